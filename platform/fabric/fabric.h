@@ -1,0 +1,167 @@
+// Fabric: the one seam between Fathom and the network.
+//
+// A Fabric registers memory (control path, done once) and creates Workers, one per thread that uses it.
+// A Worker connects Endpoints to peers by their address blob; an Endpoint posts asynchronous one-sided
+// Read, Write, CompareSwap and FetchAdd against a peer's registered region; the Worker's Poll returns one
+// Completion per posted operation, each with its own status.
+//
+//   std::unique_ptr<Fabric> fabric = ...;                 // UcxFabric or a SimNetwork node
+//   ASSIGN_OR_RETURN(auto region, fabric->AllocateRegion(64 << 20));
+//   ASSIGN_OR_RETURN(auto worker, fabric->CreateWorker());
+//   ASSIGN_OR_RETURN(auto ep, worker->Connect(peer_address));
+//   ASSIGN_OR_RETURN(RemoteRegion peer, ep->ImportRegion(peer_descriptor));
+//   RETURN_IF_ERROR(ep->PostRead(peer, /*offset=*/0, buf, 64, /*context=*/1));
+//   RETURN_IF_ERROR(ep->PostRead(peer, 4096, buf2, 64, /*context=*/2));
+//   RETURN_IF_ERROR(ep->Flush());                         // batching: post several, flush once
+//   Completion done[8];
+//   size_t n = worker->Poll(done);                        // or worker->Wait(timeout) between polls
+//
+// Contract (every implementation, checked by fabric_conformance_test):
+// - Post* validates its arguments (unknown region, offset/length outside the region, misaligned atomic,
+//   failed endpoint, too many outstanding operations) and returns the error at once; an operation that was
+//   accepted produces exactly one Completion on the endpoint's worker.
+// - An operation is guaranteed to make progress only after a Flush() of its endpoint that follows it.
+// - A Write's completion means the bytes are in the target's memory (remote completion), not merely that
+//   the source buffer may be reused. A Read's completion means the bytes are in the destination buffer.
+// - Atomics are 8 bytes at 8-byte aligned offsets, atomic with respect to other fabric atomics on the same
+//   word only. Never mix fabric atomics and CPU atomics on one word (on RDMA NICs they are not atomic with
+//   respect to each other).
+// - A Read concurrent with writes to the same bytes may return a torn copy (mixed old and new bytes, in
+//   pieces of any size and order). Layers above must detect it (self-verifying objects).
+// - No operation waits forever: each has a deadline (Options::operation_timeout). An expired operation
+//   completes with DeadlineExceeded and its endpoint is declared failed; the endpoint's other operations
+//   complete with Unavailable and new posts are refused. A dead peer is detected (keepalive) and fails the
+//   endpoint likewise. Recovery is a new Connect.
+// - Buffers passed to Post* (source, destination, old_value) must stay valid until the completion.
+// - Threading: a Worker, its Endpoints and their RemoteRegions belong to one thread at a time, except
+//   Worker::Signal, which any thread may call. Fabric methods are thread-safe.
+#ifndef FATHOM_PLATFORM_FABRIC_FABRIC_H_
+#define FATHOM_PLATFORM_FABRIC_FABRIC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+
+namespace fathom::fabric {
+
+enum class OpType : uint8_t { kRead = 1, kWrite = 2, kCompareSwap = 3, kFetchAdd = 4 };
+const char* OpTypeName(OpType type);
+
+struct Completion {
+  uint64_t context = 0;  // the caller's tag from Post*
+  OpType type = OpType::kRead;
+  absl::Status status;
+};
+
+// A registered region as peers see it: shipped through the control plane (see docs/formats/fabric.md).
+struct RegionDescriptor {
+  uint64_t base = 0;        // the owner's address of byte 0; peers only add offsets to it
+  uint64_t length = 0;      // bytes
+  std::string remote_key;   // implementation-specific packed key
+  std::string Serialize() const;
+  // Rejects truncated, oversized or corrupted input with InvalidArgument / DataLoss.
+  static absl::StatusOr<RegionDescriptor> Parse(std::string_view bytes);
+};
+
+// Memory registered with the fabric. Deregistered when destroyed; peers' operations on it then fail.
+class Region {
+ public:
+  virtual ~Region() = default;
+  virtual std::byte* data() const = 0;
+  virtual size_t size() const = 0;
+  virtual const RegionDescriptor& descriptor() const = 0;
+};
+
+// A peer's region made addressable through one endpoint (its remote key unpacked). Small handle; the
+// endpoint owns the state and it stays valid while the endpoint lives.
+struct RemoteRegion {
+  uint32_t index = UINT32_MAX;  // into the endpoint's table of imported regions
+  uint64_t length = 0;
+};
+
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+
+  // Control path: unpacks a peer region's remote key for use on this endpoint.
+  virtual absl::StatusOr<RemoteRegion> ImportRegion(const RegionDescriptor& descriptor) = 0;
+
+  virtual absl::Status PostRead(RemoteRegion region, uint64_t offset, void* destination, size_t length,
+                                uint64_t context) = 0;
+  virtual absl::Status PostWrite(RemoteRegion region, uint64_t offset, const void* source, size_t length,
+                                 uint64_t context) = 0;
+  // Atomically: old = *remote; if (old == expected) *remote = desired; *old_value = old.
+  virtual absl::Status PostCompareSwap(RemoteRegion region, uint64_t offset, uint64_t expected,
+                                       uint64_t desired, uint64_t* old_value, uint64_t context) = 0;
+  // Atomically: *old_value = *remote; *remote += add.
+  virtual absl::Status PostFetchAdd(RemoteRegion region, uint64_t offset, uint64_t add, uint64_t* old_value,
+                                    uint64_t context) = 0;
+  // Sends what was posted since the last Flush and arranges remote completion of its writes.
+  virtual absl::Status Flush() = 0;
+
+  // OK while usable; otherwise why it failed (peer died, timeout, closed).
+  virtual absl::Status health() const = 0;
+};
+
+class Worker {
+ public:
+  virtual ~Worker() = default;
+
+  // This worker's address blob for peers to Connect to (see docs/formats/fabric.md).
+  virtual std::string address() const = 0;
+  // Control path. Rejects a malformed or foreign address blob with InvalidArgument.
+  virtual absl::StatusOr<std::unique_ptr<Endpoint>> Connect(std::string_view peer_address) = 0;
+
+  // Makes progress without blocking (this also serves peers' one-sided operations on transports that
+  // need the target's CPU, such as tcp), expires overdue operations, and fills `out` with completions.
+  // Returns how many were written.
+  virtual size_t Poll(absl::Span<Completion> out) = 0;
+  // Adaptive wait: spins making progress for Options::spin_time, then sleeps until the fabric has an
+  // event, Signal() is called, or `timeout` passes. Returns early when completions are ready to Poll.
+  virtual void Wait(absl::Duration timeout) = 0;
+  // Wakes a Wait from any thread.
+  virtual void Signal() = 0;
+  // Operations accepted and not yet returned by Poll.
+  virtual size_t outstanding() const = 0;
+};
+
+struct FabricOptions {
+  // A posted operation that has not completed by then fails with DeadlineExceeded and fails its endpoint.
+  absl::Duration operation_timeout = absl::Seconds(5);
+  // How long Wait spins before it sleeps on the event fd.
+  absl::Duration spin_time = absl::Microseconds(50);
+  // How often a silent peer is probed; a dead peer is detected within a few intervals.
+  absl::Duration keepalive_interval = absl::Milliseconds(500);
+  // Per worker; Post* returns ResourceExhausted beyond it.
+  size_t max_outstanding = 4096;
+};
+
+class Fabric {
+ public:
+  virtual ~Fabric() = default;
+
+  // Control path. Allocates `size` bytes that peers can access (on UCX: shared memory, so same-host peers
+  // access it with plain loads and stores). Zero-filled.
+  virtual absl::StatusOr<std::unique_ptr<Region>> AllocateRegion(size_t size) = 0;
+  // Control path. Registers caller-owned memory, which must outlive the returned Region.
+  virtual absl::StatusOr<std::unique_ptr<Region>> RegisterRegion(void* address, size_t size) = 0;
+  // One per thread that uses the fabric.
+  virtual absl::StatusOr<std::unique_ptr<Worker>> CreateWorker() = 0;
+  virtual std::string_view name() const = 0;
+};
+
+// Waits on `worker` until `count` completions are collected into `out` or `timeout` passes. For tests,
+// tools and control-path code; the data path polls.
+absl::Status WaitForCompletions(Worker& worker, size_t count, std::vector<Completion>& out,
+                                absl::Duration timeout);
+
+}  // namespace fathom::fabric
+
+#endif  // FATHOM_PLATFORM_FABRIC_FABRIC_H_
