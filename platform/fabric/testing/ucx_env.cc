@@ -1,0 +1,73 @@
+#include "platform/fabric/testing/ucx_env.h"
+
+#include <signal.h>
+
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "platform/base/hex.h"
+
+namespace fathom::fabric::testing {
+
+namespace {
+std::string PeerBinary() { return fathom::testing::RunfilePath("platform/fabric/testing/fabric_peer"); }
+}  // namespace
+
+UcxPeerEnv::UcxPeerEnv(std::string transports) : transports_(std::move(transports)) {
+  options_.transports = transports_;
+  options_.fabric.operation_timeout = absl::Seconds(2);
+  options_.fabric.keepalive_interval = absl::Milliseconds(200);
+}
+
+absl::Status UcxPeerEnv::Start() {
+  auto fabric = CreateUcxFabric(options_);
+  if (!fabric.ok()) return fabric.status();
+  fabric_ = std::move(*fabric);
+  auto peer = fathom::testing::Subprocess::Start(
+      {PeerBinary(), "--mode=serve", absl::StrCat("--transports=", transports_)});
+  if (!peer.ok()) return peer.status();
+  peer_ = std::move(*peer);
+  auto line = peer_->ReadLine(absl::Seconds(30));
+  if (!line.ok()) return line.status();
+  std::vector<std::string> words = absl::StrSplit(*line, ' ');
+  std::string descriptor;
+  if (words.size() != 3 || words[0] != "READY" || !fathom::HexToBytes(words[1], &peer_address_) ||
+      !fathom::HexToBytes(words[2], &descriptor)) {
+    return absl::InternalError(absl::StrCat("unexpected line from fabric_peer: ", *line));
+  }
+  auto parsed = RegionDescriptor::Parse(descriptor);
+  if (!parsed.ok()) return parsed.status();
+  peer_region_ = *parsed;
+  return absl::OkStatus();
+}
+
+void UcxPeerEnv::KillPeer() {
+  peer_->Signal(SIGKILL);
+  peer_->Wait(absl::Seconds(10)).IgnoreError();
+}
+
+absl::Status UcxPeerEnv::SilencePeer() {
+  if (transports_ != "tcp") {
+    return absl::UnimplementedError(absl::StrCat("one-sided operations over '", transports_,
+                                                 "' need no peer CPU: a stopped peer still serves them"));
+  }
+  peer_->Signal(SIGSTOP);
+  return absl::OkStatus();
+}
+
+absl::Status UcxPeerEnv::RunRemoteAdder(uint64_t offset, int count) {
+  auto adder = fathom::testing::Subprocess::Start(
+      {PeerBinary(), "--mode=add", absl::StrCat("--transports=", transports_),
+       absl::StrCat("--target=", absl::BytesToHexString(peer_address_)),
+       absl::StrCat("--region=", absl::BytesToHexString(peer_region_.Serialize())),
+       absl::StrCat("--offset=", offset), absl::StrCat("--count=", count)});
+  if (!adder.ok()) return adder.status();
+  auto line = (*adder)->ReadLine(absl::Seconds(120));
+  if (!line.ok()) return line.status();
+  if (*line != "DONE 0") return absl::InternalError(absl::StrCat("remote adder: ", *line));
+  return absl::OkStatus();
+}
+
+}  // namespace fathom::fabric::testing

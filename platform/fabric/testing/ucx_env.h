@@ -1,0 +1,40 @@
+// ConformanceEnv for UcxFabric: the peer is a fabric_peer process on this machine.
+#ifndef FATHOM_PLATFORM_FABRIC_TESTING_UCX_ENV_H_
+#define FATHOM_PLATFORM_FABRIC_TESTING_UCX_ENV_H_
+
+#include <memory>
+#include <string>
+
+#include "platform/fabric/testing/conformance.h"
+#include "platform/fabric/ucx/ucx_fabric.h"
+#include "tests/util/subprocess.h"
+
+namespace fathom::fabric::testing {
+
+class UcxPeerEnv : public ConformanceEnv {
+ public:
+  // `transports` in UCX_TLS syntax, used by this process and the peer ("sm" or "tcp").
+  explicit UcxPeerEnv(std::string transports);
+  absl::Status Start() override;
+  Fabric& local() override { return *fabric_; }
+  std::string peer_address() override { return peer_address_; }
+  RegionDescriptor peer_region() override { return peer_region_; }
+  void KillPeer() override;
+  absl::Status SilencePeer() override;
+  absl::Status RunRemoteAdder(uint64_t offset, int count) override;
+  const FabricOptions& options() const override { return options_.fabric; }
+
+  fathom::testing::Subprocess& peer() { return *peer_; }
+
+ private:
+  std::string transports_;
+  UcxOptions options_;
+  std::unique_ptr<Fabric> fabric_;
+  std::unique_ptr<fathom::testing::Subprocess> peer_;
+  std::string peer_address_;
+  RegionDescriptor peer_region_;
+};
+
+}  // namespace fathom::fabric::testing
+
+#endif  // FATHOM_PLATFORM_FABRIC_TESTING_UCX_ENV_H_

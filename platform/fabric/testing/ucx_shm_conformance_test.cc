@@ -1,0 +1,6 @@
+// The Fabric conformance suite on UcxFabric over shared memory between two processes.
+#include "platform/fabric/testing/ucx_env.h"
+
+namespace fathom::fabric::testing {
+std::unique_ptr<ConformanceEnv> MakeConformanceEnv() { return std::make_unique<UcxPeerEnv>("sm"); }
+}  // namespace fathom::fabric::testing

@@ -1,0 +1,214 @@
+// UcxEndpoint: posting one-sided operations, flushing writes to remote completion, failure handling.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "platform/fabric/ucx/ucx_internal.h"
+#include "platform/fabric/ucx/ucx_status.h"
+
+namespace fathom::fabric::ucx_internal {
+
+absl::Status UcxEndpoint::Init(const std::string& ucx_address, const ProcessIdentity& peer, bool probe_peer) {
+  peer_ = peer;
+  probe_peer_ = probe_peer;
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.address = reinterpret_cast<const ucp_address_t*>(ucx_address.data());
+  // Peer mode: UCX detects a dead peer (keepalive) and fails the requests pending to it. Shared-memory
+  // transports do not support it; for them the worker probes the peer process (process_identity.h).
+  params.err_mode = probe_peer ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+  if (!probe_peer) {
+    params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.err_handler.cb = &UcxEndpoint::OnPeerError;
+    params.err_handler.arg = this;
+  }
+  if (ucs_status_t s = ucp_ep_create(worker_->ucp(), &params, &ep_); s != UCS_OK) {
+    ep_ = nullptr;
+    return FromUcs(s, "ucp_ep_create");
+  }
+  return absl::OkStatus();
+}
+
+UcxEndpoint::~UcxEndpoint() {
+  if (health_.ok()) {
+    // Flush what was posted, then close gracefully; a peer that does not answer gets the forced close.
+    health_ = absl::CancelledError("endpoint closed");
+    worker_->FailEndpointOps(this, health_);
+    for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
+    unflushed_writes_.clear();
+    CloseUcx(/*force=*/false);
+  }
+  for (Imported& r : regions_) {
+    if (r.rkey != nullptr) ucp_rkey_destroy(r.rkey);
+  }
+  worker_->Forget(this);
+}
+
+void UcxEndpoint::OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status) {
+  static_cast<UcxEndpoint*>(arg)->Fail(FromUcs(status, "peer failed"));
+}
+
+void UcxEndpoint::Fail(absl::Status status) {
+  if (!health_.ok()) return;
+  health_ = std::move(status);
+  worker_->FailEndpointOps(this, health_);
+  // Writes never flushed have no UCX request that will complete them.
+  for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
+  unflushed_writes_.clear();
+  CloseUcx(/*force=*/true);
+}
+
+void UcxEndpoint::CloseUcx(bool force) {
+  if (ep_ == nullptr) return;
+  ucp_ep_h ep = ep_;
+  ep_ = nullptr;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+  ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
+  // Closing may need progress, which must not run here (this can be inside a UCX callback); the worker
+  // finishes it from Poll.
+  if (UCS_PTR_IS_PTR(request)) worker_->AdoptCloseRequest(request);
+}
+
+absl::StatusOr<RemoteRegion> UcxEndpoint::ImportRegion(const RegionDescriptor& descriptor) {
+  if (!health_.ok()) return health_;
+  if (descriptor.remote_key.empty()) return absl::InvalidArgumentError("ImportRegion: empty remote key");
+  if (regions_.size() >= UINT32_MAX - 1) return absl::ResourceExhaustedError("too many imported regions");
+  Imported imported;
+  imported.base = descriptor.base;
+  imported.length = descriptor.length;
+  if (ucs_status_t s = ucp_ep_rkey_unpack(ep_, descriptor.remote_key.data(), &imported.rkey); s != UCS_OK) {
+    return FromUcs(s, "ucp_ep_rkey_unpack (bad remote key?)");
+  }
+  regions_.push_back(imported);
+  return RemoteRegion{static_cast<uint32_t>(regions_.size() - 1), descriptor.length};
+}
+
+absl::StatusOr<uint64_t> UcxEndpoint::Check(RemoteRegion region, uint64_t offset, uint64_t length,
+                                            bool atomic) const {
+  if (!health_.ok()) return health_;
+  if (region.index >= regions_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown remote region ", region.index));
+  }
+  const Imported& r = regions_[region.index];
+  if (length == 0) return absl::InvalidArgumentError("zero-length operation");
+  if (offset > r.length || length > r.length - offset) {
+    return absl::OutOfRangeError(
+        absl::StrCat("bytes [", offset, ", +", length, ") outside remote region of ", r.length, " bytes"));
+  }
+  if (atomic && offset % 8 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("atomic at offset ", offset, " is not 8-byte aligned"));
+  }
+  return r.base + offset;
+}
+
+namespace {
+ucp_request_param_t CallbackParam(PendingOp* op) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = &UcxWorker::OnOpDone;
+  param.user_data = op;
+  return param;
+}
+}  // namespace
+
+absl::Status UcxEndpoint::PostRead(RemoteRegion region, uint64_t offset, void* destination, size_t length,
+                                   uint64_t context) {
+  auto remote = Check(region, offset, length, /*atomic=*/false);
+  if (!remote.ok()) return remote.status();
+  auto op = worker_->AcquireOp(this, OpType::kRead, context);
+  if (!op.ok()) return op.status();
+  ucp_request_param_t param = CallbackParam(*op);
+  ucs_status_ptr_t request =
+      ucp_get_nbx(ep_, destination, length, *remote, regions_[region.index].rkey, &param);
+  if (!UCS_PTR_IS_PTR(request)) {
+    worker_->CompleteNow(*op, UCS_PTR_STATUS(request));
+    return absl::OkStatus();
+  }
+  (*op)->deadline = worker_->options().clock->Now() + worker_->options().fabric.operation_timeout;
+  worker_->TrackInFlight();
+  return absl::OkStatus();
+}
+
+absl::Status UcxEndpoint::PostWrite(RemoteRegion region, uint64_t offset, const void* source, size_t length,
+                                    uint64_t context) {
+  auto remote = Check(region, offset, length, /*atomic=*/false);
+  if (!remote.ok()) return remote.status();
+  auto op = worker_->AcquireOp(this, OpType::kWrite, context);
+  if (!op.ok()) return op.status();
+  // The put's own completion is local only; remote completion comes from the flush in Flush().
+  ucp_request_param_t param{};
+  ucs_status_ptr_t request = ucp_put_nbx(ep_, source, length, *remote, regions_[region.index].rkey, &param);
+  if (UCS_PTR_IS_ERR(request)) {
+    worker_->CompleteNow(*op, UCS_PTR_STATUS(request));
+    return absl::OkStatus();
+  }
+  if (request != nullptr) ucp_request_free(request);  // UCX releases it when done; errors surface in the flush
+  unflushed_writes_.push_back(*op);
+  return absl::OkStatus();
+}
+
+absl::Status UcxEndpoint::PostAtomic(ucp_atomic_op_t opcode, OpType type, RemoteRegion region, uint64_t offset,
+                                     uint64_t operand, uint64_t reply_in, uint64_t* old_value,
+                                     uint64_t context) {
+  if (old_value == nullptr) return absl::InvalidArgumentError("atomic: null old_value");
+  auto remote = Check(region, offset, 8, /*atomic=*/true);
+  if (!remote.ok()) return remote.status();
+  auto op = worker_->AcquireOp(this, type, context);
+  if (!op.ok()) return op.status();
+  PendingOp* p = *op;
+  p->operand = operand;
+  p->reply = reply_in;
+  p->old_value = old_value;
+  ucp_request_param_t param = CallbackParam(p);
+  param.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+  param.datatype = ucp_dt_make_contig(8);
+  param.reply_buffer = &p->reply;
+  ucs_status_ptr_t request =
+      ucp_atomic_op_nbx(ep_, opcode, &p->operand, 1, *remote, regions_[region.index].rkey, &param);
+  if (!UCS_PTR_IS_PTR(request)) {
+    worker_->CompleteNow(p, UCS_PTR_STATUS(request));
+    return absl::OkStatus();
+  }
+  p->deadline = worker_->options().clock->Now() + worker_->options().fabric.operation_timeout;
+  worker_->TrackInFlight();
+  return absl::OkStatus();
+}
+
+absl::Status UcxEndpoint::PostCompareSwap(RemoteRegion region, uint64_t offset, uint64_t expected,
+                                          uint64_t desired, uint64_t* old_value, uint64_t context) {
+  // UCX CSWAP: compares with `buffer`, swaps in the initial reply buffer, returns the old value there.
+  return PostAtomic(UCP_ATOMIC_OP_CSWAP, OpType::kCompareSwap, region, offset, expected, desired, old_value,
+                    context);
+}
+
+absl::Status UcxEndpoint::PostFetchAdd(RemoteRegion region, uint64_t offset, uint64_t add, uint64_t* old_value,
+                                       uint64_t context) {
+  return PostAtomic(UCP_ATOMIC_OP_ADD, OpType::kFetchAdd, region, offset, add, 0, old_value, context);
+}
+
+absl::Status UcxEndpoint::Flush() {
+  if (!health_.ok()) return health_;
+  if (unflushed_writes_.empty()) return absl::OkStatus();
+  auto* batch = new FlushBatch{worker_, std::move(unflushed_writes_)};
+  unflushed_writes_.clear();
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = &UcxWorker::OnFlushDone;
+  param.user_data = batch;
+  ucs_status_ptr_t request = ucp_ep_flush_nbx(ep_, &param);
+  if (!UCS_PTR_IS_PTR(request)) {
+    // Completed (or failed) at once: report through the same path as the callback.
+    for (size_t i = 0; i < batch->writes.size(); ++i) worker_->TrackInFlight();
+    UcxWorker::OnFlushDone(nullptr, UCS_PTR_STATUS(request), batch);
+    return absl::OkStatus();
+  }
+  const absl::Time deadline = worker_->options().clock->Now() + worker_->options().fabric.operation_timeout;
+  for (PendingOp* op : batch->writes) {
+    op->deadline = deadline;
+    worker_->TrackInFlight();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fathom::fabric::ucx_internal

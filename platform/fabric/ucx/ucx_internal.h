@@ -1,0 +1,175 @@
+// UcxFabric internals: the classes behind ucx_fabric.h. Not for use outside platform/fabric/ucx.
+#ifndef FATHOM_PLATFORM_FABRIC_UCX_UCX_INTERNAL_H_
+#define FATHOM_PLATFORM_FABRIC_UCX_UCX_INTERNAL_H_
+
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "platform/base/clock.h"
+#include "platform/fabric/fabric.h"
+#include "platform/fabric/ucx/process_identity.h"
+#include "platform/fabric/ucx/ucx_fabric.h"
+
+namespace fathom::fabric::ucx_internal {
+
+class UcxEndpoint;
+class UcxWorker;
+
+class UcxFabric final : public Fabric {
+ public:
+  // `shared_memory_only`: the transports cannot detect peer failure (see process_identity.h).
+  UcxFabric(ucp_context_h context, const UcxOptions& options, ProcessIdentity self, bool shared_memory_only)
+      : context_(context), options_(options), self_(std::move(self)), shared_memory_only_(shared_memory_only) {}
+  ~UcxFabric() override;
+
+  absl::StatusOr<std::unique_ptr<Region>> AllocateRegion(size_t size) override;
+  absl::StatusOr<std::unique_ptr<Region>> RegisterRegion(void* address, size_t size) override;
+  absl::StatusOr<std::unique_ptr<Worker>> CreateWorker() override;
+  std::string_view name() const override { return "ucx"; }
+
+ private:
+  absl::StatusOr<std::unique_ptr<Region>> Map(void* address, size_t size, bool allocate);
+
+  ucp_context_h context_;
+  UcxOptions options_;
+  ProcessIdentity self_;
+  bool shared_memory_only_;
+};
+
+// One posted operation that UCX has not completed yet. Slots live in the worker's pool, so their address
+// is stable for UCX's callbacks.
+struct PendingOp {
+  UcxWorker* worker = nullptr;
+  UcxEndpoint* endpoint = nullptr;  // nulled if the endpoint is destroyed first
+  uint64_t context = 0;
+  OpType type = OpType::kRead;
+  absl::Time deadline;
+  // Already reported to the caller (timed out, or its endpoint failed); UCX's callback only frees the slot.
+  bool reported = false;
+  bool in_use = false;
+  uint64_t operand = 0;            // atomics: the value UCX reads from `buffer`
+  uint64_t reply = 0;              // atomics: UCX's reply buffer; copied to old_value on success
+  uint64_t* old_value = nullptr;   // caller's result slot for atomics
+};
+
+// Writes posted since the last Flush of an endpoint, completed together when UCX's flush completes.
+struct FlushBatch {
+  UcxWorker* worker = nullptr;
+  std::vector<PendingOp*> writes;
+};
+
+class UcxWorker final : public Worker {
+ public:
+  UcxWorker(ucp_context_h context, ucp_worker_h worker, int event_fd, const UcxOptions& options,
+            ProcessIdentity self, bool shared_memory_only);
+  ~UcxWorker() override;
+
+  std::string address() const override { return address_; }
+  absl::StatusOr<std::unique_ptr<Endpoint>> Connect(std::string_view peer_address) override;
+  size_t Poll(absl::Span<Completion> out) override;
+  void Wait(absl::Duration timeout) override;
+  void Signal() override;
+  size_t outstanding() const override { return in_flight_ + ready_.size(); }
+
+  absl::Status Init();  // fetches the worker address
+
+  // For endpoints.
+  ucp_worker_h ucp() const { return worker_; }
+  const UcxOptions& options() const { return options_; }
+  absl::StatusOr<PendingOp*> AcquireOp(UcxEndpoint* endpoint, OpType type, uint64_t context);
+  // Reports `op` to the caller (unless already reported) and keeps the slot until UCX lets go of it.
+  void Report(PendingOp* op, absl::Status status);
+  void ReleaseOp(PendingOp* op);
+  // `op` was posted and UCX answered at once.
+  void CompleteNow(PendingOp* op, ucs_status_t status);
+  // `op` is now owned by a UCX request whose callback will complete it.
+  void TrackInFlight() { ++in_flight_; }
+  void Forget(UcxEndpoint* endpoint);  // the endpoint is going away
+  void FailEndpointOps(UcxEndpoint* endpoint, const absl::Status& status);
+  // Keeps an endpoint's close request until UCX finishes it (checked in Poll, awaited in the destructor).
+  void AdoptCloseRequest(void* request) { closing_.push_back(request); }
+
+  static void OnOpDone(void* request, ucs_status_t status, void* user_data);
+  static void OnFlushDone(void* request, ucs_status_t status, void* user_data);
+
+ private:
+  void ExpireOverdue();
+  void ReapClosed();
+  void ProbePeers();  // fails endpoints whose same-host peer process has exited
+
+  ucp_context_h context_;
+  ucp_worker_h worker_;
+  int event_fd_;
+  UcxOptions options_;
+  ProcessIdentity self_;
+  bool shared_memory_only_;
+  std::string address_;
+  absl::Time next_probe_ = absl::InfinitePast();
+  std::vector<PendingOp> pool_;
+  std::vector<PendingOp*> free_;
+  std::vector<Completion> ready_;  // completions not yet returned by Poll
+  size_t ready_head_ = 0;
+  size_t in_flight_ = 0;           // slots held by UCX requests
+  absl::Time next_expiry_scan_ = absl::InfinitePast();
+  std::vector<UcxEndpoint*> endpoints_;
+  std::vector<void*> closing_;  // ucp_ep_close_nbx requests still in progress
+};
+
+class UcxEndpoint final : public Endpoint {
+ public:
+  UcxEndpoint(UcxWorker* worker) : worker_(worker) {}
+  ~UcxEndpoint() override;
+
+  // `probe_peer`: UCX cannot detect this peer's failure; the worker checks the process instead.
+  absl::Status Init(const std::string& ucx_address, const ProcessIdentity& peer, bool probe_peer);
+  bool probed() const { return probe_peer_; }
+  const ProcessIdentity& peer() const { return peer_; }
+
+  absl::StatusOr<RemoteRegion> ImportRegion(const RegionDescriptor& descriptor) override;
+  absl::Status PostRead(RemoteRegion region, uint64_t offset, void* destination, size_t length,
+                        uint64_t context) override;
+  absl::Status PostWrite(RemoteRegion region, uint64_t offset, const void* source, size_t length,
+                         uint64_t context) override;
+  absl::Status PostCompareSwap(RemoteRegion region, uint64_t offset, uint64_t expected, uint64_t desired,
+                               uint64_t* old_value, uint64_t context) override;
+  absl::Status PostFetchAdd(RemoteRegion region, uint64_t offset, uint64_t add, uint64_t* old_value,
+                            uint64_t context) override;
+  absl::Status Flush() override;
+  absl::Status health() const override { return health_; }
+
+  // Marks the endpoint failed (first failure wins), fails its outstanding operations and closes the UCX
+  // endpoint so that UCX lets go of their buffers.
+  void Fail(absl::Status status);
+
+ private:
+  struct Imported {
+    ucp_rkey_h rkey = nullptr;
+    uint64_t base = 0;
+    uint64_t length = 0;
+  };
+  // Checks health, region, bounds and (for atomics) alignment; returns the remote address.
+  absl::StatusOr<uint64_t> Check(RemoteRegion region, uint64_t offset, uint64_t length, bool atomic) const;
+  absl::Status PostAtomic(ucp_atomic_op_t opcode, OpType type, RemoteRegion region, uint64_t offset,
+                          uint64_t operand, uint64_t reply_in, uint64_t* old_value, uint64_t context);
+  void CloseUcx(bool force);
+
+  static void OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status);
+
+  UcxWorker* worker_;
+  ProcessIdentity peer_;
+  bool probe_peer_ = false;
+  ucp_ep_h ep_ = nullptr;
+  absl::Status health_;
+  std::vector<Imported> regions_;
+  std::vector<PendingOp*> unflushed_writes_;
+};
+
+}  // namespace fathom::fabric::ucx_internal
+
+#endif  // FATHOM_PLATFORM_FABRIC_UCX_UCX_INTERNAL_H_
