@@ -80,6 +80,10 @@ absl::StatusOr<RemoteRegion> UcxEndpoint::ImportRegion(const RegionDescriptor& d
   if (ucs_status_t s = ucp_ep_rkey_unpack(ep_, descriptor.remote_key.data(), &imported.rkey); s != UCS_OK) {
     return FromUcs(s, "ucp_ep_rkey_unpack (bad remote key?)");
   }
+  void* mapped = nullptr;
+  if (ucp_rkey_ptr(imported.rkey, imported.base, &mapped) == UCS_OK) {
+    imported.mapped = static_cast<std::byte*>(mapped);
+  }
   regions_.push_back(imported);
   return RemoteRegion{static_cast<uint32_t>(regions_.size() - 1), descriptor.length};
 }
@@ -116,6 +120,13 @@ absl::Status UcxEndpoint::PostRead(RemoteRegion region, uint64_t offset, void* d
                                    uint64_t context) {
   auto remote = Check(region, offset, length, /*atomic=*/false);
   if (!remote.ok()) return remote.status();
+  if (std::byte* mapped = regions_[region.index].mapped; mapped != nullptr) {
+    if (worker_->outstanding() >= worker_->options().fabric.max_outstanding) {
+      return absl::ResourceExhaustedError("too many outstanding operations on this worker");
+    }
+    std::memcpy(destination, mapped + offset, length);
+    return worker_->CompleteMapped(context, OpType::kRead);
+  }
   auto op = worker_->AcquireOp(this, OpType::kRead, context);
   if (!op.ok()) return op.status();
   ucp_request_param_t param = CallbackParam(*op);
@@ -134,6 +145,13 @@ absl::Status UcxEndpoint::PostWrite(RemoteRegion region, uint64_t offset, const 
                                     uint64_t context) {
   auto remote = Check(region, offset, length, /*atomic=*/false);
   if (!remote.ok()) return remote.status();
+  if (std::byte* mapped = regions_[region.index].mapped; mapped != nullptr) {
+    if (worker_->outstanding() >= worker_->options().fabric.max_outstanding) {
+      return absl::ResourceExhaustedError("too many outstanding operations on this worker");
+    }
+    std::memcpy(mapped + offset, source, length);  // in the peer's memory once copied
+    return worker_->CompleteMapped(context, OpType::kWrite);
+  }
   auto op = worker_->AcquireOp(this, OpType::kWrite, context);
   if (!op.ok()) return op.status();
   // The put's own completion is local only; remote completion comes from the flush in Flush().

@@ -88,6 +88,8 @@ class UcxWorker final : public Worker {
   void ReleaseOp(PendingOp* op);
   // `op` was posted and UCX answered at once.
   void CompleteNow(PendingOp* op, ucs_status_t status);
+  // An operation done by this thread itself (mapped memory): complete without a slot.
+  absl::Status CompleteMapped(uint64_t context, OpType type);
   // `op` is now owned by a UCX request whose callback will complete it.
   void TrackInFlight() { ++in_flight_; }
   void Forget(UcxEndpoint* endpoint);  // the endpoint is going away
@@ -152,6 +154,9 @@ class UcxEndpoint final : public Endpoint {
     ucp_rkey_h rkey = nullptr;
     uint64_t base = 0;
     uint64_t length = 0;
+    // The peer's region mapped into this process (shared-memory transports): reads and writes are plain
+    // copies, with no UCX call at all. Null when the transport needs UCX to move the bytes.
+    std::byte* mapped = nullptr;
   };
   // Checks health, region, bounds and (for atomics) alignment; returns the remote address.
   absl::StatusOr<uint64_t> Check(RemoteRegion region, uint64_t offset, uint64_t length, bool atomic) const;
