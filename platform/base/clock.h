@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "platform/base/mutex.h"
 
 namespace fathom {
 
@@ -30,15 +31,15 @@ class SimulatedClock final : public Clock {
  public:
   explicit SimulatedClock(absl::Time start = absl::UnixEpoch()) : now_(start) {}
   absl::Time Now() const override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return now_;
   }
   void Advance(absl::Duration d) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     now_ += d;
   }
   void AdvanceTo(absl::Time t) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (t > now_) now_ = t;
   }
 
