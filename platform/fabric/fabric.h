@@ -17,9 +17,10 @@
 //   size_t n = worker->Poll(done);                        // or worker->Wait(timeout) between polls
 //
 // Contract (every implementation, checked by fabric_conformance_test):
-// - Post* validates its arguments (unknown region, offset/length outside the region, misaligned atomic,
-//   failed endpoint, too many outstanding operations) and returns the error at once; an operation that was
-//   accepted produces exactly one Completion on the endpoint's worker.
+// - Post* validates its arguments (unknown region, offset/length outside the region, zero length,
+//   misaligned atomic, failed endpoint, too many outstanding operations) and returns the error at once
+//   (InvalidArgument, OutOfRange, ResourceExhausted, or the endpoint's failure); nothing was posted then.
+//   An operation that was accepted produces exactly one Completion on the endpoint's worker.
 // - An operation is guaranteed to make progress only after a Flush() of its endpoint that follows it.
 // - A Write's completion means the bytes are in the target's memory (remote completion), not merely that
 //   the source buffer may be reused. A Read's completion means the bytes are in the destination buffer.
@@ -30,8 +31,11 @@
 //   pieces of any size and order). Layers above must detect it (self-verifying objects).
 // - No operation waits forever: each has a deadline (Options::operation_timeout). An expired operation
 //   completes with DeadlineExceeded and its endpoint is declared failed; the endpoint's other operations
-//   complete with Unavailable and new posts are refused. A dead peer is detected (keepalive) and fails the
-//   endpoint likewise. Recovery is a new Connect.
+//   complete with Unavailable and new posts are refused. A dead peer is detected (keepalive, or a probe of
+//   a same-host peer's process) and fails the endpoint likewise. Recovery is a new Connect.
+// - Errors confined to one operation leave the endpoint healthy: NotFound for a region the peer has
+//   deregistered (where the fabric can tell), and on SimFabric an injected drop (Unavailable). Any error
+//   that means the connection is broken fails the endpoint, as above.
 // - Buffers passed to Post* (source, destination, old_value) must stay valid until the completion.
 // - Threading: a Worker, its Endpoints and their RemoteRegions belong to one thread at a time, except
 //   Worker::Signal, which any thread may call. Fabric methods are thread-safe.

@@ -50,7 +50,9 @@ void UcxEndpoint::OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status) {
 void UcxEndpoint::Fail(absl::Status status) {
   if (!health_.ok()) return;
   health_ = std::move(status);
-  worker_->FailEndpointOps(this, health_);
+  // The operation that showed the failure already carries it; the others were merely caught up in it.
+  worker_->FailEndpointOps(
+      this, absl::UnavailableError(absl::StrCat("endpoint failed: ", health_.ToString())));
   // Writes never flushed have no UCX request that will complete them.
   for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
   unflushed_writes_.clear();

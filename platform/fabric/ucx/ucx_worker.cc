@@ -116,10 +116,9 @@ void UcxWorker::OnOpDone(void* request, ucs_status_t status, void* user_data) {
   auto* op = static_cast<PendingOp*>(user_data);
   UcxWorker* self = op->worker;
   --self->in_flight_;
-  if (status != UCS_OK && !op->reported && op->endpoint != nullptr) {
-    op->endpoint->Fail(FromUcs(status, "operation failed"));  // reports op too
-  }
-  self->Report(op, FromUcs(status, OpTypeName(op->type)));
+  const bool first_failure = status != UCS_OK && !op->reported && op->endpoint != nullptr;
+  self->Report(op, FromUcs(status, OpTypeName(op->type)));  // the op carries its own failure
+  if (first_failure) op->endpoint->Fail(FromUcs(status, "operation failed"));
   self->ReleaseOp(op);
   ucp_request_free(request);
 }
@@ -128,13 +127,10 @@ void UcxWorker::OnFlushDone(void* request, ucs_status_t status, void* user_data)
   auto* batch = static_cast<FlushBatch*>(user_data);
   UcxWorker* self = batch->worker;
   self->in_flight_ -= batch->writes.size();
-  if (status != UCS_OK && !batch->writes.empty() && batch->writes.front()->endpoint != nullptr) {
-    batch->writes.front()->endpoint->Fail(FromUcs(status, "flush failed"));
-  }
-  for (PendingOp* op : batch->writes) {
-    self->Report(op, FromUcs(status, "Write"));
-    self->ReleaseOp(op);
-  }
+  UcxEndpoint* failed = status != UCS_OK && !batch->writes.empty() ? batch->writes.front()->endpoint : nullptr;
+  for (PendingOp* op : batch->writes) self->Report(op, FromUcs(status, "Write"));
+  if (failed != nullptr) failed->Fail(FromUcs(status, "flush failed"));
+  for (PendingOp* op : batch->writes) self->ReleaseOp(op);
   delete batch;
   if (request != nullptr) ucp_request_free(request);
 }
