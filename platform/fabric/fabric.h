@@ -39,6 +39,8 @@
 // - Buffers passed to Post* (source, destination, old_value) must stay valid until the completion.
 // - Threading: a Worker, its Endpoints and their RemoteRegions belong to one thread at a time, except
 //   Worker::Signal, which any thread may call. Fabric methods are thread-safe.
+// - Lifetimes: destroy Endpoints before their Worker, and Workers and Regions before their Fabric. (An
+//   Endpoint that outlives its Worker is failed with Cancelled and does nothing when destroyed.)
 #ifndef FATHOM_PLATFORM_FABRIC_FABRIC_H_
 #define FATHOM_PLATFORM_FABRIC_FABRIC_H_
 

@@ -20,30 +20,22 @@ namespace {
 
 struct Peer {
   std::unique_ptr<testing::UcxPeerEnv> env;
-  std::unique_ptr<Worker> worker;
-  std::unique_ptr<Endpoint> endpoint;
-  RemoteRegion remote;
+  testing::PeerLink link;
 };
 
 // One peer process per transport, started on first use and kept for the whole run.
-Peer* GetPeer(const std::string& transports) {
+testing::PeerLink* GetPeer(const std::string& transports) {
   static auto* peers = new std::map<std::string, std::unique_ptr<Peer>>();
   auto& slot = (*peers)[transports];
-  if (slot != nullptr) return slot.get();
+  if (slot != nullptr) return &slot->link;
   auto peer = std::make_unique<Peer>();
   peer->env = std::make_unique<testing::UcxPeerEnv>(transports);
   if (!peer->env->Start().ok()) return nullptr;
-  auto worker = peer->env->local().CreateWorker();
-  if (!worker.ok()) return nullptr;
-  peer->worker = std::move(*worker);
-  auto ep = peer->worker->Connect(peer->env->peer_address());
-  if (!ep.ok()) return nullptr;
-  peer->endpoint = std::move(*ep);
-  auto remote = peer->endpoint->ImportRegion(peer->env->peer_region());
-  if (!remote.ok()) return nullptr;
-  peer->remote = *remote;
+  auto link = peer->env->ConnectToPeer();
+  if (!link.ok()) return nullptr;
+  peer->link = std::move(*link);
   slot = std::move(peer);
-  return slot.get();
+  return &slot->link;
 }
 
 void BM_LocalMemcpy(benchmark::State& state) {
@@ -63,7 +55,7 @@ void BM_LocalMemcpy(benchmark::State& state) {
 
 // Args: size, batch. Posts `batch` operations, flushes once, polls until all complete.
 void OneSided(benchmark::State& state, OpType type, const char* transports) {
-  Peer* peer = GetPeer(transports);
+  testing::PeerLink* peer = GetPeer(transports);
   if (peer == nullptr) {
     state.SkipWithError("could not start fabric_peer");
     return;

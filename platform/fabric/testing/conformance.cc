@@ -270,6 +270,18 @@ TEST_F(FabricConformanceTest, CorruptDescriptorsAndAddressesAreRejected) {
   EXPECT_FALSE((*ep)->ImportRegion(empty_key).ok());
 }
 
+TEST_F(FabricConformanceTest, EndpointOutlivingItsWorkerIsFailedAndHarmless) {
+  Link link = Connect();
+  ASSERT_NE(link.endpoint, nullptr);
+  uint8_t buf[8];
+  ASSERT_TRUE(Read(link, 0, buf, 8).ok());
+  link.worker.reset();  // against the lifetime rule: the endpoint must not hang or crash
+  EXPECT_FALSE(link.endpoint->health().ok());
+  EXPECT_FALSE(link.endpoint->PostRead(link.remote, 0, buf, 8, 0).ok());
+  EXPECT_FALSE(link.endpoint->Flush().ok());
+  link.endpoint.reset();
+}
+
 TEST_F(FabricConformanceTest, KilledPeerFailsPendingAndNewOperationsInBoundedTime) {
   Link link = Connect();
   ASSERT_NE(link.endpoint, nullptr);

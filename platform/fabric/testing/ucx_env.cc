@@ -43,6 +43,20 @@ absl::Status UcxPeerEnv::Start() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<PeerLink> UcxPeerEnv::ConnectToPeer() {
+  PeerLink link;
+  auto worker = fabric_->CreateWorker();
+  if (!worker.ok()) return worker.status();
+  link.worker = std::move(*worker);
+  auto endpoint = link.worker->Connect(peer_address_);
+  if (!endpoint.ok()) return endpoint.status();
+  link.endpoint = std::move(*endpoint);
+  auto remote = link.endpoint->ImportRegion(peer_region_);
+  if (!remote.ok()) return remote.status();
+  link.remote = *remote;
+  return link;
+}
+
 void UcxPeerEnv::KillPeer() {
   peer_->Signal(SIGKILL);
   peer_->Wait(absl::Seconds(10)).IgnoreError();

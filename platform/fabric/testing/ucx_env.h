@@ -11,6 +11,13 @@
 
 namespace fathom::fabric::testing {
 
+// A worker of this process connected to the peer, with the peer's region imported.
+struct PeerLink {
+  std::unique_ptr<Worker> worker;
+  std::unique_ptr<Endpoint> endpoint;  // destroyed before the worker
+  RemoteRegion remote;
+};
+
 class UcxPeerEnv : public ConformanceEnv {
  public:
   // `transports` in UCX_TLS syntax, used by this process and the peer ("sm" or "tcp").
@@ -25,6 +32,8 @@ class UcxPeerEnv : public ConformanceEnv {
   const FabricOptions& options() const override { return options_.fabric; }
 
   fathom::testing::Subprocess& peer() { return *peer_; }
+  // Creates a worker on the calling thread and connects it to the peer. REQUIRES: Start() succeeded.
+  absl::StatusOr<PeerLink> ConnectToPeer();
 
  private:
   std::string transports_;

@@ -32,19 +32,18 @@ absl::Duration CpuTime(pid_t pid) {
 TEST(UcxProgressTest, IdlePeerSleepsAndStillServesTcp) {
   UcxPeerEnv env("tcp");
   ASSERT_TRUE(env.Start().ok());
-  auto worker = env.local().CreateWorker();
-  ASSERT_TRUE(worker.ok());
-  auto ep = (*worker)->Connect(env.peer_address());
-  ASSERT_TRUE(ep.ok());
-  auto remote = (*ep)->ImportRegion(env.peer_region());
-  ASSERT_TRUE(remote.ok());
+  auto link = env.ConnectToPeer();
+  ASSERT_TRUE(link.ok()) << link.status();
+  Worker* worker = link->worker.get();
+  Endpoint* ep = link->endpoint.get();
+  const RemoteRegion remote = link->remote;
   uint64_t word = 0;
   auto read_once = [&]() -> absl::Duration {
     const absl::Time start = absl::Now();
-    EXPECT_TRUE((*ep)->PostRead(*remote, 0, &word, 8, 1).ok());
-    EXPECT_TRUE((*ep)->Flush().ok());
+    EXPECT_TRUE(ep->PostRead(remote, 0, &word, 8, 1).ok());
+    EXPECT_TRUE(ep->Flush().ok());
     std::vector<Completion> done;
-    EXPECT_TRUE(WaitForCompletions(**worker, 1, done, absl::Seconds(10)).ok());
+    EXPECT_TRUE(WaitForCompletions(*worker, 1, done, absl::Seconds(10)).ok());
     EXPECT_TRUE(!done.empty() && done[0].status.ok());
     return absl::Now() - start;
   };

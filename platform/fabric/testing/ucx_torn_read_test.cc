@@ -25,12 +25,11 @@ bool Torn(const uint8_t* data, size_t size) {
 TEST(UcxTornReadTest, ConcurrentRewritesProduceTornCopies) {
   UcxPeerEnv env("sm");
   ASSERT_TRUE(env.Start().ok());
-  auto worker = env.local().CreateWorker();
-  ASSERT_TRUE(worker.ok());
-  auto ep = (*worker)->Connect(env.peer_address());
-  ASSERT_TRUE(ep.ok());
-  auto remote = (*ep)->ImportRegion(env.peer_region());
-  ASSERT_TRUE(remote.ok());
+  auto link = env.ConnectToPeer();
+  ASSERT_TRUE(link.ok()) << link.status();
+  Worker* worker = link->worker.get();
+  Endpoint* ep = link->endpoint.get();
+  const RemoteRegion remote = link->remote;
 
   constexpr uint64_t kOffset = 1 << 20;
   constexpr size_t kSize = 64 * 1024;
@@ -41,10 +40,10 @@ TEST(UcxTornReadTest, ConcurrentRewritesProduceTornCopies) {
   uint64_t reads = 0, torn = 0;
   const absl::Time end = absl::Now() + absl::Seconds(3);
   while (absl::Now() < end && torn < 100) {
-    ASSERT_TRUE((*ep)->PostRead(*remote, kOffset, buffer.data(), kSize, reads).ok());
-    ASSERT_TRUE((*ep)->Flush().ok());
+    ASSERT_TRUE(ep->PostRead(remote, kOffset, buffer.data(), kSize, reads).ok());
+    ASSERT_TRUE(ep->Flush().ok());
     std::vector<Completion> done;
-    ASSERT_TRUE(WaitForCompletions(**worker, 1, done, absl::Seconds(10)).ok());
+    ASSERT_TRUE(WaitForCompletions(*worker, 1, done, absl::Seconds(10)).ok());
     ASSERT_TRUE(done[0].status.ok()) << done[0].status;
     ++reads;
     torn += Torn(buffer.data(), kSize) ? 1 : 0;

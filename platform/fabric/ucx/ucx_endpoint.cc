@@ -28,7 +28,16 @@ absl::Status UcxEndpoint::Init(const std::string& ucx_address, const ProcessIden
   return absl::OkStatus();
 }
 
+void UcxEndpoint::Detach() {
+  for (Imported& r : regions_) {
+    if (r.rkey != nullptr) ucp_rkey_destroy(r.rkey);
+  }
+  regions_.clear();
+  worker_ = nullptr;
+}
+
 UcxEndpoint::~UcxEndpoint() {
+  if (worker_ == nullptr) return;  // detached: its worker is gone and took everything with it
   if (health_.ok()) {
     // Flush what was posted, then close gracefully; a peer that does not answer gets the forced close.
     health_ = absl::CancelledError("endpoint closed");
@@ -118,16 +127,20 @@ ucp_request_param_t CallbackParam(PendingOp* op) {
 }
 }  // namespace
 
+absl::Status UcxEndpoint::CopyMapped(OpType type, void* to, const void* from, size_t length, uint64_t context) {
+  if (worker_->outstanding() >= worker_->options().fabric.max_outstanding) {
+    return absl::ResourceExhaustedError("too many outstanding operations on this worker");
+  }
+  std::memcpy(to, from, length);
+  return worker_->CompleteMapped(context, type);
+}
+
 absl::Status UcxEndpoint::PostRead(RemoteRegion region, uint64_t offset, void* destination, size_t length,
                                    uint64_t context) {
   auto remote = Check(region, offset, length, /*atomic=*/false);
   if (!remote.ok()) return remote.status();
   if (std::byte* mapped = regions_[region.index].mapped; mapped != nullptr) {
-    if (worker_->outstanding() >= worker_->options().fabric.max_outstanding) {
-      return absl::ResourceExhaustedError("too many outstanding operations on this worker");
-    }
-    std::memcpy(destination, mapped + offset, length);
-    return worker_->CompleteMapped(context, OpType::kRead);
+    return CopyMapped(OpType::kRead, destination, mapped + offset, length, context);
   }
   auto op = worker_->AcquireOp(this, OpType::kRead, context);
   if (!op.ok()) return op.status();
@@ -148,11 +161,7 @@ absl::Status UcxEndpoint::PostWrite(RemoteRegion region, uint64_t offset, const 
   auto remote = Check(region, offset, length, /*atomic=*/false);
   if (!remote.ok()) return remote.status();
   if (std::byte* mapped = regions_[region.index].mapped; mapped != nullptr) {
-    if (worker_->outstanding() >= worker_->options().fabric.max_outstanding) {
-      return absl::ResourceExhaustedError("too many outstanding operations on this worker");
-    }
-    std::memcpy(mapped + offset, source, length);  // in the peer's memory once copied
-    return worker_->CompleteMapped(context, OpType::kWrite);
+    return CopyMapped(OpType::kWrite, mapped + offset, source, length, context);  // in the peer's memory once copied
   }
   auto op = worker_->AcquireOp(this, OpType::kWrite, context);
   if (!op.ok()) return op.status();

@@ -148,6 +148,8 @@ class UcxEndpoint final : public Endpoint {
   // Marks the endpoint failed (first failure wins), fails its outstanding operations and closes the UCX
   // endpoint so that UCX lets go of their buffers.
   void Fail(absl::Status status);
+  // Its worker is being destroyed first: release the remote keys and forget the worker. REQUIRES: failed.
+  void Detach();
 
  private:
   struct Imported {
@@ -160,6 +162,8 @@ class UcxEndpoint final : public Endpoint {
   };
   // Checks health, region, bounds and (for atomics) alignment; returns the remote address.
   absl::StatusOr<uint64_t> Check(RemoteRegion region, uint64_t offset, uint64_t length, bool atomic) const;
+  // A Read or Write through the peer's mapped region: the copy is the whole operation.
+  absl::Status CopyMapped(OpType type, void* to, const void* from, size_t length, uint64_t context);
   absl::Status PostAtomic(ucp_atomic_op_t opcode, OpType type, RemoteRegion region, uint64_t offset,
                           uint64_t operand, uint64_t reply_in, uint64_t* old_value, uint64_t context);
   void CloseUcx(bool force);

@@ -26,8 +26,13 @@ UcxWorker::UcxWorker(ucp_context_h context, ucp_worker_h worker, int event_fd, c
 }
 
 UcxWorker::~UcxWorker() {
-  // Endpoints should be destroyed first; close any that were not so UCX lets go of everything.
-  while (!endpoints_.empty()) endpoints_.back()->Fail(absl::CancelledError("worker destroyed"));
+  // Endpoints should be destroyed first. Any left are failed, closed and cut loose, so that their own
+  // destruction later touches nothing of this worker.
+  for (UcxEndpoint* endpoint : std::vector<UcxEndpoint*>(endpoints_)) {
+    endpoint->Fail(absl::CancelledError("worker destroyed"));
+    endpoint->Detach();
+  }
+  endpoints_.clear();
   // Let UCX finish closing and cancelling (bounded: a dead peer's close is forced anyway).
   const absl::Time deadline = options_.clock->Now() + options_.fabric.operation_timeout;
   while ((in_flight_ > 0 || !closing_.empty()) && options_.clock->Now() < deadline) {
