@@ -28,14 +28,6 @@ PACKAGES=(
 log() { echo "bootstrap: $*" >&2; }
 die() { echo "bootstrap: error: $*" >&2; exit 1; }
 
-if [[ "$(id -u)" -eq 0 ]]; then
-  SUDO=()
-elif command -v sudo >/dev/null 2>&1; then
-  SUDO=(sudo)
-else
-  die "not root and sudo is not installed; run as root or install sudo"
-fi
-
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: Fathom's set-up needs Debian 12 (bookworm)"
 
 missing=()
@@ -49,6 +41,15 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 log "missing packages: ${missing[*]}"
+
+# Root is needed only to install.
+if [[ "$(id -u)" -eq 0 ]]; then
+  SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO=(sudo)
+else
+  die "not root and sudo is not installed; run as root or install sudo (missing: ${missing[*]})"
+fi
 
 # Update the package lists only when they are stale or do not know a missing package.
 lists_stale=1
