@@ -282,6 +282,32 @@ TEST_F(FabricConformanceTest, EndpointOutlivingItsWorkerIsFailedAndHarmless) {
   link.endpoint.reset();
 }
 
+TEST_F(FabricConformanceTest, ConnectingToADeadPeerFailsInBoundedTime) {
+  const std::string address = env_->peer_address();
+  env_->KillPeer();
+  auto worker = env_->local().CreateWorker();
+  ASSERT_TRUE(worker.ok());
+  auto ep = (*worker)->Connect(address);
+  if (!ep.ok()) return;  // refused at once: fine
+  // Accepted: then its first operation must fail, within the timeout plus detection.
+  auto remote = (*ep)->ImportRegion(env_->peer_region());
+  if (!remote.ok()) return;
+  uint8_t buf[8];
+  const absl::Duration bound = env_->options().operation_timeout + 10 * env_->options().keepalive_interval;
+  const absl::Time start = absl::Now();
+  bool failed = false;
+  for (int i = 0; !failed && absl::Now() - start < bound + absl::Seconds(5); ++i) {
+    if (!(*ep)->PostRead(*remote, 0, buf, 8, i).ok()) break;  // refused: the endpoint knows
+    (*ep)->Flush().IgnoreError();
+    std::vector<Completion> done;
+    ASSERT_TRUE(WaitForCompletions(**worker, 1, done, bound + absl::Seconds(5)).ok());
+    failed = !done[0].status.ok();
+    env_->Advance(absl::Milliseconds(100));
+  }
+  EXPECT_FALSE((*ep)->health().ok());
+  std::cerr << "[ info ] endpoint to a dead peer failed after " << absl::Now() - start << "\n";
+}
+
 TEST_F(FabricConformanceTest, KilledPeerFailsPendingAndNewOperationsInBoundedTime) {
   Link link = Connect();
   ASSERT_NE(link.endpoint, nullptr);
