@@ -1,0 +1,156 @@
+#include <set>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "platform/fabric/sim/sim_fabric.h"
+#include "platform/memory/global_address.h"
+#include "platform/memory/region.h"
+#include "platform/memory/region_table.h"
+#include "platform/memory/slab_allocator.h"
+
+namespace fathom::memory {
+namespace {
+
+TEST(GlobalAddressTest, RoundTripsAndOrders) {
+  GlobalAddress a{7, 0x1000};
+  EXPECT_EQ(GlobalAddress::FromRaw(a.raw()), a);
+  EXPECT_EQ(a.raw(), (uint64_t{7} << 32) | 0x1000);
+  EXPECT_TRUE(GlobalAddress{}.is_null());
+  EXPECT_FALSE(a.is_null());
+  EXPECT_LT((GlobalAddress{7, 5}), (GlobalAddress{8, 0}));
+  EXPECT_EQ(a.ToString(), "r7+0x1000");
+}
+
+class MemoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto fabric = network_.AddNode(1);
+    ASSERT_TRUE(fabric.ok());
+    fabric_ = std::move(*fabric);
+  }
+  std::unique_ptr<LocalRegion> NewRegion(uint32_t id, uint64_t size) {
+    auto region = LocalRegion::Allocate(*fabric_, id, 1, size);
+    EXPECT_TRUE(region.ok()) << region.status();
+    return region.ok() ? std::move(*region) : nullptr;
+  }
+  fabric::sim::SimNetwork network_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+};
+
+TEST_F(MemoryTest, RegionRejectsBadArguments) {
+  EXPECT_EQ(LocalRegion::Allocate(*fabric_, kNullRegion, 1, 4096).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LocalRegion::Allocate(*fabric_, 3, 1, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LocalRegion::Allocate(*fabric_, 3, 1, kMaxRegionBytes + 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto region = NewRegion(3, 1 << 20);
+  ASSERT_NE(region, nullptr);
+  EXPECT_EQ(region->info().descriptor.length, uint64_t{1} << 20);
+  EXPECT_EQ(region->info().owner_node, 1u);
+}
+
+TEST_F(MemoryTest, RegionTableChecksRanges) {
+  auto region = NewRegion(5, 8192);
+  RegionTable table;
+  ASSERT_TRUE(table.Add(region->info()).ok());
+  EXPECT_TRUE(table.Add(region->info()).ok());  // idempotent
+  RegionInfo other = region->info();
+  other.owner_node = 9;
+  EXPECT_EQ(table.Add(other).code(), absl::StatusCode::kAlreadyExists);
+  RegionInfo lying = region->info();
+  lying.id = 6;
+  lying.size = 1 << 20;  // larger than its descriptor
+  EXPECT_EQ(table.Add(lying).code(), absl::StatusCode::kInvalidArgument);
+
+  EXPECT_TRUE(table.CheckRange({5, 0}, 8192).ok());
+  EXPECT_TRUE(table.CheckRange({5, 8191}, 1).ok());
+  EXPECT_EQ(table.CheckRange({5, 8191}, 2).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(table.CheckRange({5, 8192}, 1).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(table.CheckRange({5, 100}, 0).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(table.CheckRange({5, 1}, ~uint64_t{0}).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(table.CheckRange({6, 0}, 1).code(), absl::StatusCode::kNotFound);
+  table.Remove(5);
+  EXPECT_EQ(table.CheckRange({5, 0}, 1).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(MemoryTest, SlabAllocatorServesEveryClassWithoutOverlap) {
+  auto region = NewRegion(2, 64 << 20);
+  SlabSource source({region.get()});
+  SlabAllocator allocator(&source);
+  std::vector<Slot> slots;
+  for (uint64_t bytes : {1ull, 64ull, 65ull, 200ull, 4096ull, 5000ull, 65536ull, 1ull << 20}) {
+    for (int i = 0; i < 3; ++i) {
+      auto slot = allocator.Allocate(bytes);
+      ASSERT_TRUE(slot.ok()) << bytes << ": " << slot.status();
+      EXPECT_GE(slot->capacity, bytes);
+      EXPECT_LT(slot->capacity, std::max<uint64_t>(2 * bytes, kMinSlotBytes + 1));
+      EXPECT_EQ(slot->address.offset % slot->capacity, 0u) << "slots are aligned to their size";
+      slots.push_back(*slot);
+    }
+  }
+  // No two slots overlap and all lie inside the region.
+  std::sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.address < b.address; });
+  for (size_t i = 0; i < slots.size(); ++i) {
+    EXPECT_LE(uint64_t{slots[i].address.offset} + slots[i].capacity, region->size());
+    if (i > 0) EXPECT_LE(uint64_t{slots[i - 1].address.offset} + slots[i - 1].capacity, slots[i].address.offset);
+  }
+  EXPECT_EQ(allocator.Allocate(0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(allocator.Allocate(kMaxSlotBytes + 1).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(MemoryTest, FreedSlotsAreReusedAndBadFreesRejected) {
+  auto region = NewRegion(2, 4 << 20);
+  SlabSource source({region.get()});
+  SlabAllocator allocator(&source);
+  auto a = allocator.Allocate(100);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(allocator.Free(a->address).ok());
+  auto b = allocator.Allocate(128);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->address, a->address);
+  EXPECT_EQ(allocator.Free(GlobalAddress{2, a->address.offset + 8}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(allocator.Free(GlobalAddress{2, 3 << 20}).code(), absl::StatusCode::kInvalidArgument);  // no slab
+  EXPECT_EQ(allocator.Free(GlobalAddress{9, 0}).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(MemoryTest, RunningOutIsResourceExhausted) {
+  auto region = NewRegion(2, 2 << 20);  // two 1 MiB slabs
+  SlabSource source({region.get()});
+  SlabAllocator allocator(&source);
+  ASSERT_TRUE(allocator.Allocate(1 << 20).ok());
+  ASSERT_TRUE(allocator.Allocate(1 << 20).ok());
+  EXPECT_EQ(allocator.Allocate(1 << 20).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(allocator.Allocate(64).status().code(), absl::StatusCode::kResourceExhausted);
+  auto more = NewRegion(3, 1 << 20);
+  source.AddRegion(more.get());
+  auto slot = allocator.Allocate(64);
+  ASSERT_TRUE(slot.ok());
+  EXPECT_EQ(slot->address.region, 3u);
+}
+
+TEST_F(MemoryTest, ThreadsAllocateDisjointSlots) {
+  auto region = NewRegion(2, 64 << 20);
+  SlabSource source({region.get()});
+  constexpr int kThreads = 4, kPerThread = 5000;
+  std::vector<std::vector<uint64_t>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      SlabAllocator allocator(&source);
+      for (int i = 0; i < kPerThread; ++i) {
+        auto slot = allocator.Allocate(64 + (i % 3) * 100);
+        if (slot.ok()) got[t].push_back(slot->address.raw());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<uint64_t> all;
+  for (auto& v : got) {
+    EXPECT_EQ(v.size(), size_t{kPerThread});
+    all.insert(v.begin(), v.end());
+  }
+  EXPECT_EQ(all.size(), size_t{kThreads * kPerThread});
+}
+
+}  // namespace
+}  // namespace fathom::memory

@@ -1,0 +1,89 @@
+#include "platform/memory/slab_allocator.h"
+
+#include "absl/strings/str_cat.h"
+#include "platform/base/mutex.h"
+
+namespace fathom::memory {
+namespace {
+uint64_t SlabKey(uint32_t region, uint64_t slab_index) { return uint64_t{region} << 32 | slab_index; }
+}  // namespace
+
+SlabSource::SlabSource(std::vector<LocalRegion*> regions, uint32_t slab_bytes) : slab_bytes_(slab_bytes) {
+  for (LocalRegion* region : regions) regions_.push_back({region, 0});
+}
+
+void SlabSource::AddRegion(LocalRegion* region) {
+  MutexLock lock(&mu_);
+  regions_.push_back({region, 0});
+}
+
+absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {
+  if (size_class < 0 || size_class >= kNumSizeClasses) {
+    return absl::InvalidArgumentError(absl::StrCat("size class ", size_class));
+  }
+  MutexLock lock(&mu_);
+  for (RegionCursor& cursor : regions_) {
+    const uint64_t slabs = cursor.region->size() / slab_bytes_;
+    if (cursor.next_slab >= slabs) continue;
+    const uint64_t index = cursor.next_slab++;
+    slab_classes_[SlabKey(cursor.region->id(), index)] = size_class;
+    return Slab{GlobalAddress{cursor.region->id(), static_cast<uint32_t>(index * slab_bytes_)}, slab_bytes_,
+                size_class};
+  }
+  return absl::ResourceExhaustedError(absl::StrCat("no free slab left in ", regions_.size(), " regions"));
+}
+
+absl::StatusOr<int> SlabSource::SizeClassOf(GlobalAddress address) const {
+  MutexLock lock(&mu_);
+  auto it = slab_classes_.find(SlabKey(address.region, address.offset / slab_bytes_));
+  if (it == slab_classes_.end()) return absl::NotFoundError(absl::StrCat("no slab at ", address.ToString()));
+  return it->second;
+}
+
+uint64_t SlabSource::slabs_taken() const {
+  MutexLock lock(&mu_);
+  return slab_classes_.size();
+}
+
+absl::StatusOr<Slot> SlabAllocator::Allocate(uint64_t bytes) {
+  const int size_class = SizeClassFor(bytes);
+  if (size_class < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot allocate ", bytes, " bytes (1 to ", kMaxSlotBytes, ")"));
+  }
+  ClassState& state = classes_[size_class];
+  const uint32_t slot_bytes = SlotBytes(size_class);
+  ++stats_.allocated;
+  if (!state.free_list.empty()) {
+    GlobalAddress address = state.free_list.back();
+    state.free_list.pop_back();
+    return Slot{address, slot_bytes};
+  }
+  if (state.current.size_class < 0 || state.next_offset + slot_bytes > state.current.bytes) {
+    auto slab = source_->TakeSlab(size_class);
+    if (!slab.ok()) {
+      --stats_.allocated;
+      return slab.status();
+    }
+    ++stats_.slabs;
+    state.current = *slab;
+    state.next_offset = 0;
+  }
+  GlobalAddress address{state.current.base.region, state.current.base.offset + state.next_offset};
+  state.next_offset += slot_bytes;
+  return Slot{address, slot_bytes};
+}
+
+absl::Status SlabAllocator::Free(GlobalAddress address) {
+  auto size_class = source_->SizeClassOf(address);
+  if (!size_class.ok()) return absl::InvalidArgumentError(size_class.status().message());
+  const uint32_t slot_bytes = SlotBytes(*size_class);
+  if ((address.offset % source_->slab_bytes()) % slot_bytes != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(address.ToString(), " is not the start of a ", slot_bytes,
+                                                   "-byte slot"));
+  }
+  classes_[*size_class].free_list.push_back(address);
+  ++stats_.freed;
+  return absl::OkStatus();
+}
+
+}  // namespace fathom::memory
