@@ -1,0 +1,95 @@
+#include "platform/object/object_codec.h"
+
+// The streaming state on the stack needs the struct definition.
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace fathom::object {
+namespace {
+
+template <typename T>
+T Load(std::span<const std::byte> bytes, size_t offset) {
+  T v;
+  std::memcpy(&v, bytes.data() + offset, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+ObjectHeader DecodeHeader(std::span<const std::byte> bytes) {
+  ObjectHeader h;
+  h.checksum = Load<uint64_t>(bytes, kChecksumOffset);
+  h.version_word = Load<uint64_t>(bytes, kVersionOffset);
+  h.incarnation = Load<uint32_t>(bytes, kIncarnationOffset);
+  h.payload_length = Load<uint32_t>(bytes, kLengthOffset);
+  h.capacity = Load<uint32_t>(bytes, kCapacityOffset);
+  h.flags = Load<uint32_t>(bytes, kFlagsOffset);
+  return h;
+}
+
+uint64_t ComputeChecksum(uint64_t version, uint32_t incarnation, uint32_t capacity, uint32_t flags,
+                         std::span<const std::byte> payload) {
+  // Bytes [8, 32) exactly as stored, then the payload: the same bytes a reader hashes in one call.
+  std::byte header[kHeaderBytes - kVersionOffset];
+  const uint64_t version_word = version & kVersionMask;
+  const uint32_t length = static_cast<uint32_t>(payload.size());
+  std::memcpy(header + 0, &version_word, 8);
+  std::memcpy(header + 8, &incarnation, 4);
+  std::memcpy(header + 12, &length, 4);
+  std::memcpy(header + 16, &capacity, 4);
+  std::memcpy(header + 20, &flags, 4);
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, header, sizeof header);
+  XXH3_64bits_update(&state, payload.data(), payload.size());
+  return XXH3_64bits_digest(&state);
+}
+
+ObjectCheck CheckObjectCopy(std::span<const std::byte> copy, const ObjectRef& ref) {
+  ObjectCheck check;
+  if (copy.size() < kHeaderBytes || copy.size() < ref.capacity) return check;  // kTorn
+  check.header = DecodeHeader(copy);
+  if (check.header.locked()) {
+    check.verdict = Verdict::kLocked;
+    return check;
+  }
+  // A length that cannot fit is a torn header (or garbage): never hash past the copy.
+  if (check.header.payload_length > copy.size() - kHeaderBytes) return check;
+  const size_t covered = kHeaderBytes - kVersionOffset + check.header.payload_length;
+  if (XXH3_64bits(copy.data() + kVersionOffset, covered) != check.header.checksum) return check;
+  // From here on the header is one writer's consistent output.
+  if (check.header.capacity != ref.capacity) {
+    check.verdict = Verdict::kWrongShape;
+    return check;
+  }
+  if (check.header.incarnation != ref.incarnation || !check.header.live()) {
+    check.verdict = Verdict::kStale;
+    return check;
+  }
+  check.verdict = Verdict::kValid;
+  check.payload = copy.subspan(kHeaderBytes, check.header.payload_length);
+  return check;
+}
+
+absl::Status VerdictStatus(Verdict verdict, const ObjectRef& ref) {
+  const std::string where = absl::StrCat("object ", ref.address.ToString(), " incarnation ", ref.incarnation);
+  switch (verdict) {
+    case Verdict::kValid:
+      return absl::OkStatus();
+    case Verdict::kLocked:
+      return absl::UnavailableError(absl::StrCat(where, ": still locked after retries"));
+    case Verdict::kTorn:
+      return absl::UnavailableError(absl::StrCat(where, ": no consistent copy after retries"));
+    case Verdict::kStale:
+      return absl::NotFoundError(absl::StrCat(where, ": freed or reused (stale reference)"));
+    case Verdict::kWrongShape:
+      return absl::FailedPreconditionError(absl::StrCat(where, ": slot size differs from the reference"));
+  }
+  return absl::InternalError("unknown verdict");
+}
+
+}  // namespace fathom::object
