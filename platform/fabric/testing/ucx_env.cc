@@ -12,10 +12,13 @@
 namespace fathom::fabric::testing {
 
 namespace {
-std::string PeerBinary() { return fathom::testing::RunfilePath("platform/fabric/testing/fabric_peer"); }
+std::string FabricPeerBinary() { return fathom::testing::RunfilePath("platform/fabric/testing/fabric_peer"); }
 }  // namespace
 
-UcxPeerEnv::UcxPeerEnv(std::string transports) : transports_(std::move(transports)) {
+UcxPeerEnv::UcxPeerEnv(std::string transports, std::string peer_binary, std::vector<std::string> peer_args)
+    : transports_(std::move(transports)),
+      peer_binary_(fathom::testing::RunfilePath(peer_binary)),
+      peer_args_(std::move(peer_args)) {
   options_.transports = transports_;
   options_.fabric.operation_timeout = absl::Seconds(2);
   options_.fabric.keepalive_interval = absl::Milliseconds(200);
@@ -25,21 +28,23 @@ absl::Status UcxPeerEnv::Start() {
   auto fabric = CreateUcxFabric(options_);
   if (!fabric.ok()) return fabric.status();
   fabric_ = std::move(*fabric);
-  auto peer = fathom::testing::Subprocess::Start(
-      {PeerBinary(), "--mode=serve", absl::StrCat("--transports=", transports_)});
+  std::vector<std::string> argv = {peer_binary_, "--mode=serve", absl::StrCat("--transports=", transports_)};
+  argv.insert(argv.end(), peer_args_.begin(), peer_args_.end());
+  auto peer = fathom::testing::Subprocess::Start(argv);
   if (!peer.ok()) return peer.status();
   peer_ = std::move(*peer);
   auto line = peer_->ReadLine(absl::Seconds(30));
   if (!line.ok()) return line.status();
   std::vector<std::string> words = absl::StrSplit(*line, ' ');
   std::string descriptor;
-  if (words.size() != 3 || words[0] != "READY" || !fathom::HexToBytes(words[1], &peer_address_) ||
+  if (words.size() < 3 || words[0] != "READY" || !fathom::HexToBytes(words[1], &peer_address_) ||
       !fathom::HexToBytes(words[2], &descriptor)) {
     return absl::InternalError(absl::StrCat("unexpected line from fabric_peer: ", *line));
   }
   auto parsed = RegionDescriptor::Parse(descriptor);
   if (!parsed.ok()) return parsed.status();
   peer_region_ = *parsed;
+  ready_extra_.assign(words.begin() + 3, words.end());
   return absl::OkStatus();
 }
 
@@ -73,7 +78,7 @@ absl::Status UcxPeerEnv::SilencePeer() {
 
 absl::Status UcxPeerEnv::RunRemoteAdder(uint64_t offset, int count) {
   auto adder = fathom::testing::Subprocess::Start(
-      {PeerBinary(), "--mode=add", absl::StrCat("--transports=", transports_),
+      {FabricPeerBinary(), "--mode=add", absl::StrCat("--transports=", transports_),
        absl::StrCat("--target=", absl::BytesToHexString(peer_address_)),
        absl::StrCat("--region=", absl::BytesToHexString(peer_region_.Serialize())),
        absl::StrCat("--offset=", offset), absl::StrCat("--count=", count)});

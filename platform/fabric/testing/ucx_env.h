@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "platform/fabric/testing/conformance.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
@@ -20,8 +21,11 @@ struct PeerLink {
 
 class UcxPeerEnv : public ConformanceEnv {
  public:
-  // `transports` in UCX_TLS syntax, used by this process and the peer ("sm" or "tcp").
-  explicit UcxPeerEnv(std::string transports);
+  // `transports` in UCX_TLS syntax, used by this process and the peer ("sm" or "tcp"). The peer is
+  // `peer_binary` (a runfiles path; default fabric_peer) started with `peer_args` after the standard ones;
+  // it must print "READY <address hex> <region descriptor hex> [more words]".
+  explicit UcxPeerEnv(std::string transports, std::string peer_binary = "platform/fabric/testing/fabric_peer",
+                      std::vector<std::string> peer_args = {});
   absl::Status Start() override;
   Fabric& local() override { return *fabric_; }
   std::string peer_address() override { return peer_address_; }
@@ -32,11 +36,16 @@ class UcxPeerEnv : public ConformanceEnv {
   const FabricOptions& options() const override { return options_.fabric; }
 
   fathom::testing::Subprocess& peer() { return *peer_; }
+  // The words the peer printed after the region descriptor on its READY line.
+  const std::vector<std::string>& ready_extra() const { return ready_extra_; }
   // Creates a worker on the calling thread and connects it to the peer. REQUIRES: Start() succeeded.
   absl::StatusOr<PeerLink> ConnectToPeer();
 
  private:
   std::string transports_;
+  std::string peer_binary_;
+  std::vector<std::string> peer_args_;
+  std::vector<std::string> ready_extra_;
   UcxOptions options_;
   std::unique_ptr<Fabric> fabric_;
   std::unique_ptr<fathom::testing::Subprocess> peer_;
