@@ -7,39 +7,39 @@
 
 namespace fathom::object {
 
-absl::StatusOr<std::span<const std::byte>> ReadWithRetries(
-    const ObjectRef& ref, std::vector<std::byte>& buffer, const ReadPolicy& policy, ReadStats* stats,
-    const std::function<absl::Status(std::span<std::byte>)>& copy_once) {
-  if (ref.capacity < kHeaderBytes || ref.capacity % 8 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("object reference with capacity ", ref.capacity));
+void BackOff(int attempt, const ReadPolicy& policy, absl::Duration& backoff) {
+  if (attempt < 4) return;
+  // Give the writer time to finish: sleeping beats spinning when nodes share cores.
+  if (policy.sleep) {
+    policy.sleep(backoff);
+  } else {
+    absl::SleepFor(backoff);
   }
-  if (buffer.size() < ref.capacity) buffer.resize(ref.capacity);
-  std::span<std::byte> copy(buffer.data(), ref.capacity);
-  Verdict last = Verdict::kTorn;
-  absl::Duration backoff = absl::Microseconds(1);
-  for (int attempt = 0; attempt < policy.max_attempts; ++attempt) {
-    if (attempt >= 4) {
-      // Give the writer time to finish: sleeping beats spinning when nodes share cores.
-      if (policy.sleep) {
-        policy.sleep(backoff);
-      } else {
-        absl::SleepFor(backoff);
-      }
-      backoff = std::min(backoff * 2, policy.max_backoff);
-    }
-    if (absl::Status s = copy_once(copy); !s.ok()) return s;
-    if (stats != nullptr) ++stats->copies;
-    ObjectCheck check = CheckObjectCopy(copy, ref);
-    last = check.verdict;
-    if (check.verdict == Verdict::kValid) {
-      if (stats != nullptr) ++stats->reads;
-      return check.payload;
-    }
-    if (!IsRetryable(check.verdict)) return VerdictStatus(check.verdict, ref);
-    if (stats != nullptr) ++(check.verdict == Verdict::kTorn ? stats->torn_retries : stats->locked_retries);
-  }
-  return VerdictStatus(last, ref);
+  backoff = std::min(backoff * 2, policy.max_backoff);
 }
+
+namespace {
+
+// Waits for the single completion of the read just posted.
+absl::Status AwaitOne(fabric::Worker& worker, absl::Duration timeout) {
+  fabric::Completion done;
+  for (uint32_t spins = 0;; ++spins) {
+    if (worker.Poll(absl::Span<fabric::Completion>(&done, 1)) == 1) return done.status;
+    if (spins == 1024) {
+      // Slow path: not a shared-memory copy. Sleep on the fabric, bounded by the timeout.
+      const absl::Time deadline = absl::Now() + timeout;
+      while (worker.Poll(absl::Span<fabric::Completion>(&done, 1)) == 0) {
+        if (absl::Now() >= deadline) {
+          return absl::DeadlineExceededError("object read not completed within the operation timeout");
+        }
+        worker.Wait(absl::Milliseconds(1));
+      }
+      return done.status;
+    }
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::span<const std::byte>> ReadRemoteObject(fabric::Worker& worker, fabric::Endpoint& endpoint,
                                                             fabric::RemoteRegion region, const ObjectRef& ref,
@@ -50,9 +50,7 @@ absl::StatusOr<std::span<const std::byte>> ReadRemoteObject(fabric::Worker& work
       return s;
     }
     if (absl::Status s = endpoint.Flush(); !s.ok()) return s;
-    std::vector<fabric::Completion> done;
-    if (absl::Status s = fabric::WaitForCompletions(worker, 1, done, policy.operation_timeout); !s.ok()) return s;
-    return done[0].status;
+    return AwaitOne(worker, policy.operation_timeout);
   });
 }
 

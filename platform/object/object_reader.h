@@ -9,6 +9,7 @@
 #define FATHOM_PLATFORM_OBJECT_OBJECT_READER_H_
 
 #include <cstdint>
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <vector>
@@ -39,10 +40,37 @@ struct ReadStats {
   uint64_t locked_retries = 0;  // copies taken while a writer held the lock
 };
 
-// The retry loop around `copy_once`, which fills `buffer` (ref.capacity bytes) with one copy.
-absl::StatusOr<std::span<const std::byte>> ReadWithRetries(
-    const ObjectRef& ref, std::vector<std::byte>& buffer, const ReadPolicy& policy, ReadStats* stats,
-    const std::function<absl::Status(std::span<std::byte>)>& copy_once);
+// Sleeps before retry `attempt` (none for the first few); `backoff` carries the doubling delay.
+void BackOff(int attempt, const ReadPolicy& policy, absl::Duration& backoff);
+
+// The retry loop around `copy_once(std::span<std::byte>) -> absl::Status`, which fills the span
+// (ref.capacity bytes of `buffer`) with one copy. A template so the data path makes no allocation.
+template <typename CopyOnce>
+absl::StatusOr<std::span<const std::byte>> ReadWithRetries(const ObjectRef& ref, std::vector<std::byte>& buffer,
+                                                           const ReadPolicy& policy, ReadStats* stats,
+                                                           CopyOnce&& copy_once) {
+  if (ref.capacity < kHeaderBytes || ref.capacity % 8 != 0) {
+    return absl::InvalidArgumentError("object reference with a capacity that is not a slot size");
+  }
+  if (buffer.size() < ref.capacity) buffer.resize(ref.capacity);
+  std::span<std::byte> copy(buffer.data(), ref.capacity);
+  Verdict last = Verdict::kTorn;
+  absl::Duration backoff = absl::Microseconds(1);
+  for (int attempt = 0; attempt < policy.max_attempts; ++attempt) {
+    BackOff(attempt, policy, backoff);
+    if (absl::Status s = copy_once(copy); !s.ok()) return s;
+    if (stats != nullptr) ++stats->copies;
+    ObjectCheck check = CheckObjectCopy(copy, ref);
+    last = check.verdict;
+    if (check.verdict == Verdict::kValid) {
+      if (stats != nullptr) ++stats->reads;
+      return check.payload;
+    }
+    if (!IsRetryable(check.verdict)) return VerdictStatus(check.verdict, ref);
+    if (stats != nullptr) ++(check.verdict == Verdict::kTorn ? stats->torn_retries : stats->locked_retries);
+  }
+  return VerdictStatus(last, ref);
+}
 
 // Reads `ref` with one-sided reads of ref.capacity bytes on `endpoint`, where `region` is the import of
 // ref.address.region. Other completions that arrive on `worker` meanwhile are an error (this helper
