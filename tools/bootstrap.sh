@@ -17,8 +17,8 @@ PACKAGES=(
   librocksdb-dev
   # tests and benchmarks
   libbenchmark-dev libgtest-dev libgmock-dev
-  # checksums
-  libxxhash-dev
+  # checksums; TLS for the control plane (test certificates)
+  libxxhash-dev libssl-dev
   # comparison baselines
   memcached redis-server libmemcached-dev libhiredis-dev
   # used by tests and scripts (free ports, process control, network namespaces)

@@ -1,0 +1,43 @@
+// The cluster token: a shared secret every control call carries in metadata "x-fathom-token".
+//
+// The server admits a call only if the call carries exactly one token and it equals the configured one,
+// compared in constant time (the time depends on the configured token's length only, never on how much
+// of a guess is right). Everything else is PERMISSION_DENIED before the request is even validated.
+//
+//   RETURN_IF_ERROR(ValidateClusterToken(options.cluster_token));      // at start-up, both ends
+//   context.AddMetadata(std::string(kTokenMetadataKey), token);        // client, per call
+//   absl::Status admitted = CheckPresentedToken(context->client_metadata(), token);   // server
+#ifndef FATHOM_PLATFORM_NODE_CONTROL_CLUSTER_TOKEN_H_
+#define FATHOM_PLATFORM_NODE_CONTROL_CLUSTER_TOKEN_H_
+
+#include <cstddef>
+#include <map>
+#include <string_view>
+
+#include <grpcpp/support/string_ref.h>
+
+#include "absl/status/status.h"
+
+namespace fathom::control {
+
+// gRPC metadata keys are lower case; a "-bin" suffix would make it binary, which the token is not.
+inline constexpr std::string_view kTokenMetadataKey = "x-fathom-token";
+inline constexpr size_t kMinTokenBytes = 16;
+inline constexpr size_t kMaxTokenBytes = 1024;
+
+// OK if `token` can be a cluster token: kMinTokenBytes..kMaxTokenBytes visible ASCII characters
+// (0x21-0x7e), which is what gRPC carries unchanged in a text metadata value. InvalidArgument otherwise;
+// the message never includes the token.
+absl::Status ValidateClusterToken(std::string_view token);
+
+// True iff a == b. Runs in time that depends only on expected.size().
+bool ConstantTimeEquals(std::string_view presented, std::string_view expected);
+
+// OK if `metadata` holds exactly one kTokenMetadataKey entry and it equals `expected`; otherwise
+// PermissionDenied saying whether the token was missing, repeated or wrong (never what it was).
+absl::Status CheckPresentedToken(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
+                                 std::string_view expected);
+
+}  // namespace fathom::control
+
+#endif  // FATHOM_PLATFORM_NODE_CONTROL_CLUSTER_TOKEN_H_
