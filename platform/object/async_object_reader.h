@@ -1,0 +1,79 @@
+// AsyncObjectReader: one-sided object reads from an event loop that shares its fabric Worker with other
+// layers (the msg layer). Reads are posted with this layer's completion tag; the loop hands each
+// completion to OnCompletion, which checks the copy (object_codec.h) and either finishes the read or posts
+// it again (torn or locked copies are retried, bounded by ReadPolicy::max_attempts, with backoff taken
+// from later Poll calls instead of sleeping).
+//
+//   AsyncObjectReader reader(policy, clock);
+//   RETURN_IF_ERROR(reader.Read(endpoint, remote_region, ref, [](absl::StatusOr<std::span<const std::byte>> r) {...}));
+//   // event loop:
+//   for (const Completion& c : completions) if (!messenger.OnCompletion(c)) reader.OnCompletion(c);
+//   reader.Poll();   // re-posts reads whose backoff has passed; flushes
+#ifndef FATHOM_PLATFORM_OBJECT_ASYNC_OBJECT_READER_H_
+#define FATHOM_PLATFORM_OBJECT_ASYNC_OBJECT_READER_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "platform/base/clock.h"
+#include "platform/fabric/fabric.h"
+#include "platform/object/object_layout.h"
+#include "platform/object/object_reader.h"
+
+namespace fathom::object {
+
+// Completion contexts of this layer: [tag 'O':8 | serial:56]. The msg layer uses 'M'.
+inline constexpr uint64_t kObjectContextTag = 0x4F;
+constexpr bool IsObjectContext(uint64_t context) { return (context >> 56) == kObjectContextTag; }
+
+using ObjectCallback = std::function<void(absl::StatusOr<std::span<const std::byte>>)>;
+
+class AsyncObjectReader {
+ public:
+  explicit AsyncObjectReader(ReadPolicy policy = {}, const Clock* clock = Clock::Real())
+      : policy_(std::move(policy)), clock_(clock) {}
+
+  // Starts reading `ref` through `endpoint` (which must outlive the read: a failed endpoint finishes its
+  // reads through their error completions), where `region` is the import of
+  // ref.address.region. `done` runs exactly once, inside OnCompletion or Poll, unless Read returns an error.
+  // The span it gets is valid only during the callback.
+  absl::Status Read(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
+                    ObjectCallback done);
+  // Returns false if the completion is not this layer's.
+  bool OnCompletion(const fabric::Completion& completion);
+  // Re-posts reads whose backoff has passed. Returns how many it posted.
+  size_t Poll();
+
+  size_t in_flight() const { return reads_.size(); }
+  const ReadStats& stats() const { return stats_; }
+
+ private:
+  struct PendingRead {
+    fabric::Endpoint* endpoint;
+    fabric::RemoteRegion region;
+    ObjectRef ref;
+    ObjectCallback done;
+    std::vector<std::byte> buffer;
+    int attempts = 0;
+    absl::Duration backoff = absl::Microseconds(1);
+    absl::Time retry_at = absl::InfinitePast();
+    bool posted = false;
+  };
+  absl::Status Post(uint64_t serial, PendingRead& read);
+  void Finish(uint64_t serial, absl::StatusOr<std::span<const std::byte>> result);
+
+  ReadPolicy policy_;
+  const Clock* clock_;
+  uint64_t next_serial_ = 1;
+  absl::flat_hash_map<uint64_t, PendingRead> reads_;
+  std::vector<uint64_t> waiting_;  // reads backing off, re-posted by Poll
+  ReadStats stats_;
+};
+
+}  // namespace fathom::object
+
+#endif  // FATHOM_PLATFORM_OBJECT_ASYNC_OBJECT_READER_H_
