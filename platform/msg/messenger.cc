@@ -1,0 +1,373 @@
+#include "platform/msg/messenger.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "platform/base/status_macros.h"
+#include "platform/msg/context.h"
+
+namespace fathom::msg {
+
+namespace {
+
+std::string_view View(absl::string_view s) { return std::string_view(s.data(), s.size()); }
+
+constexpr size_t kDeferredPrefix = 2 + 4;  // type u16, length u32
+
+}  // namespace
+
+Messenger::Messenger(MessengerOptions options) : options_(std::move(options)) {
+  options_.receiver.clock = options_.clock;
+}
+
+Messenger::~Messenger() {
+  pending_.TakeAll(finished_);
+  RunCallbacks(absl::CancelledError("messenger destroyed"));
+}
+
+absl::Status Messenger::Register(MessageType type, Handler handler) {
+  if (polling_) return absl::FailedPreconditionError("Register inside Poll");
+  return handlers_.Register(type, std::move(handler));
+}
+
+Messenger::Peer* Messenger::FindPeer(NodeId peer) {
+  auto it = peers_.find(peer);
+  return it == peers_.end() ? nullptr : it->second.get();
+}
+
+const Messenger::Peer* Messenger::FindPeer(NodeId peer) const {
+  auto it = peers_.find(peer);
+  return it == peers_.end() ? nullptr : it->second.get();
+}
+
+absl::Status Messenger::AddPeer(NodeId peer, fabric::Endpoint& endpoint, const RingLocation& ring,
+                                fabric::Region& credit_region, uint64_t credit_offset) {
+  if (FindPeer(peer) != nullptr) return absl::AlreadyExistsError(absl::StrCat("peer ", peer, " already added"));
+  if (owners_.size() >= kMaxContextOwners) return absl::ResourceExhaustedError("too many rings");
+  if (ring.max_payload < kEnvelopeSize + 1) {
+    return absl::InvalidArgumentError(absl::StrCat("ring max payload ", ring.max_payload, " too small for RPC"));
+  }
+  const uint32_t owner = static_cast<uint32_t>(owners_.size());
+  ASSIGN_OR_RETURN(std::unique_ptr<RingSender> sender,
+                   RingSender::Create(endpoint, ring, credit_region, credit_offset, owner, options_.sender));
+  auto state = std::make_unique<Peer>();
+  state->id = peer;
+  state->endpoint = &endpoint;
+  state->sender = std::move(sender);
+  owners_.push_back(Owner{state->sender.get(), nullptr});
+  peers_.emplace(peer, std::move(state));
+  return absl::OkStatus();
+}
+
+absl::Status Messenger::AddReceiveRing(NodeId peer, fabric::Region& ring_region, const RingLocation& ring,
+                                       const CreditLocation& credit) {
+  Peer* state = FindPeer(peer);
+  if (state == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("AddReceiveRing before AddPeer(", peer, ")"));
+  }
+  if (owners_.size() >= kMaxContextOwners) return absl::ResourceExhaustedError("too many rings");
+  const uint32_t owner = static_cast<uint32_t>(owners_.size());
+  ASSIGN_OR_RETURN(std::unique_ptr<RingReceiver> receiver,
+                   RingReceiver::Create(ring_region, ring, *state->endpoint, credit, owner, options_.receiver));
+  owners_.push_back(Owner{nullptr, receiver.get()});
+  receivers_.push_back(Receiver{peer, std::move(receiver), false});
+  return absl::OkStatus();
+}
+
+absl::Status Messenger::Usable(NodeId peer, Peer** out) {
+  Peer* state = FindPeer(peer);
+  if (state == nullptr) return absl::NotFoundError(absl::StrCat("no connection to node ", peer));
+  if (!state->health.ok()) return state->health;
+  *out = state;
+  return absl::OkStatus();
+}
+
+absl::Status Messenger::Call(NodeId peer, MessageType type, std::string_view request, absl::Duration timeout,
+                             ReplyCallback done) {
+  Peer* state = nullptr;
+  RETURN_IF_ERROR(Usable(peer, &state));
+  if (!done) return absl::InvalidArgumentError("Call without a callback");
+  if (pending_.size() >= options_.max_pending_calls) {
+    return absl::ResourceExhaustedError(absl::StrCat(pending_.size(), " calls pending"));
+  }
+  if (state->deferred_head < state->deferred.size()) {
+    DrainDeferred(*state);
+    if (state->deferred_head < state->deferred.size()) {
+      return absl::ResourceExhaustedError(absl::StrCat("ring to node ", peer, " full (replies waiting)"));
+    }
+  }
+  const uint64_t id = pending_.Add(peer, options_.clock->Now() + timeout, std::move(done));
+  char envelope[kEnvelopeSize];
+  EncodeEnvelope(envelope, Envelope{id, RpcKind::kRequest, absl::StatusCode::kOk});
+  if (absl::Status s = state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), request); !s.ok()) {
+    pending_.Take(id);  // never sent: the callback is dropped unrun
+    return s;
+  }
+  ++stats_.calls;
+  return absl::OkStatus();
+}
+
+absl::Status Messenger::Send(NodeId peer, MessageType type, std::string_view message) {
+  Peer* state = nullptr;
+  RETURN_IF_ERROR(Usable(peer, &state));
+  if (state->deferred_head < state->deferred.size()) {
+    DrainDeferred(*state);
+    if (state->deferred_head < state->deferred.size()) {
+      return absl::ResourceExhaustedError(absl::StrCat("ring to node ", peer, " full (replies waiting)"));
+    }
+  }
+  char envelope[kEnvelopeSize];
+  EncodeEnvelope(envelope, Envelope{0, RpcKind::kOneWay, absl::StatusCode::kOk});
+  RETURN_IF_ERROR(state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), message));
+  ++stats_.one_way_sent;
+  return absl::OkStatus();
+}
+
+void Messenger::FlushPeer(Peer& peer) {
+  if (!peer.health.ok() || peer.sender->queued_bytes() == 0) return;
+  absl::Status s = peer.sender->Flush();
+  // ResourceExhausted: writes in flight at their limit; the rest goes with a later flush.
+  if (!s.ok() && !absl::IsResourceExhausted(s)) FailPeer(peer, s);
+}
+
+absl::Status Messenger::Flush() {
+  absl::Status first;
+  for (auto& [id, peer] : peers_) {
+    FlushPeer(*peer);
+    if (first.ok() && !peer->health.ok()) first = peer->health;
+  }
+  return first;
+}
+
+size_t Messenger::Poll() {
+  if (polling_) return 0;
+  polling_ = true;
+  size_t polled = 0;
+  for (Receiver& r : receivers_) {
+    if (r.failed) continue;
+    const NodeId peer = r.peer;
+    polled += r.ring->Poll([this, peer](const RingRecord& record) { return Dispatch(peer, record); },
+                           options_.max_records_per_ring);
+    if (!r.ring->health().ok()) {
+      r.failed = true;
+      if (Peer* state = FindPeer(peer)) {
+        FailPeer(*state, absl::UnavailableError(absl::StrCat("ring from node ", peer,
+                                                             " is bad: ", r.ring->health().ToString())));
+      }
+    }
+  }
+  ExpireCalls();
+  for (auto& [id, peer] : peers_) {
+    if (!peer->health.ok()) continue;
+    if (!peer->sender->health().ok()) {
+      FailPeer(*peer, peer->sender->health());
+      continue;
+    }
+    DrainDeferred(*peer);
+    FlushPeer(*peer);
+  }
+  polling_ = false;
+  return polled;
+}
+
+RejectReason Messenger::Dispatch(NodeId peer, const RingRecord& record) {
+  absl::StatusOr<DecodedEnvelope> decoded = DecodeEnvelope(record.payload);
+  if (!decoded.ok()) return RejectReason::kBadEnvelope;
+  const Envelope& envelope = decoded->envelope;
+  if (envelope.kind == RpcKind::kReply) return OnReply(peer, *decoded);
+  const bool request = envelope.kind == RpcKind::kRequest;
+  Handler* handler = handlers_.Find(record.type);
+  if (handler == nullptr) {
+    if (request) {
+      SendReply(peer, record.type, envelope.request_id,
+                absl::UnimplementedError(absl::StrCat("node has no handler for message type ", record.type)), {});
+    }
+    return RejectReason::kUnknownType;
+  }
+  reply_.clear();
+  const absl::Status status = (*handler)(Message{peer, record.type, decoded->body}, request ? &reply_ : nullptr);
+  if (request) SendReply(peer, record.type, envelope.request_id, status, reply_);
+  return IsMalformedStatus(status) ? RejectReason::kBadPayload : RejectReason::kNone;
+}
+
+RejectReason Messenger::OnReply(NodeId peer, const DecodedEnvelope& reply) {
+  const std::optional<NodeId> called = pending_.PeerOf(reply.envelope.request_id);
+  if (!called.has_value()) {
+    ++stats_.late_replies;  // the call already timed out or failed: not an error of the peer's
+    return RejectReason::kNone;
+  }
+  if (*called != peer) return RejectReason::kUnexpectedReply;
+  std::optional<PendingCalls::Call> call = pending_.Take(reply.envelope.request_id);
+  if (reply.envelope.code == absl::StatusCode::kOk) {
+    call->done(reply.body);
+  } else {
+    call->done(absl::Status(reply.envelope.code, absl::string_view(reply.body.data(), reply.body.size())));
+  }
+  return RejectReason::kNone;
+}
+
+void Messenger::SendReply(NodeId peer, MessageType type, uint64_t request_id, const absl::Status& status,
+                          std::string_view body) {
+  Peer* state = FindPeer(peer);
+  if (state == nullptr || !state->health.ok()) return;  // the caller's deadline or failure handles it
+  const size_t max_body = state->sender->geometry().max_payload() - kEnvelopeSize;
+  absl::StatusCode code = status.code();
+  std::string_view bytes = status.ok() ? body : View(status.message());
+  if (bytes.size() > max_body) {
+    if (status.ok()) {
+      code = absl::StatusCode::kResourceExhausted;
+      bytes = "reply larger than the ring's maximum payload";
+    } else {
+      bytes = bytes.substr(0, max_body);  // an error message is cut to fit
+    }
+  }
+  char envelope[kEnvelopeSize];
+  EncodeEnvelope(envelope, Envelope{request_id, RpcKind::kReply, code});
+  ++stats_.replies_sent;
+  if (state->deferred_head == state->deferred.size()) {
+    absl::Status s = state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), bytes);
+    if (s.ok()) return;
+    if (!absl::IsResourceExhausted(s)) {
+      FailPeer(*state, s);
+      return;
+    }
+  }
+  // No room: keep the reply, in order, until the peer frees some. Its size is bounded by the peer's own
+  // limit on pending calls.
+  ++stats_.replies_deferred;
+  const uint16_t t = type;
+  const uint32_t length = static_cast<uint32_t>(kEnvelopeSize + bytes.size());
+  char prefix[kDeferredPrefix];
+  std::memcpy(prefix, &t, 2);
+  std::memcpy(prefix + 2, &length, 4);
+  state->deferred.append(prefix, kDeferredPrefix);
+  state->deferred.append(envelope, kEnvelopeSize);
+  state->deferred.append(bytes.data(), bytes.size());
+}
+
+void Messenger::DrainDeferred(Peer& peer) {
+  while (peer.deferred_head < peer.deferred.size() && peer.health.ok()) {
+    const char* at = peer.deferred.data() + peer.deferred_head;
+    uint16_t type;
+    uint32_t length;
+    std::memcpy(&type, at, 2);
+    std::memcpy(&length, at + 2, 4);
+    absl::Status s = peer.sender->Send(type, std::string_view(at + kDeferredPrefix, length));
+    if (absl::IsResourceExhausted(s)) break;
+    if (!s.ok()) {
+      FailPeer(peer, s);
+      break;
+    }
+    peer.deferred_head += kDeferredPrefix + length;
+  }
+  if (peer.deferred_head == peer.deferred.size()) {
+    peer.deferred.clear();  // keeps its capacity
+    peer.deferred_head = 0;
+  }
+}
+
+void Messenger::ExpireCalls() {
+  if (pending_.empty()) return;
+  const absl::Time now = options_.clock->Now();
+  if (now < pending_.next_deadline()) return;
+  pending_.TakeExpired(now, finished_);
+  stats_.timeouts += finished_.size();
+  RunCallbacks(absl::DeadlineExceededError("no reply before the call's deadline"));
+}
+
+void Messenger::FailPeer(Peer& peer, const absl::Status& why) {
+  if (!peer.health.ok()) return;
+  ++stats_.peer_failures;
+  peer.health = absl::UnavailableError(absl::StrCat("connection to node ", peer.id, " failed: ", why.ToString()));
+  peer.deferred.clear();
+  peer.deferred_head = 0;
+  pending_.TakeForPeer(peer.id, finished_);
+  RunCallbacks(peer.health);
+}
+
+void Messenger::RunCallbacks(const absl::Status& status) {
+  // Callbacks may make calls (which never touch finished_ outside these runs), so take the batch first.
+  std::vector<PendingCalls::Call> batch;
+  batch.swap(finished_);
+  for (PendingCalls::Call& call : batch) call.done(status);
+  batch.clear();
+  if (finished_.empty()) finished_.swap(batch);  // keep the capacity for next time
+}
+
+bool Messenger::OnCompletion(const fabric::Completion& completion) {
+  if (!IsMsgContext(completion.context)) return false;
+  const uint32_t owner = ContextOwner(completion.context);
+  if (owner >= owners_.size()) return true;
+  const Owner& o = owners_[owner];
+  if (o.sender != nullptr) {
+    o.sender->OnCompletion(completion);
+  } else {
+    o.receiver->OnCompletion(completion);
+  }
+  return true;
+}
+
+absl::StatusOr<size_t> Messenger::max_payload(NodeId peer) const {
+  const Peer* state = FindPeer(peer);
+  if (state == nullptr) return absl::NotFoundError(absl::StrCat("no connection to node ", peer));
+  return state->sender->geometry().max_payload() - kEnvelopeSize;
+}
+
+absl::Status Messenger::peer_health(NodeId peer) const {
+  const Peer* state = FindPeer(peer);
+  if (state == nullptr) return absl::NotFoundError(absl::StrCat("no connection to node ", peer));
+  return state->health;
+}
+
+MsgCounters Messenger::counters() const {
+  MsgCounters total;
+  for (const Receiver& r : receivers_) total += r.ring->counters();
+  return total;
+}
+
+RingSender* Messenger::sender(NodeId peer) {
+  Peer* state = FindPeer(peer);
+  return state == nullptr ? nullptr : state->sender.get();
+}
+
+RingReceiver* Messenger::receive_ring(size_t index) {
+  return index < receivers_.size() ? receivers_[index].ring.get() : nullptr;
+}
+
+absl::StatusOr<std::string> CallAndWait(Messenger& messenger, NodeId peer, MessageType type,
+                                        std::string_view request, absl::Duration timeout,
+                                        absl::FunctionRef<void()> pump, const Clock& clock) {
+  const absl::Time deadline = clock.Now() + timeout;
+  bool finished = false;
+  absl::StatusOr<std::string> result;
+  auto done = [&](absl::StatusOr<std::string_view> reply) {
+    finished = true;
+    if (reply.ok()) {
+      result = std::string(*reply);
+    } else {
+      result = reply.status();
+    }
+  };
+  while (true) {
+    absl::Status s = messenger.Call(peer, type, request, deadline - clock.Now(), done);
+    if (s.ok()) break;
+    if (!absl::IsResourceExhausted(s)) return s;
+    if (clock.Now() >= deadline) return absl::DeadlineExceededError(std::string(s.message()));
+    messenger.Flush().IgnoreError();
+    pump();
+  }
+  messenger.Flush().IgnoreError();
+  while (!finished) pump();
+  return result;
+}
+
+size_t PollWorkerAndMessenger(fabric::Worker& worker, Messenger& messenger) {
+  fabric::Completion done[32];
+  const size_t n = worker.Poll(done);
+  for (size_t i = 0; i < n; ++i) messenger.OnCompletion(done[i]);
+  return messenger.Poll();
+}
+
+}  // namespace fathom::msg

@@ -1,0 +1,189 @@
+// Messenger: RPC over rings for one thread. It owns the thread's sending rings (one per peer node) and polls
+// the receive rings the node assigns to the thread; it pairs requests with replies by request id, runs
+// handlers by message type, and fails calls at their deadline (injected Clock).
+//
+//   Messenger m(options);                                       // per thread, next to its fabric Worker
+//   m.Register(kEcho, [](const Message& msg, std::string* reply) { reply->assign(msg.payload); return absl::OkStatus(); });
+//   m.AddPeer(2, *endpoint_to_2, ring_at_2, *my_region, credit_offset);        // we send to node 2
+//   m.AddReceiveRing(2, *my_region, ring_from_2, credit_at_2);                  // node 2 sends to us
+//   m.Call(2, kEcho, "ping", absl::Milliseconds(10), [](absl::StatusOr<std::string_view> r) { ... });
+//   m.Send(2, kNotify, "one-way");
+//   while (running) {                                           // the thread's event loop
+//     for (const Completion& c : worker completions) m.OnCompletion(c);
+//     m.Poll();                                                 // handlers, replies, timeouts, flushes
+//   }
+//
+// Batching: Call and Send only queue (framed into the ring's staging copy); Flush, or the end of Poll, writes
+// all queued bytes of a peer with one PostWrite. A full ring makes Call and Send return ResourceExhausted
+// (never overwriting anything): flush, poll and retry. Replies are never refused: one that does not fit
+// waits in a per-peer queue and goes out as soon as the peer frees room.
+//
+// Routing: a request from node X is answered through this messenger's ring to X, and a reply is matched
+// only against this messenger's calls. A node must therefore assign the ring (X's thread i -> us) to the
+// thread whose ring to X is polled by X's thread i: with equal thread counts, thread i <-> thread i.
+//
+// Failures: when the ring to a peer fails (its endpoint failed, a write failed, a corrupt credit) or a ring
+// from the peer is marked bad (corruption, too many rejected messages), the peer is marked failed: its
+// pending calls complete with Unavailable and new calls and sends return Unavailable. Recovery is a new
+// connection (a new Messenger peer), made by the node.
+//
+// Threading: one thread, the thread of the endpoints' Worker. Handlers and callbacks run inside Poll, on
+// that thread; they may Call, Send and Flush, but not Poll or Register.
+#ifndef FATHOM_PLATFORM_MSG_MESSENGER_H_
+#define FATHOM_PLATFORM_MSG_MESSENGER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "platform/base/clock.h"
+#include "platform/fabric/fabric.h"
+#include "platform/msg/counters.h"
+#include "platform/msg/handler_registry.h"
+#include "platform/msg/pending_calls.h"
+#include "platform/msg/ring_location.h"
+#include "platform/msg/ring_receiver.h"
+#include "platform/msg/ring_sender.h"
+#include "platform/msg/rpc_envelope.h"
+
+namespace fathom::msg {
+
+struct MessengerOptions {
+  // Deadlines of calls, and the receive rings' corruption timer. Not owned; must outlive the messenger.
+  const Clock* clock = Clock::Real();
+  RingSenderOptions sender;
+  RingReceiverOptions receiver;  // its clock is replaced by `clock`
+  // Records one Poll takes from one ring before it moves on to the next.
+  size_t max_records_per_ring = 64;
+  // Calls pending at once; Call returns ResourceExhausted beyond it.
+  size_t max_pending_calls = 1 << 16;
+};
+
+class Messenger {
+ public:
+  explicit Messenger(MessengerOptions options = {});
+  // Pending calls complete with Cancelled.
+  ~Messenger();
+  Messenger(const Messenger&) = delete;
+  Messenger& operator=(const Messenger&) = delete;
+
+  // See HandlerRegistry::Register. FailedPrecondition inside Poll.
+  absl::Status Register(MessageType type, Handler handler);
+
+  // Control path. Sending to `peer`: through `endpoint` (to the peer, on this thread's worker; it must
+  // outlive the messenger) into the peer's ring at `ring`; the receiver writes its head back into the credit
+  // word at `credit_offset` of our `credit_region` (registered, outliving the messenger; publish it to the
+  // peer with MakeCreditLocation). AlreadyExists if the peer was added.
+  absl::Status AddPeer(NodeId peer, fabric::Endpoint& endpoint, const RingLocation& ring,
+                       fabric::Region& credit_region, uint64_t credit_offset);
+  // Control path. A ring in our `ring_region` (described by `ring`, as published to the peer) that one of
+  // `peer`'s threads writes; its head goes back to that thread's credit word `credit` through the endpoint
+  // given to AddPeer(peer). FailedPrecondition if the peer was not added.
+  absl::Status AddReceiveRing(NodeId peer, fabric::Region& ring_region, const RingLocation& ring,
+                              const CreditLocation& credit);
+
+  // Queues a request; `done` runs (inside a later Poll) with the reply, the handler's error, DeadlineExceeded
+  // once `timeout` has passed, or Unavailable if the peer fails. If Call returns an error, `done` never runs:
+  // NotFound (unknown peer), Unavailable (peer failed), InvalidArgument (too large, type 0),
+  // ResourceExhausted (ring full, or too many pending calls).
+  absl::Status Call(NodeId peer, MessageType type, std::string_view request, absl::Duration timeout,
+                    ReplyCallback done);
+  // Queues a one-way message. Errors as for Call.
+  absl::Status Send(NodeId peer, MessageType type, std::string_view message);
+  // Writes every peer's queued messages (one PostWrite per peer, two if its ring wraps).
+  absl::Status Flush();
+  // Drains the receive rings (running handlers and reply callbacks), writes heads back, fails overdue calls,
+  // sends waiting replies and flushes. Returns how many messages it took from the rings.
+  size_t Poll();
+  // Routes a completion of this thread's worker; false if it is not the msg layer's (context.h).
+  bool OnCompletion(const fabric::Completion& completion);
+
+  // The largest request or message payload `peer` accepts (its ring's max payload less the envelope).
+  absl::StatusOr<size_t> max_payload(NodeId peer) const;
+  absl::Status peer_health(NodeId peer) const;
+  size_t pending_calls() const { return pending_.size(); }
+  // The sum of every receive ring's counters (messages the layers above rejected included).
+  MsgCounters counters() const;
+  struct Stats {
+    uint64_t calls = 0;
+    uint64_t one_way_sent = 0;
+    uint64_t replies_sent = 0;
+    uint64_t replies_deferred = 0;  // replies that waited for room in a full ring
+    uint64_t timeouts = 0;
+    uint64_t late_replies = 0;      // replies to calls no longer pending (timed out or failed)
+    uint64_t peer_failures = 0;
+  };
+  const Stats& stats() const { return stats_; }
+  // For tests and diagnostics; null if unknown.
+  RingSender* sender(NodeId peer);
+  RingReceiver* receive_ring(size_t index);
+  size_t receive_ring_count() const { return receivers_.size(); }
+
+ private:
+  struct Peer {
+    NodeId id = 0;
+    fabric::Endpoint* endpoint = nullptr;
+    std::unique_ptr<RingSender> sender;
+    absl::Status health;
+    // Replies waiting for room, each [type u16][length u32][envelope and body], from deferred_head on.
+    std::string deferred;
+    size_t deferred_head = 0;
+  };
+  struct Receiver {
+    NodeId peer = 0;
+    std::unique_ptr<RingReceiver> ring;
+    bool failed = false;
+  };
+  // A completion owner: exactly one of the two is set.
+  struct Owner {
+    RingSender* sender = nullptr;
+    RingReceiver* receiver = nullptr;
+  };
+
+  Peer* FindPeer(NodeId peer);
+  const Peer* FindPeer(NodeId peer) const;
+  absl::Status Usable(NodeId peer, Peer** out);
+  RejectReason Dispatch(NodeId peer, const RingRecord& record);
+  RejectReason OnReply(NodeId peer, const DecodedEnvelope& reply);
+  void SendReply(NodeId peer, MessageType type, uint64_t request_id, const absl::Status& status,
+                 std::string_view body);
+  void DrainDeferred(Peer& peer);
+  void FlushPeer(Peer& peer);
+  void ExpireCalls();
+  void FailPeer(Peer& peer, const absl::Status& why);
+  void RunCallbacks(const absl::Status& status);  // runs and clears finished_
+
+  MessengerOptions options_;
+  HandlerRegistry handlers_;
+  PendingCalls pending_;
+  absl::flat_hash_map<NodeId, std::unique_ptr<Peer>> peers_;
+  std::vector<Receiver> receivers_;
+  std::vector<Owner> owners_;
+  bool polling_ = false;
+  std::string reply_;                           // the reply a handler fills; capacity reused
+  std::vector<PendingCalls::Call> finished_;    // calls taken out to run their callbacks; capacity reused
+  Stats stats_;
+};
+
+// Makes `request` and waits for its reply, calling `pump` (which must poll this messenger and its worker and
+// whatever else the reply needs, e.g. the peer in a single-threaded simulation) until it arrives or fails.
+// A full ring is waited out until `timeout`. For tests and tools.
+absl::StatusOr<std::string> CallAndWait(Messenger& messenger, NodeId peer, MessageType type,
+                                        std::string_view request, absl::Duration timeout,
+                                        absl::FunctionRef<void()> pump, const Clock& clock);
+
+// Polls `worker` (routing completions to `messenger`) and then `messenger`; returns the messages polled.
+// For threads whose worker carries only msg traffic (tests, benchmarks): other completions are dropped.
+size_t PollWorkerAndMessenger(fabric::Worker& worker, Messenger& messenger);
+
+}  // namespace fathom::msg
+
+#endif  // FATHOM_PLATFORM_MSG_MESSENGER_H_

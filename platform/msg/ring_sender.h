@@ -1,0 +1,136 @@
+// RingSender: the writing end of one ring, owned by the sending thread. Messages are framed into a local
+// staging copy of the ring and written into the receiver's memory with one-sided writes.
+//
+//   ASSIGN_OR_RETURN(auto sender, RingSender::Create(*endpoint, peer_ring, *credit_region, credit_offset,
+//                                                     /*owner=*/0));
+//   RETURN_IF_ERROR(sender->Send(/*type=*/7, "hello"));   // queued: framed into the staging copy
+//   RETURN_IF_ERROR(sender->Send(7, "world"));
+//   RETURN_IF_ERROR(sender->Flush());                     // one PostWrite for both (two if the ring wraps)
+//   ... worker->Poll(done); sender->OnCompletion(c) for each completion whose context is the sender's
+//
+// Space: the receiver writes its head (how far it has consumed) back into the credit word in our registered
+// memory, lazily (RingGeometry::CreditThreshold). Send reads that word when the ring looks full and
+// returns ResourceExhausted if the record still does not fit: queued and unconsumed bytes are never
+// overwritten. The caller then flushes, polls and retries (RPC callers see the same ResourceExhausted).
+// Staging bytes are reused only once their write has completed and the receiver has consumed them.
+//
+// Failures: a write the fabric drops (Unavailable on a still healthy endpoint) is posted again; any other
+// failed write, a failed endpoint or a corrupt credit record marks the sender bad (health()) and every
+// later call returns that status.
+//
+// Threading: one thread at a time, the thread of the endpoint's Worker.
+#ifndef FATHOM_PLATFORM_MSG_RING_SENDER_H_
+#define FATHOM_PLATFORM_MSG_RING_SENDER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "platform/fabric/fabric.h"
+#include "platform/msg/ring_layout.h"
+#include "platform/msg/ring_location.h"
+
+namespace fathom::msg {
+
+struct RingSenderOptions {
+  // Ring writes posted and not completed yet (a power of two); Flush leaves bytes queued beyond it.
+  uint32_t max_writes_in_flight = 64;
+  // A dropped write is posted again at most this many times in a row before the ring is marked bad.
+  uint32_t max_write_retries = 16;
+};
+
+class RingSender {
+ public:
+  // `endpoint` reaches the receiver and must outlive the sender. `ring` is where the receiver keeps the
+  // ring (imported on `endpoint` here). The credit record lives at `credit_offset` in `credit_region`, a
+  // local registered region that must outlive the sender; Create zeroes it. `owner` goes into the
+  // completion contexts (context.h).
+  static absl::StatusOr<std::unique_ptr<RingSender>> Create(fabric::Endpoint& endpoint, const RingLocation& ring,
+                                                            fabric::Region& credit_region, uint64_t credit_offset,
+                                                            uint32_t owner, RingSenderOptions options = {});
+
+  // Queues one message, payload = head followed by body. InvalidArgument for type 0 or a payload over
+  // max_payload; ResourceExhausted if it does not fit now; the sender's failure if it is bad.
+  absl::Status Send(uint16_t type, std::string_view head, std::string_view body = {});
+  // Whether a message of `payload_length` bytes would fit now (reads the credit word if needed).
+  bool HasRoom(size_t payload_length);
+  // Posts every queued byte: one write per contiguous run (two when the queued bytes wrap), then flushes
+  // the endpoint. ResourceExhausted if writes in flight (or the worker) left some bytes queued.
+  absl::Status Flush();
+  // A completion whose context carries this sender's owner.
+  void OnCompletion(const fabric::Completion& completion);
+
+  absl::Status health() const { return health_; }
+  const RingGeometry& geometry() const { return geometry_; }
+  uint32_t owner() const { return owner_; }
+  // Absolute stream positions: tail() is where the next record goes, flushed() how far writes were
+  // posted, credited() the receiver's head as last read from the credit word.
+  uint64_t tail() const { return tail_; }
+  uint64_t flushed() const { return flushed_; }
+  uint64_t credited() const { return head_; }
+  uint64_t queued_bytes() const { return tail_ - flushed_; }
+  size_t writes_in_flight() const { return next_write_ - first_write_; }
+
+  struct Stats {
+    uint64_t messages = 0;        // queued by Send
+    uint64_t bytes = 0;           // their payload bytes
+    uint64_t writes = 0;          // ring writes posted (not counting retries)
+    uint64_t retried_writes = 0;  // dropped writes posted again
+    uint64_t full = 0;            // Sends refused for lack of room
+    uint64_t bad_credits = 0;     // credit records rejected (RejectReason::kBadCredit)
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  struct WriteSlot {
+    uint64_t start = 0;  // absolute positions of the bytes written
+    uint64_t end = 0;
+    uint32_t retries = 0;
+    bool done = false;
+  };
+
+  RingSender(fabric::Endpoint& endpoint, fabric::RemoteRegion remote, const RingLocation& ring,
+             const std::byte* credit, uint32_t owner, RingSenderOptions options);
+
+  // The first absolute position that may not be written: capacity past the oldest byte still needed.
+  uint64_t Limit() const;
+  bool Reserve(uint64_t bytes);
+  void RefreshCredit();
+  absl::Status PostSegment(uint64_t serial);
+  void MarkBad(absl::Status status);
+  std::byte* Staging(uint64_t position) { return staging_.get() + geometry_.OffsetOf(position); }
+
+  fabric::Endpoint& endpoint_;
+  const fabric::RemoteRegion remote_;
+  const uint64_t ring_offset_;
+  const RingGeometry geometry_;
+  const uint64_t session_;
+  const std::byte* const credit_;
+  const uint32_t owner_;
+  const RingSenderOptions options_;
+  std::unique_ptr<std::byte[]> staging_;  // capacity bytes, laid out as the ring
+
+  uint64_t tail_ = 0;
+  uint64_t flushed_ = 0;
+  uint64_t head_ = 0;
+  uint64_t next_seq_ = 1;
+  // A skip to the next lap that is queued but not flushed: the bytes up to gap_write_end_ are written (the
+  // padding header, if any); the rest, up to the lap boundary gap_end_, is not.
+  bool has_gap_ = false;
+  uint64_t gap_write_end_ = 0;
+  uint64_t gap_end_ = 0;
+  // Writes [first_write_, next_write_) by serial, in slots_[serial % size].
+  std::vector<WriteSlot> slots_;
+  uint64_t first_write_ = 0;
+  uint64_t next_write_ = 0;
+  absl::Status health_;
+  Stats stats_;
+};
+
+}  // namespace fathom::msg
+
+#endif  // FATHOM_PLATFORM_MSG_RING_SENDER_H_
