@@ -36,6 +36,8 @@ class LocalRegion {
   uint64_t size() const { return info_.size; }
   std::byte* data() const { return fabric_region_->data(); }
   const RegionInfo& info() const { return info_; }
+  // The fabric registration, for layers that take one (the msg layer's rings and credit words).
+  fabric::Region& fabric_region() const { return *fabric_region_; }
   // The local address of `offset`. REQUIRES: offset < size().
   std::byte* at(uint32_t offset) const { return data() + offset; }
 

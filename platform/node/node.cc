@@ -1,0 +1,381 @@
+// Node: start, stop, and joining peers (control path).
+#include "platform/node/node.h"
+
+#include <unistd.h>
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "platform/base/mutex.h"
+#include "platform/msg/ring_location.h"
+#include "platform/node/control/control_client.h"
+#include "platform/node/control/control_limits.h"
+
+namespace fathom::node {
+namespace {
+
+constexpr uint64_t kSlabBytes = memory::kMaxSlotBytes;  // regions are carved in slabs of this size
+
+absl::Status ValidateOptions(const NodeOptions& o) {
+  if (o.node_id == 0 || o.node_id > kMaxNodeId) {
+    return absl::InvalidArgumentError(absl::StrCat("node id ", o.node_id, " not in 1..", kMaxNodeId));
+  }
+  if (o.worker_threads < 1 || o.worker_threads > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("worker threads ", o.worker_threads, " not in 1..64"));
+  }
+  if (o.region_bytes < kSlabBytes || o.region_bytes > memory::kMaxRegionBytes || o.region_bytes % kSlabBytes != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("region size ", o.region_bytes, " must be a multiple of 1 MiB up to 4 GiB"));
+  }
+  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+  if (o.memory_bytes < kSlabBytes || o.memory_bytes > physical) {
+    return absl::InvalidArgumentError(absl::StrCat("memory size ", o.memory_bytes, " must be between 1 MiB and ",
+                                                   "this machine's ", physical, " bytes of RAM"));
+  }
+  if (o.max_peers < 1 || o.max_peers > 255) {
+    return absl::InvalidArgumentError(absl::StrCat("max peers ", o.max_peers, " not in 1..255"));
+  }
+  if (o.ring_bytes < 4096 || (o.ring_bytes & (o.ring_bytes - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("ring size ", o.ring_bytes, " must be a power of two >= 4096"));
+  }
+  for (const PeerAddress& peer : o.peers) {
+    if (peer.node_id == o.node_id) return absl::InvalidArgumentError("a node cannot list itself as a peer");
+  }
+  return absl::OkStatus();
+}
+
+uint64_t FreshIncarnation() {
+  std::random_device device;
+  uint64_t value = 0;
+  while (value == 0) value = (uint64_t{device()} << 32) ^ device();
+  return value;
+}
+
+fabric::FabricKind KindOf(const fabric::Fabric& fabric) {
+  return fabric.name() == "sim" ? fabric::FabricKind::kSim : fabric::FabricKind::kUcx;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Node>> Node::Start(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric) {
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  if (fabric == nullptr) return absl::InvalidArgumentError("no fabric");
+  std::unique_ptr<Node> node(new Node(std::move(options), std::move(fabric), FreshIncarnation()));
+  if (absl::Status s = node->Init(); !s.ok()) {
+    node->Stop();
+    return s;
+  }
+  return node;
+}
+
+Node::Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation)
+    : options_(std::move(options)),
+      fabric_(std::move(fabric)),
+      incarnation_(incarnation),
+      start_time_(options_.clock->Now()),
+      ring_plan_(options_.max_peers, options_.worker_threads, options_.ring_bytes) {}
+
+Node::~Node() { Stop(); }
+
+absl::Status Node::Init() {
+  const uint32_t base = options_.node_id << 16;
+  auto ring_region = memory::LocalRegion::Allocate(*fabric_, base, options_.node_id, ring_plan_.region_bytes());
+  if (!ring_region.ok()) return ring_region.status();
+  ring_region_ = std::move(*ring_region);
+  std::vector<memory::LocalRegion*> data;
+  for (uint64_t offset = 0, index = 1; offset < options_.memory_bytes; offset += options_.region_bytes, ++index) {
+    const uint64_t left = options_.memory_bytes - offset;
+    const uint64_t size = std::min(options_.region_bytes, (left + kSlabBytes - 1) / kSlabBytes * kSlabBytes);
+    auto region = memory::LocalRegion::Allocate(*fabric_, base | static_cast<uint32_t>(index), options_.node_id, size);
+    if (!region.ok()) {
+      return absl::ResourceExhaustedError(absl::StrCat("cannot allocate region ", index, " of ", size,
+                                                       " bytes: ", region.status().ToString()));
+    }
+    data.push_back(region->get());
+    data_regions_.push_back(std::move(*region));
+  }
+  if (absl::Status s = region_table_.Add(ring_region_->info()); !s.ok()) return s;
+  for (auto& region : data_regions_) {
+    if (absl::Status s = region_table_.Add(region->info()); !s.ok()) return s;
+  }
+  slab_source_ = std::make_unique<memory::SlabSource>(data, kSlabBytes);
+
+  for (int t = 0; t < options_.worker_threads; ++t) {
+    NodeThread::Config config;
+    config.index = t;
+    config.fabric = fabric_.get();
+    config.slab_source = slab_source_.get();
+    config.data_regions = data;
+    config.clock = options_.clock;
+    config.idle_wait = options_.idle_wait;
+    config.register_handlers = [user = options_.register_handlers](msg::Messenger& messenger, int thread) {
+      messenger
+          .Register(kPingMessage,
+                    [](const msg::Message& message, std::string* reply) {
+                      reply->assign(message.payload.data(), message.payload.size());
+                      return absl::OkStatus();
+                    })
+          .IgnoreError();
+      if (user) user(messenger, thread);
+    };
+    threads_.push_back(std::make_unique<NodeThread>(std::move(config)));
+    if (absl::Status s = threads_.back()->Start(); !s.ok()) return s;
+  }
+
+  control::ControlServerOptions server;
+  server.listen_address = options_.listen_address;
+  server.cluster_name = options_.cluster_name;
+  server.fabric_kind = KindOf(*fabric_);
+  server.cluster_token = options_.cluster_token;
+  server.tls = options_.tls;
+  auto control = control::ControlServer::Start(server, this);
+  if (!control.ok()) return control.status();
+  control_ = std::move(*control);
+  return absl::OkStatus();
+}
+
+void Node::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // The control server first: no Join may run against threads that are going away.
+  if (control_ != nullptr) control_->Stop();
+  for (auto& thread : threads_) thread->Stop();
+}
+
+std::string Node::control_address() const { return control_ == nullptr ? "" : control_->address(); }
+
+absl::StatusOr<NodeThread*> Node::Thread(int index) {
+  if (index < 0 || index >= static_cast<int>(threads_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("thread ", index, " not in 0..", threads_.size() - 1));
+  }
+  return threads_[index].get();
+}
+
+absl::StatusOr<int> Node::SlotFor(uint32_t peer) {
+  auto it = peer_slots_.find(peer);
+  if (it != peer_slots_.end()) return it->second;
+  const int slot = static_cast<int>(peer_slots_.size());
+  if (slot >= ring_plan_.max_peers()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("node ", options_.node_id, " already has ", slot, " peers (max_peers)"));
+  }
+  peer_slots_[peer] = slot;
+  return slot;
+}
+
+absl::StatusOr<control::NodeInfo> Node::InfoFor(uint32_t peer) {
+  control::NodeInfo info;
+  info.set_node_id(options_.node_id);
+  info.set_cluster_name(options_.cluster_name);
+  info.set_protocol_version(control::kControlProtocolVersion);
+  info.set_fabric_kind(KindOf(*fabric_) == fabric::FabricKind::kSim ? control::FABRIC_KIND_SIM
+                                                                       : control::FABRIC_KIND_UCX);
+  info.set_incarnation(incarnation_);
+  info.set_start_time_unix_micros(absl::ToUnixMicros(start_time_));
+  for (const auto& thread : threads_) info.add_worker_addresses(thread->worker_address());
+  auto add_region = [&](const memory::LocalRegion& region) {
+    control::RegionInfo* r = info.add_regions();
+    r->set_region_id(region.id());
+    r->set_owner_node_id(options_.node_id);
+    r->set_size(region.size());
+    r->set_region_descriptor(region.info().descriptor.Serialize());
+  };
+  add_region(*ring_region_);
+  for (const auto& region : data_regions_) add_region(*region);
+  auto slot = SlotFor(peer);
+  if (!slot.ok()) return slot.status();
+  for (int t = 0; t < threads(); ++t) {
+    // The ring the peer's thread t writes into...
+    auto ring = msg::MakeRingLocation(ring_region_->fabric_region(), ring_plan_.ring_offset(*slot, t),
+                                      ring_plan_.ring_bytes(),
+                                      RingPlan::Session(incarnation_, options_.node_id, peer, t));
+    if (!ring.ok()) return ring.status();
+    control::RingLocation* r = info.add_rings();
+    r->set_sender_node_id(peer);
+    r->set_sender_thread(t);
+    r->set_location(ring->Serialize());
+    // ...and the credit word where the peer writes back the head of the ring our thread t writes into.
+    auto credit = msg::MakeCreditLocation(ring_region_->fabric_region(), ring_plan_.credit_offset(*slot, t));
+    if (!credit.ok()) return credit.status();
+    control::RingLocation* c = info.add_rings();
+    c->set_sender_node_id(options_.node_id);
+    c->set_sender_thread(t);
+    c->set_location(credit->Serialize());
+  }
+  return info;
+}
+
+absl::Status Node::Connect(const control::NodeInfo& peer) {
+  const uint32_t id = peer.node_id();
+  if (auto it = connected_.find(id); it != connected_.end()) {
+    if (it->second == peer.incarnation()) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("node ", id, " restarted (new incarnation); reconnection is not supported yet"));
+  }
+  if (id == options_.node_id) return absl::InvalidArgumentError("a node cannot join itself");
+  if (peer.worker_addresses_size() != threads()) {
+    return absl::FailedPreconditionError(absl::StrCat("node ", id, " runs ", peer.worker_addresses_size(),
+                                                      " threads, this node ", threads(), "; they must match"));
+  }
+  auto slot = SlotFor(id);
+  if (!slot.ok()) return slot.status();
+  std::vector<memory::RegionInfo> regions;
+  for (const control::RegionInfo& r : peer.regions()) {
+    auto descriptor = fabric::RegionDescriptor::Parse(r.region_descriptor());
+    if (!descriptor.ok()) return descriptor.status();
+    if ((r.region_id() >> 16) != id) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", id, " claims region ", r.region_id(),
+                                                     " outside its id range"));
+    }
+    regions.push_back(memory::RegionInfo{r.region_id(), id, r.size(), *descriptor});
+  }
+  std::vector<std::optional<msg::RingLocation>> rings(threads());
+  std::vector<std::optional<msg::CreditLocation>> credits(threads());
+  for (const control::RingLocation& entry : peer.rings()) {
+    const int t = static_cast<int>(entry.sender_thread());
+    if (t >= threads()) return absl::InvalidArgumentError(absl::StrCat("ring entry for thread ", t));
+    if (entry.sender_node_id() == options_.node_id) {
+      auto ring = msg::RingLocation::Parse(entry.location());
+      if (!ring.ok()) return ring.status();
+      rings[t] = *ring;
+    } else if (entry.sender_node_id() == id) {
+      auto credit = msg::CreditLocation::Parse(entry.location());
+      if (!credit.ok()) return credit.status();
+      credits[t] = *credit;
+    }
+  }
+  for (int t = 0; t < threads(); ++t) {
+    if (!rings[t].has_value() || !credits[t].has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", id, " sent no ring or credit for thread ", t));
+    }
+  }
+  for (int t = 0; t < threads(); ++t) {
+    const msg::RingLocation ring_to_peer = *rings[t];
+    const msg::CreditLocation peer_credit = *credits[t];
+    const std::string address = peer.worker_addresses(t);
+    auto my_ring = msg::MakeRingLocation(ring_region_->fabric_region(), ring_plan_.ring_offset(*slot, t),
+                                         ring_plan_.ring_bytes(),
+                                         RingPlan::Session(incarnation_, options_.node_id, id, t));
+    if (!my_ring.ok()) return my_ring.status();
+    const uint64_t credit_offset = ring_plan_.credit_offset(*slot, t);
+    // By value: if the wait times out, the task may still run after this function has returned.
+    NodeThread* target = threads_[t].get();
+    fabric::Region* ring_region = &ring_region_->fabric_region();
+    absl::Status connected = target->RunAndWait(
+        [target, ring_region, id, address, regions, ring_to_peer, peer_credit, my_ring = *my_ring,
+         credit_offset]() -> absl::Status {
+          NodeThread& thread = *target;
+          auto endpoint = thread.worker().Connect(address);
+          if (!endpoint.ok()) return endpoint.status();
+          PeerConnection& connection = thread.AddPeer(id, std::move(*endpoint));
+          for (const memory::RegionInfo& region : regions) {
+            auto remote = connection.endpoint->ImportRegion(region.descriptor);
+            if (!remote.ok()) return remote.status();
+            connection.regions[region.id] = *remote;
+          }
+          if (absl::Status s =
+                  thread.messenger().AddPeer(id, *connection.endpoint, ring_to_peer, *ring_region, credit_offset);
+              !s.ok()) {
+            return s;
+          }
+          return thread.messenger().AddReceiveRing(id, *ring_region, my_ring, peer_credit);
+        },
+        options_.call_timeout);
+    if (!connected.ok()) {
+      return absl::Status(connected.code(),
+                          absl::StrCat("connecting thread ", t, " to node ", id, ": ", connected.message()));
+    }
+  }
+  for (const memory::RegionInfo& region : regions) region_table_.Add(region).IgnoreError();
+  connected_[id] = peer.incarnation();
+  return absl::OkStatus();
+}
+
+absl::Status Node::JoinPeer(const PeerAddress& peer) {
+  control::NodeInfo mine;
+  {
+    MutexLock lock(&join_mu_);
+    if (connected_.contains(peer.node_id)) return absl::OkStatus();
+    auto info = InfoFor(peer.node_id);
+    if (!info.ok()) return info.status();
+    mine = std::move(*info);
+  }
+  // Not under join_mu_: the peer may be joining us at the same moment, and its Join needs the lock.
+  control::ControlClientOptions client_options;
+  client_options.target = peer.control_address;
+  client_options.cluster_token = options_.cluster_token;
+  client_options.tls_ca_path = options_.tls_ca_path;
+  client_options.call_timeout = options_.call_timeout;
+  auto client = control::ControlClient::Create(client_options);
+  if (!client.ok()) return client.status();
+  auto theirs = (*client)->Join(mine);
+  if (!theirs.ok()) {
+    return absl::Status(theirs.status().code(), absl::StrCat("joining node ", peer.node_id, " at ",
+                                                             peer.control_address, ": ", theirs.status().message()));
+  }
+  if (theirs->node_id() != peer.node_id) {
+    return absl::FailedPreconditionError(absl::StrCat("expected node ", peer.node_id, " at ", peer.control_address,
+                                                      ", found node ", theirs->node_id()));
+  }
+  MutexLock lock(&join_mu_);
+  return Connect(*theirs);
+}
+
+absl::Status Node::JoinPeers() {
+  const absl::Time deadline = absl::Now() + options_.join_timeout;
+  std::map<uint32_t, absl::Status> failures;
+  while (true) {
+    failures.clear();
+    for (const PeerAddress& peer : options_.peers) {
+      if (absl::Status s = JoinPeer(peer); !s.ok()) failures[peer.node_id] = s;
+    }
+    if (failures.empty()) return absl::OkStatus();
+    // Only a peer that is not up yet is worth waiting for.
+    for (const auto& [id, status] : failures) {
+      if (!absl::IsUnavailable(status) && !absl::IsDeadlineExceeded(status)) return status;
+    }
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  std::vector<std::string> reasons;
+  for (const auto& [id, status] : failures) reasons.push_back(status.ToString());
+  return absl::UnavailableError(absl::StrCat("peers unreachable after ", absl::FormatDuration(options_.join_timeout),
+                                             ": ", absl::StrJoin(reasons, "; ")));
+}
+
+std::vector<uint32_t> Node::connected_peers() const {
+  MutexLock lock(&join_mu_);
+  std::vector<uint32_t> peers;
+  for (const auto& [id, incarnation] : connected_) peers.push_back(id);
+  std::sort(peers.begin(), peers.end());
+  return peers;
+}
+
+absl::StatusOr<control::NodeInfo> Node::OnJoin(const control::JoinRequest& request) {
+  MutexLock lock(&join_mu_);
+  if (absl::Status s = Connect(request.caller()); !s.ok()) return s;
+  return InfoFor(request.caller().node_id());
+}
+
+bool Node::shutdown_requested() const {
+  MutexLock lock(&shutdown_mu_);
+  return shutdown_requested_;
+}
+
+bool Node::WaitForShutdownRequest(absl::Duration timeout) {
+  MutexLock lock(&shutdown_mu_);
+  TsanRelease(&shutdown_mu_);
+  shutdown_mu_.AwaitWithTimeout(absl::Condition(&shutdown_requested_), timeout);
+  TsanAcquire(&shutdown_mu_);
+  return shutdown_requested_;
+}
+
+void Node::OnShutdown(std::string_view reason) {
+  // Only a signal: the control server waits for handlers, so stopping here would wait for itself.
+  MutexLock lock(&shutdown_mu_);
+  shutdown_requested_ = true;
+}
+
+}  // namespace fathom::node

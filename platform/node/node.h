@@ -1,0 +1,143 @@
+// Node: the symmetric runtime. Every node contributes memory, serves one-sided access to it, talks to
+// every other node through ring buffers, and answers the gRPC control service (Join, Stats, Shutdown).
+//
+//   NodeOptions options;
+//   options.node_id = 1;
+//   options.cluster_token = token;
+//   options.peers = *ParsePeers("2@127.0.0.1:7002");
+//   ASSIGN_OR_RETURN(auto fabric, fabric::CreateUcxFabric({.transports = "sm"}));
+//   ASSIGN_OR_RETURN(std::unique_ptr<Node> node, Node::Start(options, std::move(fabric)));
+//   RETURN_IF_ERROR(node->JoinPeers());                       // until every listed peer has joined
+//   ASSIGN_OR_RETURN(object::ObjectRef ref, node->AllocateObject("hello"));
+//   ASSIGN_OR_RETURN(std::string bytes, node->ReadObject(ref_from_another_node));
+//   ASSIGN_OR_RETURN(std::string reply, node->Call(/*peer=*/2, kPingMessage, "ping"));
+//   node->Stop();
+//
+// Joining is symmetric and idempotent: either side may call Join (both do, with a static peer list); the
+// first one connects every thread of both nodes (thread i to the peer's thread i: every node of a cluster
+// runs the same number of threads), the second finds the connection made. A peer that restarts (new
+// incarnation) is refused until reconnection exists (FailedPrecondition).
+//
+// The blocking helpers (AllocateObject, ReadObject, Call, PingPeer, Counters) are for tests, tools and
+// the control service; the layers above work on the node threads directly (RunOnThread).
+#ifndef FATHOM_PLATFORM_NODE_NODE_H_
+#define FATHOM_PLATFORM_NODE_NODE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "platform/fabric/fabric.h"
+#include "platform/memory/region.h"
+#include "platform/memory/region_table.h"
+#include "platform/memory/slab_allocator.h"
+#include "platform/node/control/control_handler.h"
+#include "platform/node/control/control_server.h"
+#include "platform/node/node_options.h"
+#include "platform/node/node_thread.h"
+#include "platform/node/ring_plan.h"
+#include "platform/object/object_layout.h"
+
+namespace fathom::node {
+
+// Message types the runtime itself handles on every node (1..99 are the runtime's).
+inline constexpr msg::MessageType kPingMessage = 1;  // replies with the request's bytes
+
+struct PingStats {
+  uint32_t ok = 0;
+  uint32_t failed = 0;
+  absl::Duration p50;
+  absl::Duration max;
+  absl::Status first_error;
+};
+
+class Node final : public control::ControlHandler {
+ public:
+  // Allocates and registers memory, starts the threads and the control server. `fabric` is the node's
+  // (UcxFabric, or a SimNetwork node in embedded tests).
+  static absl::StatusOr<std::unique_ptr<Node>> Start(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric);
+  ~Node() override;  // Stop()
+  // Stops the control server and the threads. Peers see this node as failed.
+  void Stop();
+
+  uint32_t id() const { return options_.node_id; }
+  uint64_t incarnation() const { return incarnation_; }
+  int threads() const { return static_cast<int>(threads_.size()); }
+  // "host:port" the control server listens on (the port resolved when 0 was asked for).
+  std::string control_address() const;
+
+  // Joins `peer` through its control server (idempotent). Errors name the peer.
+  absl::Status JoinPeer(const PeerAddress& peer);
+  // Joins every peer of NodeOptions::peers, retrying each until NodeOptions::join_timeout; Unavailable
+  // names the ones that never answered.
+  absl::Status JoinPeers();
+  std::vector<uint32_t> connected_peers() const;
+
+  // A new object holding `payload`, in this node's memory, allocated by `thread`.
+  absl::StatusOr<object::ObjectRef> AllocateObject(std::string_view payload, int thread = 0);
+  // Replaces the payload of a local object.
+  absl::Status WriteObject(const object::ObjectRef& ref, std::string_view payload, int thread = 0);
+  // Reads any object: local ones from memory, remote ones with one-sided reads, both checked.
+  absl::StatusOr<std::string> ReadObject(const object::ObjectRef& ref, int thread = 0);
+  // An RPC from `thread` to `peer`'s thread of the same index.
+  absl::StatusOr<std::string> Call(uint32_t peer, msg::MessageType type, std::string_view request, int thread = 0,
+                                   absl::Duration timeout = absl::ZeroDuration());
+  // `count` ping round trips from `thread` to `peer`, one after another, each with `payload_bytes` bytes.
+  absl::StatusOr<PingStats> PingPeer(uint32_t peer, int thread, int count, size_t payload_bytes,
+                                     absl::Duration timeout_each = absl::Seconds(2));
+  // Messages, bytes, retries, rejected inputs, per layer, summed over threads.
+  std::map<std::string, uint64_t> Counters();
+
+  // Runs `task` on node thread `thread` and waits (bounded by call_timeout).
+  absl::Status RunOnThread(int thread, absl::AnyInvocable<absl::Status(NodeThread&)> task);
+
+  // Set by the control service's Shutdown; fathomd waits on it.
+  bool shutdown_requested() const;
+  bool WaitForShutdownRequest(absl::Duration timeout);
+
+  // control::ControlHandler (called on gRPC threads).
+  absl::StatusOr<control::NodeInfo> OnJoin(const control::JoinRequest& request) override;
+  control::StatsResponse OnStats() override;
+  void OnShutdown(std::string_view reason) override;
+
+ private:
+  Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation);
+  absl::Status Init();
+  // This node's NodeInfo as `peer` must see it (rings for its threads, credits of ours).
+  absl::StatusOr<control::NodeInfo> InfoFor(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
+  absl::StatusOr<int> SlotFor(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
+  // Connects every thread to `peer` (idempotent for the same incarnation).
+  absl::Status Connect(const control::NodeInfo& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
+  absl::StatusOr<NodeThread*> Thread(int index);
+  bool IsLocal(const object::ObjectRef& ref) const { return (ref.address.region >> 16) == options_.node_id; }
+
+  NodeOptions options_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+  const uint64_t incarnation_;
+  const absl::Time start_time_;
+  RingPlan ring_plan_;
+  std::unique_ptr<memory::LocalRegion> ring_region_;
+  std::vector<std::unique_ptr<memory::LocalRegion>> data_regions_;
+  memory::RegionTable region_table_;
+  std::unique_ptr<memory::SlabSource> slab_source_;
+  std::vector<std::unique_ptr<NodeThread>> threads_;
+  std::unique_ptr<control::ControlServer> control_;
+
+  mutable absl::Mutex join_mu_;
+  absl::flat_hash_map<uint32_t, int> peer_slots_ ABSL_GUARDED_BY(join_mu_);
+  absl::flat_hash_map<uint32_t, uint64_t> connected_ ABSL_GUARDED_BY(join_mu_);  // peer -> incarnation
+
+  mutable absl::Mutex shutdown_mu_;
+  bool shutdown_requested_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  bool stopped_ = false;
+};
+
+}  // namespace fathom::node
+
+#endif  // FATHOM_PLATFORM_NODE_NODE_H_

@@ -1,0 +1,58 @@
+// NodeOptions: everything a Node is started with (fathomd's flags map onto it).
+#ifndef FATHOM_PLATFORM_NODE_NODE_OPTIONS_H_
+#define FATHOM_PLATFORM_NODE_NODE_OPTIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "platform/base/clock.h"
+#include "platform/msg/messenger.h"
+#include "platform/node/control/tls_credentials.h"
+
+namespace fathom::node {
+
+// A peer's node id and control address, written "id@host:port".
+struct PeerAddress {
+  uint32_t node_id = 0;
+  std::string control_address;
+};
+
+// Parses "2@127.0.0.1:7001,3@10.0.0.3:7000" (empty: no peers). InvalidArgument names the bad entry.
+absl::StatusOr<std::vector<PeerAddress>> ParsePeers(std::string_view list);
+
+// Node ids are below this (region ids are node id << 16 | index).
+inline constexpr uint32_t kMaxNodeId = 0xffff;
+
+struct NodeOptions {
+  uint32_t node_id = 0;  // 1..kMaxNodeId
+  std::string cluster_name = "fathom";
+  std::string cluster_token;  // 16..1024 visible ASCII characters (control/cluster_token.h)
+  std::string listen_address = "127.0.0.1:0";
+  control::ServerTlsFiles tls;   // both empty: plaintext
+  std::string tls_ca_path;       // to verify peers' certificates when they use TLS
+
+  uint64_t memory_bytes = 64 << 20;  // data memory this node contributes
+  uint64_t region_bytes = 64 << 20;  // split into regions of this size (at most 4 GiB)
+  int worker_threads = 2;            // every node of a cluster must run the same number
+  uint32_t ring_bytes = 64 << 10;    // each receive ring
+  int max_peers = 15;
+
+  std::vector<PeerAddress> peers;  // static until the coordinator replaces it
+  absl::Duration join_timeout = absl::Seconds(30);
+  absl::Duration call_timeout = absl::Seconds(5);  // default for blocking helpers
+  // How long an idle node thread sleeps between looks at its receive rings: messages written into
+  // shared memory raise no event, so this bounds the first message's latency after idleness.
+  absl::Duration idle_wait = absl::Milliseconds(1);
+  const Clock* clock = Clock::Real();
+  // Runs on every node thread at start, to register RPC handlers on that thread's messenger.
+  std::function<void(msg::Messenger&, int thread)> register_handlers;
+};
+
+}  // namespace fathom::node
+
+#endif  // FATHOM_PLATFORM_NODE_NODE_OPTIONS_H_

@@ -1,0 +1,183 @@
+// The node runtime on an embedded cluster: join, objects read across nodes, RPC from every thread, and
+// (on SimFabric) partitions, crashes and drops.
+#include <atomic>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "platform/fabric/sim/test_seed.h"
+#include "platform/node/control/control_client.h"
+#include "platform/node/embedded_cluster.h"
+
+namespace fathom::node {
+namespace {
+
+std::string Payload(uint32_t node, int i) { return absl::StrCat("object ", i, " of node ", node); }
+
+// Every node allocates objects; every node reads every node's objects; every thread of every node pings
+// every other node at the same time.
+void JoinReadAndPing(EmbeddedCluster& cluster) {
+  const int n = cluster.size();
+  std::vector<std::vector<object::ObjectRef>> refs(n + 1);
+  for (int id = 1; id <= n; ++id) {
+    EXPECT_EQ(cluster.node(id).connected_peers().size(), size_t(n - 1));
+    for (int i = 0; i < 4; ++i) {
+      auto ref = cluster.node(id).AllocateObject(Payload(id, i), i % cluster.node(id).threads());
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      refs[id].push_back(*ref);
+    }
+  }
+  for (int reader = 1; reader <= n; ++reader) {
+    for (int owner = 1; owner <= n; ++owner) {
+      for (int i = 0; i < 4; ++i) {
+        auto bytes = cluster.node(reader).ReadObject(refs[owner][i], i % 2);
+        ASSERT_TRUE(bytes.ok()) << "node " << reader << " reading node " << owner << ": " << bytes.status();
+        EXPECT_EQ(*bytes, Payload(owner, i));
+      }
+    }
+  }
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pingers;
+  for (int from = 1; from <= n; ++from) {
+    for (int to = 1; to <= n; ++to) {
+      if (from == to) continue;
+      for (int t = 0; t < cluster.node(from).threads(); ++t) {
+        pingers.emplace_back([&, from, to, t] {
+          auto stats = cluster.node(from).PingPeer(to, t, 200, 64);
+          if (!stats.ok() || stats->ok != 200) {
+            ++failures;
+            ADD_FAILURE() << from << "->" << to << " thread " << t << ": "
+                          << (stats.ok() ? stats->first_error.ToString() : stats.status().ToString());
+          }
+        });
+      }
+    }
+  }
+  for (auto& p : pingers) p.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto counters = cluster.node(1).Counters();
+  EXPECT_GT(counters["msg.messages"], 0u);
+  EXPECT_EQ(counters["msg.rejected"], 0u);
+  EXPECT_EQ(counters["node.unrouted_completions"], 0u);
+}
+
+TEST(NodeTest, UcxSharedMemoryClusterJoinsReadsAndPings) {
+  auto cluster = EmbeddedCluster::Start({});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  JoinReadAndPing(**cluster);
+}
+
+TEST(NodeTest, UcxTcpClusterJoinsReadsAndPings) {
+  EmbeddedClusterOptions options;
+  options.fabric = EmbeddedFabric::kUcxTcp;
+  auto cluster = EmbeddedCluster::Start(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  JoinReadAndPing(**cluster);
+}
+
+EmbeddedClusterOptions SimOptions(uint64_t seed) {
+  EmbeddedClusterOptions options;
+  options.fabric = EmbeddedFabric::kSim;
+  options.sim.seed = seed;
+  options.sim.torn_copies = true;
+  options.sim.fabric.operation_timeout = absl::Milliseconds(500);
+  return options;
+}
+
+TEST(NodeTest, SimClusterJoinsReadsAndPings) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  JoinReadAndPing(**cluster);
+}
+
+// A partition between nodes 1 and 2: their calls fail with a status within a bounded time; each still
+// serves node 3.
+TEST(NodeTest, SimPartitionFailsOnlyThePartitionedPair) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  ASSERT_TRUE(c.node(1).Call(2, kPingMessage, "before").ok());
+  c.sim()->Partition(1, 2);
+  const absl::Time start = absl::Now();
+  auto cut = c.node(1).Call(2, kPingMessage, "across", 0, absl::Seconds(5));
+  EXPECT_FALSE(cut.ok());
+  std::cerr << "[ info ] partitioned call failed after " << absl::Now() - start << ": " << cut.status() << "\n";
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_TRUE(c.node(1).Call(3, kPingMessage, "ok", t).ok());
+    EXPECT_TRUE(c.node(2).Call(3, kPingMessage, "ok", t).ok());
+    EXPECT_TRUE(c.node(3).Call(1, kPingMessage, "ok", t).ok());
+  }
+}
+
+// A crashed node: the others' calls and reads to it fail with a status; they keep serving each other.
+TEST(NodeTest, SimCrashedNodeFailsItsOperationsAndOthersContinue) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  auto ref = c.node(3).AllocateObject("on node 3");
+  ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE(c.node(1).ReadObject(*ref).ok());
+  c.sim()->Crash(3);
+  const absl::Time start = absl::Now();
+  EXPECT_FALSE(c.node(1).Call(3, kPingMessage, "x").ok());
+  EXPECT_FALSE(c.node(2).ReadObject(*ref).ok());
+  std::cerr << "[ info ] operations to the crashed node failed within " << absl::Now() - start << "\n";
+  auto stats = c.node(1).PingPeer(2, 1, 50, 100);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->ok, 50u);
+}
+
+// Drops: the msg layer writes a dropped ring write again, so every ping is still answered; nothing hangs.
+TEST(NodeTest, SimDropsAreRetransmittedAndEveryPingAnswered) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  c.sim()->set_drop_probability(0.02);
+  const uint64_t dropped_before = c.sim()->stats().dropped;
+  int ok = 0;
+  for (int from = 1; from <= 3; ++from) {
+    for (int to = 1; to <= 3; ++to) {
+      if (from == to) continue;
+      auto stats = c.node(from).PingPeer(to, 0, 100, 32, absl::Seconds(1));
+      ASSERT_TRUE(stats.ok()) << stats.status();
+      EXPECT_EQ(stats->ok, 100u) << from << "->" << to << ": " << stats->first_error;
+      ok += stats->ok;
+    }
+  }
+  const uint64_t dropped = c.sim()->stats().dropped - dropped_before;
+  std::cerr << "[ info ] with drops: " << ok << " pings answered, " << dropped << " operations dropped\n";
+  EXPECT_GT(dropped, 0u) << "nothing was dropped: the test lost its teeth";
+}
+
+TEST(NodeTest, StatsOverTheControlServiceNeedTheToken) {
+  auto cluster = EmbeddedCluster::Start({});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  ASSERT_TRUE(c.node(1).PingPeer(2, 0, 10, 8).ok());
+  control::ControlClientOptions options;
+  options.target = c.node(1).control_address();
+  options.cluster_token = c.token();
+  auto client = control::ControlClient::Create(options);
+  ASSERT_TRUE(client.ok());
+  auto stats = (*client)->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->node_id(), 1u);
+  EXPECT_GE(stats->counters().at("msg.calls"), 10u);
+  EXPECT_EQ(stats->counters().at("node.peers"), 2u);
+  options.cluster_token = std::string(32, 'x');
+  auto wrong = control::ControlClient::Create(options);
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_EQ((*wrong)->Stats().status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace fathom::node

@@ -1,0 +1,109 @@
+#include "platform/node/node_thread.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace fathom::node {
+
+NodeThread::NodeThread(Config config) : config_(std::move(config)) {}
+
+NodeThread::~NodeThread() { Stop(); }
+
+absl::Status NodeThread::Start() {
+  auto worker = config_.fabric->CreateWorker();
+  if (!worker.ok()) return worker.status();
+  worker_ = std::move(*worker);
+  worker_address_ = worker_->address();
+  allocator_ = std::make_unique<memory::SlabAllocator>(config_.slab_source);
+  store_ = std::make_unique<object::ObjectStore>(config_.data_regions, allocator_.get());
+  object::ReadPolicy policy;
+  reader_ = std::make_unique<object::AsyncObjectReader>(policy, config_.clock);
+  msg::MessengerOptions messenger_options;
+  messenger_options.clock = config_.clock;
+  messenger_ = std::make_unique<msg::Messenger>(messenger_options);
+  if (config_.register_handlers) config_.register_handlers(*messenger_, config_.index);
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void NodeThread::Stop() {
+  {
+    // Signal under the lock: the loop decides to exit (and then destroys the worker) only under it.
+    MutexLock lock(&mu_);
+    if (!stopping_) {
+      stopping_ = true;
+      if (worker_ != nullptr) worker_->Signal();
+    }
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+bool NodeThread::Post(absl::AnyInvocable<void()> task) {
+  MutexLock lock(&mu_);
+  if (stopping_ || worker_ == nullptr) return false;
+  tasks_.push_back(std::move(task));
+  worker_->Signal();
+  return true;
+}
+
+absl::Status NodeThread::RunAndWait(absl::AnyInvocable<absl::Status()> task, absl::Duration timeout) {
+  absl::StatusOr<bool> done = RunAndWait<bool>(
+      [task = std::move(task)]() mutable -> absl::StatusOr<bool> {
+        absl::Status s = task();
+        if (!s.ok()) return s;
+        return true;
+      },
+      timeout);
+  return done.status();
+}
+
+PeerConnection* NodeThread::peer(uint32_t node_id) {
+  auto it = peers_.find(node_id);
+  return it == peers_.end() ? nullptr : &it->second;
+}
+
+PeerConnection& NodeThread::AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint) {
+  PeerConnection& connection = peers_[node_id];
+  connection.endpoint = std::move(endpoint);
+  return connection;
+}
+
+size_t NodeThread::RunTasks() {
+  std::vector<absl::AnyInvocable<void()>> tasks;
+  {
+    MutexLock lock(&mu_);
+    tasks.swap(tasks_);
+  }
+  for (auto& task : tasks) task();
+  return tasks.size();
+}
+
+void NodeThread::Loop() {
+  fabric::Completion completions[64];
+  while (true) {
+    {
+      MutexLock lock(&mu_);
+      if (stopping_ && tasks_.empty()) break;
+    }
+    size_t work = 0;
+    const size_t n = worker_->Poll(completions);
+    for (size_t i = 0; i < n; ++i) {
+      if (!messenger_->OnCompletion(completions[i]) && !reader_->OnCompletion(completions[i])) ++unrouted_;
+    }
+    work += n;
+    work += messenger_->Poll();
+    work += reader_->Poll();
+    work += RunTasks();
+    // Idle: sleep on the worker (spinning briefly first), so tcp peers are still served and tasks wake us.
+    if (work == 0) worker_->Wait(config_.idle_wait);
+  }
+  // Tear down on the thread that owns it all: the messenger before the endpoints it sends through, the
+  // endpoints before the worker.
+  messenger_.reset();
+  peers_.clear();
+  reader_.reset();
+  store_.reset();
+  allocator_.reset();
+  worker_.reset();
+}
+
+}  // namespace fathom::node
