@@ -105,6 +105,10 @@ class Node final : public control::ControlHandler {
   absl::StatusOr<control::NodeInfo> OnJoin(const control::JoinRequest& request) override;
   control::StatsResponse OnStats() override;
   void OnShutdown(std::string_view reason) override;
+  absl::StatusOr<control::AllocateObjectResponse> OnAllocateObject(
+      const control::AllocateObjectRequest& request) override;
+  absl::StatusOr<control::ReadObjectResponse> OnReadObject(const control::ReadObjectRequest& request) override;
+  absl::StatusOr<control::PingPeerResponse> OnPingPeer(const control::PingPeerRequest& request) override;
 
  private:
   Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation);

@@ -28,4 +28,24 @@ absl::StatusOr<std::vector<PeerAddress>> ParsePeers(std::string_view list) {
   return peers;
 }
 
+absl::StatusOr<uint64_t> ParseBytes(std::string_view text) {
+  absl::string_view digits(text.data(), text.size());
+  uint64_t unit = 1;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K': case 'k': unit = uint64_t{1} << 10; break;
+      case 'M': case 'm': unit = uint64_t{1} << 20; break;
+      case 'G': case 'g': unit = uint64_t{1} << 30; break;
+      case 'T': case 't': unit = uint64_t{1} << 40; break;
+      default: break;
+    }
+    if (unit != 1) digits.remove_suffix(1);
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value) || value > UINT64_MAX / unit) {
+    return absl::InvalidArgumentError(absl::StrCat("'", std::string(text), "' is not a byte count like 64M"));
+  }
+  return value * unit;
+}
+
 }  // namespace fathom::node

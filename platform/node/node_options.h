@@ -25,6 +25,9 @@ struct PeerAddress {
 // Parses "2@127.0.0.1:7001,3@10.0.0.3:7000" (empty: no peers). InvalidArgument names the bad entry.
 absl::StatusOr<std::vector<PeerAddress>> ParsePeers(std::string_view list);
 
+// Parses a byte count: "1048576", "64K", "64M", "2G" (powers of 1024). InvalidArgument otherwise.
+absl::StatusOr<uint64_t> ParseBytes(std::string_view text);
+
 // Node ids are below this (region ids are node id << 16 | index).
 inline constexpr uint32_t kMaxNodeId = 0xffff;
 

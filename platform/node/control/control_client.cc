@@ -64,6 +64,28 @@ absl::StatusOr<NodeInfo> ControlClient::Join(const NodeInfo& self) {
   return std::move(*response.mutable_callee());
 }
 
+template <typename Request, typename Response, typename Method>
+absl::StatusOr<Response> ControlClient::Unary(const char* name, const Request& request, Method method) {
+  grpc::ClientContext context;
+  Prepare(context);
+  Response response;
+  grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+  if (!status.ok()) return ToAbslStatus(status, absl::StrCat("Control.", name, " to ", options_.target));
+  return response;
+}
+
+absl::StatusOr<AllocateObjectResponse> ControlClient::AllocateObject(const AllocateObjectRequest& request) {
+  return Unary<AllocateObjectRequest, AllocateObjectResponse>("AllocateObject", request, &Control::Stub::AllocateObject);
+}
+
+absl::StatusOr<ReadObjectResponse> ControlClient::ReadObject(const ReadObjectRequest& request) {
+  return Unary<ReadObjectRequest, ReadObjectResponse>("ReadObject", request, &Control::Stub::ReadObject);
+}
+
+absl::StatusOr<PingPeerResponse> ControlClient::PingPeer(const PingPeerRequest& request) {
+  return Unary<PingPeerRequest, PingPeerResponse>("PingPeer", request, &Control::Stub::PingPeer);
+}
+
 absl::StatusOr<StatsResponse> ControlClient::Stats() {
   grpc::ClientContext context;
   Prepare(context);

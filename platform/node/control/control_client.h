@@ -59,6 +59,9 @@ class ControlClient {
   absl::StatusOr<StatsResponse> Stats();
   // OK means the peer accepted the request and has been told to stop; it may still be stopping.
   absl::Status Shutdown(std::string_view reason);
+  absl::StatusOr<AllocateObjectResponse> AllocateObject(const AllocateObjectRequest& request);
+  absl::StatusOr<ReadObjectResponse> ReadObject(const ReadObjectRequest& request);
+  absl::StatusOr<PingPeerResponse> PingPeer(const PingPeerRequest& request);
 
   const std::string& target() const { return options_.target; }
 
@@ -67,6 +70,9 @@ class ControlClient {
   // A context with the token and this call's deadline.
   void Prepare(grpc::ClientContext& context) const;
 
+  // One unary call: context with token and deadline, status mapped with the method's name.
+  template <typename Request, typename Response, typename Method>
+  absl::StatusOr<Response> Unary(const char* name, const Request& request, Method method);
   const ControlClientOptions options_;
   const std::unique_ptr<Control::Stub> stub_;
 };

@@ -41,6 +41,17 @@ class ControlHandler {
   // Someone holding the token asked this node to stop; `reason` is at most
   // ControlLimits::max_shutdown_reason_bytes long.
   virtual void OnShutdown(std::string_view reason) = 0;
+
+  // Admin calls (validated: sizes bounded, node ids non-zero). Unimplemented unless the node provides them.
+  virtual absl::StatusOr<AllocateObjectResponse> OnAllocateObject(const AllocateObjectRequest& request) {
+    return absl::UnimplementedError("AllocateObject");
+  }
+  virtual absl::StatusOr<ReadObjectResponse> OnReadObject(const ReadObjectRequest& request) {
+    return absl::UnimplementedError("ReadObject");
+  }
+  virtual absl::StatusOr<PingPeerResponse> OnPingPeer(const PingPeerRequest& request) {
+    return absl::UnimplementedError("PingPeer");
+  }
 };
 
 }  // namespace fathom::control

@@ -34,6 +34,9 @@ struct ControlLimits {
   size_t max_rings = 4096;
   size_t max_ring_location_bytes = 1024;
   size_t max_shutdown_reason_bytes = 1024;
+  // Admin calls: object payloads, worker thread indexes, ping counts.
+  size_t max_object_payload_bytes = 1 << 20;
+  uint32_t max_ping_count = 1'000'000;
   // gRPC's limit on one message, both ways. Larger messages fail with RESOURCE_EXHAUSTED before any of
   // our code sees them, which also caps the sum of everything above.
   size_t max_message_bytes = 16 << 20;

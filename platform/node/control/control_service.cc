@@ -62,6 +62,66 @@ grpc::Status ControlService::Shutdown(grpc::ServerContext* context, const Shutdo
   return grpc::Status::OK;
 }
 
+namespace {
+
+absl::Status ValidateThread(uint32_t thread) {
+  if (thread >= 256) return absl::InvalidArgumentError(absl::StrCat("thread ", thread, " is not below 256"));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRef(const ObjectRefMessage& ref) {
+  if ((ref.address() >> 32) == 0) return absl::InvalidArgumentError("ref.address: null region");
+  if (ref.capacity() < 64 || ref.capacity() > (1u << 20) || ref.capacity() % 64 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("ref.capacity ", ref.capacity(), " is not a slot size"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// The admin calls share one shape: token, validation, handler.
+template <typename Request, typename Response, typename Handler>
+grpc::Status ControlService::Serve(grpc::ServerContext* context, const Request& request, Response* response,
+                                   const absl::Status& valid, Handler&& handler) {
+  if (grpc::Status admitted = Admit(*context); !admitted.ok()) return admitted;
+  if (!valid.ok()) return RejectInvalid(valid);
+  handled_.fetch_add(1, std::memory_order_relaxed);
+  absl::StatusOr<Response> result = handler(request);
+  if (!result.ok()) return ToGrpcStatus(result.status());
+  *response = *std::move(result);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::AllocateObject(grpc::ServerContext* context, const AllocateObjectRequest* request,
+                                            AllocateObjectResponse* response) {
+  absl::Status valid = ValidateThread(request->thread());
+  if (valid.ok() && request->payload().size() > expectations_.limits.max_object_payload_bytes) {
+    valid = absl::InvalidArgumentError(absl::StrCat("payload of ", request->payload().size(), " bytes"));
+  }
+  return Serve(context, *request, response, valid,
+               [this](const AllocateObjectRequest& r) { return handler_->OnAllocateObject(r); });
+}
+
+grpc::Status ControlService::ReadObject(grpc::ServerContext* context, const ReadObjectRequest* request,
+                                        ReadObjectResponse* response) {
+  absl::Status valid = ValidateThread(request->thread());
+  if (valid.ok()) valid = ValidateRef(request->ref());
+  return Serve(context, *request, response, valid,
+               [this](const ReadObjectRequest& r) { return handler_->OnReadObject(r); });
+}
+
+grpc::Status ControlService::PingPeer(grpc::ServerContext* context, const PingPeerRequest* request,
+                                      PingPeerResponse* response) {
+  absl::Status valid = ValidateThread(request->thread());
+  if (valid.ok() && request->peer_node_id() == 0) valid = absl::InvalidArgumentError("peer_node_id: 0");
+  if (valid.ok() && (request->count() > expectations_.limits.max_ping_count ||
+                     request->payload_bytes() > expectations_.limits.max_object_payload_bytes)) {
+    valid = absl::InvalidArgumentError("ping count or payload too large");
+  }
+  return Serve(context, *request, response, valid,
+               [this](const PingPeerRequest& r) { return handler_->OnPingPeer(r); });
+}
+
 ControlServerCounters ControlService::counters() const {
   return {handled_.load(std::memory_order_relaxed), rejected_token_.load(std::memory_order_relaxed),
           rejected_invalid_.load(std::memory_order_relaxed)};

@@ -33,6 +33,12 @@ class ControlService final : public Control::Service {
 
   grpc::Status Join(grpc::ServerContext* context, const JoinRequest* request, JoinResponse* response) override;
   grpc::Status Stats(grpc::ServerContext* context, const StatsRequest* request, StatsResponse* response) override;
+  grpc::Status AllocateObject(grpc::ServerContext* context, const AllocateObjectRequest* request,
+                              AllocateObjectResponse* response) override;
+  grpc::Status ReadObject(grpc::ServerContext* context, const ReadObjectRequest* request,
+                          ReadObjectResponse* response) override;
+  grpc::Status PingPeer(grpc::ServerContext* context, const PingPeerRequest* request,
+                        PingPeerResponse* response) override;
   grpc::Status Shutdown(grpc::ServerContext* context, const ShutdownRequest* request,
                         ShutdownResponse* response) override;
 
@@ -41,6 +47,9 @@ class ControlService final : public Control::Service {
  private:
   // OK if the call carries the cluster token; otherwise counts it and returns PERMISSION_DENIED.
   grpc::Status Admit(const grpc::ServerContext& context);
+  template <typename Request, typename Response, typename Handler>
+  grpc::Status Serve(grpc::ServerContext* context, const Request& request, Response* response,
+                     const absl::Status& valid, Handler&& handler);
   // Counts an invalid request and turns `problem` into INVALID_ARGUMENT.
   grpc::Status RejectInvalid(const absl::Status& problem);
 
