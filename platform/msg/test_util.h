@@ -15,28 +15,11 @@
 #include "gtest/gtest.h"
 #include "platform/fabric/fabric.h"
 #include "platform/fabric/sim/sim_fabric.h"
+#include "platform/base/status_test_macros.h"
 #include "platform/msg/messenger.h"
 #include "platform/msg/ring_location.h"
 #include "platform/msg/ring_receiver.h"
 #include "platform/msg/ring_sender.h"
-
-#define MSG_CONCAT_INNER_(a, b) a##b
-#define MSG_CONCAT_(a, b) MSG_CONCAT_INNER_(a, b)
-#define ASSERT_OK(expr)                                        \
-  do {                                                         \
-    const ::absl::Status assert_ok_status_ = (expr);           \
-    ASSERT_TRUE(assert_ok_status_.ok()) << assert_ok_status_;  \
-  } while (0)
-#define EXPECT_OK(expr)                                        \
-  do {                                                         \
-    const ::absl::Status expect_ok_status_ = (expr);           \
-    EXPECT_TRUE(expect_ok_status_.ok()) << expect_ok_status_;  \
-  } while (0)
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) ASSERT_OK_AND_ASSIGN_IMPL_(MSG_CONCAT_(assert_value_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                               \
-  ASSERT_TRUE(tmp.ok()) << tmp.status();           \
-  lhs = std::move(tmp).value()
 
 namespace fathom::msg::testing {
 

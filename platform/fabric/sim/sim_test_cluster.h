@@ -18,23 +18,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
 #include "platform/fabric/fabric.h"
 #include "platform/fabric/sim/sim_fabric.h"
-
-#define FATHOM_SIM_CONCAT_INNER_(a, b) a##b
-#define FATHOM_SIM_CONCAT_(a, b) FATHOM_SIM_CONCAT_INNER_(a, b)
-
-#define ASSERT_OK(expr)                                \
-  do {                                                 \
-    const ::absl::Status assert_ok_status_ = (expr);   \
-    ASSERT_TRUE(assert_ok_status_.ok()) << assert_ok_status_; \
-  } while (0)
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL_(FATHOM_SIM_CONCAT_(assert_ok_value_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr)   \
-  auto tmp = (expr);                                 \
-  ASSERT_TRUE(tmp.ok()) << tmp.status();             \
-  lhs = std::move(tmp).value()
 
 namespace fathom::fabric::sim {
 
