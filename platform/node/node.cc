@@ -110,6 +110,7 @@ absl::Status Node::Init() {
     config.data_regions = data;
     config.clock = options_.clock;
     config.idle_wait = options_.idle_wait;
+    config.busy_poll_window = options_.busy_poll_window;
     config.register_handlers = [user = options_.register_handlers](msg::Messenger& messenger, int thread) {
       messenger
           .Register(kPingMessage,

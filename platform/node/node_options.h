@@ -48,9 +48,13 @@ struct NodeOptions {
   std::vector<PeerAddress> peers;  // static until the coordinator replaces it
   absl::Duration join_timeout = absl::Seconds(30);
   absl::Duration call_timeout = absl::Seconds(5);  // default for blocking helpers
-  // How long an idle node thread sleeps between looks at its receive rings: messages written into
-  // shared memory raise no event, so this bounds the first message's latency after idleness.
-  absl::Duration idle_wait = absl::Milliseconds(1);
+  // The longest an idle node thread sleeps between looks at its receive rings. Messages written into
+  // shared memory raise no event, so this bounds the first message's latency after a long idle spell;
+  // sleeps grow from 100 us to this while idle, so a quiet node uses little CPU.
+  absl::Duration idle_wait = absl::Milliseconds(5);
+  // After traffic, a node thread keeps polling (yielding the core between polls) this long before it
+  // sleeps: a conversation in progress gets microsecond turns, an idle node uses no CPU.
+  absl::Duration busy_poll_window = absl::Microseconds(500);
   const Clock* clock = Clock::Real();
   // Runs on every node thread at start, to register RPC handlers on that thread's messenger.
   std::function<void(msg::Messenger&, int thread)> register_handlers;

@@ -79,6 +79,9 @@ size_t NodeThread::RunTasks() {
 
 void NodeThread::Loop() {
   fabric::Completion completions[64];
+  absl::Time last_work = absl::InfinitePast();
+  constexpr absl::Duration kFirstSleep = absl::Microseconds(100);
+  absl::Duration sleep = kFirstSleep;
   while (true) {
     {
       MutexLock lock(&mu_);
@@ -93,8 +96,20 @@ void NodeThread::Loop() {
     work += messenger_->Poll();
     work += reader_->Poll();
     work += RunTasks();
-    // Idle: sleep on the worker (spinning briefly first), so tcp peers are still served and tasks wake us.
-    if (work == 0) worker_->Wait(config_.idle_wait);
+    if (work > 0) {
+      last_work = config_.clock->Now();
+      sleep = kFirstSleep;
+      continue;
+    }
+    // Recently busy: more is likely on its way, and a write into our rings raises no event, so poll again
+    // (yielding, since nodes share cores). Idle for longer: sleep on the worker, which tcp traffic and
+    // posted tasks wake, a little longer each time up to idle_wait.
+    if (config_.clock->Now() - last_work < config_.busy_poll_window) {
+      std::this_thread::yield();
+    } else {
+      worker_->Wait(sleep);
+      sleep = std::min(sleep * 2, config_.idle_wait);
+    }
   }
   // Tear down on the thread that owns it all: the messenger before the endpoints it sends through, the
   // endpoints before the worker.

@@ -45,7 +45,8 @@ class NodeThread {
     memory::SlabSource* slab_source = nullptr;
     std::vector<memory::LocalRegion*> data_regions;
     const Clock* clock = Clock::Real();
-    absl::Duration idle_wait = absl::Milliseconds(1);
+    absl::Duration idle_wait = absl::Milliseconds(5);
+    absl::Duration busy_poll_window = absl::Microseconds(500);
     std::function<void(msg::Messenger&, int thread)> register_handlers;
   };
   explicit NodeThread(Config config);
