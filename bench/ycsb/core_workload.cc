@@ -1,0 +1,295 @@
+#include "bench/ycsb/core_workload.h"
+
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "bench/ycsb/key_naming.h"
+#include "bench/ycsb/zipfian.h"
+#include "platform/base/status_macros.h"
+
+namespace fathom::ycsb {
+namespace {
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+// Times one backend call and records it (unless warming up, measurements == null).
+template <typename Call>
+absl::Status Measured(Operation op, Measurements* measurements, Call call) {
+  const uint64_t start = NowNs();
+  absl::Status status = call();
+  if (measurements != nullptr) measurements->Record(op, NowNs() - start, ReturnCodeOf(status));
+  return status;
+}
+
+absl::StatusOr<std::unique_ptr<NumberGenerator>> MakeLengthGenerator(const std::string& distribution, int64_t min,
+                                                                     int64_t max, const char* property) {
+  if (distribution == "constant") return std::make_unique<ConstantGenerator>(max);
+  if (distribution == "uniform") return std::make_unique<UniformLongGenerator>(min, max);
+  if (distribution == "zipfian") return std::make_unique<ZipfianGenerator>(min, max);
+  return absl::InvalidArgumentError(absl::StrCat(property, "=", distribution, " is not supported"));
+}
+
+// Printable bytes (' ' to '_'), like YCSB's RandomByteIterator: six random bits per character.
+std::string RandomPrintable(Rng& rng, int64_t length) {
+  std::string data(static_cast<size_t>(length), ' ');
+  uint64_t bits = 0;
+  for (int64_t i = 0; i < length; ++i) {
+    if (i % 10 == 0) bits = rng();
+    data[static_cast<size_t>(i)] = static_cast<char>(' ' + (bits & 63));
+    bits >>= 6;
+  }
+  return data;
+}
+
+}  // namespace
+
+absl::StatusOr<WorkloadConfig> WorkloadConfig::FromProperties(const Properties& props) {
+  WorkloadConfig c;
+  if (!props.Has("recordcount") || !props.Has("operationcount")) {
+    return absl::InvalidArgumentError("recordcount and operationcount must be set (the workload file sets them)");
+  }
+  c.table = props.GetString("table", c.table);
+  ASSIGN_OR_RETURN(c.record_count, props.GetInt("recordcount", 0));
+  ASSIGN_OR_RETURN(c.operation_count, props.GetInt("operationcount", 0));
+  ASSIGN_OR_RETURN(c.insert_start, props.GetInt("insertstart", 0));
+  ASSIGN_OR_RETURN(c.insert_count, props.GetInt("insertcount", c.record_count - c.insert_start));
+  ASSIGN_OR_RETURN(c.field_count, props.GetInt("fieldcount", c.field_count));
+  c.field_name_prefix = props.GetString("fieldnameprefix", c.field_name_prefix);
+  ASSIGN_OR_RETURN(c.field_length, props.GetInt("fieldlength", c.field_length));
+  ASSIGN_OR_RETURN(c.min_field_length, props.GetInt("minfieldlength", c.min_field_length));
+  c.field_length_distribution = props.GetString("fieldlengthdistribution", c.field_length_distribution);
+  ASSIGN_OR_RETURN(c.read_all_fields, props.GetBool("readallfields", c.read_all_fields));
+  ASSIGN_OR_RETURN(c.write_all_fields, props.GetBool("writeallfields", c.write_all_fields));
+  ASSIGN_OR_RETURN(c.read_proportion, props.GetDouble("readproportion", c.read_proportion));
+  ASSIGN_OR_RETURN(c.update_proportion, props.GetDouble("updateproportion", c.update_proportion));
+  ASSIGN_OR_RETURN(c.insert_proportion, props.GetDouble("insertproportion", c.insert_proportion));
+  ASSIGN_OR_RETURN(c.scan_proportion, props.GetDouble("scanproportion", c.scan_proportion));
+  ASSIGN_OR_RETURN(c.read_modify_write_proportion,
+                   props.GetDouble("readmodifywriteproportion", c.read_modify_write_proportion));
+  c.request_distribution = props.GetString("requestdistribution", c.request_distribution);
+  ASSIGN_OR_RETURN(c.min_scan_length, props.GetInt("minscanlength", c.min_scan_length));
+  ASSIGN_OR_RETURN(c.max_scan_length, props.GetInt("maxscanlength", c.max_scan_length));
+  c.scan_length_distribution = props.GetString("scanlengthdistribution", c.scan_length_distribution);
+  const std::string insert_order = props.GetString("insertorder", "hashed");
+  if (insert_order != "hashed" && insert_order != "ordered") {
+    return absl::InvalidArgumentError(absl::StrCat("insertorder=", insert_order, " (want hashed or ordered)"));
+  }
+  c.ordered_inserts = insert_order == "ordered";
+  ASSIGN_OR_RETURN(int64_t zero_padding, props.GetInt("zeropadding", c.zero_padding));
+  c.zero_padding = static_cast<int>(zero_padding);
+  ASSIGN_OR_RETURN(c.hotspot_data_fraction, props.GetDouble("hotspotdatafraction", c.hotspot_data_fraction));
+  ASSIGN_OR_RETURN(c.hotspot_operation_fraction, props.GetDouble("hotspotopnfraction", c.hotspot_operation_fraction));
+  ASSIGN_OR_RETURN(c.insertion_retry_limit,
+                   props.GetInt("core_workload_insertion_retry_limit", c.insertion_retry_limit));
+  ASSIGN_OR_RETURN(c.insertion_retry_interval_s,
+                   props.GetInt("core_workload_insertion_retry_interval", c.insertion_retry_interval_s));
+
+  if (c.record_count < 1 || c.operation_count < 0 || c.insert_start < 0 || c.insert_count < 1) {
+    return absl::InvalidArgumentError("need recordcount >= 1, operationcount >= 0, insertcount >= 1");
+  }
+  if (c.field_count < 1 || c.field_length < 1 || c.min_field_length < 1 || c.min_field_length > c.field_length) {
+    return absl::InvalidArgumentError("need fieldcount >= 1 and 1 <= minfieldlength <= fieldlength");
+  }
+  if (c.min_scan_length < 1 || c.min_scan_length > c.max_scan_length) {
+    return absl::InvalidArgumentError("need 1 <= minscanlength <= maxscanlength");
+  }
+  for (double p : {c.read_proportion, c.update_proportion, c.insert_proportion, c.scan_proportion,
+                   c.read_modify_write_proportion}) {
+    if (p < 0) return absl::InvalidArgumentError("operation proportions must not be negative");
+  }
+  if (c.read_proportion + c.update_proportion + c.insert_proportion + c.scan_proportion +
+          c.read_modify_write_proportion <= 0) {
+    return absl::InvalidArgumentError("all operation proportions are zero");
+  }
+  return c;
+}
+
+absl::StatusOr<std::unique_ptr<CoreWorkload>> CoreWorkload::Create(const Properties& props) {
+  ASSIGN_OR_RETURN(WorkloadConfig config, WorkloadConfig::FromProperties(props));
+  const std::string& d = config.request_distribution;
+  if (d != "uniform" && d != "zipfian" && d != "latest" && d != "hotspot") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("requestdistribution=", d, " is not supported (uniform, zipfian, latest, hotspot)"));
+  }
+  // Surface bad length distributions now rather than in a client thread.
+  RETURN_IF_ERROR(MakeLengthGenerator(config.field_length_distribution, config.min_field_length,
+                                      config.field_length, "fieldlengthdistribution")
+                      .status());
+  RETURN_IF_ERROR(MakeLengthGenerator(config.scan_length_distribution, config.min_scan_length,
+                                      config.max_scan_length, "scanlengthdistribution")
+                      .status());
+  return std::unique_ptr<CoreWorkload>(new CoreWorkload(std::move(config)));
+}
+
+CoreWorkload::CoreWorkload(WorkloadConfig config)
+    : config_(std::move(config)),
+      load_key_sequence_(config_.insert_start),
+      transaction_insert_sequence_(config_.record_count) {}
+
+CoreWorkload::~CoreWorkload() = default;
+
+std::unique_ptr<CoreWorkload::ThreadState> CoreWorkload::NewThreadState(uint64_t seed) {
+  auto state = std::make_unique<ThreadState>();
+  state->rng.seed(seed);
+  const WorkloadConfig& c = config_;
+  const int64_t first = c.insert_start;
+  const int64_t last = c.insert_start + c.insert_count - 1;
+  if (c.request_distribution == "uniform") {
+    state->key_chooser = std::make_unique<UniformLongGenerator>(first, last);
+  } else if (c.request_distribution == "zipfian") {
+    // As YCSB: size the key space for the inserts expected during the run (twice the insert proportion,
+    // YCSB's fudge factor) so the popular keys do not shift as records are added; NextKeynum skips keys
+    // not inserted yet.
+    const int64_t expected_new_keys =
+        static_cast<int64_t>(static_cast<double>(c.operation_count) * c.insert_proportion * 2.0);
+    state->key_chooser = std::make_unique<ScrambledZipfianGenerator>(first, last + 1 + expected_new_keys);
+  } else if (c.request_distribution == "latest") {
+    state->key_chooser = std::make_unique<SkewedLatestGenerator>(&transaction_insert_sequence_);
+  } else {  // hotspot; Create() rejected everything else
+    state->key_chooser =
+        std::make_unique<HotspotIntegerGenerator>(first, last, c.hotspot_data_fraction, c.hotspot_operation_fraction);
+  }
+  state->field_chooser = std::make_unique<UniformLongGenerator>(0, c.field_count - 1);
+  state->field_length =
+      *MakeLengthGenerator(c.field_length_distribution, c.min_field_length, c.field_length, "fieldlengthdistribution");
+  state->scan_length =
+      *MakeLengthGenerator(c.scan_length_distribution, c.min_scan_length, c.max_scan_length, "scanlengthdistribution");
+  // Same order as YCSB, so one unit draw maps to the same operation.
+  if (c.read_proportion > 0) state->operation_chooser.Add(c.read_proportion, Operation::kRead);
+  if (c.update_proportion > 0) state->operation_chooser.Add(c.update_proportion, Operation::kUpdate);
+  if (c.insert_proportion > 0) state->operation_chooser.Add(c.insert_proportion, Operation::kInsert);
+  if (c.scan_proportion > 0) state->operation_chooser.Add(c.scan_proportion, Operation::kScan);
+  if (c.read_modify_write_proportion > 0) {
+    state->operation_chooser.Add(c.read_modify_write_proportion, Operation::kReadModifyWrite);
+  }
+  return state;
+}
+
+std::string CoreWorkload::BuildKeyName(int64_t keynum) const {
+  return ycsb::BuildKeyName(keynum, config_.ordered_inserts, config_.zero_padding);
+}
+
+Operation CoreWorkload::ChooseOperation(ThreadState& state) const { return state.operation_chooser.Next(state.rng); }
+
+int64_t CoreWorkload::NextKeynum(ThreadState& state) {
+  int64_t keynum;
+  do {
+    keynum = state.key_chooser->Next(state.rng);
+  } while (keynum > transaction_insert_sequence_.Last());
+  return keynum;
+}
+
+Record CoreWorkload::BuildSingleValue(ThreadState& state, const std::string& key) {
+  Record values;
+  const int64_t field = state.field_chooser->Next(state.rng);
+  values[absl::StrCat(config_.field_name_prefix, field)] =
+      RandomPrintable(state.rng, state.field_length->Next(state.rng));
+  return values;
+}
+
+Record CoreWorkload::BuildValues(ThreadState& state, const std::string& key) {
+  Record values;
+  for (int64_t field = 0; field < config_.field_count; ++field) {
+    values[absl::StrCat(config_.field_name_prefix, field)] =
+        RandomPrintable(state.rng, state.field_length->Next(state.rng));
+  }
+  return values;
+}
+
+std::unique_ptr<FieldList> CoreWorkload::FieldsToRead(ThreadState& state) {
+  if (config_.read_all_fields) return nullptr;
+  return std::make_unique<FieldList>(
+      FieldList{absl::StrCat(config_.field_name_prefix, state.field_chooser->Next(state.rng))});
+}
+
+void CoreWorkload::DoInsert(Backend& db, ThreadState& state, Measurements* measurements) {
+  const std::string key = BuildKeyName(load_key_sequence_.Next());
+  const Record values = BuildValues(state, key);
+  for (int64_t attempt = 0;; ++attempt) {
+    const absl::Status status =
+        Measured(Operation::kInsert, measurements, [&] { return db.Insert(config_.table, key, values); });
+    if (status.ok() || attempt >= config_.insertion_retry_limit) return;
+    std::this_thread::sleep_for(std::chrono::seconds(config_.insertion_retry_interval_s));
+  }
+}
+
+Operation CoreWorkload::DoTransaction(Backend& db, ThreadState& state, Measurements* measurements) {
+  const Operation op = ChooseOperation(state);
+  switch (op) {
+    case Operation::kRead:
+      DoTransactionRead(db, state, measurements);
+      break;
+    case Operation::kUpdate:
+      DoTransactionUpdate(db, state, measurements);
+      break;
+    case Operation::kInsert:
+      DoTransactionInsert(db, state, measurements);
+      break;
+    case Operation::kScan:
+      DoTransactionScan(db, state, measurements);
+      break;
+    case Operation::kReadModifyWrite:
+      DoTransactionReadModifyWrite(db, state, measurements);
+      break;
+    case Operation::kDelete:
+      break;  // not part of the core workload's mix
+  }
+  return op;
+}
+
+void CoreWorkload::DoTransactionRead(Backend& db, ThreadState& state, Measurements* measurements) {
+  const std::string key = BuildKeyName(NextKeynum(state));
+  const std::unique_ptr<FieldList> fields = FieldsToRead(state);
+  Record result;
+  Measured(Operation::kRead, measurements, [&] { return db.Read(config_.table, key, fields.get(), &result); })
+      .IgnoreError();
+}
+
+void CoreWorkload::DoTransactionUpdate(Backend& db, ThreadState& state, Measurements* measurements) {
+  const std::string key = BuildKeyName(NextKeynum(state));
+  const Record values = config_.write_all_fields ? BuildValues(state, key) : BuildSingleValue(state, key);
+  Measured(Operation::kUpdate, measurements, [&] { return db.Update(config_.table, key, values); }).IgnoreError();
+}
+
+void CoreWorkload::DoTransactionInsert(Backend& db, ThreadState& state, Measurements* measurements) {
+  const int64_t keynum = transaction_insert_sequence_.Next();
+  const std::string key = BuildKeyName(keynum);
+  const Record values = BuildValues(state, key);
+  absl::Status status =
+      Measured(Operation::kInsert, measurements, [&] { return db.Insert(config_.table, key, values); });
+  // Acknowledge even a failed insert, as YCSB does (in a finally block), or the "latest" window stalls.
+  absl::Status acknowledged = transaction_insert_sequence_.Acknowledge(keynum);
+  if (!acknowledged.ok() && measurements != nullptr) measurements->Record(Operation::kInsert, 0, ReturnCode::kError);
+}
+
+void CoreWorkload::DoTransactionScan(Backend& db, ThreadState& state, Measurements* measurements) {
+  const std::string start_key = BuildKeyName(NextKeynum(state));
+  const int64_t length = state.scan_length->Next(state.rng);
+  const std::unique_ptr<FieldList> fields = FieldsToRead(state);
+  std::vector<Record> result;
+  Measured(Operation::kScan, measurements,
+           [&] { return db.Scan(config_.table, start_key, length, fields.get(), &result); })
+      .IgnoreError();
+}
+
+void CoreWorkload::DoTransactionReadModifyWrite(Backend& db, ThreadState& state, Measurements* measurements) {
+  const std::string key = BuildKeyName(NextKeynum(state));
+  const std::unique_ptr<FieldList> fields = FieldsToRead(state);
+  const Record values = config_.write_all_fields ? BuildValues(state, key) : BuildSingleValue(state, key);
+  // As YCSB: the read and the update are measured on their own, and the pair as READ-MODIFY-WRITE.
+  Measured(Operation::kReadModifyWrite, measurements, [&] {
+    Record result;
+    absl::Status read =
+        Measured(Operation::kRead, measurements, [&] { return db.Read(config_.table, key, fields.get(), &result); });
+    absl::Status update =
+        Measured(Operation::kUpdate, measurements, [&] { return db.Update(config_.table, key, values); });
+    return read.ok() ? update : read;
+  }).IgnoreError();
+}
+
+}  // namespace fathom::ycsb

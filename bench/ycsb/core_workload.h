@@ -1,0 +1,110 @@
+// CoreWorkload: YCSB's site.ycsb.workloads.CoreWorkload — which keys, fields and values each operation
+// uses, and the mix of reads, updates, inserts, scans and read-modify-writes — configured by the same
+// property names and defaults (WorkloadConfig::FromProperties lists them).
+//
+// Shared state (the insert key counters) lives in CoreWorkload and is thread-safe; everything random
+// lives in a ThreadState, one per client thread, seeded by the driver.
+//
+//   ASSIGN_OR_RETURN(auto workload, CoreWorkload::Create(props));
+//   auto state = workload->NewThreadState(/*seed=*/42);
+//   workload->DoInsert(db, *state, &measurements);       // load phase: one record
+//   workload->DoTransaction(db, *state, &measurements);  // run phase: one operation
+#ifndef FATHOM_BENCH_YCSB_CORE_WORKLOAD_H_
+#define FATHOM_BENCH_YCSB_CORE_WORKLOAD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "bench/ycsb/backend.h"
+#include "bench/ycsb/generators.h"
+#include "bench/ycsb/measurements.h"
+#include "bench/ycsb/properties.h"
+
+namespace fathom::ycsb {
+
+struct WorkloadConfig {
+  std::string table = "usertable";                   // table
+  int64_t record_count = 0;                           // recordcount (required)
+  int64_t operation_count = 0;                        // operationcount (required)
+  int64_t insert_start = 0;                           // insertstart
+  int64_t insert_count = 0;                           // insertcount (default recordcount - insertstart)
+  int64_t field_count = 10;                           // fieldcount
+  std::string field_name_prefix = "field";            // fieldnameprefix
+  int64_t field_length = 100;                         // fieldlength
+  int64_t min_field_length = 1;                       // minfieldlength
+  std::string field_length_distribution = "constant";  // fieldlengthdistribution: constant|uniform|zipfian
+  bool read_all_fields = true;                        // readallfields
+  bool write_all_fields = false;                      // writeallfields
+  double read_proportion = 0.95;                      // readproportion
+  double update_proportion = 0.05;                    // updateproportion
+  double insert_proportion = 0.0;                     // insertproportion
+  double scan_proportion = 0.0;                       // scanproportion
+  double read_modify_write_proportion = 0.0;          // readmodifywriteproportion
+  std::string request_distribution = "uniform";       // requestdistribution: uniform|zipfian|latest|hotspot
+  int64_t min_scan_length = 1;                        // minscanlength
+  int64_t max_scan_length = 1000;                     // maxscanlength
+  std::string scan_length_distribution = "uniform";   // scanlengthdistribution: uniform|zipfian
+  bool ordered_inserts = false;                       // insertorder: hashed (false) | ordered
+  int zero_padding = 1;                               // zeropadding
+  double hotspot_data_fraction = 0.2;                 // hotspotdatafraction
+  double hotspot_operation_fraction = 0.8;            // hotspotopnfraction
+  int64_t insertion_retry_limit = 0;                  // core_workload_insertion_retry_limit
+  int64_t insertion_retry_interval_s = 3;             // core_workload_insertion_retry_interval
+
+  static absl::StatusOr<WorkloadConfig> FromProperties(const Properties& props);
+};
+
+class CoreWorkload {
+ public:
+  // One client thread's randomness: its Rng and its own copies of the generators.
+  struct ThreadState {
+    Rng rng;
+    std::unique_ptr<NumberGenerator> key_chooser;
+    std::unique_ptr<NumberGenerator> field_chooser;
+    std::unique_ptr<NumberGenerator> field_length;
+    std::unique_ptr<NumberGenerator> scan_length;
+    DiscreteGenerator<Operation> operation_chooser;
+  };
+
+  static absl::StatusOr<std::unique_ptr<CoreWorkload>> Create(const Properties& props);
+  ~CoreWorkload();
+
+  const WorkloadConfig& config() const { return config_; }
+
+  // REQUIRES: called after the load phase for "latest" (its generator starts from the loaded keys).
+  std::unique_ptr<ThreadState> NewThreadState(uint64_t seed);
+
+  // Inserts the next record of the load phase (retrying up to insertion_retry_limit times).
+  void DoInsert(Backend& db, ThreadState& state, Measurements* measurements);
+  // Runs one operation chosen by the proportions; returns which. `measurements` may be null (warm-up).
+  Operation DoTransaction(Backend& db, ThreadState& state, Measurements* measurements);
+
+  std::string BuildKeyName(int64_t keynum) const;
+  // The next operation type, without running it (exposed for the proportion tests).
+  Operation ChooseOperation(ThreadState& state) const;
+  // The next key number of a read/update/scan: never one whose insert is still in flight.
+  int64_t NextKeynum(ThreadState& state);
+
+ private:
+  explicit CoreWorkload(WorkloadConfig config);
+
+  Record BuildValues(ThreadState& state, const std::string& key);
+  Record BuildSingleValue(ThreadState& state, const std::string& key);
+  std::unique_ptr<FieldList> FieldsToRead(ThreadState& state);
+
+  void DoTransactionRead(Backend& db, ThreadState& state, Measurements* measurements);
+  void DoTransactionUpdate(Backend& db, ThreadState& state, Measurements* measurements);
+  void DoTransactionInsert(Backend& db, ThreadState& state, Measurements* measurements);
+  void DoTransactionScan(Backend& db, ThreadState& state, Measurements* measurements);
+  void DoTransactionReadModifyWrite(Backend& db, ThreadState& state, Measurements* measurements);
+
+  const WorkloadConfig config_;
+  CounterGenerator load_key_sequence_;                       // keys of the load phase
+  AcknowledgedCounterGenerator transaction_insert_sequence_;  // keys of run-phase inserts
+};
+
+}  // namespace fathom::ycsb
+
+#endif  // FATHOM_BENCH_YCSB_CORE_WORKLOAD_H_

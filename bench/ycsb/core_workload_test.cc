@@ -1,0 +1,240 @@
+#include "bench/ycsb/core_workload.h"
+
+#include <map>
+
+#include "absl/time/clock.h"
+#include "bench/ycsb/key_naming.h"
+#include "bench/ycsb/memory_backend.h"
+#include "bench/ycsb/runner.h"
+#include "gtest/gtest.h"
+#include "platform/base/mutex.h"
+
+namespace fathom::ycsb {
+namespace {
+
+// YCSB's workload files, as bench/workloads has them (kept inline so this test needs no runfiles).
+Properties Workload(char letter) {
+  Properties props;
+  std::string text = "recordcount=1000\noperationcount=1000\nfieldcount=10\nfieldlength=100\n"
+                     "readallfields=true\nwriteallfields=false\n";
+  switch (letter) {
+    case 'a':
+      text += "readproportion=0.5\nupdateproportion=0.5\nrequestdistribution=zipfian\n";
+      break;
+    case 'd':
+      text += "readproportion=0.95\nupdateproportion=0\ninsertproportion=0.05\nrequestdistribution=latest\n";
+      break;
+    case 'e':
+      text += "readproportion=0\nupdateproportion=0\nscanproportion=0.95\ninsertproportion=0.05\n"
+              "requestdistribution=zipfian\nmaxscanlength=100\nscanlengthdistribution=uniform\n";
+      break;
+    case 'f':
+      text += "readproportion=0.5\nupdateproportion=0\nreadmodifywriteproportion=0.5\nrequestdistribution=zipfian\n";
+      break;
+  }
+  EXPECT_TRUE(props.ParseText(text).ok());
+  return props;
+}
+
+std::unique_ptr<CoreWorkload> MustCreate(const Properties& props) {
+  absl::StatusOr<std::unique_ptr<CoreWorkload>> workload = CoreWorkload::Create(props);
+  EXPECT_TRUE(workload.ok()) << workload.status();
+  return std::move(workload).value();
+}
+
+BackendFactory MemoryFactory(MemoryStore* store) {
+  return [store] { return std::make_unique<MemoryBackend>(store); };
+}
+
+PhaseResult MustRun(CoreWorkload& workload, MemoryStore* store, RunOptions options) {
+  absl::StatusOr<PhaseResult> result = RunPhase(workload, MemoryFactory(store), options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return std::move(result).value();
+}
+
+size_t StoreSize(MemoryStore& store) {
+  MutexLock lock(&store.mu);
+  return store.records.size();
+}
+
+TEST(CoreWorkloadTest, DefaultsAreYcsbs) {
+  Properties props;
+  ASSERT_TRUE(props.ParseText("recordcount=10\noperationcount=20\n").ok());
+  absl::StatusOr<WorkloadConfig> c = WorkloadConfig::FromProperties(props);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->table, "usertable");
+  EXPECT_EQ(c->field_count, 10);
+  EXPECT_EQ(c->field_length, 100);
+  EXPECT_EQ(c->field_length_distribution, "constant");
+  EXPECT_TRUE(c->read_all_fields);
+  EXPECT_FALSE(c->write_all_fields);
+  EXPECT_DOUBLE_EQ(c->read_proportion, 0.95);
+  EXPECT_DOUBLE_EQ(c->update_proportion, 0.05);
+  EXPECT_EQ(c->request_distribution, "uniform");
+  EXPECT_EQ(c->max_scan_length, 1000);
+  EXPECT_FALSE(c->ordered_inserts);
+  EXPECT_EQ(c->zero_padding, 1);
+  EXPECT_EQ(c->insert_count, 10);
+}
+
+TEST(CoreWorkloadTest, RejectsBadConfigurations) {
+  for (const char* text : {"operationcount=5\n", "recordcount=0\noperationcount=5\n",
+                           "recordcount=5\noperationcount=5\nrequestdistribution=exponential\n",
+                           "recordcount=5\noperationcount=5\ninsertorder=random\n",
+                           "recordcount=5\noperationcount=5\nreadproportion=0\nupdateproportion=0\n",
+                           "recordcount=5\noperationcount=5\nfieldlengthdistribution=histogram\n",
+                           "recordcount=5\noperationcount=5\nreadproportion=lots\n"}) {
+    Properties props;
+    ASSERT_TRUE(props.ParseText(text).ok());
+    EXPECT_FALSE(CoreWorkload::Create(props).ok()) << text;
+  }
+}
+
+TEST(CoreWorkloadTest, OperationChooserFollowsProportions) {
+  Properties props = Workload('a');
+  ASSERT_TRUE(props.SetFromAssignment("scanproportion=0.1").ok());
+  ASSERT_TRUE(props.SetFromAssignment("readproportion=0.4").ok());
+  auto workload = MustCreate(props);
+  auto state = workload->NewThreadState(11);
+  std::map<Operation, int> counts;
+  constexpr int kDraws = 100000;
+  for (int i = 0; i < kDraws; ++i) ++counts[workload->ChooseOperation(*state)];
+  EXPECT_NEAR(counts[Operation::kRead] / double{kDraws}, 0.4, 0.01);
+  EXPECT_NEAR(counts[Operation::kUpdate] / double{kDraws}, 0.5, 0.01);
+  EXPECT_NEAR(counts[Operation::kScan] / double{kDraws}, 0.1, 0.01);
+  EXPECT_EQ(counts[Operation::kInsert], 0);
+}
+
+TEST(CoreWorkloadTest, LoadWritesRecordcountRecordsUnderYcsbKeys) {
+  auto workload = MustCreate(Workload('a'));
+  MemoryStore store;
+  const PhaseResult load = MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 2});
+  EXPECT_EQ(load.operations, 1000u);
+  EXPECT_EQ(load.measurements.Returns(Operation::kInsert, ReturnCode::kOk), 1000u);
+  ASSERT_EQ(StoreSize(store), 1000u);
+  MutexLock lock(&store.mu);
+  for (int64_t k : {0, 1, 999}) {
+    auto it = store.records.find(BuildKeyName(k, false, 1));
+    ASSERT_NE(it, store.records.end()) << k;
+    EXPECT_EQ(it->second.size(), 10u);
+    EXPECT_EQ(it->second.at("field9").size(), 100u);
+  }
+  EXPECT_EQ(store.records.count("user6284781860667377211"), 1u);
+}
+
+TEST(CoreWorkloadTest, WorkloadAReadsAndUpdatesLoadedRecords) {
+  auto workload = MustCreate(Workload('a'));
+  MemoryStore store;
+  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 2});
+  const PhaseResult run = MustRun(*workload, &store, {.phase = Phase::kRun, .threads = 2, .seed = 3});
+  const Measurements& m = run.measurements;
+  EXPECT_EQ(run.operations, 1000u);
+  EXPECT_EQ(m.Returns(Operation::kRead, ReturnCode::kOk) + m.Returns(Operation::kUpdate, ReturnCode::kOk), 1000u);
+  EXPECT_NEAR(m.Returns(Operation::kRead, ReturnCode::kOk), 500, 80);
+  EXPECT_EQ(m.Latencies(Operation::kRead, /*failed=*/true).count(), 0u);
+  EXPECT_EQ(StoreSize(store), 1000u);  // updates touch existing records only
+}
+
+TEST(CoreWorkloadTest, WorkloadDInsertsNewKeysAndReadsThem) {
+  auto workload = MustCreate(Workload('d'));
+  MemoryStore store;
+  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 1});
+  const PhaseResult run = MustRun(*workload, &store, {.phase = Phase::kRun, .threads = 2, .seed = 4});
+  const uint64_t inserts = run.measurements.Returns(Operation::kInsert, ReturnCode::kOk);
+  EXPECT_GT(inserts, 20u);
+  EXPECT_EQ(StoreSize(store), 1000u + inserts);
+  // "latest" only picks acknowledged keys, so no read misses.
+  EXPECT_EQ(run.measurements.Returns(Operation::kRead, ReturnCode::kNotFound), 0u);
+  EXPECT_EQ(run.measurements.Returns(Operation::kRead, ReturnCode::kOk) + inserts, 1000u);
+}
+
+TEST(CoreWorkloadTest, WorkloadEScansAndWorkloadFReadModifyWrites) {
+  {
+    auto workload = MustCreate(Workload('e'));
+    MemoryStore store;
+    MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 1});
+    const PhaseResult run = MustRun(*workload, &store, {.phase = Phase::kRun, .threads = 1, .seed = 5});
+    EXPECT_GT(run.measurements.Returns(Operation::kScan, ReturnCode::kOk), 900u);
+  }
+  {
+    auto workload = MustCreate(Workload('f'));
+    MemoryStore store;
+    MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 1});
+    const PhaseResult run = MustRun(*workload, &store, {.phase = Phase::kRun, .threads = 1, .seed = 6});
+    const uint64_t rmw = run.measurements.Returns(Operation::kReadModifyWrite, ReturnCode::kOk);
+    EXPECT_NEAR(rmw, 500, 80);
+    // Each read-modify-write also counts its read and its update, as in YCSB.
+    EXPECT_EQ(run.measurements.Returns(Operation::kUpdate, ReturnCode::kOk), rmw);
+    EXPECT_EQ(run.measurements.Returns(Operation::kRead, ReturnCode::kOk), 1000u);
+    EXPECT_EQ(run.operations, 1000u);
+  }
+}
+
+TEST(CoreWorkloadTest, SameSeedSameOperations) {
+  auto first = MustCreate(Workload('a'));
+  auto second = MustCreate(Workload('a'));
+  auto a = first->NewThreadState(42);
+  auto b = second->NewThreadState(42);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(first->ChooseOperation(*a), second->ChooseOperation(*b));
+    ASSERT_EQ(first->NextKeynum(*a), second->NextKeynum(*b));
+  }
+}
+
+TEST(CoreWorkloadTest, WarmupIsNotMeasuredAndTargetThrottles) {
+  auto workload = MustCreate(Workload('a'));
+  MemoryStore store;
+  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 1});
+  const PhaseResult warm = MustRun(*workload, &store, {.phase = Phase::kRun, .threads = 2, .warmup_ops = 300});
+  EXPECT_EQ(warm.operations, 1000u);
+  EXPECT_EQ(warm.measurements.Returns(Operation::kRead, ReturnCode::kOk) +
+                warm.measurements.Returns(Operation::kUpdate, ReturnCode::kOk),
+            1000u);
+  // 1000 operations at 5000/s take at least 0.2 s minus one tick per thread (only a lower bound is
+  // checked: a loaded machine may take longer, never shorter).
+  const PhaseResult throttled = MustRun(*workload, &store, {.phase = Phase::kRun, .threads = 2, .target_ops_per_sec = 5000});
+  EXPECT_GE(throttled.runtime, absl::Milliseconds(195));
+}
+
+// Fails every operation, as a dead server would.
+class FailingBackend final : public Backend {
+ public:
+  absl::Status Read(const std::string&, const std::string&, const FieldList*, Record*) override { return Down(); }
+  absl::Status Update(const std::string&, const std::string&, const Record&) override { return Down(); }
+  absl::Status Insert(const std::string&, const std::string&, const Record&) override { return Down(); }
+  absl::Status Delete(const std::string&, const std::string&) override { return Down(); }
+
+ private:
+  static absl::Status Down() { return absl::UnavailableError("server down"); }
+};
+
+TEST(CoreWorkloadTest, BackendErrorsAreCountedNotFatal) {
+  auto workload = MustCreate(Workload('a'));
+  BackendFactory failing = [] { return std::make_unique<FailingBackend>(); };
+  absl::StatusOr<PhaseResult> run = RunPhase(*workload, failing, {.phase = Phase::kRun, .threads = 2});
+  ASSERT_TRUE(run.ok());
+  const Measurements& m = run->measurements;
+  EXPECT_EQ(m.Returns(Operation::kRead, ReturnCode::kError) + m.Returns(Operation::kUpdate, ReturnCode::kError),
+            1000u);
+  EXPECT_EQ(m.Latencies(Operation::kRead, false).count() + m.Latencies(Operation::kUpdate, false).count(), 0u);
+  EXPECT_EQ(m.Latencies(Operation::kRead, true).count() + m.Latencies(Operation::kUpdate, true).count(), 1000u);
+}
+
+class NoInitBackend final : public Backend {
+ public:
+  absl::Status Init() override { return absl::UnavailableError("connection refused"); }
+  absl::Status Read(const std::string&, const std::string&, const FieldList*, Record*) override { return {}; }
+  absl::Status Update(const std::string&, const std::string&, const Record&) override { return {}; }
+  absl::Status Insert(const std::string&, const std::string&, const Record&) override { return {}; }
+  absl::Status Delete(const std::string&, const std::string&) override { return {}; }
+};
+
+TEST(CoreWorkloadTest, InitFailureFailsThePhase) {
+  auto workload = MustCreate(Workload('a'));
+  BackendFactory broken = [] { return std::make_unique<NoInitBackend>(); };
+  absl::StatusOr<PhaseResult> run = RunPhase(*workload, broken, {.phase = Phase::kRun, .threads = 2});
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace fathom::ycsb

@@ -1,0 +1,47 @@
+// Measurements: what one client thread observed, per operation type — a latency histogram for the
+// operations that succeeded, one for those that failed (YCSB's "<OP>-FAILED" series), and counts per
+// return code (YCSB's "Return=OK" lines). Each thread owns one; the driver merges them at the end, so
+// recording takes no lock.
+//
+//   Measurements m;
+//   m.Record(Operation::kRead, /*latency_ns=*/48'000, ReturnCode::kOk);
+#ifndef FATHOM_BENCH_YCSB_MEASUREMENTS_H_
+#define FATHOM_BENCH_YCSB_MEASUREMENTS_H_
+
+#include <array>
+#include <cstdint>
+
+#include "bench/ycsb/backend.h"
+#include "bench/ycsb/latency_histogram.h"
+
+namespace fathom::ycsb {
+
+// In the order the report prints them.
+enum class Operation { kRead, kUpdate, kInsert, kScan, kReadModifyWrite, kDelete };
+inline constexpr int kOperationCount = 6;
+
+// YCSB's names: "READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE".
+const char* OperationName(Operation op);
+
+class Measurements {
+ public:
+  // The latency goes to the operation's success series if `code` is OK, else to its failure series.
+  void Record(Operation op, uint64_t latency_ns, ReturnCode code);
+  void Merge(const Measurements& other);
+
+  const LatencyHistogram& Latencies(Operation op, bool failed) const {
+    return latencies_[Index(op)][failed ? 1 : 0];
+  }
+  uint64_t Returns(Operation op, ReturnCode code) const {
+    return returns_[Index(op)][static_cast<int>(code)];
+  }
+
+ private:
+  static int Index(Operation op) { return static_cast<int>(op); }
+  std::array<std::array<LatencyHistogram, 2>, kOperationCount> latencies_;
+  std::array<std::array<uint64_t, kReturnCodeCount>, kOperationCount> returns_{};
+};
+
+}  // namespace fathom::ycsb
+
+#endif  // FATHOM_BENCH_YCSB_MEASUREMENTS_H_

@@ -1,0 +1,50 @@
+// Report: a phase's results in YCSB's text format (stdout) and as JSON (--json_out).
+//
+//   [OVERALL], RunTime(ms), 1520
+//   [OVERALL], Throughput(ops/sec), 657.89
+//   [READ], Operations, 496
+//   [READ], AverageLatency(us), 61.213
+//   [READ], MinLatency(us), 30.112
+//   [READ], MaxLatency(us), 812.540
+//   [READ], 50thPercentileLatency(us), 55.039
+//   [READ], 95thPercentileLatency(us), 98.815
+//   [READ], 99thPercentileLatency(us), 190.463
+//   [READ], 99.9thPercentileLatency(us), 700.415
+//   [READ], Return=OK, 496
+//
+// Latencies are measured in ns and printed in µs with three decimals (YCSB prints whole µs, too coarse for
+// a sub-microsecond store); percentiles carry the histogram's < 0.8% error (latency_histogram.h).
+// "Operations" counts successes; failures get their own "[READ-FAILED]" series, as in YCSB, while every
+// return code is counted under the operation's own name.
+#ifndef FATHOM_BENCH_YCSB_REPORT_H_
+#define FATHOM_BENCH_YCSB_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "bench/ycsb/measurements.h"
+
+namespace fathom::ycsb {
+
+struct PhaseResult {
+  std::string phase;    // "load" or "run"
+  absl::Duration runtime;
+  uint64_t operations = 0;  // every operation attempted, failed ones included (a read-modify-write is one)
+  Measurements measurements;
+
+  double Throughput() const;
+};
+
+std::string FormatYcsbText(const PhaseResult& result);
+// {"config": {...}, "phases": [{"phase": "run", "runtime_ms": ..., "throughput_ops_per_sec": ...,
+//   "operations": ..., "measurements": {"READ": {"operations": ..., "average_us": ..., "min_us": ...,
+//   "max_us": ..., "p50_us": ..., "p95_us": ..., "p99_us": ..., "p999_us": ..., "returns": {"OK": ...}}}}]}
+std::string FormatJson(const std::vector<std::pair<std::string, std::string>>& config,
+                       const std::vector<PhaseResult>& phases);
+
+}  // namespace fathom::ycsb
+
+#endif  // FATHOM_BENCH_YCSB_REPORT_H_

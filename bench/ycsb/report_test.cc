@@ -1,0 +1,68 @@
+#include "bench/ycsb/report.h"
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace fathom::ycsb {
+namespace {
+
+PhaseResult Sample() {
+  PhaseResult result;
+  result.phase = "run";
+  result.runtime = absl::Milliseconds(2000);
+  result.operations = 1000;
+  for (int i = 0; i < 600; ++i) result.measurements.Record(Operation::kRead, 50'000, ReturnCode::kOk);
+  for (int i = 0; i < 3; ++i) result.measurements.Record(Operation::kRead, 10'000, ReturnCode::kNotFound);
+  for (int i = 0; i < 396; ++i) result.measurements.Record(Operation::kUpdate, 80'000, ReturnCode::kOk);
+  result.measurements.Record(Operation::kUpdate, 5'000'000, ReturnCode::kError);
+  return result;
+}
+
+TEST(ReportTest, TextFollowsYcsbFormat) {
+  const std::string text = FormatYcsbText(Sample());
+  const char* expected_lines[] = {
+      "[OVERALL], RunTime(ms), 2000\n",
+      "[OVERALL], Throughput(ops/sec), 500.00\n",
+      "[READ], Operations, 600\n",
+      "[READ], AverageLatency(us), 50.000\n",
+      "[READ], MinLatency(us), 50.000\n",
+      "[READ], MaxLatency(us), 50.000\n",
+      "[READ], 50thPercentileLatency(us), 50.000\n",
+      "[READ], 95thPercentileLatency(us), 50.000\n",
+      "[READ], 99thPercentileLatency(us), 50.000\n",
+      "[READ], 99.9thPercentileLatency(us), 50.000\n",
+      "[READ], Return=OK, 600\n",
+      "[READ], Return=NOT_FOUND, 3\n",
+      "[READ-FAILED], Operations, 3\n",
+      "[UPDATE], Operations, 396\n",
+      "[UPDATE], Return=OK, 396\n",
+      "[UPDATE], Return=ERROR, 1\n",
+      "[UPDATE-FAILED], MaxLatency(us), 5000.000\n",
+  };
+  for (const char* line : expected_lines) EXPECT_TRUE(absl::StrContains(text, line)) << line << "\n" << text;
+  EXPECT_FALSE(absl::StrContains(text, "[INSERT]"));
+  EXPECT_FALSE(absl::StrContains(text, "[SCAN]"));
+  // Operations print in YCSB's order.
+  EXPECT_LT(text.find("[READ]"), text.find("[UPDATE]"));
+}
+
+TEST(ReportTest, JsonCarriesTheSameNumbers) {
+  const std::string json = FormatJson({{"backend", "redis"}, {"quote\"d", "a\\b"}}, {Sample()});
+  for (const char* part : {"\"backend\": \"redis\"", "\"quote\\\"d\": \"a\\\\b\"", "\"phase\": \"run\"",
+                           "\"runtime_ms\": 2000", "\"operations\": 1000", "\"throughput_ops_per_sec\": 500.00",
+                           "\"READ\": {\"operations\": 600", "\"p999_us\": 50.000",
+                           "\"returns\": {\"OK\": 600, \"NOT_FOUND\": 3}", "\"UPDATE-FAILED\": {\"operations\": 1",
+                           "\"returns\": {\"OK\": 396, \"ERROR\": 1}"}) {
+    EXPECT_TRUE(absl::StrContains(json, part)) << part << "\n" << json;
+  }
+  // Balanced braces: a cheap structural check (no JSON parser in the build).
+  int depth = 0;
+  for (char c : json) {
+    depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+    ASSERT_GE(depth, 0);
+  }
+  EXPECT_EQ(depth, 0);
+}
+
+}  // namespace
+}  // namespace fathom::ycsb

@@ -1,0 +1,153 @@
+// The memcached and Redis backends against real servers started on free loopback ports.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "bench/ycsb/memcached_backend.h"
+#include "bench/ycsb/redis_backend.h"
+#include "bench/ycsb/server_process.h"
+#include "gtest/gtest.h"
+
+namespace fathom::ycsb {
+namespace {
+
+struct Server {
+  std::unique_ptr<ServerProcess> process;
+  std::unique_ptr<Backend> backend;
+};
+
+Server StartServer(const std::string& kind) {
+  Server server;
+  absl::StatusOr<std::unique_ptr<ServerProcess>> process =
+      kind == "redis" ? ServerProcess::StartRedis() : ServerProcess::StartMemcached();
+  EXPECT_TRUE(process.ok()) << process.status();
+  if (!process.ok()) return server;
+  server.process = std::move(process).value();
+  if (kind == "redis") {
+    server.backend = std::make_unique<RedisBackend>("127.0.0.1", server.process->port());
+  } else {
+    server.backend = std::make_unique<MemcachedBackend>("127.0.0.1", server.process->port());
+  }
+  absl::Status init = server.backend->Init();
+  EXPECT_TRUE(init.ok()) << init;
+  return server;
+}
+
+class ServerBackendTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ServerBackendTest, CrudKeepsFieldsAndReportsMissingKeys) {
+  Server server = StartServer(GetParam());
+  ASSERT_NE(server.backend, nullptr);
+  Backend& db = *server.backend;
+  const Record record = {{"field0", "zero"}, {"field1", "one"}, {"field2", std::string("b\0n", 3)}};
+  ASSERT_TRUE(db.Insert("usertable", "user1", record).ok());
+
+  Record out;
+  ASSERT_TRUE(db.Read("usertable", "user1", nullptr, &out).ok());
+  EXPECT_EQ(out, record);
+  const FieldList one_field = {"field1"};
+  ASSERT_TRUE(db.Read("usertable", "user1", &one_field, &out).ok());
+  EXPECT_EQ(out, (Record{{"field1", "one"}}));
+
+  // An update changes the named fields and keeps the rest.
+  ASSERT_TRUE(db.Update("usertable", "user1", {{"field1", "uno"}}).ok());
+  ASSERT_TRUE(db.Read("usertable", "user1", nullptr, &out).ok());
+  EXPECT_EQ(out, (Record{{"field0", "zero"}, {"field1", "uno"}, {"field2", std::string("b\0n", 3)}}));
+
+  EXPECT_EQ(db.Read("usertable", "nobody", nullptr, &out).code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(db.Delete("usertable", "user1").ok());
+  EXPECT_EQ(db.Read("usertable", "user1", nullptr, &out).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(db.Delete("usertable", "user1").code(), absl::StatusCode::kNotFound);
+}
+
+TEST_P(ServerBackendTest, DeadServerGivesErrorsNotCrashes) {
+  Server server = StartServer(GetParam());
+  ASSERT_NE(server.backend, nullptr);
+  const int port = server.process->port();
+  server.process->Stop();
+  Record out;
+  for (int i = 0; i < 3; ++i) {  // the first call finds the dropped connection, later ones fail to reconnect
+    const absl::Status status = server.backend->Read("usertable", "user1", nullptr, &out);
+    EXPECT_EQ(ReturnCodeOf(status), ReturnCode::kError) << status;
+    EXPECT_EQ(ReturnCodeOf(server.backend->Insert("usertable", "user1", {{"f", "v"}})), ReturnCode::kError);
+  }
+  // A fresh backend pointed at the dead port fails Init with a clear error.
+  std::unique_ptr<Backend> fresh;
+  if (GetParam() == "redis") {
+    fresh = std::make_unique<RedisBackend>("127.0.0.1", port);
+  } else {
+    fresh = std::make_unique<MemcachedBackend>("127.0.0.1", port);
+  }
+  EXPECT_FALSE(fresh->Init().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ServerBackendTest, ::testing::Values("redis", "memcached"),
+                         [](const auto& info) { return info.param; });
+
+TEST(RedisBackendTest, ScanWalksTheHashCodeIndex) {
+  Server server = StartServer("redis");
+  ASSERT_NE(server.backend, nullptr);
+  for (const char* key : {"user1", "user2", "user3", "user4"}) {
+    ASSERT_TRUE(server.backend->Insert("usertable", key, {{"key", key}}).ok());
+  }
+  // Java's "user1".hashCode() is below "user2"'s (they differ in the last character), so a scan from
+  // user2 returns user2, user3, user4 in that order, and a limit cuts it.
+  EXPECT_LT(JavaStringHashCode("user1"), JavaStringHashCode("user2"));
+  std::vector<Record> out;
+  ASSERT_TRUE(server.backend->Scan("usertable", "user2", 10, nullptr, &out).ok());
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].at("key"), "user2");
+  EXPECT_EQ(out[2].at("key"), "user4");
+  ASSERT_TRUE(server.backend->Scan("usertable", "user1", 2, nullptr, &out).ok());
+  EXPECT_EQ(out.size(), 2u);
+}
+
+TEST(RedisBackendTest, JavaHashCodeMatchesJava) {
+  EXPECT_EQ(JavaStringHashCode(""), 0);
+  EXPECT_EQ(JavaStringHashCode("a"), 97);
+  EXPECT_EQ(JavaStringHashCode("hello"), 99162322);                       // "hello".hashCode()
+  EXPECT_EQ(JavaStringHashCode("user6284781860667377211"), -594971599);  // wraps negative
+}
+
+TEST(MemcachedBackendTest, ScanIsNotImplemented) {
+  Server server = StartServer("memcached");
+  ASSERT_NE(server.backend, nullptr);
+  std::vector<Record> out;
+  EXPECT_EQ(ReturnCodeOf(server.backend->Scan("usertable", "user1", 10, nullptr, &out)), ReturnCode::kNotImplemented);
+}
+
+// Writes `value` under `key` with memcached's text protocol, bypassing the record encoding.
+bool PlantRawValue(int port, const std::string& key, const std::string& value) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return false;
+  }
+  const std::string command = "set " + key + " 0 0 " + std::to_string(value.size()) + "\r\n" + value + "\r\n";
+  bool ok = write(fd, command.data(), command.size()) == static_cast<ssize_t>(command.size());
+  char reply[64] = {};
+  ok = ok && read(fd, reply, sizeof reply - 1) > 0 && std::string(reply).rfind("STORED", 0) == 0;
+  close(fd);
+  return ok;
+}
+
+TEST(MemcachedBackendTest, ForeignValueIsAnErrorNotACrash) {
+  Server server = StartServer("memcached");
+  ASSERT_NE(server.backend, nullptr);
+  ASSERT_TRUE(PlantRawValue(server.process->port(), "user1", "{\"field0\": \"json, as YCSB's binding writes\"}"));
+  Record out;
+  const absl::Status read = server.backend->Read("usertable", "user1", nullptr, &out);
+  EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss) << read;
+  EXPECT_EQ(ReturnCodeOf(read), ReturnCode::kError);
+  EXPECT_EQ(ReturnCodeOf(server.backend->Update("usertable", "user1", {{"f", "v"}})), ReturnCode::kError);
+}
+
+}  // namespace
+}  // namespace fathom::ycsb

@@ -1,0 +1,106 @@
+// Runs //bench:ycsb as a user would: it starts its own redis-server or memcached, loads workload A
+// (1000 records) and runs it (1000 operations) with 2 threads; the report must count every operation as OK.
+#include <sys/wait.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "tests/util/subprocess.h"
+
+namespace fathom {
+namespace {
+
+struct Output {
+  int exit_code = -1;
+  // "<phase> <[SECTION], Metric>" -> value, e.g. "run [READ], Return=OK" -> "503".
+  std::map<std::string, std::string> values;
+  std::string text;
+};
+
+Output RunYcsb(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {testing::RunfilePath("bench/ycsb")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Output output;
+  auto child = testing::Subprocess::Start(argv);
+  EXPECT_TRUE(child.ok()) << child.status();
+  if (!child.ok()) return output;
+  std::string phase;
+  while (true) {
+    absl::StatusOr<std::string> line = (*child)->ReadLine(absl::Seconds(60));
+    if (!line.ok()) break;  // stdout closed: the driver is done (or a 60 s stall, which fails below)
+    output.text += *line + "\n";
+    if (absl::StartsWith(*line, "# ")) {
+      phase = std::vector<std::string>(absl::StrSplit(*line, ' '))[1];
+      continue;
+    }
+    const size_t last_comma = line->rfind(", ");
+    if (last_comma != std::string::npos) output.values[phase + " " + line->substr(0, last_comma)] = line->substr(last_comma + 2);
+  }
+  absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(30));
+  EXPECT_TRUE(status.ok()) << status.status();
+  if (status.ok() && WIFEXITED(*status)) output.exit_code = WEXITSTATUS(*status);
+  return output;
+}
+
+int64_t Count(const Output& output, const std::string& key) {
+  auto it = output.values.find(key);
+  if (it == output.values.end()) return 0;
+  int64_t n = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(it->second, &n)) << key << " = " << it->second;
+  return n;
+}
+
+class EndToEndTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EndToEndTest, WorkloadALoadsAndRunsWithoutErrors) {
+  const std::string json_path = std::string(std::getenv("TEST_TMPDIR")) + "/report_" + GetParam() + ".json";
+  const Output out = RunYcsb({"--backend=" + GetParam(), "--workload=a", "--threads=2", "--seed=7",
+                              "--json_out=" + json_path, "-p", "operationcount=1000"});
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_EQ(Count(out, "load [INSERT], Return=OK"), 1000) << out.text;
+  EXPECT_EQ(Count(out, "load [INSERT], Operations"), 1000);
+  const int64_t reads = Count(out, "run [READ], Return=OK");
+  const int64_t updates = Count(out, "run [UPDATE], Return=OK");
+  EXPECT_EQ(reads + updates, 1000) << out.text;
+  EXPECT_GT(reads, 350);
+  EXPECT_GT(updates, 350);
+  EXPECT_EQ(Count(out, "run [READ], Operations"), reads);
+  EXPECT_FALSE(absl::StrContains(out.text, "Return=ERROR")) << out.text;
+  EXPECT_FALSE(absl::StrContains(out.text, "Return=NOT_FOUND")) << out.text;
+  EXPECT_FALSE(absl::StrContains(out.text, "-FAILED")) << out.text;
+  for (const char* metric : {"AverageLatency(us)", "MinLatency(us)", "MaxLatency(us)", "50thPercentileLatency(us)",
+                             "95thPercentileLatency(us)", "99thPercentileLatency(us)", "99.9thPercentileLatency(us)"}) {
+    EXPECT_TRUE(out.values.count(std::string("run [READ], ") + metric)) << metric;
+  }
+  EXPECT_TRUE(out.values.count("run [OVERALL], RunTime(ms)"));
+  EXPECT_TRUE(out.values.count("run [OVERALL], Throughput(ops/sec)"));
+
+  std::ifstream json_file(json_path);
+  std::stringstream json;
+  json << json_file.rdbuf();
+  EXPECT_TRUE(absl::StrContains(json.str(), "\"phase\": \"run\"")) << json.str();
+  EXPECT_TRUE(absl::StrContains(json.str(), "\"backend\": \"" + GetParam() + "\""));
+  EXPECT_TRUE(absl::StrContains(json.str(), "\"returns\": {\"OK\": " + std::to_string(reads) + "}"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, EndToEndTest, ::testing::Values("redis", "memcached"),
+                         [](const auto& info) { return info.param; });
+
+TEST(EndToEndCliTest, UnknownOrUnbuiltBackendsFailClearly) {
+  const Output fathom = RunYcsb({"--backend=fathom"});
+  EXPECT_EQ(fathom.exit_code, 1);
+  const Output unknown = RunYcsb({"--backend=cassandra"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  const Output run_only = RunYcsb({"--backend=redis", "--phase=run"});
+  EXPECT_EQ(run_only.exit_code, 1);
+}
+
+}  // namespace
+}  // namespace fathom

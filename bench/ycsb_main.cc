@@ -1,0 +1,221 @@
+// ycsb: YCSB's core workload against memcached, Redis, or this process's memory (fathom once the KV layer
+// exists). Starts its own memcached / redis-server on a free loopback port unless --server is given.
+//
+//   bazel run -c opt //bench:ycsb -- --backend=redis --workload=a --threads=2
+//   bazel run -c opt //bench:ycsb -- --backend=memcached -P /path/workloadb -p recordcount=100000 -load -run
+//
+// YCSB-style arguments are accepted beside the flags: -P <file>, -p key=value (repeatable), -load, -run.
+// Report on stdout in YCSB's format (one section per phase), progress and errors on stderr.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "bench/ycsb/core_workload.h"
+#include "bench/ycsb/memcached_backend.h"
+#include "bench/ycsb/memory_backend.h"
+#include "bench/ycsb/properties.h"
+#include "bench/ycsb/redis_backend.h"
+#include "bench/ycsb/report.h"
+#include "bench/ycsb/runner.h"
+#include "bench/ycsb/server_process.h"
+#include "platform/base/status_macros.h"
+
+ABSL_FLAG(std::string, workload, "a", "workload a..f: bench/workloads/workload<letter> from the runfiles");
+ABSL_FLAG(std::string, workload_file, "", "a workload properties file (overrides --workload)");
+ABSL_FLAG(std::string, backend, "memcached", "memcached | redis | memory | fathom (not built yet)");
+ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start one on a free loopback port");
+ABSL_FLAG(int, threads, 1, "client threads");
+ABSL_FLAG(double, target, 0, "target operations per second over all threads; 0: unthrottled");
+ABSL_FLAG(std::string, props, "", "comma-separated key=value overrides (like repeated -p)");
+ABSL_FLAG(std::string, phase, "both", "load | run | both (run alone needs --server with loaded data)");
+ABSL_FLAG(std::string, json_out, "", "also write the report as JSON to this path");
+ABSL_FLAG(uint64_t, seed, 0, "random seed; 0: pick one from the clock (printed to stderr)");
+ABSL_FLAG(int64_t, warmup_ops, 0, "unmeasured operations before the run phase's clock starts");
+ABSL_FLAG(int, status_interval_s, 10, "seconds between progress lines on stderr");
+
+namespace fathom::ycsb {
+namespace {
+
+struct YcsbArgs {
+  std::vector<std::string> assignments;  // -p key=value
+  std::string properties_file;           // -P file
+  bool load = false;                     // -load
+  bool run = false;                      // -run
+};
+
+// Pulls YCSB's own argument forms out of argv before absl sees them (absl flags cannot repeat -p).
+absl::StatusOr<YcsbArgs> ExtractYcsbArgs(int* argc, char** argv) {
+  YcsbArgs args;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "-p" || arg == "-P") {
+      if (i + 1 >= *argc) return absl::InvalidArgumentError(absl::StrCat(arg, " needs an argument"));
+      (arg == "-p" ? args.assignments.emplace_back() : args.properties_file) = argv[++i];
+    } else if (arg == "-load") {
+      args.load = true;
+    } else if (arg == "-run" || arg == "-t") {  // YCSB spells run "-t" (transactions) too
+      args.run = true;
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  *argc = out;
+  return args;
+}
+
+// The runfiles path of a workspace file, as tests/util/subprocess.h finds runfiles.
+std::string RunfilePath(const std::string& workspace_relative) {
+  for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
+    if (const char* dir = std::getenv(var); dir != nullptr) return absl::StrCat(dir, "/fathom/", workspace_relative);
+  }
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string path = absl::StrCat(std::string(self, static_cast<size_t>(n)), ".runfiles/fathom/", workspace_relative);
+    if (access(path.c_str(), R_OK) == 0) return path;
+  }
+  return workspace_relative;  // `bazel run` starts us in the runfiles tree, where this relative path works
+}
+
+absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& server) {
+  const size_t colon = server.rfind(':');
+  int port;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(server.substr(colon + 1), &port) || port <= 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("--server=", server, ": want host:port"));
+  }
+  return std::make_pair(server.substr(0, colon), port);
+}
+
+absl::Status Main(int argc, char** argv) {
+  ASSIGN_OR_RETURN(YcsbArgs ycsb_args, ExtractYcsbArgs(&argc, argv));
+  absl::SetProgramUsageMessage("YCSB core workload driver; see bench/ycsb_main.cc");
+  absl::ParseCommandLine(argc, argv);
+
+  // Properties: the workload file, then --props, then -p (later wins, as YCSB applies -p after -P).
+  std::string workload_path = ycsb_args.properties_file;
+  if (workload_path.empty()) workload_path = absl::GetFlag(FLAGS_workload_file);
+  if (workload_path.empty()) workload_path = RunfilePath(absl::StrCat("bench/workloads/workload", absl::GetFlag(FLAGS_workload)));
+  Properties props;
+  RETURN_IF_ERROR(props.LoadFile(workload_path));
+  for (absl::string_view assignment : absl::StrSplit(absl::GetFlag(FLAGS_props), ',', absl::SkipEmpty())) {
+    RETURN_IF_ERROR(props.SetFromAssignment(std::string_view(assignment.data(), assignment.size())));
+  }
+  for (const std::string& assignment : ycsb_args.assignments) RETURN_IF_ERROR(props.SetFromAssignment(assignment));
+  ASSIGN_OR_RETURN(std::unique_ptr<CoreWorkload> workload, CoreWorkload::Create(props));
+
+  bool do_load, do_run;
+  if (ycsb_args.load || ycsb_args.run) {
+    do_load = ycsb_args.load;
+    do_run = ycsb_args.run;
+  } else {
+    const std::string phase = absl::GetFlag(FLAGS_phase);
+    if (phase != "load" && phase != "run" && phase != "both") {
+      return absl::InvalidArgumentError(absl::StrCat("--phase=", phase, ": want load, run or both"));
+    }
+    do_load = phase != "run";
+    do_run = phase != "load";
+  }
+  const std::string server = absl::GetFlag(FLAGS_server);
+  if (do_run && !do_load && server.empty()) {
+    return absl::InvalidArgumentError("a run without a load needs --server=host:port of a loaded server");
+  }
+
+  // The backend, and its server unless we were given one.
+  const std::string backend = absl::GetFlag(FLAGS_backend);
+  std::unique_ptr<ServerProcess> server_process;
+  std::string host = "127.0.0.1";
+  int port = 0;
+  MemoryStore memory_store;
+  BackendFactory make_backend;
+  if (backend == "fathom") {
+    return absl::UnimplementedError("--backend=fathom: not built yet, needs the KV layer (kv/)");
+  } else if (backend == "memory") {
+    make_backend = [&memory_store] { return std::make_unique<MemoryBackend>(&memory_store); };
+  } else if (backend == "memcached" || backend == "redis") {
+    if (!server.empty()) {
+      ASSIGN_OR_RETURN(std::tie(host, port), ParseHostPort(server));
+    } else {
+      ASSIGN_OR_RETURN(server_process,
+                       backend == "redis" ? ServerProcess::StartRedis() : ServerProcess::StartMemcached());
+      port = server_process->port();
+      std::fprintf(stderr, "started %s on 127.0.0.1:%d (pid %d)\n", backend.c_str(), port, server_process->pid());
+    }
+    if (backend == "redis") {
+      make_backend = [host, port] { return std::make_unique<RedisBackend>(host, port); };
+    } else {
+      make_backend = [host, port] { return std::make_unique<MemcachedBackend>(host, port); };
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("--backend=", backend, ": want memcached, redis, memory or fathom"));
+  }
+
+  uint64_t seed = absl::GetFlag(FLAGS_seed);
+  if (seed == 0) seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) | 1;
+  std::fprintf(stderr, "seed %llu (replay with --seed=%llu)\n", static_cast<unsigned long long>(seed),
+               static_cast<unsigned long long>(seed));
+
+  RunOptions options;
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.target_ops_per_sec = absl::GetFlag(FLAGS_target);
+  options.warmup_ops = absl::GetFlag(FLAGS_warmup_ops);
+  options.status_interval = absl::Seconds(std::max(1, absl::GetFlag(FLAGS_status_interval_s)));
+  options.seed = seed;
+  if (options.threads < 1) return absl::InvalidArgumentError("--threads must be at least 1");
+
+  const WorkloadConfig& config = workload->config();
+  std::vector<PhaseResult> results;
+  for (Phase phase : {Phase::kLoad, Phase::kRun}) {
+    if ((phase == Phase::kLoad && !do_load) || (phase == Phase::kRun && !do_run)) continue;
+    options.phase = phase;
+    ASSIGN_OR_RETURN(PhaseResult result, RunPhase(*workload, make_backend, options));
+    std::cout << "# " << result.phase << " phase: backend=" << backend
+              << " workload=" << workload_path.substr(workload_path.rfind('/') + 1)
+              << " threads=" << options.threads << " recordcount=" << config.record_count
+              << " operationcount=" << config.operation_count << "\n"
+              << FormatYcsbText(result) << std::flush;
+    results.push_back(std::move(result));
+  }
+
+  if (const std::string json_path = absl::GetFlag(FLAGS_json_out); !json_path.empty()) {
+    std::vector<std::pair<std::string, std::string>> config_entries = {
+        {"backend", backend},
+        {"workload_file", workload_path},
+        {"threads", std::to_string(options.threads)},
+        {"target", absl::StrCat(options.target_ops_per_sec)},
+        {"warmup_ops", std::to_string(options.warmup_ops)},
+        {"seed", std::to_string(seed)}};
+    for (const auto& [key, value] : props.values()) config_entries.emplace_back(absl::StrCat("property.", key), value);
+    std::ofstream out(json_path);
+    out << FormatJson(config_entries, results);
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", json_path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace fathom::ycsb
+
+int main(int argc, char** argv) {
+  const absl::Status status = fathom::ycsb::Main(argc, argv);
+  if (!status.ok()) {
+    std::fprintf(stderr, "ycsb: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}
