@@ -53,10 +53,11 @@ def _system_libs_impl(ctx):
         build.append(")")
         build.append("")
     for name, spec in sorted(ctx.attr.plain_libs.items()):
-        header, linkopts = spec.split("|", 1)
+        header, linkopts, defines = (spec.split("|") + [""])[:3]
         if not ctx.path(header).exists:
             fail("%s not found (needed by @%s//:%s). Run tools/bootstrap.sh." % (header, ctx.name, name))
-        build.append("cc_library(name = %r, linkopts = %r)" % (name, linkopts.split(" ")))
+        build.append("cc_library(name = %r, linkopts = %r, defines = %r)" %
+                     (name, linkopts.split(" "), [d for d in defines.split(" ") if d]))
         build.append("")
     ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % ctx.name)
     ctx.file("BUILD.bazel", "\n".join(build))
@@ -65,7 +66,9 @@ system_libs = repository_rule(
     implementation = _system_libs_impl,
     attrs = {
         "libs": attr.string_list_dict(doc = "target name -> pkg-config modules"),
-        "plain_libs": attr.string_dict(doc = "target name -> 'header path|linkopts' for libraries without .pc"),
+        "plain_libs": attr.string_dict(
+            doc = "target name -> 'header path|linkopts[|defines]' for libraries without .pc",
+        ),
     },
     environ = ["PKG_CONFIG_PATH"],
     local = True,

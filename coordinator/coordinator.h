@@ -1,0 +1,93 @@
+// Coordinator: membership and the cluster configuration, seen from one node.
+//
+// Two implementations: ZooKeeperCoordinator (zookeeper_coordinator.h; a real cluster) and LocalCoordinator
+// (local_coordinator.h; every node in one process, for the embedded cluster and unit tests). Both change
+// the configuration only by a compare-and-set on its version, with epoch + 1 per change, so concurrent
+// writers never lose a change. Subscribers are called on a dedicated thread, in epoch order, never under a
+// coordinator lock: a callback may call the coordinator (but must not destroy it).
+//
+//   std::unique_ptr<Coordinator> c = ...;
+//   MemberInfo me;
+//   me.set_node_id(1);
+//   me.set_control_address("127.0.0.1:7001");
+//   RETURN_IF_ERROR(c->Join(me));                 // returns once a configuration lists this node
+//   auto sub = c->Subscribe([](const Configuration& config) { ApplyNewConfiguration(config); });
+//   ASSIGN_OR_RETURN(RegionAllocation region, c->AllocateRegion(64 << 20, /*replicas=*/3));
+//   c->ReportSuspect(2);                          // node 2 stopped answering
+//   RETURN_IF_ERROR(c->Leave());
+#ifndef FATHOM_COORDINATOR_COORDINATOR_H_
+#define FATHOM_COORDINATOR_COORDINATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "coordinator/configuration.h"
+
+namespace fathom::coordinator {
+
+// A new region's id and replicas (primary first), in the configuration of `epoch`.
+struct RegionAllocation {
+  uint32_t region_id = 0;
+  std::vector<uint32_t> replicas;
+  uint64_t epoch = 0;
+};
+
+enum class CoordinatorState {
+  kConnected,     // in touch with the coordination service; changes are possible
+  kDisconnected,  // lost touch (ZooKeeper down or unreachable): the last configuration is kept, no changes
+                  // are made, and the coordinator resumes by itself when the service returns
+  kClosed,        // Close() was called
+};
+const char* CoordinatorStateName(CoordinatorState state);
+
+// Unsubscribes when destroyed (waiting for a callback in progress, unless destroyed from inside it).
+class Subscription {
+ public:
+  virtual ~Subscription() = default;
+};
+
+class Coordinator {
+ public:
+  using Callback = std::function<void(const Configuration&)>;
+  // Changes a copy of the current configuration; an error aborts the update and is returned.
+  using Mutation = std::function<absl::Status(Configuration&)>;
+
+  virtual ~Coordinator() = default;
+
+  // Registers this node (InvalidArgument: bad info; AlreadyExists: a live member has its id; FailedPrecondition:
+  // already joined) and returns once a configuration lists it (DeadlineExceeded otherwise).
+  virtual absl::Status Join(const MemberInfo& member) = 0;
+  // Unregisters this node; the configuration manager removes it from the configuration. Does not wait.
+  virtual absl::Status Leave() = 0;
+
+  // The latest configuration this coordinator has seen. FailedPrecondition before there is one.
+  virtual absl::StatusOr<Configuration> GetConfiguration() = 0;
+  // `callback` gets the current configuration (if any), then every newer one, in epoch order.
+  virtual std::unique_ptr<Subscription> Subscribe(Callback callback) = 0;
+
+  // Applies `mutation` to the current configuration and writes it with epoch + 1, conditional on the
+  // version read; retries on a conflict. The result must validate (InvalidArgument otherwise).
+  // Unavailable while disconnected; DataLoss when the stored configuration is corrupt.
+  virtual absl::StatusOr<Configuration> Update(const Mutation& mutation) = 0;
+
+  // A new region of `size_bytes` with `replicas` (f+1) replicas on distinct members, balancing memory
+  // (placement.h), by one configuration change. FailedPrecondition: fewer members than replicas.
+  virtual absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) = 0;
+
+  // Tells the configuration manager that `node_id` seems dead. A member whose failure is confirmed (its
+  // session ended) is removed at once instead of when the watch fires; a live member stays (leases will
+  // decide later). NotFound if it is not a member.
+  virtual absl::Status ReportSuspect(uint32_t node_id) = 0;
+
+  virtual CoordinatorState state() const = 0;
+  // Whether this node is the configuration manager right now.
+  virtual bool is_manager() const = 0;
+};
+
+}  // namespace fathom::coordinator
+
+#endif  // FATHOM_COORDINATOR_COORDINATOR_H_

@@ -1,0 +1,202 @@
+#include "coordinator/local_coordinator.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/allocation.h"
+#include "platform/base/mutex.h"
+
+namespace fathom::coordinator {
+
+LocalCoordinationService::LocalCoordinationService(std::string cluster) : cluster_(std::move(cluster)) {}
+
+LocalCoordinationService::~LocalCoordinationService() = default;
+
+std::unique_ptr<LocalCoordinator> LocalCoordinationService::NewCoordinator() {
+  std::unique_ptr<LocalCoordinator> handle(new LocalCoordinator(this));
+  MutexLock lock(&mu_);
+  handles_.push_back(handle.get());
+  if (config_.epoch() > 0) handle->subscribers_.Publish(config_);
+  return handle;
+}
+
+Configuration LocalCoordinationService::configuration() const {
+  MutexLock lock(&mu_);
+  return config_;
+}
+
+uint64_t LocalCoordinationService::commits() const {
+  MutexLock lock(&mu_);
+  return commits_;
+}
+
+uint64_t LocalCoordinationService::conflicts() const {
+  MutexLock lock(&mu_);
+  return conflicts_;
+}
+
+uint32_t LocalCoordinationService::Manager() const {
+  return joined_.empty() ? 0 : joined_.front().first;
+}
+
+absl::Status LocalCoordinationService::CompareAndSet(uint64_t expected_epoch, Configuration next) {
+  next.set_epoch(expected_epoch + 1);
+  Canonicalize(&next);
+  if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  if (config_.epoch() != expected_epoch) {
+    ++conflicts_;
+    return absl::AbortedError(
+        absl::StrCat("configuration changed: epoch ", config_.epoch(), ", expected ", expected_epoch));
+  }
+  config_ = std::move(next);
+  ++commits_;
+  // Publish only queues (SubscriberList never calls back under its lock), so holding mu_ here keeps every
+  // handle's deliveries in commit order without risking a deadlock.
+  for (LocalCoordinator* h : handles_) h->subscribers_.Publish(config_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Configuration> LocalCoordinationService::Update(const Coordinator::Mutation& mutation) {
+  while (true) {
+    Configuration next = configuration();
+    const uint64_t expected = next.epoch();
+    if (absl::Status s = mutation(next); !s.ok()) return s;
+    absl::Status s = CompareAndSet(expected, next);
+    if (s.ok()) {
+      next.set_epoch(expected + 1);
+      Canonicalize(&next);
+      return next;
+    }
+    if (!absl::IsAborted(s)) return s;
+  }
+}
+
+absl::Status LocalCoordinationService::AddMember(LocalCoordinator* handle, const MemberInfo& member) {
+  {
+    MutexLock lock(&mu_);
+    for (const auto& [id, h] : joined_) {
+      if (id == member.node_id()) {
+        return absl::AlreadyExistsError(absl::StrCat("node ", id, " is already a live member of ", cluster_));
+      }
+    }
+    joined_.push_back({member.node_id(), handle});
+  }
+  absl::StatusOr<Configuration> result = Update([&](Configuration& config) -> absl::Status {
+    coordinator::RemoveMember(&config, member.node_id());  // a stale entry of an earlier incarnation
+    *config.add_members() = member;
+    MutexLock lock(&mu_);
+    config.set_manager_id(Manager());
+    return absl::OkStatus();
+  });
+  if (!result.ok()) {
+    MutexLock lock(&mu_);
+    joined_.erase(std::remove_if(joined_.begin(), joined_.end(),
+                                 [&](const auto& e) { return e.first == member.node_id(); }),
+                  joined_.end());
+  }
+  return result.status();
+}
+
+void LocalCoordinationService::RemoveMember(uint32_t node_id) {
+  {
+    MutexLock lock(&mu_);
+    joined_.erase(
+        std::remove_if(joined_.begin(), joined_.end(), [&](const auto& e) { return e.first == node_id; }),
+        joined_.end());
+  }
+  (void)Update([&](Configuration& config) -> absl::Status {
+    coordinator::RemoveMember(&config, node_id);
+    MutexLock lock(&mu_);
+    const uint32_t manager = Manager();
+    config.set_manager_id(FindMember(config, manager) != nullptr ? manager : 0);
+    return absl::OkStatus();
+  });
+}
+
+void LocalCoordinationService::Detach(LocalCoordinator* handle) {
+  MutexLock lock(&mu_);
+  handles_.erase(std::remove(handles_.begin(), handles_.end(), handle), handles_.end());
+}
+
+bool LocalCoordinationService::IsLive(uint32_t node_id) const {
+  MutexLock lock(&mu_);
+  for (const auto& [id, h] : joined_) {
+    if (id == node_id) return true;
+  }
+  return false;
+}
+
+LocalCoordinator::~LocalCoordinator() {
+  (void)Leave();
+  service_->Detach(this);
+}
+
+absl::Status LocalCoordinator::Join(const MemberInfo& member) {
+  if (absl::Status s = ValidateMember(member); !s.ok()) return s;
+  {
+    MutexLock lock(&mu_);
+    if (node_id_ != 0) return absl::FailedPreconditionError(absl::StrCat("already joined as node ", node_id_));
+  }
+  if (absl::Status s = service_->AddMember(this, member); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  node_id_ = member.node_id();
+  return absl::OkStatus();
+}
+
+absl::Status LocalCoordinator::Leave() {
+  uint32_t id;
+  {
+    MutexLock lock(&mu_);
+    id = node_id_;
+    node_id_ = 0;
+  }
+  if (id == 0) return absl::FailedPreconditionError("not joined");
+  service_->RemoveMember(id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Configuration> LocalCoordinator::GetConfiguration() {
+  Configuration config = service_->configuration();
+  if (config.epoch() == 0) return absl::FailedPreconditionError("no configuration yet");
+  return config;
+}
+
+std::unique_ptr<Subscription> LocalCoordinator::Subscribe(Callback callback) {
+  return subscribers_.Subscribe(std::move(callback));
+}
+
+absl::StatusOr<Configuration> LocalCoordinator::Update(const Mutation& mutation) {
+  return service_->Update(mutation);
+}
+
+absl::StatusOr<RegionAllocation> LocalCoordinator::AllocateRegion(uint64_t size_bytes, int replicas) {
+  RegionAllocation out;
+  absl::StatusOr<Configuration> config = Update(AllocateRegionMutation(size_bytes, replicas, &out));
+  if (!config.ok()) return config.status();
+  out.epoch = config->epoch();
+  return out;
+}
+
+absl::Status LocalCoordinator::ReportSuspect(uint32_t node_id) {
+  if (FindMember(service_->configuration(), node_id) == nullptr) {
+    return absl::NotFoundError(absl::StrCat("node ", node_id, " is not a member"));
+  }
+  // A handle's session ends when it is destroyed, which removes its member at once; a member whose handle
+  // is alive is not dead as far as the service can tell.
+  if (!service_->IsLive(node_id)) service_->RemoveMember(node_id);
+  return absl::OkStatus();
+}
+
+CoordinatorState LocalCoordinator::state() const { return CoordinatorState::kConnected; }
+
+bool LocalCoordinator::is_manager() const {
+  uint32_t id;
+  {
+    MutexLock lock(&mu_);
+    id = node_id_;
+  }
+  return id != 0 && service_->configuration().manager_id() == id;
+}
+
+}  // namespace fathom::coordinator

@@ -1,0 +1,732 @@
+#include "coordinator/zookeeper_coordinator.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/allocation.h"
+#include "platform/base/mutex.h"
+
+namespace fathom::coordinator {
+namespace {
+
+// The client's own warnings and errors go to stderr; its chatter does not.
+void ClientLog(const char* message) {
+  if (strstr(message, "ZOO_ERROR") != nullptr || strstr(message, "ZOO_WARN") != nullptr) {
+    fprintf(stderr, "%s\n", message);
+  }
+}
+
+std::string ZooError(int rc) { return absl::StrCat(zerror(rc), " (", rc, ")"); }
+
+absl::Status ZooStatus(int rc, const std::string& what) {
+  if (rc == ZOK) return absl::OkStatus();
+  const std::string message = absl::StrCat(what, ": ", ZooError(rc));
+  switch (rc) {
+    case ZCONNECTIONLOSS:
+    case ZOPERATIONTIMEOUT:
+    case ZSESSIONEXPIRED:
+    case ZINVALIDSTATE:
+    case ZCLOSING:
+      return absl::UnavailableError(message);
+    case ZNONODE:
+      return absl::NotFoundError(message);
+    case ZNODEEXISTS:
+      return absl::AlreadyExistsError(message);
+    case ZBADVERSION:
+      return absl::AbortedError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// Children of `path` (sorted), optionally watched.
+int Children(zhandle_t* zh, const std::string& path, watcher_fn watcher, void* ctx, std::vector<std::string>* out) {
+  String_vector children{};
+  int rc = watcher != nullptr ? zoo_wget_children(zh, path.c_str(), watcher, ctx, &children)
+                              : zoo_get_children(zh, path.c_str(), 0, &children);
+  if (rc != ZOK) return rc;
+  out->clear();
+  for (int i = 0; i < children.count; ++i) out->push_back(children.data[i]);
+  deallocate_String_vector(&children);
+  std::sort(out->begin(), out->end());
+  return ZOK;
+}
+
+// The data of `path` (up to `max_bytes`).
+int GetData(zhandle_t* zh, const std::string& path, watcher_fn watcher, void* ctx, std::string* out, Stat* stat,
+            size_t max_bytes = kMaxEncodedConfigurationBytes + 1) {
+  out->resize(max_bytes);
+  int len = static_cast<int>(out->size());
+  int rc = watcher != nullptr ? zoo_wget(zh, path.c_str(), watcher, ctx, out->data(), &len, stat)
+                              : zoo_get(zh, path.c_str(), 0, out->data(), &len, stat);
+  out->resize(rc == ZOK && len > 0 ? len : 0);
+  return rc;
+}
+
+}  // namespace
+
+// Keeps zh_ from being closed and replaced while an API call uses it.
+class ZooKeeperCoordinator::HandleLease {
+ public:
+  explicit HandleLease(ZooKeeperCoordinator* c) : c_(c) {
+    MutexLock lock(&c_->mu_);
+    if (c_->zh_ != nullptr && c_->connected_ && !c_->closed_) {
+      zh_ = c_->zh_;
+      ++c_->leases_;
+    }
+  }
+  ~HandleLease() {
+    if (zh_ == nullptr) return;
+    MutexLock lock(&c_->mu_);
+    if (--c_->leases_ == 0) c_->cv_.SignalAll();
+  }
+  zhandle_t* get() const { return zh_; }
+  absl::Status status() const {
+    return zh_ != nullptr ? absl::OkStatus()
+                          : absl::UnavailableError(absl::StrCat("not connected to ZooKeeper at ",
+                                                                c_->options_.connect_string));
+  }
+
+ private:
+  ZooKeeperCoordinator* const c_;
+  zhandle_t* zh_ = nullptr;
+};
+
+ZooKeeperCoordinator::ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options)
+    : options_(std::move(options)), root_(absl::StrCat("/fathom/", options_.cluster)) {}
+
+absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Create(
+    ZooKeeperCoordinatorOptions options) {
+  if (options.connect_string.empty()) return absl::InvalidArgumentError("empty ZooKeeper connect string");
+  if (options.cluster.empty() || options.cluster.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("bad cluster name '", options.cluster, "'"));
+  }
+  std::unique_ptr<ZooKeeperCoordinator> c(new ZooKeeperCoordinator(std::move(options)));
+  if (absl::Status s = c->Open(); !s.ok()) return s;
+  if (!c->WaitConnected(absl::Now() + c->options_.connect_timeout)) {
+    return absl::UnavailableError(absl::StrCat("ZooKeeper at ", c->options_.connect_string, " unreachable: no session within ",
+                                               absl::FormatDuration(c->options_.connect_timeout)));
+  }
+  zhandle_t* zh;
+  {
+    MutexLock lock(&c->mu_);
+    zh = c->zh_;
+  }
+  c->Step(zh);  // paths and the current configuration, before Create returns
+  c->worker_ = std::thread([p = c.get()] { p->Run(); });
+  return c;
+}
+
+ZooKeeperCoordinator::~ZooKeeperCoordinator() { Close(); }
+
+void ZooKeeperCoordinator::Close() {
+  zhandle_t* zh;
+  {
+    MutexLock lock(&mu_);
+    if (closed_ && zh_ == nullptr) return;
+    closed_ = true;
+    connected_ = false;
+    Wake();
+  }
+  if (worker_.joinable()) worker_.join();
+  {
+    MutexLock lock(&mu_);
+    while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
+    zh = zh_;
+    zh_ = nullptr;
+    ++generation_;  // ignore whatever the closing handle still reports
+  }
+  if (zh != nullptr) zookeeper_close(zh);
+}
+
+absl::Status ZooKeeperCoordinator::Open() {
+  HandleContext* ctx;
+  {
+    MutexLock lock(&mu_);
+    contexts_.push_back(std::make_unique<HandleContext>(HandleContext{this, ++generation_}));
+    ctx = context();
+    connected_ = false;
+    expired_ = false;
+  }
+  zhandle_t* zh = zookeeper_init2(options_.connect_string.c_str(), &Watcher,
+                                  static_cast<int>(absl::ToInt64Milliseconds(options_.session_timeout)), nullptr, ctx, 0,
+                                  ClientLog);
+  if (zh == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("zookeeper_init(\"", options_.connect_string, "\"): ", strerror(errno)));
+  }
+  MutexLock lock(&mu_);
+  zh_ = zh;
+  // A connection event that came before zh_ was set found connected_ set already; fill in the session.
+  if (connected_) session_id_ = zoo_client_id(zh)->client_id;
+  return absl::OkStatus();
+}
+
+bool ZooKeeperCoordinator::WaitConnected(absl::Time deadline) {
+  MutexLock lock(&mu_);
+  while (!connected_ && !closed_) {
+    if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
+  }
+  return connected_;
+}
+
+void ZooKeeperCoordinator::Watcher(zhandle_t* zh, int type, int state, const char* path, void* context) {
+  auto* ctx = static_cast<HandleContext*>(context);
+  ctx->self->OnEvent(ctx->generation, type, state, path != nullptr ? path : "");
+}
+
+// On the ZooKeeper client's thread: record and wake the worker, nothing else.
+void ZooKeeperCoordinator::OnEvent(uint64_t generation, int type, int state, const std::string& path) {
+  MutexLock lock(&mu_);
+  if (generation != generation_ || closed_) return;
+  if (type == ZOO_SESSION_EVENT) {
+    if (state == ZOO_CONNECTED_STATE) {
+      connected_ = true;
+      if (zh_ != nullptr) session_id_ = zoo_client_id(zh_)->client_id;
+      // Watches may have been missed while away: look at everything again.
+      config_dirty_ = election_dirty_ = reconcile_dirty_ = true;
+    } else if (state == ZOO_EXPIRED_SESSION_STATE) {
+      connected_ = false;
+      expired_ = true;
+    } else {
+      connected_ = false;  // connecting again; the session may still come back
+    }
+  } else if (path == root_ + "/config") {
+    config_dirty_ = true;
+  } else if (path == root_ + "/members") {
+    reconcile_dirty_ = true;
+  } else if (absl::StartsWith(path, root_ + "/election")) {
+    election_dirty_ = true;
+  } else {
+    config_dirty_ = election_dirty_ = reconcile_dirty_ = true;
+  }
+  Wake();
+}
+
+void ZooKeeperCoordinator::Wake() { cv_.SignalAll(); }
+
+void ZooKeeperCoordinator::Run() {
+  bool backoff = false;  // the last step failed: wait a retry interval before the next
+  while (true) {
+    zhandle_t* zh = nullptr;
+    {
+      MutexLock lock(&mu_);
+      const absl::Time deadline = absl::Now() + options_.retry_interval;
+      while (!closed_ && !expired_ &&
+             (backoff || !(connected_ && (!paths_ready_ || config_dirty_ || election_dirty_ || reconcile_dirty_ ||
+                              (member_.has_value() && (!registered_ || election_node_.empty())))))) {
+        if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
+      }
+      backoff = false;
+      if (closed_) return;
+      if (!expired_ && connected_) zh = zh_;
+    }
+    bool expired;
+    {
+      MutexLock lock(&mu_);
+      expired = expired_;
+    }
+    if (expired) {
+      Reopen();
+      continue;
+    }
+    if (zh != nullptr) backoff = !Step(zh);
+  }
+}
+
+// The session expired: close the handle, open a new one; the member and election znodes are made again.
+void ZooKeeperCoordinator::Reopen() {
+  zhandle_t* old;
+  {
+    MutexLock lock(&mu_);
+    fprintf(stderr, "coordinator %s: ZooKeeper session expired; opening a new one\n", root_.c_str());
+    ++expirations_;
+    while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
+    old = zh_;
+    zh_ = nullptr;
+    ++generation_;
+    registered_ = false;
+    election_node_.clear();
+    is_manager_ = false;
+    paths_ready_ = false;
+    config_dirty_ = true;
+  }
+  if (old != nullptr) zookeeper_close(old);
+  if (absl::Status s = Open(); !s.ok()) {
+    fprintf(stderr, "coordinator %s: %s\n", root_.c_str(), s.ToString().c_str());
+    absl::SleepFor(options_.retry_interval);
+    MutexLock lock(&mu_);
+    expired_ = true;  // try again
+  }
+}
+
+bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
+  bool need_paths, need_register, need_elect, need_config, need_reconcile;
+  {
+    MutexLock lock(&mu_);
+    need_paths = !paths_ready_;
+    need_register = member_.has_value() && !registered_;
+    need_elect = member_.has_value() && (election_node_.empty() || election_dirty_);
+    need_config = config_dirty_;
+    config_dirty_ = false;
+    election_dirty_ = false;
+  }
+  auto failed = [&](const absl::Status& s, bool* flag) {
+    if (s.ok()) return false;
+    MutexLock lock(&mu_);
+    *flag = true;
+    return true;
+  };
+  if (need_paths) {
+    absl::Status s = EnsurePaths(zh);
+    MutexLock lock(&mu_);
+    paths_ready_ = s.ok();
+    if (!s.ok()) {
+      config_dirty_ = config_dirty_ || need_config;
+      return false;
+    }
+  }
+  if (need_config && failed(ReadConfig(zh), &config_dirty_)) return false;
+  if (need_register && !Register(zh).ok()) return false;
+  if (need_elect && failed(Elect(zh), &election_dirty_)) return false;
+  {
+    MutexLock lock(&mu_);
+    need_reconcile = is_manager_ && reconcile_dirty_;
+    reconcile_dirty_ = false;
+  }
+  return !(need_reconcile && failed(Reconcile(zh), &reconcile_dirty_));
+}
+
+absl::Status ZooKeeperCoordinator::EnsurePaths(zhandle_t* zh) {
+  for (const std::string& path : {std::string("/fathom"), root_, root_ + "/members", root_ + "/election"}) {
+    int rc = zoo_create(zh, path.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+    if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ZooKeeperCoordinator::Register(zhandle_t* zh) {
+  MemberInfo member;
+  int64_t session;
+  {
+    MutexLock lock(&mu_);
+    if (!member_.has_value()) return absl::OkStatus();
+    member = *member_;
+    session = session_id_;
+  }
+  const std::string path = absl::StrCat(root_, "/members/", member.node_id());
+  const std::string data = member.SerializeAsString();
+  int rc = zoo_create(zh, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_EPHEMERAL, nullptr, 0);
+  absl::Status status = ZooStatus(rc, absl::StrCat("create ", path));
+  if (rc == ZNODEEXISTS) {
+    Stat stat{};
+    rc = zoo_exists(zh, path.c_str(), 0, &stat);
+    if (rc == ZOK && stat.ephemeralOwner == session) {
+      status = absl::OkStatus();  // ours: an earlier attempt got through before the connection dropped
+    } else if (rc == ZOK) {
+      status = absl::AlreadyExistsError(absl::StrCat("node ", member.node_id(), " is already a live member of ", root_,
+                                                     " (", path, " belongs to session ", absl::Hex(stat.ephemeralOwner), ")"));
+    } else {
+      status = ZooStatus(rc, absl::StrCat("exists ", path));
+    }
+  }
+  MutexLock lock(&mu_);
+  if (status.ok()) {
+    registered_ = true;
+  } else if (absl::IsAlreadyExists(status) && join_pending_) {
+    join_error_ = status;
+    member_.reset();
+  }
+  Wake();
+  return status;
+}
+
+absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
+  const std::string dir = root_ + "/election";
+  std::string mine;
+  int64_t session;
+  uint32_t node_id;
+  HandleContext* ctx;
+  {
+    MutexLock lock(&mu_);
+    if (!member_.has_value()) return absl::OkStatus();
+    mine = election_node_;
+    session = session_id_;
+    node_id = member_->node_id();
+    ctx = context();
+  }
+  std::vector<std::string> children;
+  int rc = Children(zh, dir, nullptr, nullptr, &children);
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
+  if (mine.empty() || std::find(children.begin(), children.end(), mine) == children.end()) {
+    mine.clear();
+    // A create whose reply was lost may have gone through: adopt a node of this session first.
+    for (const std::string& child : children) {
+      Stat stat{};
+      if (zoo_exists(zh, (dir + "/" + child).c_str(), 0, &stat) == ZOK && stat.ephemeralOwner == session) {
+        mine = child;
+      }
+    }
+    if (mine.empty()) {
+      const std::string data = absl::StrCat(node_id);
+      char created[512];
+      rc = zoo_create(zh, (dir + "/n_").c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+                      ZOO_EPHEMERAL | ZOO_SEQUENCE, created, sizeof created);
+      if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", dir, "/n_"));
+      mine = std::string(created).substr(dir.size() + 1);
+      children.push_back(mine);
+      std::sort(children.begin(), children.end());
+    }
+  }
+  // Lowest sequence wins (the prefix is the same, so the names sort by sequence).
+  auto it = std::find(children.begin(), children.end(), mine);
+  bool manager = it == children.begin();
+  if (!manager) {
+    const std::string predecessor = dir + "/" + *(it - 1);
+    rc = zoo_wexists(zh, predecessor.c_str(), &Watcher, ctx, nullptr);
+    if (rc == ZNONODE) {
+      MutexLock lock(&mu_);
+      election_node_ = mine;
+      election_dirty_ = true;  // gone already: look again
+      return absl::OkStatus();
+    }
+    if (rc != ZOK) return ZooStatus(rc, absl::StrCat("watch ", predecessor));
+  }
+  MutexLock lock(&mu_);
+  election_node_ = mine;
+  if (manager && !is_manager_) {
+    fprintf(stderr, "coordinator %s: node %u is the configuration manager (%s)\n", root_.c_str(), node_id,
+            mine.c_str());
+    reconcile_dirty_ = true;
+  }
+  is_manager_ = manager;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<Configuration>> ZooKeeperCoordinator::FetchConfig(zhandle_t* zh, int* version,
+                                                                               bool watch) {
+  const std::string path = root_ + "/config";
+  HandleContext* ctx;
+  {
+    MutexLock lock(&mu_);
+    ctx = context();
+  }
+  std::string bytes;
+  Stat stat{};
+  int rc = GetData(zh, path, watch ? &Watcher : nullptr, ctx, &bytes, &stat);
+  if (rc == ZNONODE) {
+    if (watch) {
+      rc = zoo_wexists(zh, path.c_str(), &Watcher, ctx, nullptr);
+      if (rc == ZOK) return absl::AbortedError(absl::StrCat(path, " appeared meanwhile"));
+      if (rc != ZNONODE) return ZooStatus(rc, absl::StrCat("watch ", path));
+    }
+    *version = -1;
+    return std::optional<Configuration>();
+  }
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", path));
+  *version = stat.version;
+  absl::StatusOr<Configuration> config = DecodeConfiguration(bytes);
+  if (!config.ok()) {
+    return absl::DataLossError(absl::StrCat(path, " (znode version ", stat.version, "): ", config.status().message()));
+  }
+  return std::optional<Configuration>(std::move(*config));
+}
+
+absl::Status ZooKeeperCoordinator::ReadConfig(zhandle_t* zh) {
+  int version = 0;
+  absl::StatusOr<std::optional<Configuration>> config = FetchConfig(zh, &version, /*watch=*/true);
+  if (!config.ok() && absl::IsDataLoss(config.status())) {
+    MutexLock lock(&mu_);
+    if (config_status_.ToString() != config.status().ToString()) {
+      fprintf(stderr, "coordinator %s: %s; keeping epoch %llu\n", root_.c_str(), config.status().ToString().c_str(),
+              static_cast<unsigned long long>(config_.has_value() ? config_->epoch() : 0));
+    }
+    config_status_ = config.status();
+    Wake();
+    return absl::OkStatus();  // reported; the watch set by the read brings the next version
+  }
+  if (!config.ok()) return config.status();
+  {
+    MutexLock lock(&mu_);
+    config_status_ = absl::OkStatus();
+    if (is_manager_) reconcile_dirty_ = true;  // membership may have moved meanwhile
+  }
+  if (config->has_value()) Accept(**config);
+  return absl::OkStatus();
+}
+
+void ZooKeeperCoordinator::Accept(const Configuration& config) {
+  {
+    MutexLock lock(&mu_);
+    if (config_.has_value() && config.epoch() <= config_->epoch()) return;
+    config_ = config;
+    Wake();  // Join waits for this
+  }
+  subscribers_.Publish(config);
+}
+
+absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
+  const std::string members_dir = root_ + "/members";
+  HandleContext* ctx;
+  uint32_t my_id;
+  std::string election;
+  {
+    MutexLock lock(&mu_);
+    if (!is_manager_ || !member_.has_value()) return absl::OkStatus();
+    ctx = context();
+    my_id = member_->node_id();
+    election = root_ + "/election/" + election_node_;
+  }
+  std::vector<std::string> children;
+  int rc = Children(zh, members_dir, &Watcher, ctx, &children);
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", members_dir));
+  std::map<uint32_t, MemberInfo> alive;
+  for (const std::string& child : children) {
+    std::string data;
+    rc = GetData(zh, members_dir + "/" + child, nullptr, nullptr, &data, nullptr, 64 << 10);
+    if (rc == ZNONODE) continue;  // left meanwhile; the watch fires again
+    if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", members_dir, "/", child));
+    MemberInfo info;
+    uint32_t id = 0;
+    if (!info.ParseFromString(data) || !ValidateMember(info).ok() || !absl::SimpleAtoi(child, &id) ||
+        id != info.node_id()) {
+      fprintf(stderr, "coordinator %s: ignoring malformed member znode %s\n", root_.c_str(), child.c_str());
+      continue;
+    }
+    alive[id] = info;
+  }
+  int version = -1;
+  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zh, &version, /*watch=*/false);
+  if (!current.ok()) {
+    if (absl::IsDataLoss(current.status())) {
+      MutexLock lock(&mu_);
+      config_status_ = current.status();
+      return absl::OkStatus();  // never build on a corrupt configuration; the config watch brings us back
+    }
+    return current.status();
+  }
+  Configuration next;
+  if (current->has_value()) next = **current;
+  const Configuration base = next;
+  std::vector<uint32_t> gone;
+  for (const MemberInfo& m : next.members()) {
+    auto it = alive.find(m.node_id());
+    if (it == alive.end() || it->second.SerializeAsString() != m.SerializeAsString()) gone.push_back(m.node_id());
+  }
+  for (uint32_t id : gone) RemoveMember(&next, id);
+  for (const auto& [id, info] : alive) {
+    if (FindMember(next, id) == nullptr) *next.add_members() = info;
+  }
+  next.set_manager_id(FindMember(next, my_id) != nullptr ? my_id : 0);
+  Canonicalize(&next);
+  if (current->has_value() && next.SerializeAsString() == base.SerializeAsString()) return absl::OkStatus();
+  next.set_epoch(base.epoch() + 1);
+  if (absl::Status s = ValidateConfiguration(next); !s.ok()) {
+    return absl::InternalError(absl::StrCat("reconciled configuration is invalid: ", s.message()));
+  }
+  const std::string bytes = EncodeConfiguration(next);
+  const std::string config_path = root_ + "/config";
+  // Atomically: I still hold my election znode, and nobody wrote the configuration since I read it.
+  zoo_op_t ops[2];
+  zoo_op_result_t results[2];
+  zoo_check_op_init(&ops[0], election.c_str(), 0);
+  char created[512];
+  if (version < 0) {
+    zoo_create_op_init(&ops[1], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()),
+                       &ZOO_OPEN_ACL_UNSAFE, 0, created, sizeof created);
+  } else {
+    zoo_set_op_init(&ops[1], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
+  }
+  rc = zoo_multi(zh, 2, ops, results);
+  if (rc == ZOK) {
+    fprintf(stderr, "coordinator %s: CM %u wrote %s\n", root_.c_str(), my_id, Summary(next).c_str());
+    Accept(next);
+    return absl::OkStatus();
+  }
+  MutexLock lock(&mu_);
+  if (results[0].err == ZNONODE || results[0].err == ZBADVERSION) {
+    election_dirty_ = true;  // no longer the CM
+    is_manager_ = false;
+    return absl::OkStatus();
+  }
+  if (rc == ZBADVERSION || rc == ZNODEEXISTS || rc == ZNONODE) {
+    config_dirty_ = true;
+    return absl::AbortedError(absl::StrCat("configuration changed under the CM: ", ZooError(rc)));
+  }
+  return ZooStatus(rc, absl::StrCat("write ", config_path));
+}
+
+absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
+  if (absl::Status s = ValidateMember(member); !s.ok()) return s;
+  const absl::Time deadline = absl::Now() + options_.join_timeout;
+  MutexLock lock(&mu_);
+  if (closed_) return absl::FailedPreconditionError("coordinator closed");
+  if (member_.has_value()) return absl::FailedPreconditionError(absl::StrCat("already joined as node ", member_->node_id()));
+  member_ = member;
+  registered_ = false;
+  election_node_.clear();
+  join_pending_ = true;
+  join_error_ = absl::OkStatus();
+  Wake();
+  auto listed = [&] {
+    if (!config_.has_value()) return false;
+    const MemberInfo* m = FindMember(*config_, member.node_id());
+    return m != nullptr && m->SerializeAsString() == member.SerializeAsString();
+  };
+  while (join_error_.ok() && !(registered_ && listed())) {
+    if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
+  }
+  join_pending_ = false;
+  if (!join_error_.ok()) return join_error_;
+  if (!registered_) {
+    return absl::DeadlineExceededError(absl::StrCat("could not register node ", member.node_id(), " in ", root_,
+                                                    " at ", options_.connect_string, " within ",
+                                                    absl::FormatDuration(options_.join_timeout)));
+  }
+  if (!listed()) {
+    return absl::DeadlineExceededError(absl::StrCat("node ", member.node_id(),
+                                                    " registered, but no configuration listed it within ",
+                                                    absl::FormatDuration(options_.join_timeout), " (",
+                                                    config_status_.ToString(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ZooKeeperCoordinator::Leave() {
+  HandleLease lease(this);
+  if (!lease.status().ok()) return lease.status();
+  std::string member_path, election_path;
+  {
+    MutexLock lock(&mu_);
+    if (!member_.has_value()) return absl::FailedPreconditionError("not joined");
+    member_path = absl::StrCat(root_, "/members/", member_->node_id());
+    if (!election_node_.empty()) election_path = root_ + "/election/" + election_node_;
+    member_.reset();
+    registered_ = false;
+    election_node_.clear();
+    is_manager_ = false;
+  }
+  int rc = zoo_delete(lease.get(), member_path.c_str(), -1);
+  if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", member_path));
+  if (!election_path.empty()) {
+    rc = zoo_delete(lease.get(), election_path.c_str(), -1);
+    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", election_path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Configuration> ZooKeeperCoordinator::GetConfiguration() {
+  MutexLock lock(&mu_);
+  if (!config_.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat("no configuration in ", root_, " yet (", config_status_.ToString(), ")"));
+  }
+  return *config_;
+}
+
+std::unique_ptr<Subscription> ZooKeeperCoordinator::Subscribe(Callback callback) {
+  return subscribers_.Subscribe(std::move(callback));
+}
+
+absl::StatusOr<Configuration> ZooKeeperCoordinator::Update(const Mutation& mutation) {
+  const std::string path = root_ + "/config";
+  for (int attempt = 0; attempt < options_.max_update_attempts; ++attempt) {
+    HandleLease lease(this);
+    if (!lease.status().ok()) return lease.status();
+    int version = -1;
+    absl::StatusOr<std::optional<Configuration>> current = FetchConfig(lease.get(), &version, /*watch=*/false);
+    if (!current.ok()) return current.status();
+    Configuration next;
+    if (current->has_value()) next = **current;
+    const uint64_t epoch = next.epoch();
+    if (absl::Status s = mutation(next); !s.ok()) return s;
+    next.set_epoch(epoch + 1);
+    Canonicalize(&next);
+    if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
+    const std::string bytes = EncodeConfiguration(next);
+    if (bytes.size() > kMaxEncodedConfigurationBytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("configuration of ", bytes.size(), " bytes exceeds ",
+                                                       kMaxEncodedConfigurationBytes));
+    }
+    int rc = version < 0 ? zoo_create(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()),
+                                      &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0)
+                         : zoo_set(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version);
+    if (rc == ZOK) {
+      Accept(next);
+      return next;
+    }
+    if (rc == ZBADVERSION || rc == ZNODEEXISTS || rc == ZNONODE) continue;  // lost a race: read again
+    return ZooStatus(rc, absl::StrCat("write ", path));
+  }
+  return absl::AbortedError(absl::StrCat("configuration update lost ", options_.max_update_attempts, " races in a row"));
+}
+
+absl::StatusOr<RegionAllocation> ZooKeeperCoordinator::AllocateRegion(uint64_t size_bytes, int replicas) {
+  RegionAllocation out;
+  absl::StatusOr<Configuration> config = Update(AllocateRegionMutation(size_bytes, replicas, &out));
+  if (!config.ok()) return config.status();
+  out.epoch = config->epoch();
+  return out;
+}
+
+absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id) {
+  {
+    MutexLock lock(&mu_);
+    if (!config_.has_value() || FindMember(*config_, node_id) == nullptr) {
+      return absl::NotFoundError(absl::StrCat("node ", node_id, " is not a member"));
+    }
+    // The CM looks at the members again right away; a member whose session ended is removed.
+    reconcile_dirty_ = true;
+    Wake();
+  }
+  return absl::OkStatus();
+}
+
+CoordinatorState ZooKeeperCoordinator::state() const {
+  MutexLock lock(&mu_);
+  if (closed_) return CoordinatorState::kClosed;
+  return connected_ ? CoordinatorState::kConnected : CoordinatorState::kDisconnected;
+}
+
+bool ZooKeeperCoordinator::is_manager() const {
+  MutexLock lock(&mu_);
+  return is_manager_ && connected_;
+}
+
+absl::Status ZooKeeperCoordinator::config_status() const {
+  MutexLock lock(&mu_);
+  return config_status_;
+}
+
+int ZooKeeperCoordinator::session_expirations() const {
+  MutexLock lock(&mu_);
+  return expirations_;
+}
+
+absl::Status ZooKeeperCoordinator::ExpireSessionForTesting() {
+  clientid_t id;
+  {
+    HandleLease lease(this);
+    if (!lease.status().ok()) return lease.status();
+    id = *zoo_client_id(lease.get());
+  }
+  zhandle_t* other = zookeeper_init2(options_.connect_string.c_str(), nullptr,
+                                     static_cast<int>(absl::ToInt64Milliseconds(options_.session_timeout)), &id,
+                                     nullptr, 0, ClientLog);
+  if (other == nullptr) return absl::InternalError("zookeeper_init for the session takeover failed");
+  const absl::Time deadline = absl::Now() + options_.connect_timeout;
+  while (zoo_state(other) != ZOO_CONNECTED_STATE && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+  const bool ok = zoo_state(other) == ZOO_CONNECTED_STATE;
+  zookeeper_close(other);  // closes the shared session: the server expires it for our handle
+  return ok ? absl::OkStatus() : absl::UnavailableError("could not take over the session");
+}
+
+}  // namespace fathom::coordinator

@@ -1,0 +1,152 @@
+// ZooKeeperCoordinator: the Coordinator on a ZooKeeper ensemble (the C client, zookeeper_mt).
+//
+// Everything lives under /fathom/<cluster>/ (created when missing; docs/formats/configuration.md):
+//   members/<node id>   ephemeral, one per joined node, holding its MemberInfo
+//   election/n_<seq>    ephemeral sequential, one per joined node: the lowest is the configuration manager
+//                       (CM); every other node watches its predecessor only
+//   config              the framed Configuration, changed only by a write conditional on its znode version
+// The CM watches members/ and writes a new configuration (epoch + 1) when members join or leave; its
+// writes are one multi-op {check that its election znode still exists, set config at the version read},
+// so a CM that lost the election can never write. Every coordinator watches config and notifies its
+// subscribers (on a dedicated thread, in epoch order). Update/AllocateRegion by any node are plain
+// version-conditional writes, so nothing is lost between concurrent writers.
+//
+// Threads: the ZooKeeper client calls our watcher on its own thread; the watcher only records what
+// changed and wakes our worker thread, which makes every blocking zoo_* call of the background work.
+// Session loss: state() turns kDisconnected, the last configuration is kept, no change is made; when the
+// session comes back everything is re-read; when it expired, a new session is opened and the member and
+// election znodes are registered again. A corrupt config is reported by config_status() (DataLoss) and
+// never applied.
+//
+//   ZooKeeperCoordinatorOptions options;
+//   options.connect_string = "127.0.0.1:2181";
+//   options.cluster = "prod";
+//   ASSIGN_OR_RETURN(std::unique_ptr<ZooKeeperCoordinator> c, ZooKeeperCoordinator::Create(options));
+//   RETURN_IF_ERROR(c->Join(me));  // returns once the configuration lists this node
+//   auto sub = c->Subscribe([&](const Configuration& config) { node.Apply(config); });
+#ifndef FATHOM_COORDINATOR_ZOOKEEPER_COORDINATOR_H_
+#define FATHOM_COORDINATOR_ZOOKEEPER_COORDINATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/subscribers.h"
+
+typedef struct _zhandle zhandle_t;
+
+namespace fathom::coordinator {
+
+struct ZooKeeperCoordinatorOptions {
+  std::string connect_string;  // "host:port[,host:port...]"
+  std::string cluster = "fathom";
+  // Asked of the server, which clamps it to 2..20 of its ticks.
+  absl::Duration session_timeout = absl::Seconds(10);
+  // Create fails (Unavailable, naming connect_string) when no session is up within this.
+  absl::Duration connect_timeout = absl::Seconds(10);
+  absl::Duration join_timeout = absl::Seconds(30);
+  // How often the worker retries background work that failed (ZooKeeper briefly unavailable).
+  absl::Duration retry_interval = absl::Milliseconds(200);
+  int max_update_attempts = 1000;
+};
+
+class ZooKeeperCoordinator final : public Coordinator {
+ public:
+  static absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> Create(ZooKeeperCoordinatorOptions options);
+  ~ZooKeeperCoordinator() override;  // Close()
+
+  absl::Status Join(const MemberInfo& member) override;
+  absl::Status Leave() override;
+  absl::StatusOr<Configuration> GetConfiguration() override;
+  std::unique_ptr<Subscription> Subscribe(Callback callback) override;
+  // Unavailable when disconnected, or when the connection dropped during the write (the change may or
+  // may not have been committed: read the configuration to know).
+  absl::StatusOr<Configuration> Update(const Mutation& mutation) override;
+  absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) override;
+  absl::Status ReportSuspect(uint32_t node_id) override;
+  CoordinatorState state() const override;
+  bool is_manager() const override;
+
+  // Ends the session at once (this node's ephemeral znodes go away, as when the process dies) and stops
+  // the worker. Idempotent. Subscriptions must still be destroyed before the coordinator.
+  void Close();
+  // OK, or why the last read of /config failed (DataLoss for a corrupt one).
+  absl::Status config_status() const;
+  // ZooKeeper sessions that expired under this coordinator (each one was replaced).
+  int session_expirations() const;
+  // "/fathom/<cluster>".
+  const std::string& root() const { return root_; }
+  // Makes the server expire this coordinator's session (another client takes it over and closes it).
+  absl::Status ExpireSessionForTesting();
+
+ private:
+  struct HandleContext {
+    ZooKeeperCoordinator* self;
+    uint64_t generation;
+  };
+  class HandleLease;
+
+  explicit ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options);
+  static void Watcher(zhandle_t* zh, int type, int state, const char* path, void* context);
+  void OnEvent(uint64_t generation, int type, int state, const std::string& path);
+  absl::Status Open() ABSL_LOCKS_EXCLUDED(mu_);
+  bool WaitConnected(absl::Time deadline);
+  void Run();
+  // One round of background work; false if something failed (retried after retry_interval).
+  bool Step(zhandle_t* zh);
+  void Reopen();
+  absl::Status EnsurePaths(zhandle_t* zh);
+  absl::Status Register(zhandle_t* zh);
+  absl::Status Elect(zhandle_t* zh);
+  absl::Status ReadConfig(zhandle_t* zh);
+  absl::Status Reconcile(zhandle_t* zh);
+  // Reads and decodes /config: nullopt when it does not exist yet; `version` gets the znode version.
+  absl::StatusOr<std::optional<Configuration>> FetchConfig(zhandle_t* zh, int* version, bool watch);
+  void Accept(const Configuration& config) ABSL_LOCKS_EXCLUDED(mu_);
+  void Wake() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  HandleContext* context() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return contexts_.back().get(); }
+
+  const ZooKeeperCoordinatorOptions options_;
+  const std::string root_;
+  SubscriberList subscribers_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  zhandle_t* zh_ ABSL_GUARDED_BY(mu_) = nullptr;
+  int leases_ ABSL_GUARDED_BY(mu_) = 0;  // API calls using zh_ right now
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::unique_ptr<HandleContext>> contexts_ ABSL_GUARDED_BY(mu_);
+  int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
+  bool connected_ ABSL_GUARDED_BY(mu_) = false;
+  bool expired_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int expirations_ ABSL_GUARDED_BY(mu_) = 0;
+  // Background work still to do (set by watches and reconnection, cleared when done).
+  bool paths_ready_ ABSL_GUARDED_BY(mu_) = false;
+  bool config_dirty_ ABSL_GUARDED_BY(mu_) = true;
+  bool election_dirty_ ABSL_GUARDED_BY(mu_) = false;
+  bool reconcile_dirty_ ABSL_GUARDED_BY(mu_) = false;
+  // Membership.
+  std::optional<MemberInfo> member_ ABSL_GUARDED_BY(mu_);  // set between Join and Leave
+  bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  bool join_pending_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status join_error_ ABSL_GUARDED_BY(mu_);
+  std::string election_node_ ABSL_GUARDED_BY(mu_);  // "n_0000000007", or empty
+  bool is_manager_ ABSL_GUARDED_BY(mu_) = false;
+  // The newest configuration seen and the status of the last read.
+  std::optional<Configuration> config_ ABSL_GUARDED_BY(mu_);
+  absl::Status config_status_ ABSL_GUARDED_BY(mu_);
+
+  std::thread worker_;
+};
+
+}  // namespace fathom::coordinator
+
+#endif  // FATHOM_COORDINATOR_ZOOKEEPER_COORDINATOR_H_

@@ -1,0 +1,316 @@
+#include "coordinator/zookeeper_coordinator.h"
+
+#include <zookeeper/zookeeper.h>
+
+#include <cstdio>
+#include <functional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/zookeeper/zookeeper_server.h"
+
+namespace fathom::coordinator {
+namespace {
+
+using fathom::testing::CountProcessesMentioning;
+using fathom::testing::ZooKeeperServer;
+
+MemberInfo Member(uint32_t id) {
+  MemberInfo m;
+  m.set_node_id(id);
+  m.set_control_address(absl::StrCat("127.0.0.1:", 7000 + id));
+  m.set_fabric(FABRIC_KIND_UCX_TCP);
+  m.set_memory_bytes(1 << 30);
+  return m;
+}
+
+std::vector<uint32_t> Ids(const Configuration& c) {
+  std::vector<uint32_t> ids;
+  for (const MemberInfo& m : c.members()) ids.push_back(m.node_id());
+  return ids;
+}
+
+bool Eventually(const std::function<bool()>& done, absl::Duration timeout = absl::Seconds(30)) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return done();
+}
+
+void QuietLog(const char*) {}
+
+class ZooKeeperCoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto zk = ZooKeeperServer::Start();
+    ASSERT_TRUE(zk.ok()) << zk.status();
+    zk_ = std::move(*zk);
+  }
+  void TearDown() override {
+    nodes_.clear();
+    const std::string dir = zk_->dir();
+    zk_.reset();
+    EXPECT_EQ(CountProcessesMentioning(dir), 0) << "a ZooKeeper server outlived its fixture";
+  }
+
+  ZooKeeperCoordinatorOptions Options() {
+    ZooKeeperCoordinatorOptions options;
+    options.connect_string = zk_->connect_string();
+    options.cluster = "test";
+    options.session_timeout = absl::Seconds(6);
+    options.connect_timeout = absl::Seconds(20);
+    return options;
+  }
+  ZooKeeperCoordinator* AddNode(uint32_t id) {
+    auto c = ZooKeeperCoordinator::Create(Options());
+    EXPECT_TRUE(c.ok()) << c.status();
+    if (!c.ok()) return nullptr;
+    absl::Status s = (*c)->Join(Member(id));
+    EXPECT_TRUE(s.ok()) << s;
+    nodes_.push_back(std::move(*c));
+    return nodes_.back().get();
+  }
+  // The one node that is manager, or nullptr when there is none or more than one.
+  ZooKeeperCoordinator* Manager() {
+    ZooKeeperCoordinator* found = nullptr;
+    for (auto& n : nodes_) {
+      if (n->state() == CoordinatorState::kClosed || !n->is_manager()) continue;
+      if (found != nullptr) return nullptr;
+      found = n.get();
+    }
+    return found;
+  }
+  // Every live node sees a configuration with exactly `ids`.
+  bool AllSee(const std::vector<uint32_t>& ids) {
+    for (auto& n : nodes_) {
+      if (n->state() == CoordinatorState::kClosed) continue;
+      absl::StatusOr<Configuration> c = n->GetConfiguration();
+      if (!c.ok() || Ids(*c) != ids) return false;
+    }
+    return true;
+  }
+  // A raw client for poking at the znodes.
+  zhandle_t* RawClient() {
+    zhandle_t* zh = zookeeper_init2(zk_->connect_string().c_str(), nullptr, 6000, nullptr, nullptr, 0, QuietLog);
+    Eventually([&] { return zoo_state(zh) == ZOO_CONNECTED_STATE; });
+    return zh;
+  }
+
+  std::unique_ptr<ZooKeeperServer> zk_;
+  std::vector<std::unique_ptr<ZooKeeperCoordinator>> nodes_;
+};
+
+TEST_F(ZooKeeperCoordinatorTest, ThreeNodesJoinOneManagerListsAll) {
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}) && Manager() != nullptr; }));
+  ZooKeeperCoordinator* cm = Manager();
+  Configuration config = *cm->GetConfiguration();
+  EXPECT_EQ(config.manager_id(), config.members(0).node_id());  // the first to join wins the election
+  EXPECT_TRUE(nodes_[0]->is_manager());
+  EXPECT_EQ(config.members(1).control_address(), "127.0.0.1:7002");
+  // An observer (not joined) sees the same configuration.
+  auto observer = ZooKeeperCoordinator::Create(Options());
+  ASSERT_TRUE(observer.ok());
+  EXPECT_EQ(Ids(*(*observer)->GetConfiguration()), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_FALSE((*observer)->is_manager());
+  // A second coordinator cannot join with a live member's id.
+  EXPECT_EQ((*observer)->Join(Member(2)).code(), absl::StatusCode::kAlreadyExists);
+}
+
+TEST_F(ZooKeeperCoordinatorTest, ManagerCrashElectsANewOneAndTheEpochAdvances) {
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}) && Manager() != nullptr; }));
+  ZooKeeperCoordinator* old_cm = Manager();
+  const uint32_t old_id = old_cm->GetConfiguration()->manager_id();
+  const uint64_t epoch = old_cm->GetConfiguration()->epoch();
+  std::vector<uint32_t> rest;
+  for (uint32_t id : {1u, 2u, 3u}) {
+    if (id != old_id) rest.push_back(id);
+  }
+  const absl::Time start = absl::Now();
+  old_cm->Close();  // its session ends: its member and election znodes go away
+  ASSERT_TRUE(Eventually([&] { return Manager() != nullptr && AllSee(rest); }));
+  const absl::Duration failover = absl::Now() - start;
+  Configuration config = *Manager()->GetConfiguration();
+  EXPECT_GT(config.epoch(), epoch);
+  EXPECT_NE(config.manager_id(), old_id);
+  EXPECT_EQ(config.manager_id(), rest[0]);
+  fprintf(stderr, "CM failover (session closed -> new CM's configuration everywhere): %s\n",
+          absl::FormatDuration(failover).c_str());
+}
+
+TEST_F(ZooKeeperCoordinatorTest, ALeavingMemberIsRemoved) {
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(nodes_[2]->Leave().ok());
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2}); }));
+  fprintf(stderr, "member removal (Leave -> configuration without it everywhere): %s\n",
+          absl::FormatDuration(absl::Now() - start).c_str());
+  EXPECT_EQ(nodes_[2]->Leave().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(nodes_[0]->ReportSuspect(3).code(), absl::StatusCode::kNotFound);
+  // It may join again.
+  ASSERT_TRUE(nodes_[2]->Join(Member(3)).ok());
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+}
+
+TEST_F(ZooKeeperCoordinatorTest, ConcurrentWritersLoseNoChange) {
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  const uint64_t start_epoch = nodes_[0]->GetConfiguration()->epoch();
+  constexpr int kThreads = 6, kEach = 10;
+  std::vector<std::thread> threads;
+  std::vector<std::vector<uint32_t>> regions(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ZooKeeperCoordinator* c = nodes_[t % nodes_.size()].get();
+      for (int i = 0; i < kEach; ++i) {
+        if (i % 2 == 0) {
+          absl::StatusOr<RegionAllocation> r = c->AllocateRegion(1 << 20, 2);
+          ASSERT_TRUE(r.ok()) << r.status();
+          EXPECT_NE(r->replicas[0], r->replicas[1]);
+          regions[t].push_back(r->region_id);
+        } else {
+          ASSERT_TRUE(c->Update([&](Configuration& config) {
+                         config.add_tables()->set_name(absl::StrCat("t", t, "_", i));
+                         return absl::OkStatus();
+                       }).ok());
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::set<uint32_t> ids;
+  for (const auto& v : regions) ids.insert(v.begin(), v.end());
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kThreads * kEach / 2));
+  const uint64_t final_epoch = start_epoch + kThreads * kEach;
+  ASSERT_TRUE(Eventually([&] {
+    for (auto& n : nodes_) {
+      if (n->GetConfiguration()->epoch() != final_epoch) return false;
+    }
+    return true;
+  }));
+  Configuration config = *nodes_[1]->GetConfiguration();
+  EXPECT_EQ(config.regions_size(), kThreads * kEach / 2);
+  EXPECT_EQ(config.tables_size(), kThreads * kEach / 2);
+  EXPECT_EQ(Ids(config), (std::vector<uint32_t>{1, 2, 3}));
+}
+
+TEST_F(ZooKeeperCoordinatorTest, ACorruptConfigurationIsReportedAndNeverApplied) {
+  for (uint32_t id : {1, 2}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2}); }));
+  const Configuration good = *nodes_[0]->GetConfiguration();
+  zhandle_t* raw = RawClient();
+  const std::string path = "/fathom/test/config";
+  std::string truncated = EncodeConfiguration(good);
+  truncated.resize(truncated.size() - 3);
+  ASSERT_EQ(zoo_set(raw, path.c_str(), truncated.data(), static_cast<int>(truncated.size()), -1), ZOK);
+  ASSERT_TRUE(Eventually([&] {
+    for (auto& n : nodes_) {
+      if (n->config_status().code() != absl::StatusCode::kDataLoss) return false;
+    }
+    return true;
+  }));
+  EXPECT_NE(nodes_[1]->config_status().message().find("/fathom/test/config"), absl::string_view::npos)
+      << nodes_[1]->config_status();
+  EXPECT_EQ(nodes_[0]->GetConfiguration()->epoch(), good.epoch());  // the last good one is kept
+  EXPECT_EQ(nodes_[1]->Update([](Configuration&) { return absl::OkStatus(); }).status().code(),
+            absl::StatusCode::kDataLoss);
+  // A member joining meanwhile is not written over the corrupt configuration.
+  auto c3 = ZooKeeperCoordinator::Create(Options());
+  ASSERT_TRUE(c3.ok());
+  // An operator restores a good configuration: everyone moves on, and the CM adds the waiting member.
+  Configuration restored = good;
+  restored.set_epoch(good.epoch() + 10);
+  const std::string bytes = EncodeConfiguration(restored);
+  std::thread joiner([&] {
+    EXPECT_TRUE((*c3)->Join(Member(3)).ok());
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_EQ(zoo_set(raw, path.c_str(), bytes.data(), static_cast<int>(bytes.size()), -1), ZOK);
+  joiner.join();
+  nodes_.push_back(std::move(*c3));
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  for (auto& n : nodes_) EXPECT_TRUE(n->config_status().ok()) << n->config_status();
+  EXPECT_GT(nodes_[0]->GetConfiguration()->epoch(), restored.epoch());
+  zookeeper_close(raw);
+}
+
+TEST_F(ZooKeeperCoordinatorTest, ServerRestartKeepsTheConfigurationAndClientsReconnect) {
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  ASSERT_TRUE(nodes_[0]->AllocateRegion(4096, 3).ok());
+  const Configuration before = *nodes_[0]->GetConfiguration();
+  ASSERT_TRUE(Eventually([&] { return nodes_[2]->GetConfiguration()->epoch() == before.epoch(); }));
+
+  zk_->Stop();
+  ASSERT_TRUE(Eventually([&] {
+    for (auto& n : nodes_) {
+      if (n->state() != CoordinatorState::kDisconnected) return false;
+    }
+    return true;
+  }));
+  for (auto& n : nodes_) EXPECT_EQ(n->GetConfiguration()->epoch(), before.epoch());
+  EXPECT_EQ(nodes_[1]->AllocateRegion(4096, 1).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_FALSE(nodes_[0]->is_manager());  // no CM acts while disconnected
+
+  ASSERT_TRUE(zk_->Restart().ok());
+  ASSERT_TRUE(Eventually([&] {
+    for (auto& n : nodes_) {
+      if (n->state() != CoordinatorState::kConnected) return false;
+    }
+    return Manager() != nullptr;
+  }));
+  for (auto& n : nodes_) {
+    EXPECT_EQ(n->GetConfiguration()->SerializeAsString(), before.SerializeAsString());
+    EXPECT_EQ(n->session_expirations(), 0);
+  }
+  absl::StatusOr<RegionAllocation> r = nodes_[1]->AllocateRegion(4096, 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->epoch, before.epoch() + 1);
+}
+
+TEST_F(ZooKeeperCoordinatorTest, AnExpiredSessionIsReplacedAndTheMemberRegisteredAgain) {
+  for (uint32_t id : {1, 2}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2}); }));
+  const uint64_t epoch = nodes_[0]->GetConfiguration()->epoch();
+  ASSERT_TRUE(nodes_[1]->ExpireSessionForTesting().ok());
+  ASSERT_TRUE(Eventually([&] { return nodes_[1]->session_expirations() == 1; }));
+  // Node 2 dropped out (its znode went with the session) and came back; its own view follows.
+  ASSERT_TRUE(Eventually([&] {
+    return AllSee({1, 2}) && nodes_[1]->GetConfiguration()->epoch() >= epoch + 2 &&
+           nodes_[1]->state() == CoordinatorState::kConnected;
+  }));
+  // The manager's session too: node 2 takes over, node 1 comes back as a plain member.
+  ASSERT_TRUE(nodes_[0]->ExpireSessionForTesting().ok());
+  ASSERT_TRUE(Eventually([&] {
+    return nodes_[1]->is_manager() && !nodes_[0]->is_manager() && AllSee({1, 2}) &&
+           nodes_[0]->GetConfiguration()->manager_id() == 2 && nodes_[1]->GetConfiguration()->manager_id() == 2;
+  }));
+  EXPECT_EQ(nodes_[0]->session_expirations(), 1);
+}
+
+TEST(ZooKeeperCoordinatorStartTest, UnreachableZooKeeperIsAClearErrorInBoundedTime) {
+  // A port nobody listens on: start a server to learn a free port, then stop it.
+  auto zk = ZooKeeperServer::Start();
+  ASSERT_TRUE(zk.ok()) << zk.status();
+  (*zk)->Stop();
+  ZooKeeperCoordinatorOptions options;
+  options.connect_string = (*zk)->connect_string();
+  options.connect_timeout = absl::Seconds(1);
+  const absl::Time start = absl::Now();
+  auto c = ZooKeeperCoordinator::Create(options);
+  ASSERT_FALSE(c.ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(c.status().message().find(options.connect_string), absl::string_view::npos) << c.status();
+}
+
+}  // namespace
+}  // namespace fathom::coordinator
