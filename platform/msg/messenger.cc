@@ -168,6 +168,7 @@ size_t Messenger::Poll() {
     DrainDeferred(*peer);
     FlushPeer(*peer);
   }
+  if (!retired_.empty()) FreeRetired();
   polling_ = false;
   return polled;
 }
@@ -303,10 +304,46 @@ bool Messenger::OnCompletion(const fabric::Completion& completion) {
   const Owner& o = owners_[owner];
   if (o.sender != nullptr) {
     o.sender->OnCompletion(completion);
-  } else {
+  } else if (o.receiver != nullptr) {
     o.receiver->OnCompletion(completion);
-  }
+  }  // else: a removed peer's ring
   return true;
+}
+
+absl::Status Messenger::RemovePeer(NodeId peer) {
+  if (polling_) return absl::FailedPreconditionError("RemovePeer inside Poll");
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return absl::NotFoundError(absl::StrCat("peer ", peer, " unknown"));
+  Retired retired;
+  retired.at = options_.clock->Now();
+  retired.peer = std::move(it->second);
+  peers_.erase(it);
+  // Owner indices stay (contexts in flight name them); they just lead nowhere now.
+  for (Owner& o : owners_) {
+    if (o.sender == retired.peer->sender.get()) o.sender = nullptr;
+  }
+  for (auto r = receivers_.begin(); r != receivers_.end();) {
+    if (r->peer != peer) {
+      ++r;
+      continue;
+    }
+    for (Owner& o : owners_) {
+      if (o.receiver == r->ring.get()) o.receiver = nullptr;
+    }
+    retired.receivers.push_back(std::move(r->ring));
+    r = receivers_.erase(r);
+  }
+  pending_.TakeForPeer(peer, finished_);
+  retired_.push_back(std::move(retired));
+  RunCallbacks(absl::CancelledError(absl::StrCat("connection to node ", peer, " removed")));
+  return absl::OkStatus();
+}
+
+void Messenger::FreeRetired() {
+  const absl::Time now = options_.clock->Now();
+  retired_.erase(std::remove_if(retired_.begin(), retired_.end(),
+                                [&](const Retired& r) { return now - r.at >= options_.retire_grace; }),
+                 retired_.end());
 }
 
 absl::StatusOr<size_t> Messenger::max_payload(NodeId peer) const {

@@ -65,6 +65,8 @@ struct MessengerOptions {
   size_t max_records_per_ring = 64;
   // Calls pending at once; Call returns ResourceExhausted beyond it.
   size_t max_pending_calls = 1 << 16;
+  // How long a removed peer's rings are kept (longer than any fabric operation can stay in flight).
+  absl::Duration retire_grace = absl::Seconds(30);
 };
 
 class Messenger {
@@ -89,6 +91,12 @@ class Messenger {
   // given to AddPeer(peer). FailedPrecondition if the peer was not added.
   absl::Status AddReceiveRing(NodeId peer, fabric::Region& ring_region, const RingLocation& ring,
                               const CreditLocation& credit);
+
+  // Control path. Forgets `peer`: its pending calls complete with Cancelled, its rings are no longer
+  // polled, and completions still arriving for them are ignored. The rings' buffers are kept for
+  // MessengerOptions::retire_grace (operations in flight may still touch them until their endpoint is gone),
+  // then freed by Poll. The caller destroys the peer's endpoint afterwards. NotFound if unknown.
+  absl::Status RemovePeer(NodeId peer);
 
   // Queues a request; `done` runs (inside a later Poll) with the reply, the handler's error, DeadlineExceeded
   // once `timeout` has passed, or Unavailable if the peer fails. If Call returns an error, `done` never runs:
@@ -161,8 +169,17 @@ class Messenger {
   void FailPeer(Peer& peer, const absl::Status& why);
   void RunCallbacks(const absl::Status& status);  // runs and clears finished_
 
+  // A removed peer's sender and receive rings, kept until operations in flight can no longer touch them.
+  struct Retired {
+    std::unique_ptr<Peer> peer;
+    std::vector<std::unique_ptr<RingReceiver>> receivers;
+    absl::Time at;
+  };
+  void FreeRetired();
+
   MessengerOptions options_;
   HandlerRegistry handlers_;
+  std::vector<Retired> retired_;
   PendingCalls pending_;
   absl::flat_hash_map<NodeId, std::unique_ptr<Peer>> peers_;
   std::vector<Receiver> receivers_;

@@ -553,5 +553,41 @@ TEST(RpcTest, TwoThreadsOnTheSimulation) {
   EXPECT_EQ(bad[0] + bad[1], 0);
 }
 
+// RemovePeer: pending calls end with Cancelled, the peer is unknown afterwards, completions still in flight
+// for its rings are ignored, the other peers are untouched, and the retired rings are freed after the grace.
+TEST(RpcRemovePeerTest, RemovedPeerIsForgottenAndOthersContinue) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster::Options options = ClusterOptions(seed);
+  options.messenger.retire_grace = absl::Milliseconds(5);
+  SimMsgCluster cluster(options);
+  ASSERT_OK(cluster.Start(3));
+  for (NodeId n : {1u, 2u, 3u}) ASSERT_OK(cluster.messenger(n).Register(kEcho, Echo));
+  ASSERT_TRUE(CallAndWait(cluster.messenger(1), 2, kEcho, "warm", absl::Seconds(1), Pump(cluster), cluster.clock())
+                  .ok());
+
+  std::optional<absl::Status> ended;
+  ASSERT_OK(cluster.messenger(1).Call(2, kEcho, "in flight", absl::Seconds(1),
+                                      [&](absl::StatusOr<std::string_view> r) { ended = r.status(); }));
+  ASSERT_OK(cluster.messenger(1).Flush());  // the request's write is in flight now
+  ASSERT_OK(cluster.messenger(1).RemovePeer(2));
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(cluster.messenger(1).RemovePeer(2).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cluster.messenger(1).Call(2, kEcho, "x", absl::Seconds(1), [](auto) {}).code(),
+            absl::StatusCode::kNotFound);
+  // Completions for the removed rings (and node 2's reply) arrive and are ignored; node 3 still answers.
+  for (int i = 0; i < 200; ++i) Pump(cluster)();
+  auto reply = CallAndWait(cluster.messenger(1), 3, kEcho, "still here", absl::Seconds(1), Pump(cluster),
+                           cluster.clock());
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(*reply, "still here");
+  // Past the grace, Poll frees the retired rings (ASan checks nothing touches them afterwards).
+  cluster.network.Advance(absl::Milliseconds(10));
+  for (int i = 0; i < 50; ++i) Pump(cluster)();
+  EXPECT_TRUE(CallAndWait(cluster.messenger(1), 3, kEcho, "after", absl::Seconds(1), Pump(cluster), cluster.clock())
+                  .ok());
+}
+
 }  // namespace
 }  // namespace fathom::msg

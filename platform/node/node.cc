@@ -191,7 +191,7 @@ absl::StatusOr<control::NodeInfo> Node::InfoFor(uint32_t peer) {
     // The ring the peer's thread t writes into...
     auto ring = msg::MakeRingLocation(ring_region_->fabric_region(), ring_plan_.ring_offset(*slot, t),
                                       ring_plan_.ring_bytes(),
-                                      RingPlan::Session(incarnation_, options_.node_id, peer, t));
+                                      RingPlan::Session(incarnation_, options_.node_id, peer, t, Generation(peer)));
     if (!ring.ok()) return ring.status();
     control::RingLocation* r = info.add_rings();
     r->set_sender_node_id(peer);
@@ -212,8 +212,8 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
   const uint32_t id = peer.node_id();
   if (auto it = connected_.find(id); it != connected_.end()) {
     if (it->second == peer.incarnation()) return absl::OkStatus();
-    return absl::FailedPreconditionError(
-        absl::StrCat("node ", id, " restarted (new incarnation); reconnection is not supported yet"));
+    // The peer restarted: its old connection is dead; replace it.
+    if (absl::Status s = DisconnectLocked(id); !s.ok()) return s;
   }
   if (id == options_.node_id) return absl::InvalidArgumentError("a node cannot join itself");
   if (peer.worker_addresses_size() != threads()) {
@@ -258,7 +258,7 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
     const std::string address = peer.worker_addresses(t);
     auto my_ring = msg::MakeRingLocation(ring_region_->fabric_region(), ring_plan_.ring_offset(*slot, t),
                                          ring_plan_.ring_bytes(),
-                                         RingPlan::Session(incarnation_, options_.node_id, id, t));
+                                         RingPlan::Session(incarnation_, options_.node_id, id, t, Generation(id)));
     if (!my_ring.ok()) return my_ring.status();
     const uint64_t credit_offset = ring_plan_.credit_offset(*slot, t);
     // By value: if the wait times out, the task may still run after this function has returned.
@@ -289,9 +289,45 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
                           absl::StrCat("connecting thread ", t, " to node ", id, ": ", connected.message()));
     }
   }
-  for (const memory::RegionInfo& region : regions) region_table_.Add(region).IgnoreError();
+  std::vector<uint32_t>& known = peer_regions_[id];
+  known.clear();
+  for (const memory::RegionInfo& region : regions) {
+    region_table_.Add(region).IgnoreError();
+    known.push_back(region.id);
+  }
   connected_[id] = peer.incarnation();
   return absl::OkStatus();
+}
+
+uint64_t Node::Generation(uint32_t peer) const {
+  auto it = generations_.find(peer);
+  return it == generations_.end() ? 0 : it->second;
+}
+
+absl::Status Node::Disconnect(uint32_t peer) {
+  MutexLock lock(&join_mu_);
+  return DisconnectLocked(peer);
+}
+
+absl::Status Node::DisconnectLocked(uint32_t peer) {
+  if (!connected_.contains(peer)) return absl::NotFoundError(absl::StrCat("not connected to node ", peer));
+  absl::Status result = absl::OkStatus();
+  for (auto& thread : threads_) {
+    NodeThread* t = thread.get();
+    // The messenger forgets the peer before the endpoint it sends through is destroyed.
+    result.Update(t->RunAndWait(
+        [t, peer]() -> absl::Status {
+          absl::Status removed = t->messenger().RemovePeer(peer);
+          t->RemovePeer(peer);
+          return absl::IsNotFound(removed) ? absl::OkStatus() : removed;
+        },
+        options_.call_timeout));
+  }
+  for (uint32_t region : peer_regions_[peer]) region_table_.Remove(region);
+  peer_regions_.erase(peer);
+  connected_.erase(peer);
+  ++generations_[peer];  // the slot's rings get new sessions: what the old connection left never verifies
+  return result;
 }
 
 absl::Status Node::JoinPeer(const PeerAddress& peer) {

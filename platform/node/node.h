@@ -16,7 +16,8 @@
 // Joining is symmetric and idempotent: either side may call Join (both do, with a static peer list); the
 // first one connects every thread of both nodes (thread i to the peer's thread i: every node of a cluster
 // runs the same number of threads), the second finds the connection made. A peer that restarts (new
-// incarnation) is refused until reconnection exists (FailedPrecondition).
+// incarnation) and joins again replaces its old connection. A connection that fails while both nodes live
+// stays failed until Disconnect and a new Join on both sides.
 //
 // The blocking helpers (AllocateObject, ReadObject, Call, PingPeer, Counters) are for tests, tools and
 // the control service; the layers above work on the node threads directly (RunOnThread).
@@ -74,6 +75,10 @@ class Node final : public control::ControlHandler {
 
   // Joins `peer` through its control server (idempotent). Errors name the peer.
   absl::Status JoinPeer(const PeerAddress& peer);
+  // Drops the connection to `peer` on every thread: its calls end with Cancelled, reads through it fail,
+  // its rings are retired. Used when a peer leaves the cluster; JoinPeer (or its Join) connects again, with
+  // fresh ring sessions. NotFound if not connected.
+  absl::Status Disconnect(uint32_t peer);
   // Joins every peer of NodeOptions::peers, retrying each until NodeOptions::join_timeout; Unavailable
   // names the ones that never answered.
   absl::Status JoinPeers();
@@ -118,6 +123,8 @@ class Node final : public control::ControlHandler {
   absl::StatusOr<int> SlotFor(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   // Connects every thread to `peer` (idempotent for the same incarnation).
   absl::Status Connect(const control::NodeInfo& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
+  absl::Status DisconnectLocked(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
+  uint64_t Generation(uint32_t peer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   absl::StatusOr<NodeThread*> Thread(int index);
   bool IsLocal(const object::ObjectRef& ref) const { return (ref.address.region >> 16) == options_.node_id; }
 
@@ -136,6 +143,9 @@ class Node final : public control::ControlHandler {
   mutable absl::Mutex join_mu_;
   absl::flat_hash_map<uint32_t, int> peer_slots_ ABSL_GUARDED_BY(join_mu_);
   absl::flat_hash_map<uint32_t, uint64_t> connected_ ABSL_GUARDED_BY(join_mu_);  // peer -> incarnation
+  // Bumped each time a peer is disconnected; part of the sessions of the rings it writes into.
+  absl::flat_hash_map<uint32_t, uint64_t> generations_ ABSL_GUARDED_BY(join_mu_);
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> peer_regions_ ABSL_GUARDED_BY(join_mu_);
 
   mutable absl::Mutex shutdown_mu_;
   bool shutdown_requested_ ABSL_GUARDED_BY(shutdown_mu_) = false;

@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "platform/fabric/sim/test_seed.h"
 #include "platform/node/control/control_client.h"
+#include "platform/fabric/ucx/ucx_fabric.h"
 #include "platform/node/embedded_cluster.h"
 
 namespace fathom::node {
@@ -177,6 +178,82 @@ TEST(NodeTest, StatsOverTheControlServiceNeedTheToken) {
   auto wrong = control::ControlClient::Create(options);
   ASSERT_TRUE(wrong.ok());
   EXPECT_EQ((*wrong)->Stats().status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace fathom::node
+
+namespace fathom::node {
+namespace {
+
+// Disconnect on both sides, then Join again: fresh rings (new sessions), calls and reads work again.
+TEST(NodeReconnectTest, SimDisconnectAndJoinAgain) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  auto ref = c.node(2).AllocateObject("on node 2");
+  ASSERT_TRUE(ref.ok());
+  ASSERT_TRUE(c.node(1).PingPeer(2, 0, 20, 100).ok());
+  ASSERT_TRUE(c.node(1).Disconnect(2).ok());
+  ASSERT_TRUE(c.node(2).Disconnect(1).ok());
+  EXPECT_EQ(c.node(1).Disconnect(2).code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(c.node(1).Call(2, kPingMessage, "gone").ok());
+  EXPECT_FALSE(c.node(1).ReadObject(*ref).ok());
+  EXPECT_EQ(c.node(1).connected_peers(), std::vector<uint32_t>{3});
+  ASSERT_TRUE(c.node(1).JoinPeer({2, c.node(2).control_address()}).ok());
+  for (int t = 0; t < 2; ++t) {
+    auto stats = c.node(1).PingPeer(2, t, 100, 64);
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->ok, 100u) << stats->first_error;
+    auto back = c.node(2).PingPeer(1, t, 100, 64);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->ok, 100u) << back->first_error;
+  }
+  auto bytes = c.node(1).ReadObject(*ref);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, "on node 2");
+  EXPECT_EQ(c.node(2).Counters()["msg.rejected"], 0u);
+}
+
+// A node restarts (same id, new incarnation) and joins again: its peers replace the old connection.
+TEST(NodeReconnectTest, RestartedNodeRejoinsOverUcx) {
+  auto start = [](uint32_t id, const std::string& token) -> absl::StatusOr<std::unique_ptr<Node>> {
+    fabric::UcxOptions ucx;
+    ucx.transports = "sm";
+    auto fabric = fabric::CreateUcxFabric(ucx);
+    if (!fabric.ok()) return fabric.status();
+    NodeOptions options;
+    options.node_id = id;
+    options.cluster_token = token;
+    options.memory_bytes = 8 << 20;
+    options.region_bytes = 8 << 20;
+    return Node::Start(options, std::move(*fabric));
+  };
+  const std::string token = "restart-test-token-0123456789";
+  auto one = start(1, token);
+  auto two = start(2, token);
+  ASSERT_TRUE(one.ok() && two.ok());
+  ASSERT_TRUE((*one)->JoinPeer({2, (*two)->control_address()}).ok());
+  ASSERT_TRUE((*one)->PingPeer(2, 0, 10, 8).ok());
+  const uint64_t old_incarnation = (*two)->incarnation();
+  (*two)->Stop();
+  two->reset();
+  auto again = start(2, token);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE((*again)->incarnation(), old_incarnation);
+  ASSERT_TRUE((*again)->JoinPeer({1, (*one)->control_address()}).ok());
+  for (int t = 0; t < 2; ++t) {
+    auto stats = (*one)->PingPeer(2, t, 50, 64);
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->ok, 50u) << stats->first_error;
+  }
+  auto ref = (*again)->AllocateObject("after restart");
+  ASSERT_TRUE(ref.ok());
+  auto bytes = (*one)->ReadObject(*ref);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, "after restart");
 }
 
 }  // namespace

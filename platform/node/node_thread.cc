@@ -67,6 +67,13 @@ PeerConnection& NodeThread::AddPeer(uint32_t node_id, std::unique_ptr<fabric::En
   return connection;
 }
 
+void NodeThread::RemovePeer(uint32_t node_id) {
+  auto it = peers_.find(node_id);
+  if (it == peers_.end()) return;
+  if (it->second.endpoint != nullptr) reader_->Forget(*it->second.endpoint);
+  peers_.erase(it);
+}
+
 size_t NodeThread::RunTasks() {
   std::vector<absl::AnyInvocable<void()>> tasks;
   {

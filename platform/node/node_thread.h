@@ -75,6 +75,8 @@ class NodeThread {
   object::AsyncObjectReader& reader() { return *reader_; }
   PeerConnection* peer(uint32_t node_id);
   PeerConnection& AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint);
+  // Destroys the connection (its endpoint fails what is still in flight through it).
+  void RemovePeer(uint32_t node_id);
   // Completions no layer claimed (a bug elsewhere if it ever grows).
   uint64_t unrouted_completions() const { return unrouted_; }
 

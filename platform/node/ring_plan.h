@@ -27,9 +27,11 @@ class RingPlan {
   uint32_t ring_bytes() const { return ring_bytes_; }
   int max_peers() const { return max_peers_; }
 
-  // The session seeding a ring's checksums: fresh for every incarnation of the receiver, and the same
-  // whichever side initiated the Join.
-  static uint64_t Session(uint64_t receiver_incarnation, uint32_t receiver, uint32_t sender, int sender_thread);
+  // The session seeding a ring's checksums: fresh for every incarnation of the receiver and every
+  // connection generation of the slot (so records a previous connection left in the ring never verify),
+  // and the same whichever side initiated the Join.
+  static uint64_t Session(uint64_t receiver_incarnation, uint32_t receiver, uint32_t sender, int sender_thread,
+                          uint64_t generation);
 
  private:
   static constexpr uint64_t kCreditStride = 64;  // a cache line each: credits are written remotely

@@ -58,6 +58,10 @@ bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
   if (it == reads_.end()) return true;  // abandoned
   PendingRead& read = it->second;
   read.posted = false;
+  if (read.endpoint == nullptr) {
+    Finish(serial, absl::CancelledError("the connection to the object's node was closed"));
+    return true;
+  }
   if (!completion.status.ok()) {
     Finish(serial, completion.status);
     return true;
@@ -93,6 +97,10 @@ size_t AsyncObjectReader::Poll() {
   for (uint64_t serial : waiting_) {
     auto it = reads_.find(serial);
     if (it == reads_.end()) continue;
+    if (it->second.endpoint == nullptr) {
+      Finish(serial, absl::CancelledError("the connection to the object's node was closed"));
+      continue;
+    }
     if (it->second.retry_at > now) {
       still_waiting.push_back(serial);
       continue;
@@ -105,6 +113,12 @@ size_t AsyncObjectReader::Poll() {
   }
   waiting_ = std::move(still_waiting);
   return posted;
+}
+
+void AsyncObjectReader::Forget(const fabric::Endpoint& endpoint) {
+  for (auto& [serial, read] : reads_) {
+    if (read.endpoint == &endpoint) read.endpoint = nullptr;
+  }
 }
 
 }  // namespace fathom::object

@@ -1,7 +1,7 @@
 // Three fathomd processes on one machine, over UCX shared memory and over tcp: they join; each allocates
 // objects; every node reads every other node's objects; every thread of every node pings every other
 // node at once; one node is killed with SIGKILL, and the others' operations to it fail with a status
-// within a bounded time while they keep serving each other.
+// within a bounded time while they keep serving each other; the node restarts and rejoins them.
 #include <signal.h>
 
 #include <atomic>
@@ -22,7 +22,12 @@ constexpr int kNodes = 3, kThreads = 2;
 class FathomdClusterTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    for (int id = 1; id <= kNodes; ++id) {
+    for (int id = 1; id <= kNodes; ++id) StartNode(id, /*peers_below=*/id);
+  }
+
+  // Starts fathomd `id`, listing nodes 1..peers_below-1 as peers, and connects a control client to it.
+  void StartNode(int id, int peers_below) {
+    {
       std::vector<std::string> argv = {testing::RunfilePath("platform/node/fathomd"),
                                        absl::StrCat("--node_id=", id),
                                        absl::StrCat("--token=", kToken),
@@ -32,7 +37,7 @@ class FathomdClusterTest : public ::testing::TestWithParam<std::string> {
                                        absl::StrCat("--threads=", kThreads),
                                        absl::StrCat("--transports=", GetParam())};
       std::string peers;
-      for (int other = 1; other < id; ++other) {
+      for (int other = 1; other < peers_below; ++other) {
         peers += absl::StrCat(peers.empty() ? "" : ",", other, "@", addresses_[other - 1]);
       }
       if (!peers.empty()) argv.push_back("--peers=" + peers);
@@ -42,15 +47,18 @@ class FathomdClusterTest : public ::testing::TestWithParam<std::string> {
       ASSERT_TRUE(line.ok()) << "node " << id << ": " << line.status();
       const std::string prefix = absl::StrCat("READY node=", id, " control=");
       ASSERT_EQ(line->rfind(prefix, 0), 0u) << *line;
-      addresses_.push_back(line->substr(prefix.size()));
-      processes_.push_back(std::move(*process));
+      addresses_.resize(std::max<size_t>(addresses_.size(), id));
+      processes_.resize(std::max<size_t>(processes_.size(), id));
+      clients_.resize(std::max<size_t>(clients_.size(), id));
+      addresses_[id - 1] = line->substr(prefix.size());
+      processes_[id - 1] = std::move(*process);
       control::ControlClientOptions options;
-      options.target = addresses_.back();
+      options.target = addresses_[id - 1];
       options.cluster_token = kToken;
       options.call_timeout = absl::Seconds(30);
       auto client = control::ControlClient::Create(options);
       ASSERT_TRUE(client.ok());
-      clients_.push_back(std::move(*client));
+      clients_[id - 1] = std::move(*client);
     }
   }
 
@@ -86,7 +94,7 @@ class FathomdClusterTest : public ::testing::TestWithParam<std::string> {
   std::vector<std::unique_ptr<control::ControlClient>> clients_;
 };
 
-TEST_P(FathomdClusterTest, JoinReadPingAndSurviveAKilledNode) {
+TEST_P(FathomdClusterTest, JoinReadPingSurviveAKilledNodeAndRejoin) {
   ASSERT_EQ(clients_.size(), size_t{kNodes});
   // Everyone sees everyone (the first node learns of the others from their Joins).
   for (int id = 1; id <= kNodes; ++id) {
@@ -163,8 +171,25 @@ TEST_P(FathomdClusterTest, JoinReadPingAndSurviveAKilledNode) {
     auto bytes = Read(2, refs[1][1], thread);
     EXPECT_TRUE(bytes.ok()) << bytes.status();
   }
+  // Node 3 restarts (same id, new incarnation) and joins both survivors, which replace its old connection.
+  StartNode(3, /*peers_below=*/3);
+  auto fresh = Allocate(3, "node 3 again", 0);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  for (int from = 1; from <= 2; ++from) {
+    for (int thread = 0; thread < kThreads; ++thread) {
+      auto there = Ping(from, 3, thread, 50);
+      ASSERT_TRUE(there.ok()) << there.status();
+      EXPECT_EQ(there->ok(), 50u) << from << "->3 after restart: " << there->first_error();
+      auto back = Ping(3, from, thread, 50);
+      ASSERT_TRUE(back.ok()) << back.status();
+      EXPECT_EQ(back->ok(), 50u) << "3->" << from << " after restart: " << back->first_error();
+    }
+    auto bytes = Read(from, *fresh, 1);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    EXPECT_EQ(*bytes, "node 3 again");
+  }
   // A clean stop on SIGTERM.
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kNodes; ++i) {
     processes_[i]->Signal(SIGTERM);
     auto status = processes_[i]->Wait(absl::Seconds(30));
     ASSERT_TRUE(status.ok());
