@@ -1,11 +1,14 @@
 // fathomd: one Fathom node as a process.
 //
 //   fathomd --node_id=1 --listen=0.0.0.0:7001 --token_file=/etc/fathom/token --memory=4G --threads=4 \
-//           --transports=tcp --peers=2@10.0.0.2:7001,3@10.0.0.3:7001
+//           --transports=tcp --zk=10.0.0.9:2181 --cluster=prod
+//   fathomd ... --peers=2@10.0.0.2:7001,3@10.0.0.3:7001          (a static cluster, without ZooKeeper)
 //
-// It allocates and registers its memory, starts its worker threads and control service, joins every peer
-// listed (waiting up to --join_timeout for them to come up), prints "READY node=<id> control=<host:port>"
-// on stdout, and serves until SIGTERM, SIGINT or a Shutdown call. Exit codes: 0 clean stop, 1 a runtime
+// It allocates and registers its memory, starts its worker threads and control service, and joins the
+// cluster: with --zk it registers as a member and then follows the coordinator's configuration (joining
+// members as they appear, dropping those that leave); with --peers it joins every peer listed (waiting up
+// to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
+// until SIGTERM, SIGINT or a Shutdown call. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available), 2 bad flags.
 #include <signal.h>
 #include <time.h>
@@ -23,13 +26,18 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "coordinator/zookeeper_coordinator.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
+#include "platform/node/membership.h"
 #include "platform/node/node.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "this node's id, 1..65535 (required)");
 ABSL_FLAG(std::string, cluster, "fathom", "cluster name; every node of a cluster uses the same");
 ABSL_FLAG(std::string, listen, "127.0.0.1:7000", "control service address, host:port (port 0: pick one)");
-ABSL_FLAG(std::string, peers, "", "other nodes, id@host:port,...");
+ABSL_FLAG(std::string, peers, "", "other nodes, id@host:port,... (without --zk)");
+ABSL_FLAG(std::string, zk, "", "ZooKeeper connect string host:port[,host:port]: membership from the coordinator");
+ABSL_FLAG(absl::Duration, zk_session_timeout, absl::Seconds(10),
+          "ZooKeeper session timeout: how long a dead node stays a member");
 ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G suffixes)");
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");
@@ -48,6 +56,18 @@ namespace {
 void Log(uint32_t node, const std::string& message) {
   std::cerr << absl::FormatTime("%Y-%m-%d %H:%M:%E3S", absl::Now(), absl::LocalTimeZone()) << " fathomd[" << node
             << "]: " << message << std::endl;
+}
+
+// What the coordinator records about this node's transport.
+coordinator::FabricKind FabricKindOf(const std::string& transports) {
+  if (transports == "sm" || transports == "posix" || transports == "sysv" || transports == "cma") {
+    return coordinator::FABRIC_KIND_UCX_SHARED_MEMORY;
+  }
+  if (transports.find("rc") != std::string::npos || transports.find("ud") != std::string::npos ||
+      transports.find("dc") != std::string::npos) {
+    return coordinator::FABRIC_KIND_UCX_VERBS;
+  }
+  return coordinator::FABRIC_KIND_UCX_TCP;
 }
 
 int BadFlags(const std::string& message) {
@@ -74,6 +94,10 @@ int Run() {
   if (options.node_id == 0) return BadFlags("--node_id is required (1..65535)");
   options.cluster_name = absl::GetFlag(FLAGS_cluster);
   options.listen_address = absl::GetFlag(FLAGS_listen);
+  const std::string zk = absl::GetFlag(FLAGS_zk);
+  if (!zk.empty() && !absl::GetFlag(FLAGS_peers).empty()) {
+    return BadFlags("give --zk (membership from ZooKeeper) or --peers (a static cluster), not both");
+  }
   auto peers = ParsePeers(absl::GetFlag(FLAGS_peers));
   if (!peers.ok()) return BadFlags(absl::StrCat("--peers: ", peers.status().message()));
   options.peers = *peers;
@@ -92,6 +116,23 @@ int Run() {
   options.tls_ca_path = absl::GetFlag(FLAGS_tls_ca);
   options.join_timeout = absl::GetFlag(FLAGS_join_timeout);
   const uint32_t id = options.node_id;
+
+  // ZooKeeper first: if it cannot be reached, nothing else is worth starting.
+  std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator;
+  if (!zk.empty()) {
+    coordinator::ZooKeeperCoordinatorOptions zk_options;
+    zk_options.connect_string = zk;
+    zk_options.cluster = options.cluster_name;
+    zk_options.session_timeout = absl::GetFlag(FLAGS_zk_session_timeout);
+    zk_options.connect_timeout = options.join_timeout;
+    zk_options.join_timeout = options.join_timeout;
+    auto created = coordinator::ZooKeeperCoordinator::Create(zk_options);
+    if (!created.ok()) {
+      Log(id, absl::StrCat("cannot reach ZooKeeper at ", zk, ": ", created.status().ToString()));
+      return 1;
+    }
+    coordinator = std::move(*created);
+  }
 
   fabric::UcxOptions ucx;
   ucx.transports = absl::GetFlag(FLAGS_transports);
@@ -117,6 +158,35 @@ int Run() {
       return 1;
     }
   }
+  std::unique_ptr<MembershipFollower> follower;
+  if (coordinator != nullptr) {
+    if (absl::Status joined = coordinator->Join(MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports)));
+        !joined.ok()) {
+      Log(id, absl::StrCat("cannot join cluster '", options.cluster_name, "' through ZooKeeper at ", zk, ": ",
+                           joined.ToString()));
+      (*node)->Stop();
+      return 1;
+    }
+    auto started = MembershipFollower::Start(node->get(), coordinator.get());
+    if (!started.ok()) {
+      Log(id, started.status().ToString());
+      (*node)->Stop();
+      return 1;
+    }
+    follower = std::move(*started);
+    coordinator::ZooKeeperCoordinator* c = coordinator.get();
+    MembershipFollower* f = follower.get();
+    (*node)->AddCounterSource([c, f](std::map<std::string, uint64_t>& counters) {
+      counters["coordinator.connected"] = c->state() == coordinator::CoordinatorState::kConnected;
+      counters["coordinator.manager"] = c->is_manager();
+      if (auto configuration = c->GetConfiguration(); configuration.ok()) {
+        counters["coordinator.epoch"] = configuration->epoch();
+        counters["coordinator.members"] = configuration->members_size();
+      }
+      counters["coordinator.applied_epoch"] = f->applied_epoch();
+    });
+    Log(id, absl::StrCat("member of cluster '", options.cluster_name, "' through ZooKeeper at ", zk));
+  }
   std::vector<std::string> connected;
   for (uint32_t peer : (*node)->connected_peers()) connected.push_back(absl::StrCat(peer));
   Log(id, absl::StrCat("ready; peers: [", absl::StrJoin(connected, ","), "]"));
@@ -135,6 +205,8 @@ int Run() {
     if ((*node)->shutdown_requested()) reason = "a Shutdown call";
   }
   Log(id, absl::StrCat("stopping (", reason, ")"));
+  follower.reset();
+  if (coordinator != nullptr) coordinator->Leave().IgnoreError();
   (*node)->Stop();
   Log(id, "stopped");
   return 0;

@@ -145,6 +145,13 @@ void Node::Stop() {
   for (auto& thread : threads_) thread->Stop();
 }
 
+fabric::FabricKind Node::fabric_kind() const { return KindOf(*fabric_); }
+
+void Node::AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)> source) {
+  MutexLock lock(&sources_mu_);
+  counter_sources_.push_back(std::move(source));
+}
+
 std::string Node::control_address() const { return control_ == nullptr ? "" : control_->address(); }
 
 absl::StatusOr<NodeThread*> Node::Thread(int index) {

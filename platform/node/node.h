@@ -68,6 +68,7 @@ class Node final : public control::ControlHandler {
   void Stop();
 
   uint32_t id() const { return options_.node_id; }
+  fabric::FabricKind fabric_kind() const;
   uint64_t incarnation() const { return incarnation_; }
   int threads() const { return static_cast<int>(threads_.size()); }
   // "host:port" the control server listens on (the port resolved when 0 was asked for).
@@ -98,6 +99,9 @@ class Node final : public control::ControlHandler {
                                      absl::Duration timeout_each = absl::Seconds(2));
   // Messages, bytes, retries, rejected inputs, per layer, summed over threads.
   std::map<std::string, uint64_t> Counters();
+
+  // Adds counters to Stats (the membership follower reports the coordinator's state this way).
+  void AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)> source);
 
   // Runs `task` on node thread `thread` and waits (bounded by call_timeout).
   absl::Status RunOnThread(int thread, absl::AnyInvocable<absl::Status(NodeThread&)> task);
@@ -146,6 +150,9 @@ class Node final : public control::ControlHandler {
   // Bumped each time a peer is disconnected; part of the sessions of the rings it writes into.
   absl::flat_hash_map<uint32_t, uint64_t> generations_ ABSL_GUARDED_BY(join_mu_);
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> peer_regions_ ABSL_GUARDED_BY(join_mu_);
+
+  absl::Mutex sources_mu_;
+  std::vector<std::function<void(std::map<std::string, uint64_t>&)>> counter_sources_ ABSL_GUARDED_BY(sources_mu_);
 
   mutable absl::Mutex shutdown_mu_;
   bool shutdown_requested_ ABSL_GUARDED_BY(shutdown_mu_) = false;

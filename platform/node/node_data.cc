@@ -234,6 +234,12 @@ control::StatsResponse Node::OnStats() {
   response.set_uptime_micros(absl::ToInt64Microseconds(options_.clock->Now() - start_time_));
   for (const auto& [name, value] : Counters()) (*response.mutable_counters())[name] = value;
   (*response.mutable_counters())["node.peers"] = connected_peers().size();
+  std::map<std::string, uint64_t> extra;
+  {
+    MutexLock lock(&sources_mu_);
+    for (const auto& source : counter_sources_) source(extra);
+  }
+  for (const auto& [name, value] : extra) (*response.mutable_counters())[name] = value;
   return response;
 }
 
