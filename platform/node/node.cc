@@ -217,9 +217,14 @@ absl::StatusOr<control::NodeInfo> Node::InfoFor(uint32_t peer) {
 
 absl::Status Node::Connect(const control::NodeInfo& peer) {
   const uint32_t id = peer.node_id();
+  // What the peer published for us: the rings our threads write into (with their sessions).
+  std::string rings_for_us;
+  for (const control::RingLocation& entry : peer.rings()) {
+    if (entry.sender_node_id() == options_.node_id) absl::StrAppend(&rings_for_us, entry.sender_thread(), ":", entry.location());
+  }
   if (auto it = connected_.find(id); it != connected_.end()) {
-    if (it->second == peer.incarnation()) return absl::OkStatus();
-    // The peer restarted: its old connection is dead; replace it.
+    if (it->second == peer.incarnation() && peer_rings_[id] == rings_for_us) return absl::OkStatus();  // a duplicate
+    // The peer restarted, or dropped its side of the connection: replace ours.
     if (absl::Status s = DisconnectLocked(id); !s.ok()) return s;
   }
   if (id == options_.node_id) return absl::InvalidArgumentError("a node cannot join itself");
@@ -303,6 +308,7 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
     known.push_back(region.id);
   }
   connected_[id] = peer.incarnation();
+  peer_rings_[id] = std::move(rings_for_us);
   return absl::OkStatus();
 }
 
@@ -332,6 +338,7 @@ absl::Status Node::DisconnectLocked(uint32_t peer) {
   }
   for (uint32_t region : peer_regions_[peer]) region_table_.Remove(region);
   peer_regions_.erase(peer);
+  peer_rings_.erase(peer);
   connected_.erase(peer);
   ++generations_[peer];  // the slot's rings get new sessions: what the old connection left never verifies
   return result;

@@ -15,9 +15,9 @@
 //
 // Joining is symmetric and idempotent: either side may call Join (both do, with a static peer list); the
 // first one connects every thread of both nodes (thread i to the peer's thread i: every node of a cluster
-// runs the same number of threads), the second finds the connection made. A peer that restarts (new
-// incarnation) and joins again replaces its old connection. A connection that fails while both nodes live
-// stays failed until Disconnect and a new Join on both sides.
+// runs the same number of threads), the second finds the connection made (same incarnation, same rings).
+// A peer that restarts (new incarnation), or that dropped its side and joins again (same incarnation, new
+// ring sessions), replaces the old connection: so one side's Disconnect and Join reconnects both.
 //
 // The blocking helpers (AllocateObject, ReadObject, Call, PingPeer, Counters) are for tests, tools and
 // the control service; the layers above work on the node threads directly (RunOnThread).
@@ -150,6 +150,9 @@ class Node final : public control::ControlHandler {
   // Bumped each time a peer is disconnected; part of the sessions of the rings it writes into.
   absl::flat_hash_map<uint32_t, uint64_t> generations_ ABSL_GUARDED_BY(join_mu_);
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> peer_regions_ ABSL_GUARDED_BY(join_mu_);
+  // The ring locations each peer published for us when connected: a Join with the same incarnation but
+  // other rings means the peer reset its side, so we reset ours.
+  absl::flat_hash_map<uint32_t, std::string> peer_rings_ ABSL_GUARDED_BY(join_mu_);
 
   absl::Mutex sources_mu_;
   std::vector<std::function<void(std::map<std::string, uint64_t>&)>> counter_sources_ ABSL_GUARDED_BY(sources_mu_);

@@ -217,6 +217,32 @@ TEST(NodeReconnectTest, SimDisconnectAndJoinAgain) {
   EXPECT_EQ(c.node(2).Counters()["msg.rejected"], 0u);
 }
 
+// One side drops the connection and joins again: the other sees new ring sessions and resets its side too.
+TEST(NodeReconnectTest, SimOneSidedDisconnectAndJoinResetsBothSides) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  ASSERT_TRUE(c.node(1).PingPeer(2, 0, 20, 100).ok());
+  ASSERT_TRUE(c.node(1).Disconnect(2).ok());  // node 2 still holds its side
+  ASSERT_TRUE(c.node(1).JoinPeer({2, c.node(2).control_address()}).ok());
+  for (int t = 0; t < 2; ++t) {
+    auto there = c.node(1).PingPeer(2, t, 100, 64);
+    ASSERT_TRUE(there.ok());
+    EXPECT_EQ(there->ok, 100u) << there->first_error;
+    auto back = c.node(2).PingPeer(1, t, 100, 64);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->ok, 100u) << back->first_error;
+  }
+  EXPECT_EQ(c.node(2).Counters()["msg.rejected"], 0u);
+  // A duplicate Join (same incarnation, same rings) changes nothing.
+  ASSERT_TRUE(c.node(2).JoinPeer({1, c.node(1).control_address()}).ok());
+  auto again = c.node(2).PingPeer(1, 0, 10, 8);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->ok, 10u);
+}
+
 // A node restarts (same id, new incarnation) and joins again: its peers replace the old connection.
 TEST(NodeReconnectTest, RestartedNodeRejoinsOverUcx) {
   auto start = [](uint32_t id, const std::string& token) -> absl::StatusOr<std::unique_ptr<Node>> {

@@ -1,7 +1,8 @@
 // Three fathomd processes join through ZooKeeper (a real server from the test fixture): they connect to
 // each other as the configuration lists them; a killed member leaves the configuration within the session
-// timeout plus a bound (reported) and the others drop it; restarted, it joins again; the configuration
-// manager is killed and a new one is elected, advancing the configuration.
+// timeout plus a bound (reported) and the others drop it; restarted, it joins again; a member paused past
+// its session is removed and comes back when resumed; the configuration manager is killed and a new one is
+// elected, advancing the configuration.
 #include <signal.h>
 
 #include <functional>
@@ -120,6 +121,21 @@ TEST_F(FathomdZooKeeperTest, MembershipFollowsTheConfiguration) {
   }
   EXPECT_TRUE(Pings(witness, member));
   EXPECT_TRUE(Pings(member, manager));
+
+  // A member paused (SIGSTOP) past its session: removed and dropped, so nothing it sends is heard. Resumed
+  // (SIGCONT), it registers again, the others join it, and it resets its stale side of each connection.
+  processes_[member - 1]->Signal(SIGSTOP);
+  const absl::Duration removed = WaitFor(witness, "paused member removed", [&](auto& c) {
+    return c["coordinator.members"] == 2 && c["node.peers"] == 1;
+  });
+  std::cerr << "[ info ] paused member removed within " << removed << " of SIGSTOP\n";
+  processes_[member - 1]->Signal(SIGCONT);
+  for (int id = 1; id <= kNodes; ++id) {
+    WaitFor(id, "paused member back", [](auto& c) { return c["node.peers"] == 2 && c["coordinator.members"] == 3; });
+  }
+  EXPECT_TRUE(Pings(witness, member));
+  EXPECT_TRUE(Pings(member, manager));
+  EXPECT_TRUE(Pings(manager, member));
 
   // The configuration manager killed: another is elected and removes it, advancing the epoch.
   const uint64_t before = Counters(witness)["coordinator.epoch"];
