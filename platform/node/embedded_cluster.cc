@@ -53,6 +53,24 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
     }
     cluster->nodes_.push_back(std::move(*started));
   }
+  if (options.coordinated) {
+    cluster->coordination_ = std::make_unique<coordinator::LocalCoordinationService>("embedded");
+    const coordinator::FabricKind kind = options.fabric == EmbeddedFabric::kSim ? coordinator::FABRIC_KIND_SIM
+                                         : options.fabric == EmbeddedFabric::kUcxTcp
+                                             ? coordinator::FABRIC_KIND_UCX_TCP
+                                             : coordinator::FABRIC_KIND_UCX_SHARED_MEMORY;
+    for (int i = 1; i <= options.nodes; ++i) {
+      cluster->coordinators_.push_back(cluster->coordination_->NewCoordinator());
+      if (absl::Status s = cluster->coordinators_.back()->Join(MemberInfoFor(cluster->node(i), options.memory_bytes, kind));
+          !s.ok()) {
+        return s;
+      }
+      auto follower = MembershipFollower::Start(&cluster->node(i), cluster->coordinators_.back().get());
+      if (!follower.ok()) return follower.status();
+      cluster->followers_.push_back(std::move(*follower));
+    }
+    return cluster;
+  }
   // Every pair once; Join is symmetric, so the other direction is connected too.
   for (int i = 1; i <= options.nodes; ++i) {
     for (int j = i + 1; j <= options.nodes; ++j) {
@@ -66,6 +84,7 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
 }
 
 EmbeddedCluster::~EmbeddedCluster() {
+  followers_.clear();  // no membership change while the nodes stop
   // Stop every node before destroying any, so no node talks to a destroyed one.
   for (auto& node : nodes_) node->Stop();
   nodes_.clear();

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "coordinator/local_coordinator.h"
 #include "platform/fabric/sim/sim_fabric.h"
+#include "platform/node/membership.h"
 #include "platform/node/node.h"
 
 namespace fathom::node {
@@ -28,6 +30,9 @@ struct EmbeddedClusterOptions {
   EmbeddedFabric fabric = EmbeddedFabric::kUcxSharedMemory;
   fabric::sim::SimOptions sim;  // for kSim
   uint64_t memory_bytes = 16 << 20;  // per node
+  // Membership from an in-process coordinator (LocalCoordinator): nodes register as members and follow the
+  // configuration, as fathomd --zk does with ZooKeeper. Otherwise every pair is joined once at start.
+  bool coordinated = false;
   // Adjusts each node's options before it starts (after the cluster filled them in).
   std::function<void(NodeOptions&)> customize;
 };
@@ -41,12 +46,19 @@ class EmbeddedCluster {
   int size() const { return static_cast<int>(nodes_.size()); }
   // The simulated network (kSim only, else null): partitions, crashes, drops.
   fabric::sim::SimNetwork* sim() { return network_.get(); }
+  // Coordinated clusters only (else null).
+  coordinator::LocalCoordinationService* coordination() { return coordination_.get(); }
+  coordinator::Coordinator* coordinator(uint32_t id) { return coordinators_.empty() ? nullptr : coordinators_.at(id - 1).get(); }
+  MembershipFollower* follower(uint32_t id) { return followers_.empty() ? nullptr : followers_.at(id - 1).get(); }
   const std::string& token() const { return token_; }
 
  private:
   EmbeddedCluster() = default;
   std::unique_ptr<fabric::sim::SimNetwork> network_;  // outlives the nodes (declared first)
+  std::unique_ptr<coordinator::LocalCoordinationService> coordination_;
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<MembershipFollower>> followers_;  // stopped before the nodes
   std::string token_;
 };
 

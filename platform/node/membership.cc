@@ -75,19 +75,22 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   bool complete = true;
   std::map<uint32_t, const coordinator::MemberInfo*> members;
   for (const coordinator::MemberInfo& m : configuration.members()) members[m.node_id()] = &m;
+  // Not a member (left, or removed): talk to no one until a configuration lists this node again.
+  const bool member = members.contains(node_->id());
   // Leavers first: their slots and rings are freed before newcomers need them.
   for (uint32_t peer : node_->connected_peers()) {
-    if (members.contains(peer)) continue;
+    if (member && members.contains(peer)) continue;
     node_->Disconnect(peer).IgnoreError();
     joined_.erase(peer);
   }
-  for (const auto& [id, member] : members) {
+  if (!member) return true;
+  for (const auto& [id, info] : members) {
     if (id == node_->id()) continue;
     auto it = joined_.find(id);
-    if (it != joined_.end() && it->second == member->incarnation()) continue;
-    absl::Status joined = node_->JoinPeer({id, member->control_address()});
+    if (it != joined_.end() && it->second == info->incarnation()) continue;
+    absl::Status joined = node_->JoinPeer({id, info->control_address()});
     if (joined.ok()) {
-      joined_[id] = member->incarnation();
+      joined_[id] = info->incarnation();
     } else {
       complete = false;  // retried after `retry_`
     }

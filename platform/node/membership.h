@@ -2,7 +2,8 @@
 // A member that appears is joined (Join is symmetric, so both sides do it and the second finds it done);
 // a member that restarts is joined again (its new incarnation replaces the old connection); a connected
 // node that leaves the configuration is disconnected, so its rings are no longer polled and nothing it
-// sends is heard (precise membership).
+// sends is heard (precise membership). A node the configuration does not list (it left, or was removed)
+// drops every connection until it is listed again.
 //
 //   ASSIGN_OR_RETURN(auto coordinator, coordinator::ZooKeeperCoordinator::Create(zk_options));
 //   RETURN_IF_ERROR(coordinator->Join(MemberInfoFor(*node, memory, coordinator::FABRIC_KIND_UCX_TCP)));

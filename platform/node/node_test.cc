@@ -243,6 +243,42 @@ TEST(NodeReconnectTest, SimOneSidedDisconnectAndJoinResetsBothSides) {
   EXPECT_EQ(again->ok, 10u);
 }
 
+// Membership from LocalCoordinator on SimFabric: nodes connect as the configuration lists them; a member
+// that leaves is dropped by everyone; when it joins again, everyone reconnects.
+TEST(NodeMembershipTest, SimNodesFollowTheLocalCoordinatorsConfiguration) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  EmbeddedClusterOptions options = SimOptions(seed);
+  options.coordinated = true;
+  auto cluster = EmbeddedCluster::Start(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  auto wait_for_peers = [&](uint32_t id, size_t peers) {
+    for (int i = 0; i < 500 && c.node(id).connected_peers().size() != peers; ++i) absl::SleepFor(absl::Milliseconds(10));
+    return c.node(id).connected_peers().size() == peers;
+  };
+  for (uint32_t id = 1; id <= 3; ++id) ASSERT_TRUE(wait_for_peers(id, 2)) << "node " << id;
+  JoinReadAndPing(c);
+
+  ASSERT_TRUE(c.coordinator(3)->Leave().ok());
+  ASSERT_TRUE(wait_for_peers(1, 1));
+  ASSERT_TRUE(wait_for_peers(2, 1));
+  ASSERT_TRUE(wait_for_peers(3, 0));
+  EXPECT_FALSE(c.node(1).Call(3, kPingMessage, "not a member").ok());
+  EXPECT_TRUE(c.node(1).Call(2, kPingMessage, "member").ok());
+
+  ASSERT_TRUE(c.coordinator(3)->Join(MemberInfoFor(c.node(3), 16 << 20, coordinator::FABRIC_KIND_SIM)).ok());
+  for (uint32_t id = 1; id <= 3; ++id) ASSERT_TRUE(wait_for_peers(id, 2)) << "node " << id;
+  for (uint32_t from = 1; from <= 3; ++from) {
+    for (uint32_t to = 1; to <= 3; ++to) {
+      if (from == to) continue;
+      auto stats = c.node(from).PingPeer(to, 1, 20, 32);
+      ASSERT_TRUE(stats.ok());
+      EXPECT_EQ(stats->ok, 20u) << from << "->" << to << ": " << stats->first_error;
+    }
+  }
+}
+
 // A node restarts (same id, new incarnation) and joins again: its peers replace the old connection.
 TEST(NodeReconnectTest, RestartedNodeRejoinsOverUcx) {
   auto start = [](uint32_t id, const std::string& token) -> absl::StatusOr<std::unique_ptr<Node>> {

@@ -71,13 +71,31 @@ class FathomdZooKeeperTest : public ::testing::Test {
     return absl::InfiniteDuration();
   }
 
-  bool Pings(int from, int to) {
+  bool PingsOnce(int from, int to) {
     control::PingPeerRequest request;
     request.set_peer_node_id(to);
     request.set_count(20);
     request.set_payload_bytes(32);
     auto pings = clients_[from - 1]->PingPeer(request);
     return pings.ok() && pings->ok() == 20;
+  }
+  // Membership changes reach each node asynchronously: connectivity is eventual, within a bound.
+  bool Pings(int from, int to) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (!PingsOnce(from, to)) {
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return true;
+  }
+  // Every node lists 3 members, is connected to the 2 others, and has applied the configuration it holds.
+  void WaitForFullCluster(const std::string& what) {
+    for (int id = 1; id <= kNodes; ++id) {
+      WaitFor(id, what, [](auto& c) {
+        return c["node.peers"] == 2 && c["coordinator.members"] == 3 &&
+               c["coordinator.applied_epoch"] == c["coordinator.epoch"];
+      });
+    }
   }
 
   std::unique_ptr<testing::ZooKeeperServer> zk_;
@@ -86,9 +104,7 @@ class FathomdZooKeeperTest : public ::testing::Test {
 };
 
 TEST_F(FathomdZooKeeperTest, MembershipFollowsTheConfiguration) {
-  for (int id = 1; id <= kNodes; ++id) {
-    WaitFor(id, "2 peers", [](auto& c) { return c["node.peers"] == 2 && c["coordinator.members"] == 3; });
-  }
+  WaitForFullCluster("2 peers");
   for (int from = 1; from <= kNodes; ++from) {
     for (int to = 1; to <= kNodes; ++to) {
       if (from != to) EXPECT_TRUE(Pings(from, to)) << from << "->" << to;
@@ -116,9 +132,7 @@ TEST_F(FathomdZooKeeperTest, MembershipFollowsTheConfiguration) {
 
   // Restarted, it joins again and everyone reconnects.
   StartNode(member);
-  for (int id = 1; id <= kNodes; ++id) {
-    WaitFor(id, "3 members again", [](auto& c) { return c["node.peers"] == 2 && c["coordinator.members"] == 3; });
-  }
+  WaitForFullCluster("3 members again");
   EXPECT_TRUE(Pings(witness, member));
   EXPECT_TRUE(Pings(member, manager));
 
@@ -130,9 +144,7 @@ TEST_F(FathomdZooKeeperTest, MembershipFollowsTheConfiguration) {
   });
   std::cerr << "[ info ] paused member removed within " << removed << " of SIGSTOP\n";
   processes_[member - 1]->Signal(SIGCONT);
-  for (int id = 1; id <= kNodes; ++id) {
-    WaitFor(id, "paused member back", [](auto& c) { return c["node.peers"] == 2 && c["coordinator.members"] == 3; });
-  }
+  WaitForFullCluster("paused member back");
   EXPECT_TRUE(Pings(witness, member));
   EXPECT_TRUE(Pings(member, manager));
   EXPECT_TRUE(Pings(manager, member));
