@@ -54,6 +54,16 @@ Result RunCtl(const std::vector<std::string>& args, absl::Duration timeout = abs
   return result;
 }
 
+// Under ThreadSanitizer, protobuf's Map is built with PROTOBUF_TSAN in header code but without it inside
+// Debian's libprotobuf, so a Struct parsed by the library and read by inlined code crashes (an ABI
+// mismatch, not a race). The JSON checks run in normal and asan builds.
+#if defined(__SANITIZE_THREAD__)
+#define SKIP_JSON_CHECKS_UNDER_TSAN() \
+  GTEST_SKIP() << "JSON Struct checks need a protobuf built with the same sanitizer"
+#else
+#define SKIP_JSON_CHECKS_UNDER_TSAN() static_cast<void>(0)
+#endif
+
 google::protobuf::Struct ParseJson(const std::string& json) {
   google::protobuf::Struct parsed;
   auto status = google::protobuf::util::JsonStringToMessage(json, &parsed);
@@ -100,6 +110,7 @@ class FathomctlTest : public ::testing::Test {
 };
 
 TEST_F(FathomctlTest, StatusOfALiveCluster) {
+  SKIP_JSON_CHECKS_UNDER_TSAN();
   std::vector<std::unique_ptr<testing::Subprocess>> nodes;
   std::vector<std::string> controls;
   for (int id = 1; id <= 2; ++id) {
