@@ -6,28 +6,14 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "gtest/gtest.h"
+#include "tools/fathomctl/json_test_util.h"
 
 namespace fathom::fathomctl {
 namespace {
 
 using coordinator::Configuration;
 
-// Under ThreadSanitizer, protobuf's Map is built with PROTOBUF_TSAN in header code but without it inside
-// Debian's libprotobuf, so a Struct parsed by the library and read by inlined code crashes (an ABI
-// mismatch, not a race). The JSON checks run in normal and asan builds.
-#if defined(__SANITIZE_THREAD__)
-#define SKIP_JSON_CHECKS_UNDER_TSAN() \
-  GTEST_SKIP() << "JSON Struct checks need a protobuf built with the same sanitizer"
-#else
-#define SKIP_JSON_CHECKS_UNDER_TSAN() static_cast<void>(0)
-#endif
-
-google::protobuf::Struct ParseJson(const std::string& json) {
-  google::protobuf::Struct parsed;
-  auto status = google::protobuf::util::JsonStringToMessage(json, &parsed);
-  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << json;
-  return parsed;
-}
+using ::fathom::fathomctl::testing::ParseJson;
 
 Configuration ThreeMembers() {
   Configuration config;
