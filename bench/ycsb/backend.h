@@ -11,8 +11,7 @@
 //   Record out;
 //   absl::Status s = db->Read("usertable", "user6284781860667377211", /*fields=*/nullptr, &out);
 //
-// Transactions (the fathom backend): BeginTransaction/CommitTransaction/AbortTransaction are the hook.
-// Backends without transactions keep the defaults (Unimplemented); the driver does not call them yet.
+// Scan is optional (memcached has none): a backend without it reports NOT_IMPLEMENTED, as YCSB does.
 #ifndef FATHOM_BENCH_YCSB_BACKEND_H_
 #define FATHOM_BENCH_YCSB_BACKEND_H_
 
@@ -53,10 +52,6 @@ class Backend {
   // Writes a whole record (overwriting one with the same key).
   virtual absl::Status Insert(const std::string& table, const std::string& key, const Record& values) = 0;
   virtual absl::Status Delete(const std::string& table, const std::string& key) = 0;
-
-  virtual absl::Status BeginTransaction() { return absl::UnimplementedError("no transactions"); }
-  virtual absl::Status CommitTransaction() { return absl::UnimplementedError("no transactions"); }
-  virtual absl::Status AbortTransaction() { return absl::UnimplementedError("no transactions"); }
 };
 
 // YCSB's Status codes that this driver reports.

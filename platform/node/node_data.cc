@@ -10,34 +10,6 @@
 namespace fathom::node {
 namespace {
 
-// Starts an asynchronous operation on `thread` and waits for the result it reports through `done`.
-template <typename T>
-absl::StatusOr<T> StartAndWait(NodeThread& thread, absl::Duration timeout,
-                               absl::AnyInvocable<void(std::function<void(absl::StatusOr<T>)>)> start) {
-  struct Shared {
-    absl::Mutex mu;
-    std::optional<absl::StatusOr<T>> result ABSL_GUARDED_BY(mu);
-  };
-  auto shared = std::make_shared<Shared>();
-  std::function<void(absl::StatusOr<T>)> done = [shared](absl::StatusOr<T> r) {
-    MutexLock lock(&shared->mu);
-    if (!shared->result.has_value()) shared->result = std::move(r);
-  };
-  if (!thread.Post([start = std::move(start), done]() mutable { start(done); })) {
-    return absl::UnavailableError(absl::StrCat("node thread ", thread.index(), " is stopped"));
-  }
-  MutexLock lock(&shared->mu);
-  TsanRelease(&shared->mu);
-  const bool finished = shared->mu.AwaitWithTimeout(
-      absl::Condition(+[](std::optional<absl::StatusOr<T>>* r) { return r->has_value(); }, &shared->result),
-      timeout);
-  TsanAcquire(&shared->mu);
-  if (!finished) {
-    return absl::DeadlineExceededError(absl::StrCat("no result within ", absl::FormatDuration(timeout)));
-  }
-  return std::move(*shared->result);
-}
-
 std::string ToString(std::span<const std::byte> bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
@@ -87,8 +59,7 @@ absl::StatusOr<std::string> Node::ReadObject(const object::ObjectRef& ref, int i
   if (!thread.ok()) return thread.status();
   NodeThread* t = *thread;
   const bool local = IsLocal(ref);
-  return StartAndWait<std::string>(*t, options_.call_timeout,
-                                   [t, ref, local](std::function<void(absl::StatusOr<std::string>)> done) {
+  return t->StartAndWait<std::string>([t, ref, local](std::function<void(absl::StatusOr<std::string>)> done) {
     if (local) {
       std::vector<std::byte> buffer;
       auto payload = t->store().Read(ref, buffer);
@@ -112,7 +83,7 @@ absl::StatusOr<std::string> Node::ReadObject(const object::ObjectRef& ref, int i
                                                                 : payload.status());
                                             });
     if (!started.ok()) done(started);
-  });
+  }, options_.call_timeout);
 }
 
 absl::StatusOr<std::string> Node::Call(uint32_t peer, msg::MessageType type, std::string_view request, int index,
@@ -122,13 +93,12 @@ absl::StatusOr<std::string> Node::Call(uint32_t peer, msg::MessageType type, std
   if (!thread.ok()) return thread.status();
   NodeThread* t = *thread;
   const std::string bytes(request);
-  return StartAndWait<std::string>(*t, timeout + absl::Seconds(1),
-                                   [t, peer, type, bytes, timeout](std::function<void(absl::StatusOr<std::string>)> done) {
+  return t->StartAndWait<std::string>([t, peer, type, bytes, timeout](std::function<void(absl::StatusOr<std::string>)> done) {
     absl::Status posted = t->messenger().Call(peer, type, bytes, timeout, [done](absl::StatusOr<std::string_view> r) {
       done(r.ok() ? absl::StatusOr<std::string>(std::string(*r)) : r.status());
     });
     if (!posted.ok()) done(posted);
-  });
+  }, timeout + absl::Seconds(1));
 }
 
 absl::StatusOr<PingStats> Node::PingPeer(uint32_t peer, int index, int count, size_t payload_bytes,
@@ -182,7 +152,7 @@ absl::StatusOr<PingStats> Node::PingPeer(uint32_t peer, int index, int count, si
     }
   };
   const absl::Duration overall = timeout_each * (count + 1) + absl::Seconds(1);
-  return StartAndWait<PingStats>(*t, overall, [=](std::function<void(absl::StatusOr<PingStats>)> done) {
+  return t->StartAndWait<PingStats>([=](std::function<void(absl::StatusOr<PingStats>)> done) {
     auto chain = std::make_shared<Chain>();
     chain->thread = t;
     chain->peer = peer;
@@ -192,7 +162,7 @@ absl::StatusOr<PingStats> Node::PingPeer(uint32_t peer, int index, int count, si
     chain->clock = clock;
     chain->done = done;
     chain->Next(chain);
-  });
+  }, overall);
 }
 
 std::map<std::string, uint64_t> Node::Counters() {

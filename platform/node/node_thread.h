@@ -59,10 +59,17 @@ class NodeThread {
 
   // Runs `task` on the thread. Thread-safe. False (and `task` dropped) once Stop has begun.
   bool Post(absl::AnyInvocable<void()> task);
-  // Runs `task` on the thread and waits for its result; Unavailable if the thread is stopped or the task
-  // does not finish within `timeout`. Must not be called from this thread.
+  // Starts an asynchronous operation on the thread (`start` gets a `done` to call once, then or later) and
+  // waits for the result; Unavailable if the thread is stopped, DeadlineExceeded if `done` is not called
+  // within `timeout`. Must not be called from this thread.
   template <typename T>
-  absl::StatusOr<T> RunAndWait(absl::AnyInvocable<absl::StatusOr<T>()> task, absl::Duration timeout);
+  absl::StatusOr<T> StartAndWait(absl::AnyInvocable<void(std::function<void(absl::StatusOr<T>)>)> start,
+                                 absl::Duration timeout);
+  // Runs `task` on the thread and waits for its result (StartAndWait with `done` called at once).
+  template <typename T>
+  absl::StatusOr<T> RunAndWait(absl::AnyInvocable<absl::StatusOr<T>()> task, absl::Duration timeout) {
+    return StartAndWait<T>([task = std::move(task)](auto done) mutable { done(task()); }, timeout);
+  }
   absl::Status RunAndWait(absl::AnyInvocable<absl::Status()> task, absl::Duration timeout);
 
   int index() const { return config_.index; }
@@ -103,30 +110,29 @@ class NodeThread {
 };
 
 template <typename T>
-absl::StatusOr<T> NodeThread::RunAndWait(absl::AnyInvocable<absl::StatusOr<T>()> task, absl::Duration timeout) {
+absl::StatusOr<T> NodeThread::StartAndWait(absl::AnyInvocable<void(std::function<void(absl::StatusOr<T>)>)> start,
+                                           absl::Duration timeout) {
   struct Shared {
     absl::Mutex mu;
     std::optional<absl::StatusOr<T>> result ABSL_GUARDED_BY(mu);
   };
   auto shared = std::make_shared<Shared>();
-  const bool posted = Post([shared, task = std::move(task)]() mutable {
-    absl::StatusOr<T> r = task();
+  std::function<void(absl::StatusOr<T>)> done = [shared](absl::StatusOr<T> r) {
     MutexLock lock(&shared->mu);
-    shared->result = std::move(r);
-  });
-  if (!posted) return absl::UnavailableError(absl::StrCat("node thread ", config_.index, " is stopped"));
-  const absl::Time deadline = absl::Now() + timeout;
+    if (!shared->result.has_value()) shared->result = std::move(r);
+  };
+  if (!Post([start = std::move(start), done]() mutable { start(done); })) {
+    return absl::UnavailableError(absl::StrCat("node thread ", config_.index, " is stopped"));
+  }
   MutexLock lock(&shared->mu);
-  while (!shared->result.has_value()) {
-    TsanRelease(&shared->mu);
-    const bool timed_out = !shared->mu.AwaitWithDeadline(
-        absl::Condition(+[](std::optional<absl::StatusOr<T>>* r) { return r->has_value(); }, &shared->result),
-        deadline);
-    TsanAcquire(&shared->mu);
-    if (timed_out) {
-      return absl::UnavailableError(
-          absl::StrCat("node thread ", config_.index, " did not finish a task within ", absl::FormatDuration(timeout)));
-    }
+  TsanRelease(&shared->mu);
+  const bool finished = shared->mu.AwaitWithTimeout(
+      absl::Condition(+[](std::optional<absl::StatusOr<T>>* r) { return r->has_value(); }, &shared->result),
+      timeout);
+  TsanAcquire(&shared->mu);
+  if (!finished) {
+    return absl::DeadlineExceededError(absl::StrCat("node thread ", config_.index, " gave no result within ",
+                                                    absl::FormatDuration(timeout)));
   }
   return std::move(*shared->result);
 }
