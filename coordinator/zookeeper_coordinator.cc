@@ -537,7 +537,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   const std::string config_path = root_ + "/config";
   // Atomically: I still hold my election znode, and nobody wrote the configuration since I read it.
   zoo_op_t ops[2];
-  zoo_op_result_t results[2];
+  zoo_op_result_t results[2] = {};  // not filled in when the connection drops mid-call
   zoo_check_op_init(&ops[0], election.c_str(), 0);
   char created[512];
   if (version < 0) {

@@ -44,6 +44,8 @@ const Messenger::Peer* Messenger::FindPeer(NodeId peer) const {
 
 absl::Status Messenger::AddPeer(NodeId peer, fabric::Endpoint& endpoint, const RingLocation& ring,
                                 fabric::Region& credit_region, uint64_t credit_offset) {
+  // Poll iterates the peers and rings: changing them under it would invalidate its iterators.
+  if (polling_) return absl::FailedPreconditionError("AddPeer inside Poll");
   if (FindPeer(peer) != nullptr) return absl::AlreadyExistsError(absl::StrCat("peer ", peer, " already added"));
   if (owners_.size() >= kMaxContextOwners) return absl::ResourceExhaustedError("too many rings");
   if (ring.max_payload < kEnvelopeSize + 1) {
@@ -63,6 +65,7 @@ absl::Status Messenger::AddPeer(NodeId peer, fabric::Endpoint& endpoint, const R
 
 absl::Status Messenger::AddReceiveRing(NodeId peer, fabric::Region& ring_region, const RingLocation& ring,
                                        const CreditLocation& credit) {
+  if (polling_) return absl::FailedPreconditionError("AddReceiveRing inside Poll");
   Peer* state = FindPeer(peer);
   if (state == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("AddReceiveRing before AddPeer(", peer, ")"));
@@ -97,6 +100,13 @@ absl::Status Messenger::Call(NodeId peer, MessageType type, std::string_view req
     if (state->deferred_head < state->deferred.size()) {
       return absl::ResourceExhaustedError(absl::StrCat("ring to node ", peer, " full (replies waiting)"));
     }
+  }
+  // A full ring is the common refusal (callers retry): find it before registering the call. (A message
+  // too large for any ring goes on to Send, which says so.)
+  const size_t length = kEnvelopeSize + request.size();
+  if (length <= state->sender->geometry().max_payload() && !state->sender->HasRoom(length)) {
+    if (!state->sender->health().ok()) return state->sender->health();
+    return absl::ResourceExhaustedError("ring full");
   }
   const uint64_t id = pending_.Add(peer, options_.clock->Now() + timeout, std::move(done));
   char envelope[kEnvelopeSize];

@@ -102,7 +102,8 @@ void BM_RoundTrip(benchmark::State& state, const char* transports) {
       done = true;
       ok = r.ok();
     });
-    if (!s.ok() || !m.Flush().ok()) {
+    if (s.ok()) s = m.Flush();
+    if (!s.ok()) {
       state.SkipWithError(s.ToString().c_str());
       return;
     }

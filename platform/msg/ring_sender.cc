@@ -90,8 +90,9 @@ absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_
   if (!Reserve(skip + span)) {
     if (!health_.ok()) return health_;
     ++stats_.full;
-    return absl::ResourceExhaustedError(absl::StrCat("ring full: ", tail_ - head_, " of ", geometry_.capacity(),
-                                                     " bytes unconsumed, ", skip + span, " needed"));
+    // A fixed message: a full ring is routine (callers flush, poll and retry), and formatting allocates;
+    // the numbers are in stats(), tail() and credited().
+    return absl::ResourceExhaustedError("ring full");
   }
   if (skip != 0) {
     // At most one skip is ever queued: two would need more than a ring of queued bytes.
