@@ -28,8 +28,10 @@ uint64_t LoadU64(const char* p) {
 
 namespace {
 uint64_t Checksum(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+}  // namespace
 
-// Checks the trailing checksum of `bytes` and returns the part before it.
+void AppendChecksum(std::string& out) { AppendU64(out, Checksum(out)); }
+
 absl::StatusOr<std::string_view> StripChecksum(std::string_view bytes, const char* what) {
   if (bytes.size() < 8) return absl::InvalidArgumentError(absl::StrCat(what, ": truncated"));
   std::string_view body = bytes.substr(0, bytes.size() - 8);
@@ -38,7 +40,6 @@ absl::StatusOr<std::string_view> StripChecksum(std::string_view bytes, const cha
   }
   return body;
 }
-}  // namespace
 
 std::string RegionDescriptor::Serialize() const {
   std::string out;
@@ -48,7 +49,7 @@ std::string RegionDescriptor::Serialize() const {
   AppendU64(out, length);
   AppendU32(out, static_cast<uint32_t>(remote_key.size()));
   out.append(remote_key);
-  AppendU64(out, Checksum(out));
+  AppendChecksum(out);
   return out;
 }
 
@@ -87,7 +88,7 @@ std::string EncodeAddress(FabricKind kind, std::string_view payload) {
   out.append(3, '\0');
   AppendU32(out, static_cast<uint32_t>(payload.size()));
   out.append(payload);
-  AppendU64(out, Checksum(out));
+  AppendChecksum(out);
   return out;
 }
 
@@ -108,6 +109,12 @@ absl::StatusOr<std::string> DecodeAddress(FabricKind kind, std::string_view blob
   auto body = StripChecksum(blob, "fabric address");
   if (!body.ok()) return body.status();
   return std::string(blob.substr(kFixed, length));
+}
+
+absl::StatusOr<std::string> DecodePeerAddress(FabricKind kind, std::string_view blob) {
+  absl::StatusOr<std::string> payload = DecodeAddress(kind, blob);
+  if (!payload.ok()) return absl::InvalidArgumentError(std::string(payload.status().message()));
+  return payload;
 }
 
 }  // namespace fathom::fabric

@@ -24,6 +24,16 @@ std::string EncodeAddress(FabricKind kind, std::string_view payload);
 // DataLoss if its checksum does not match.
 absl::StatusOr<std::string> DecodeAddress(FabricKind kind, std::string_view blob);
 
+// Decodes a peer's address as Worker::Connect reports it: every malformed blob, a checksum mismatch
+// included, is InvalidArgument (the Fabric contract names one code for a bad address).
+absl::StatusOr<std::string> DecodePeerAddress(FabricKind kind, std::string_view blob);
+
+// The trailing XXH3-64 checksum every control-plane blob ends with.
+void AppendChecksum(std::string& out);
+// Checks the trailing checksum and returns the bytes before it; InvalidArgument if too short for one,
+// DataLoss on a mismatch. `what` names the blob in the message.
+absl::StatusOr<std::string_view> StripChecksum(std::string_view bytes, const char* what);
+
 // Little-endian helpers shared by the encoders.
 void AppendU32(std::string& out, uint32_t v);
 void AppendU64(std::string& out, uint64_t v);

@@ -1,6 +1,5 @@
 #include "platform/msg/ring_location.h"
 
-#include <xxhash.h>
 
 #include "absl/strings/str_cat.h"
 #include "platform/fabric/wire.h"
@@ -13,8 +12,6 @@ using fabric::AppendU32;
 using fabric::AppendU64;
 using fabric::LoadU32;
 using fabric::LoadU64;
-
-uint64_t Checksum(std::string_view bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
 // Bytes [offset, offset + length) inside a region of `region_length` bytes, without overflow.
 bool Inside(uint64_t offset, uint64_t length, uint64_t region_length) {
@@ -37,10 +34,7 @@ absl::StatusOr<std::string_view> OpenBlob(std::string_view bytes, uint32_t magic
     return absl::InvalidArgumentError(absl::StrCat(what, ": size ", bytes.size(),
                                                    " does not match descriptor length ", descriptor_length));
   }
-  const std::string_view body = bytes.substr(0, bytes.size() - 8);
-  if (LoadU64(bytes.data() + body.size()) != Checksum(body)) {
-    return absl::DataLossError(absl::StrCat(what, ": checksum mismatch"));
-  }
+  if (absl::Status s = fabric::StripChecksum(bytes, what).status(); !s.ok()) return s;
   return bytes.substr(fixed + 4, descriptor_length);
 }
 
@@ -48,7 +42,7 @@ void CloseBlob(std::string& out, const fabric::RegionDescriptor& region) {
   const std::string descriptor = region.Serialize();
   AppendU32(out, static_cast<uint32_t>(descriptor.size()));
   out.append(descriptor);
-  AppendU64(out, Checksum(out));
+  fabric::AppendChecksum(out);
 }
 
 }  // namespace

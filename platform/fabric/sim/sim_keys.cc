@@ -20,11 +20,8 @@ std::string EncodeWorkerAddress(const WorkerAddress& address) {
 }
 
 absl::StatusOr<WorkerAddress> DecodeWorkerAddress(std::string_view blob) {
-  absl::StatusOr<std::string> payload = DecodeAddress(FabricKind::kSim, blob);
-  if (!payload.ok()) {
-    // The Worker contract names one code for every malformed blob; keep the envelope's reason.
-    return absl::InvalidArgumentError(std::string(payload.status().message()));
-  }
+  absl::StatusOr<std::string> payload = DecodePeerAddress(FabricKind::kSim, blob);
+  if (!payload.ok()) return payload.status();
   if (payload->size() != kWorkerAddressBytes || LoadU32(payload->data()) != kWorkerAddressMagic) {
     return absl::InvalidArgumentError(
         absl::StrCat("sim worker address: malformed payload (", payload->size(), " bytes)"));

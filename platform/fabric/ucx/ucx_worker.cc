@@ -57,7 +57,7 @@ absl::Status UcxWorker::Init() {
 }
 
 absl::StatusOr<std::unique_ptr<Endpoint>> UcxWorker::Connect(std::string_view peer_address) {
-  auto payload = DecodeAddress(FabricKind::kUcx, peer_address);
+  auto payload = DecodePeerAddress(FabricKind::kUcx, peer_address);
   if (!payload.ok()) return payload.status();
   if (payload->size() <= ProcessIdentity::kSerializedBytes) {
     return absl::InvalidArgumentError("fabric address: no UCX worker address");
