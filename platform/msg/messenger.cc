@@ -25,6 +25,7 @@ Messenger::Messenger(MessengerOptions options) : options_(std::move(options)) {
 Messenger::~Messenger() {
   pending_.TakeAll(finished_);
   RunCallbacks(absl::CancelledError("messenger destroyed"));
+  for (auto& [id, peer] : peers_) NotifyWritten(*peer, absl::CancelledError("messenger destroyed"));
 }
 
 absl::Status Messenger::Register(MessageType type, Handler handler) {
@@ -120,9 +121,15 @@ absl::Status Messenger::Call(NodeId peer, MessageType type, std::string_view req
 }
 
 absl::Status Messenger::Send(NodeId peer, MessageType type, std::string_view message) {
+  return Send(peer, type, message, SendOptions{});
+}
+
+absl::Status Messenger::Send(NodeId peer, MessageType type, std::string_view message, SendOptions options) {
   Peer* state = nullptr;
   RETURN_IF_ERROR(Usable(peer, &state));
-  if (state->deferred_head < state->deferred.size()) {
+  // Waiting replies go first; a message with room set aside does not need to wait for them (the room
+  // they would take is not the room it was promised).
+  if (options.set_aside == nullptr && state->deferred_head < state->deferred.size()) {
     DrainDeferred(*state);
     if (state->deferred_head < state->deferred.size()) {
       return absl::ResourceExhaustedError(absl::StrCat("ring to node ", peer, " full (replies waiting)"));
@@ -130,9 +137,46 @@ absl::Status Messenger::Send(NodeId peer, MessageType type, std::string_view mes
   }
   char envelope[kEnvelopeSize];
   EncodeEnvelope(envelope, Envelope{0, RpcKind::kOneWay, absl::StatusCode::kOk});
-  RETURN_IF_ERROR(state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), message));
+  RETURN_IF_ERROR(
+      state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), message, options.set_aside));
   ++stats_.one_way_sent;
+  if (options.on_written) {
+    state->written_waiters.push_back({state->sender->tail(), std::move(options.on_written)});
+    ++written_waiters_;
+  }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> Messenger::SetAside(NodeId peer, std::span<const size_t> message_sizes) {
+  Peer* state = nullptr;
+  RETURN_IF_ERROR(Usable(peer, &state));
+  uint64_t bytes = 0;
+  for (size_t size : message_sizes) {
+    if (size + kEnvelopeSize > state->sender->geometry().max_payload()) {
+      return absl::InvalidArgumentError(absl::StrCat("message of ", size, " bytes exceeds what node ", peer,
+                                                     "'s ring takes"));
+    }
+    bytes += RingSender::ReservationFor(size + kEnvelopeSize);
+  }
+  RETURN_IF_ERROR(state->sender->SetAside(bytes));
+  return bytes;
+}
+
+void Messenger::ReleaseSetAside(NodeId peer, uint64_t bytes) {
+  if (Peer* state = FindPeer(peer)) state->sender->ReleaseSetAside(bytes);
+}
+
+void Messenger::NotifyWritten(Peer& peer, const absl::Status& failure) {
+  if (peer.written_waiters.empty()) return;
+  const uint64_t completed = peer.sender->completed();
+  std::vector<absl::AnyInvocable<void(absl::Status)>> ready;
+  while (!peer.written_waiters.empty() && (!failure.ok() || peer.written_waiters.front().end <= completed)) {
+    ready.push_back(std::move(peer.written_waiters.front().done));
+    peer.written_waiters.pop_front();
+  }
+  written_waiters_ -= ready.size();
+  // Callbacks may Send (adding waiters): they run after the queue is consistent again.
+  for (auto& done : ready) done(failure);
 }
 
 void Messenger::FlushPeer(Peer& peer) {
@@ -177,6 +221,11 @@ size_t Messenger::Poll() {
     }
     DrainDeferred(*peer);
     FlushPeer(*peer);
+  }
+  if (written_waiters_ > 0) {
+    for (auto& [id, peer] : peers_) {
+      if (peer->health.ok()) NotifyWritten(*peer);
+    }
   }
   if (!retired_.empty()) FreeRetired();
   polling_ = false;
@@ -296,6 +345,7 @@ void Messenger::FailPeer(Peer& peer, const absl::Status& why) {
   peer.deferred_head = 0;
   pending_.TakeForPeer(peer.id, finished_);
   RunCallbacks(peer.health);
+  NotifyWritten(peer, peer.health);
 }
 
 void Messenger::RunCallbacks(const absl::Status& status) {
@@ -324,6 +374,7 @@ absl::Status Messenger::RemovePeer(NodeId peer) {
   if (polling_) return absl::FailedPreconditionError("RemovePeer inside Poll");
   auto it = peers_.find(peer);
   if (it == peers_.end()) return absl::NotFoundError(absl::StrCat("peer ", peer, " unknown"));
+  NotifyWritten(*it->second, absl::CancelledError(absl::StrCat("peer ", peer, " removed")));
   Retired retired;
   retired.at = options_.clock->Now();
   retired.peer = std::move(it->second);

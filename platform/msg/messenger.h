@@ -34,7 +34,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +57,17 @@
 #include "platform/msg/rpc_envelope.h"
 
 namespace fathom::msg {
+
+// What a one-way message may ask for beyond being sent.
+struct SendOptions {
+  // Room set aside with Messenger::SetAside: the message then never fails for lack of room, and uses up
+  // Messenger::ReservationFor(message size) of it.
+  uint64_t* set_aside = nullptr;
+  // Runs (inside a later Poll) once the message is in the peer's memory: the fabric completed the write
+  // that carried it, whatever the peer's CPU has done with it yet. Runs with the peer's failure (or
+  // Cancelled if the peer is removed or the messenger destroyed) if that never happens.
+  absl::AnyInvocable<void(absl::Status)> on_written;
+};
 
 struct MessengerOptions {
   // Deadlines of calls, and the receive rings' corruption timer. Not owned; must outlive the messenger.
@@ -106,6 +119,12 @@ class Messenger {
                     ReplyCallback done);
   // Queues a one-way message. Errors as for Call.
   absl::Status Send(NodeId peer, MessageType type, std::string_view message);
+  absl::Status Send(NodeId peer, MessageType type, std::string_view message, SendOptions options);
+  // Sets room aside in the ring to `peer` for one-way messages of `message_sizes` bytes each, to be sent
+  // later with SendOptions::set_aside; returns the bytes set aside (ResourceExhausted if there is no room
+  // now; errors as for Send). Give back what is left with ReleaseSetAside.
+  absl::StatusOr<uint64_t> SetAside(NodeId peer, std::span<const size_t> message_sizes);
+  void ReleaseSetAside(NodeId peer, uint64_t bytes);
   // Writes every peer's queued messages (one PostWrite per peer, two if its ring wraps).
   absl::Status Flush();
   // Drains the receive rings (running handlers and reply callbacks), writes heads back, fails overdue calls,
@@ -144,6 +163,12 @@ class Messenger {
     // Replies waiting for room, each [type u16][length u32][envelope and body], from deferred_head on.
     std::string deferred;
     size_t deferred_head = 0;
+    // Messages whose writes someone waits for, by the stream position just past them (increasing).
+    struct WrittenWaiter {
+      uint64_t end = 0;
+      absl::AnyInvocable<void(absl::Status)> done;
+    };
+    std::deque<WrittenWaiter> written_waiters;
   };
   struct Receiver {
     NodeId peer = 0;
@@ -167,6 +192,9 @@ class Messenger {
   void FlushPeer(Peer& peer);
   void ExpireCalls();
   void FailPeer(Peer& peer, const absl::Status& why);
+  // Runs the written-waiters of `peer` whose messages are in the peer's memory (all of them, with
+  // `failure`, if it is not OK).
+  void NotifyWritten(Peer& peer, const absl::Status& failure = absl::OkStatus());
   void RunCallbacks(const absl::Status& status);  // runs and clears finished_
 
   // A removed peer's sender and receive rings, kept until operations in flight can no longer touch them.
@@ -187,6 +215,7 @@ class Messenger {
   bool polling_ = false;
   std::string reply_;                           // the reply a handler fills; capacity reused
   std::vector<PendingCalls::Call> finished_;    // calls taken out to run their callbacks; capacity reused
+  size_t written_waiters_ = 0;                  // over every peer
   Stats stats_;
 };
 

@@ -65,19 +65,41 @@ void RingSender::RefreshCredit() {
   head_ = *head;
 }
 
-bool RingSender::Reserve(uint64_t bytes) {
-  if (tail_ + bytes <= Limit()) return true;
+bool RingSender::Fits(uint64_t bytes) {
+  if (tail_ + set_aside_ + bytes <= Limit()) return true;
   RefreshCredit();
-  return health_.ok() && tail_ + bytes <= Limit();
+  return health_.ok() && tail_ + set_aside_ + bytes <= Limit();
+}
+
+uint64_t RingSender::ReservationFor(size_t payload_length) {
+  // A skip before a record is shorter than the record (it fills the rest of a lap the record does not fit).
+  return 2 * RecordSpan(payload_length);
+}
+
+absl::Status RingSender::SetAside(uint64_t bytes) {
+  if (!health_.ok()) return health_;
+  if (!Fits(bytes)) {
+    if (!health_.ok()) return health_;
+    ++stats_.full;
+    return absl::ResourceExhaustedError("ring full");
+  }
+  set_aside_ += bytes;
+  return absl::OkStatus();
+}
+
+void RingSender::ReleaseSetAside(uint64_t bytes) { set_aside_ -= std::min(bytes, set_aside_); }
+
+uint64_t RingSender::completed() const {
+  return first_write_ < next_write_ ? slots_[first_write_ % slots_.size()].start : flushed_;
 }
 
 bool RingSender::HasRoom(size_t payload_length) {
   if (!health_.ok() || payload_length > geometry_.max_payload()) return false;
   const size_t span = RecordSpan(payload_length);
-  return Reserve(geometry_.SkipBefore(tail_, span) + span);
+  return Fits(geometry_.SkipBefore(tail_, span) + span);
 }
 
-absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_view body) {
+absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_view body, uint64_t* set_aside) {
   if (!health_.ok()) return health_;
   if (type == kPaddingType) return absl::InvalidArgumentError("message type 0 is reserved for ring padding");
   const size_t length = head.size() + body.size();
@@ -85,9 +107,19 @@ absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_
     return absl::InvalidArgumentError(
         absl::StrCat("message of ", length, " bytes exceeds the ring's maximum of ", geometry_.max_payload()));
   }
+  if (set_aside != nullptr) {
+    const uint64_t needed = ReservationFor(length);
+    if (*set_aside < needed || set_aside_ < needed) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("message of ", length, " bytes needs ", needed, " bytes set aside; ", *set_aside, " left"));
+    }
+    // The room becomes the message's: tail + skip + span stays within what was set aside.
+    *set_aside -= needed;
+    set_aside_ -= needed;
+  }
   const size_t span = RecordSpan(length);
   const uint64_t skip = geometry_.SkipBefore(tail_, span);
-  if (!Reserve(skip + span)) {
+  if (!Fits(skip + span)) {
     if (!health_.ok()) return health_;
     ++stats_.full;
     // A fixed message: a full ring is routine (callers flush, poll and retry), and formatting allocates;

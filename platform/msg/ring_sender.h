@@ -55,7 +55,20 @@ class RingSender {
 
   // Queues one message, payload = head followed by body. InvalidArgument for type 0 or a payload over
   // max_payload; ResourceExhausted if it does not fit now; the sender's failure if it is bad.
-  absl::Status Send(uint16_t type, std::string_view head, std::string_view body = {});
+  // With `set_aside`, the message uses room set aside earlier (SetAside) and never fails for lack of room:
+  // ReservationFor(payload length) bytes move from *set_aside to the message (FailedPrecondition if
+  // *set_aside holds less).
+  absl::Status Send(uint16_t type, std::string_view head, std::string_view body = {},
+                    uint64_t* set_aside = nullptr);
+  // The room a message of `payload_length` bytes can take, ring padding before it included (an upper bound).
+  static uint64_t ReservationFor(size_t payload_length);
+  // Sets `bytes` of room aside for later Sends that name it, so a protocol can make sure, before it starts,
+  // that every message it will send fits (a commit must never stop half way for lack of log space).
+  // ResourceExhausted if the room is not free now; other Sends can no longer use it.
+  absl::Status SetAside(uint64_t bytes);
+  // Gives back room set aside and not used.
+  void ReleaseSetAside(uint64_t bytes);
+  uint64_t set_aside() const { return set_aside_; }
   // Whether a message of `payload_length` bytes would fit now (reads the credit word if needed).
   bool HasRoom(size_t payload_length);
   // Posts every queued byte: one write per contiguous run (two when the queued bytes wrap), then flushes
@@ -73,6 +86,8 @@ class RingSender {
   uint64_t flushed() const { return flushed_; }
   uint64_t credited() const { return head_; }
   uint64_t queued_bytes() const { return tail_ - flushed_; }
+  // Every byte before this position is in the receiver's memory (its writes completed).
+  uint64_t completed() const;
   size_t writes_in_flight() const { return next_write_ - first_write_; }
 
   struct Stats {
@@ -98,7 +113,8 @@ class RingSender {
 
   // The first absolute position that may not be written: capacity past the oldest byte still needed.
   uint64_t Limit() const;
-  bool Reserve(uint64_t bytes);
+  // Whether `bytes` more fit now beside the room set aside (reads the credit word if needed).
+  bool Fits(uint64_t bytes);
   void RefreshCredit();
   absl::Status PostSegment(uint64_t serial);
   void MarkBad(absl::Status status);
@@ -117,6 +133,7 @@ class RingSender {
   uint64_t tail_ = 0;
   uint64_t flushed_ = 0;
   uint64_t head_ = 0;
+  uint64_t set_aside_ = 0;
   uint64_t next_seq_ = 1;
   // A skip to the next lap that is queued but not flushed: the bytes up to gap_write_end_ are written (the
   // padding header, if any); the rest, up to the lap boundary gap_end_, is not.

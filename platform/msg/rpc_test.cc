@@ -591,3 +591,103 @@ TEST(RpcRemovePeerTest, RemovedPeerIsForgottenAndOthersContinue) {
 
 }  // namespace
 }  // namespace fathom::msg
+
+namespace fathom::msg {
+namespace {
+
+using fabric::sim::SeedTrace;
+using fabric::sim::TestSeed;
+using testing::Pattern;
+using testing::SimMsgCluster;
+
+constexpr MessageType kLog = 7;
+
+SimMsgCluster::Options SmallRingOptions(uint64_t seed) {
+  SimMsgCluster::Options options;
+  options.sim.seed = seed;
+  options.sim.torn_copies = true;
+  options.sim.max_latency = absl::Microseconds(10);
+  options.sim.fabric.operation_timeout = absl::Milliseconds(100);
+  options.capacity = 4096;
+  return options;
+}
+
+TEST(SetAsideTest, RoomSetAsideIsNotTakenByOtherSends) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(SmallRingOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  Messenger& sender = cluster.messenger(1);
+  // Node 2 never polls in this test: nothing is consumed, so the ring's room only shrinks.
+  const std::vector<size_t> sizes = {300, 300, 300};
+  ASSERT_OK_AND_ASSIGN(uint64_t set_aside, sender.SetAside(2, sizes));
+  EXPECT_GE(set_aside, 900u);
+  int plain = 0;
+  while (sender.Send(2, kLog, Pattern(plain, 100)).ok()) ++plain;
+  EXPECT_GT(plain, 0);
+  EXPECT_TRUE(absl::IsResourceExhausted(sender.Send(2, kLog, Pattern(plain, 100))));
+  // The promised messages still go in, and a fourth one is refused for want of promised room.
+  for (int i = 0; i < 3; ++i) {
+    SendOptions options;
+    options.set_aside = &set_aside;
+    SCOPED_TRACE(i);
+    ASSERT_OK(sender.Send(2, kLog, Pattern(1000 + i, 300), std::move(options)));
+  }
+  SendOptions extra;
+  extra.set_aside = &set_aside;
+  EXPECT_TRUE(absl::IsFailedPrecondition(sender.Send(2, kLog, Pattern(2000, 300), std::move(extra))));
+  sender.ReleaseSetAside(2, set_aside);
+  // More room than the ring has is refused at once.
+  const std::vector<size_t> too_much(20, 300);
+  EXPECT_TRUE(absl::IsResourceExhausted(sender.SetAside(2, too_much).status()));
+  const std::vector<size_t> oversized = {1 << 20};
+  EXPECT_TRUE(absl::IsInvalidArgument(sender.SetAside(2, oversized).status()));
+}
+
+TEST(SetAsideTest, WrittenCallbacksRunWhenTheBytesAreInThePeersMemory) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(SmallRingOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  std::vector<int> written;
+  int received = 0;
+  ASSERT_OK(cluster.messenger(2).Register(kLog, [&](const Message&, std::string*) {
+    ++received;
+    return absl::OkStatus();
+  }));
+  for (int i = 0; i < 5; ++i) {
+    SendOptions options;
+    options.on_written = [&written, i](absl::Status s) {
+      EXPECT_OK(s);
+      written.push_back(i);
+    };
+    ASSERT_OK(cluster.messenger(1).Send(2, kLog, Pattern(i, 64), std::move(options)));
+  }
+  EXPECT_TRUE(written.empty()) << "nothing is written before a flush";
+  // Only node 1 runs: its writes complete while node 2's CPU never looks at them.
+  ASSERT_TRUE(cluster.PumpUntil([&] { return written.size() == 5; }, 100000, absl::Microseconds(100), {2}));
+  EXPECT_EQ(written, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(received, 0);
+  ASSERT_TRUE(cluster.PumpUntil([&] { return received == 5; }));
+}
+
+TEST(SetAsideTest, WrittenCallbacksFailWithTheirPeer) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(SmallRingOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  absl::Status result = absl::OkStatus();
+  bool called = false;
+  SendOptions options;
+  options.on_written = [&](absl::Status s) {
+    called = true;
+    result = s;
+  };
+  cluster.network.Crash(2);
+  ASSERT_OK(cluster.messenger(1).Send(2, kLog, "to a crashed node", std::move(options)));
+  ASSERT_TRUE(cluster.PumpUntil([&] { return called; }, 100000, absl::Microseconds(100), {2}));
+  EXPECT_FALSE(result.ok());
+}
+
+}  // namespace
+}  // namespace fathom::msg

@@ -154,6 +154,12 @@ void Node::AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)
 
 std::string Node::control_address() const { return control_ == nullptr ? "" : control_->address(); }
 
+std::vector<memory::LocalRegion*> Node::data_regions() const {
+  std::vector<memory::LocalRegion*> regions;
+  for (const auto& region : data_regions_) regions.push_back(region.get());
+  return regions;
+}
+
 absl::StatusOr<NodeThread*> Node::Thread(int index) {
   if (index < 0 || index >= static_cast<int>(threads_.size())) {
     return absl::InvalidArgumentError(absl::StrCat("thread ", index, " not in 0..", threads_.size() - 1));

@@ -103,6 +103,12 @@ class Node final : public control::ControlHandler {
   // Adds counters to Stats (the membership follower reports the coordinator's state this way).
   void AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)> source);
 
+  // Node thread `index` (0..threads()-1), for layers that run on it (Post, StartAndWait).
+  absl::StatusOr<NodeThread*> Thread(int index);
+  // This node's data regions (objects live there), in id order.
+  std::vector<memory::LocalRegion*> data_regions() const;
+  const NodeOptions& options() const { return options_; }
+
   // Runs `task` on node thread `thread` and waits (bounded by call_timeout).
   absl::Status RunOnThread(int thread, absl::AnyInvocable<absl::Status(NodeThread&)> task);
 
@@ -129,7 +135,6 @@ class Node final : public control::ControlHandler {
   absl::Status Connect(const control::NodeInfo& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   absl::Status DisconnectLocked(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   uint64_t Generation(uint32_t peer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
-  absl::StatusOr<NodeThread*> Thread(int index);
   bool IsLocal(const object::ObjectRef& ref) const { return (ref.address.region >> 16) == options_.node_id; }
 
   NodeOptions options_;

@@ -103,6 +103,7 @@ void NodeThread::Loop() {
     work += messenger_->Poll();
     work += reader_->Poll();
     work += RunTasks();
+    for (auto& poll : pollers_) work += poll();
     if (work > 0) {
       last_work = config_.clock->Now();
       sleep = kFirstSleep;
@@ -121,6 +122,7 @@ void NodeThread::Loop() {
   // Tear down on the thread that owns it all: the messenger before the endpoints it sends through, the
   // endpoints before the worker.
   messenger_.reset();
+  pollers_.clear();
   peers_.clear();
   reader_.reset();
   store_.reset();

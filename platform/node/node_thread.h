@@ -80,6 +80,10 @@ class NodeThread {
   msg::Messenger& messenger() { return *messenger_; }
   object::ObjectStore& store() { return *store_; }
   object::AsyncObjectReader& reader() { return *reader_; }
+  memory::SlabAllocator& allocator() { return *allocator_; }
+  // Adds work to every turn of the event loop (a layer's timers and queues): `poll` returns how much it did,
+  // and a turn that did nothing counts as idle. Kept until the thread stops.
+  void AddPoller(absl::AnyInvocable<size_t()> poll) { pollers_.push_back(std::move(poll)); }
   PeerConnection* peer(uint32_t node_id);
   PeerConnection& AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint);
   // Destroys the connection (its endpoint fails what is still in flight through it).
@@ -101,6 +105,7 @@ class NodeThread {
   // Destroyed before the endpoints it sends through (declared after them).
   absl::flat_hash_map<uint32_t, PeerConnection> peers_;
   std::unique_ptr<msg::Messenger> messenger_;
+  std::vector<absl::AnyInvocable<size_t()>> pollers_;
   uint64_t unrouted_ = 0;
 
   absl::Mutex mu_;

@@ -13,6 +13,14 @@ uint64_t Context(uint64_t serial) { return kObjectContextTag << 56 | (serial & k
 
 absl::Status AsyncObjectReader::Read(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
                                      ObjectCallback done) {
+  return ReadVersioned(endpoint, region, ref, [done = std::move(done)](absl::StatusOr<VersionedObject> object) {
+    done(object.ok() ? absl::StatusOr<std::span<const std::byte>>(object->payload) : object.status());
+  });
+}
+
+absl::Status AsyncObjectReader::ReadVersioned(fabric::Endpoint& endpoint, fabric::RemoteRegion region,
+                                              const ObjectRef& ref, VersionedObjectCallback done,
+                                              bool fail_if_locked) {
   if (ref.capacity < kHeaderBytes || ref.capacity % 8 != 0) {
     return absl::InvalidArgumentError(absl::StrCat("object reference with capacity ", ref.capacity));
   }
@@ -22,6 +30,7 @@ absl::Status AsyncObjectReader::Read(fabric::Endpoint& endpoint, fabric::RemoteR
   read.region = region;
   read.ref = ref;
   read.done = std::move(done);
+  read.fail_if_locked = fail_if_locked;
   read.buffer.resize(ref.capacity);
   if (absl::Status s = Post(serial, read); !s.ok()) {
     reads_.erase(serial);
@@ -41,7 +50,7 @@ absl::Status AsyncObjectReader::Post(uint64_t serial, PendingRead& read) {
   return read.endpoint->Flush();
 }
 
-void AsyncObjectReader::Finish(uint64_t serial, absl::StatusOr<std::span<const std::byte>> result) {
+void AsyncObjectReader::Finish(uint64_t serial, absl::StatusOr<VersionedObject> result) {
   auto it = reads_.find(serial);
   if (it == reads_.end()) return;
   // Keep the buffer alive through the callback, then forget the read.
@@ -70,7 +79,11 @@ bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
   ObjectCheck check = CheckObjectCopy(read.buffer, read.ref);
   if (check.verdict == Verdict::kValid) {
     // The payload points into read.buffer, which Finish keeps alive during the callback.
-    Finish(serial, check.payload);
+    Finish(serial, VersionedObject{check.header, check.payload});
+    return true;
+  }
+  if (check.verdict == Verdict::kLocked && read.fail_if_locked) {
+    Finish(serial, absl::AbortedError(absl::StrCat("object ", read.ref.address.ToString(), " is locked")));
     return true;
   }
   if (!IsRetryable(check.verdict) || read.attempts >= policy_.max_attempts) {

@@ -32,6 +32,13 @@ constexpr bool IsObjectContext(uint64_t context) { return (context >> 56) == kOb
 
 using ObjectCallback = std::function<void(absl::StatusOr<std::span<const std::byte>>)>;
 
+// A checked copy: the header (version included) and the payload.
+struct VersionedObject {
+  ObjectHeader header;
+  std::span<const std::byte> payload;
+};
+using VersionedObjectCallback = std::function<void(absl::StatusOr<VersionedObject>)>;
+
 class AsyncObjectReader {
  public:
   explicit AsyncObjectReader(ReadPolicy policy = {}, const Clock* clock = Clock::Real())
@@ -43,6 +50,10 @@ class AsyncObjectReader {
   // The span it gets is valid only during the callback.
   absl::Status Read(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
                     ObjectCallback done);
+  // Read, handing back the header too (transactions record the version they read). With
+  // `fail_if_locked`, a locked copy ends the read with Aborted at once instead of being retried.
+  absl::Status ReadVersioned(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
+                             VersionedObjectCallback done, bool fail_if_locked = false);
   // Returns false if the completion is not this layer's.
   bool OnCompletion(const fabric::Completion& completion);
   // Re-posts reads whose backoff has passed. Returns how many it posted.
@@ -60,7 +71,8 @@ class AsyncObjectReader {
     fabric::Endpoint* endpoint;
     fabric::RemoteRegion region;
     ObjectRef ref;
-    ObjectCallback done;
+    VersionedObjectCallback done;
+    bool fail_if_locked = false;
     std::vector<std::byte> buffer;
     int attempts = 0;
     absl::Duration backoff = absl::Microseconds(1);
@@ -68,7 +80,7 @@ class AsyncObjectReader {
     bool posted = false;
   };
   absl::Status Post(uint64_t serial, PendingRead& read);
-  void Finish(uint64_t serial, absl::StatusOr<std::span<const std::byte>> result);
+  void Finish(uint64_t serial, absl::StatusOr<VersionedObject> result);
 
   ReadPolicy policy_;
   const Clock* clock_;

@@ -131,6 +131,40 @@ TEST_F(AsyncObjectReaderTest, LockedObjectIsRetriedUntilUnlockedOrGivenUp) {
   EXPECT_TRUE(result->ok()) << *result;
 }
 
+TEST_F(AsyncObjectReaderTest, VersionedReadsReportTheVersionAndCanRefuseLockedObjects) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  auto ref = store_->Allocate(100);
+  ASSERT_TRUE(ref.ok());
+  const std::string text = "versioned";
+  ASSERT_TRUE(store_->Write(*ref, std::as_bytes(std::span<const char>(text.data(), text.size()))).ok());
+  ASSERT_TRUE(store_->Write(*ref, std::as_bytes(std::span<const char>(text.data(), text.size()))).ok());
+  AsyncObjectReader reader({}, &network_->clock());
+  std::optional<absl::StatusOr<uint64_t>> result;
+  auto on_read = [&](absl::StatusOr<VersionedObject> r) {
+    if (!r.ok()) {
+      result = r.status();
+      return;
+    }
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(r->payload.data()), r->payload.size()), text);
+    result = r->header.version();
+  };
+  ASSERT_TRUE(reader.ReadVersioned(*endpoint_, remote_, *ref, on_read).ok());
+  Loop(reader, result, [&] { network_->Advance(absl::Microseconds(5)); });
+  ASSERT_TRUE(result.has_value() && result->ok());
+  EXPECT_EQ(**result, 3u) << "allocation and two writes";
+
+  auto object = store_->Resolve(*ref);
+  auto version = object->TryLock();
+  ASSERT_TRUE(version.ok());
+  result.reset();
+  ASSERT_TRUE(reader.ReadVersioned(*endpoint_, remote_, *ref, on_read, /*fail_if_locked=*/true).ok());
+  Loop(reader, result, [&] { network_->Advance(absl::Microseconds(5)); });
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(absl::IsAborted(result->status())) << result->status();
+  EXPECT_EQ(reader.stats().locked_retries, 0u);
+  object->Unlock(*version);
+}
+
 TEST_F(AsyncObjectReaderTest, StaleReferenceAndFailedEndpointEndReads) {
   SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
   auto ref = store_->Allocate(100);
