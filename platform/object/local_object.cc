@@ -1,5 +1,6 @@
 #include "platform/object/local_object.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -59,6 +60,15 @@ absl::StatusOr<uint64_t> LocalObject::Lock(int max_attempts) {
 
 void LocalObject::InstallAndUnlock(uint64_t locked_version, std::span<const std::byte> payload,
                                    uint32_t incarnation, uint32_t flags) {
+  InstallAtVersionAndUnlock(((locked_version & kVersionMask) + 1) & kVersionMask, payload, incarnation, flags);
+}
+
+void LocalObject::InstallAtVersionAndUnlock(uint64_t new_version, std::span<const std::byte> payload,
+                                            uint32_t incarnation, uint32_t flags) {
+  // Bytes past the payload stay zero (the old payload's tail is cleared), so a slot's bytes depend only
+  // on its last state, not on its history: a backup that skips stale states ends byte-identical.
+  const uint64_t old_length = static_cast<uint32_t>(LoadWord(kIncarnationOffset) >> 32);
+  const uint64_t old_end = std::min<uint64_t>((old_length + 7) / 8 * 8, capacity_ - kHeaderBytes);
   // Payload first, a word at a time; the tail word is zero-padded.
   const size_t full_words = payload.size() / 8;
   for (size_t i = 0; i < full_words; ++i) {
@@ -66,12 +76,15 @@ void LocalObject::InstallAndUnlock(uint64_t locked_version, std::span<const std:
     std::memcpy(&w, payload.data() + i * 8, 8);
     StoreWord(kHeaderBytes + i * 8, w);
   }
+  size_t new_end = full_words * 8;
   if (size_t tail = payload.size() % 8; tail != 0) {
     uint64_t w = 0;
     std::memcpy(&w, payload.data() + full_words * 8, tail);
     StoreWord(kHeaderBytes + full_words * 8, w);
+    new_end += 8;
   }
-  const uint64_t new_version = ((locked_version & kVersionMask) + 1) & kVersionMask;
+  for (size_t offset = new_end; offset < old_end; offset += 8) StoreWord(kHeaderBytes + offset, 0);
+  new_version &= kVersionMask;
   StoreWord(kIncarnationOffset, uint64_t{static_cast<uint32_t>(payload.size())} << 32 | incarnation);
   StoreWord(kCapacityOffset, uint64_t{flags} << 32 | capacity_);
   StoreWord(kChecksumOffset, ComputeChecksum(new_version, incarnation, capacity_, flags, payload));

@@ -35,8 +35,12 @@ class LocalObject {
   absl::StatusOr<uint64_t> Lock(int max_attempts);
   // Writes a new object state and releases the lock with version + 1. REQUIRES: this thread holds the lock
   // taken at `locked_version`; payload.size() <= capacity - kHeaderBytes.
+  // Payload bytes the old state used beyond the new payload are zeroed.
   void InstallAndUnlock(uint64_t locked_version, std::span<const std::byte> payload, uint32_t incarnation,
                         uint32_t flags);
+  // The same with the version given (a backup copying its primary's state). REQUIRES: the lock is held.
+  void InstallAtVersionAndUnlock(uint64_t new_version, std::span<const std::byte> payload, uint32_t incarnation,
+                                 uint32_t flags);
   // Releases the lock without a change (the version stays). REQUIRES: lock held at `locked_version`.
   void Unlock(uint64_t locked_version);
 

@@ -32,6 +32,21 @@ class ObjectCodecTest : public ::testing::Test {
   std::vector<uint64_t> slot_;  // 8-byte aligned
 };
 
+TEST_F(ObjectCodecTest, ASlotsBytesDependOnlyOnItsLastState) {
+  // Shrink the payload: the old tail is cleared, so the slot equals one that only ever held the new state.
+  LocalObject object(Bytes(), kCapacity);
+  auto version = object.Lock(10);
+  ASSERT_TRUE(version.ok());
+  std::vector<std::byte> shorter(13, std::byte{0x5a});
+  object.InstallAndUnlock(*version, shorter, 5, kLiveFlag);
+
+  std::vector<uint64_t> fresh(kCapacity / 8, 0);
+  LocalObject other(reinterpret_cast<std::byte*>(fresh.data()), kCapacity);
+  ASSERT_TRUE(other.Lock(10).ok());
+  other.InstallAtVersionAndUnlock(*version + 1, shorter, 5, kLiveFlag);
+  EXPECT_EQ(fresh, slot_);
+}
+
 TEST_F(ObjectCodecTest, ValidCopyIsAcceptedWithItsPayload) {
   ObjectCheck check = CheckObjectCopy(Copy(), Ref());
   ASSERT_EQ(check.verdict, Verdict::kValid);
