@@ -1,0 +1,63 @@
+#include "txn/backup_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "platform/base/mutex.h"
+#include "platform/object/local_object.h"
+
+namespace fathom::txn {
+
+absl::StatusOr<BackupStore::Copy*> BackupStore::CopyOf(uint32_t region, uint64_t region_bytes) {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it != copies_.end()) {
+    if (it->second->bytes != region_bytes) {
+      return absl::FailedPreconditionError(absl::StrCat("backup of region ", region, " has ", it->second->bytes,
+                                                        " bytes, the primary's has ", region_bytes));
+    }
+    return it->second.get();
+  }
+  if (region_bytes == 0 || region_bytes % 64 != 0 || region_bytes > (uint64_t{1} << 32)) {
+    return absl::InvalidArgumentError(absl::StrCat("region ", region, " of ", region_bytes, " bytes"));
+  }
+  auto copy = std::make_unique<Copy>();
+  copy->words = std::make_unique<uint64_t[]>(region_bytes / 8);  // value-initialised: zero
+  copy->bytes = region_bytes;
+  Copy* raw = copy.get();
+  copies_[region] = std::move(copy);
+  return raw;
+}
+
+absl::StatusOr<bool> BackupStore::Apply(const WriteEntry& entry, uint64_t region_bytes) {
+  auto copy = CopyOf(entry.ref.address.region, region_bytes);
+  if (!copy.ok()) return copy.status();
+  if (uint64_t{entry.ref.address.offset} + entry.ref.capacity > (*copy)->bytes) {
+    return absl::OutOfRangeError(absl::StrCat(entry.ref.address.ToString(), " + ", entry.ref.capacity,
+                                              " is outside the backup of region ", entry.ref.address.region));
+  }
+  auto* slot = reinterpret_cast<std::byte*>((*copy)->words.get()) + entry.ref.address.offset;
+  object::LocalObject object(slot, entry.ref.capacity);
+  // Appliers exclude each other for the instant of an install; nobody holds the lock longer.
+  auto locked = object.Lock(/*max_attempts=*/1 << 20);
+  if (!locked.ok()) return locked.status();
+  if (*locked >= entry.version) {
+    object.Unlock(*locked);
+    return false;
+  }
+  object.InstallAtVersionAndUnlock(entry.version, std::as_bytes(std::span(entry.payload)), entry.new_incarnation(),
+                                   entry.new_flags());
+  return true;
+}
+
+std::span<const std::byte> BackupStore::View(uint32_t region) const {
+  MutexLock lock(&mu_);
+  auto it = copies_.find(region);
+  if (it == copies_.end()) return {};
+  return std::span<const std::byte>(reinterpret_cast<const std::byte*>(it->second->words.get()), it->second->bytes);
+}
+
+size_t BackupStore::regions() const {
+  MutexLock lock(&mu_);
+  return copies_.size();
+}
+
+}  // namespace fathom::txn

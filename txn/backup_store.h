@@ -1,0 +1,46 @@
+// BackupStore: this node's copies of the regions it backs up. Backups apply committed writes at
+// truncation (FaRM), from any node thread, so each object is updated under its lock word (a CPU
+// compare-and-swap, as on a primary) and only forward: a state older than the copy's is skipped, which
+// makes the order in which threads apply truncated records irrelevant. Copies are plain memory, zeroed,
+// laid out exactly as the primary's region, so after quiescence they are byte-identical to it.
+#ifndef FATHOM_TXN_BACKUP_STORE_H_
+#define FATHOM_TXN_BACKUP_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "txn/records.h"
+
+namespace fathom::txn {
+
+class BackupStore {
+ public:
+  // Installs `entry`'s state (entry.version is the new version) into the copy of its region, which is
+  // `region_bytes` long (created on first use). OutOfRange if the slot is outside the region.
+  // Returns whether it changed the copy (false: the copy already had that state or a newer one).
+  absl::StatusOr<bool> Apply(const WriteEntry& entry, uint64_t region_bytes);
+  // The copy of `region` (empty if there is none). For comparisons after quiescence.
+  std::span<const std::byte> View(uint32_t region) const;
+  size_t regions() const;
+
+ private:
+  struct Copy {
+    std::unique_ptr<uint64_t[]> words;  // 8-byte aligned, zeroed
+    uint64_t bytes = 0;
+  };
+  absl::StatusOr<Copy*> CopyOf(uint32_t region, uint64_t region_bytes);
+
+  mutable absl::Mutex mu_;
+  // Copies are never removed while the store lives, so a pointer to one stays valid without the lock.
+  absl::flat_hash_map<uint32_t, std::unique_ptr<Copy>> copies_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fathom::txn
+
+#endif  // FATHOM_TXN_BACKUP_STORE_H_

@@ -1,0 +1,83 @@
+// CommitOperation: FaRM's commit protocol (SOSP'15) for one transaction, driven by its coordinator
+// thread's event loop. One file per phase:
+//   commit_plan.cc      which primaries and backups get which records; log room set aside up front, so a
+//                       commit never stops half way for lack of log space;
+//   lock_phase.cc       LOCK records to the primaries of written objects; they lock with a CPU CAS;
+//   validate_phase.cc   one-sided re-reads of objects read but not written (version unchanged, unlocked);
+//   commit_phase.cc     COMMIT-BACKUP to every backup, waiting for the fabric's completions (not the backups'
+//                       CPUs), then COMMIT-PRIMARY to every primary; the caller hears OK at the first
+//                       completion; then the ids are owed to the replicas for truncation; ABORT on failure.
+// Read-only transactions skip LOCK and the commit records: they validate (if they read more than one
+// object) and are done.
+#ifndef FATHOM_TXN_COMMIT_H_
+#define FATHOM_TXN_COMMIT_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "txn/records.h"
+#include "txn/tx_state.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::txn {
+
+class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
+ public:
+  static void Start(TxnThread& thread, std::shared_ptr<TxState> tx, DoneCallback done);
+
+  CommitOperation(TxnThread& thread, std::shared_ptr<TxState> tx, DoneCallback done)
+      : thread_(thread), tx_(std::move(tx)), done_(std::move(done)) {}
+
+  // The records one replica gets.
+  struct Replica {
+    uint32_t node = 0;
+    bool local = false;
+    std::vector<size_t> entries;      // indices into writes_
+    uint64_t set_aside = 0;            // ring room for the records still to come (remote only)
+    std::vector<uint64_t> truncated;   // ids piggybacked on the next record (remote only)
+    std::vector<uint64_t> locked;      // primaries: versions locked, per entry
+    bool sent = false;                 // a LOCK (primary) or COMMIT-BACKUP (backup) went out: it may be kept
+    bool refused = false;              // primaries: the LOCK was answered with an error (nothing locked)
+  };
+
+
+ private:
+  // commit_plan.cc
+  absl::Status Plan();
+  absl::Status SetAsideLogRoom();
+  void ReleaseLogRoom();
+  Record RecordFor(RecordKind kind, Replica& replica, bool with_entries);
+  // lock_phase.cc
+  void Lock();
+  void OnLockReply(size_t primary, absl::StatusOr<std::vector<uint64_t>> versions);
+  // validate_phase.cc
+  void Validate();
+  void ValidateReadOnly();
+  void OnValidated(absl::Status status);
+  // commit_phase.cc
+  void CommitBackups();
+  void OnBackupWritten(absl::Status status);
+  void CommitPrimaries();
+  void OnPrimaryWritten(absl::Status status);
+  void AbortAll(absl::Status why);
+  void Finish(absl::Status status);
+
+  TxnThread& thread_;
+  std::shared_ptr<TxState> tx_;
+  DoneCallback done_;
+  TxnId id_;
+  std::vector<WriteEntry> writes_;    // lock-record entries, in address order
+  std::vector<Replica> primaries_;
+  std::vector<Replica> backups_;
+  std::vector<ReadEntry> to_validate_;
+  size_t outstanding_ = 0;
+  absl::Status first_error_;
+  bool finished_ = false;
+  bool phase_failed_ = false;
+};
+
+}  // namespace fathom::txn
+
+#endif  // FATHOM_TXN_COMMIT_H_

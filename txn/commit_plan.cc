@@ -1,0 +1,107 @@
+// Commit: which replicas get which records, and the log room for them.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "txn/commit.h"
+
+namespace fathom::txn {
+namespace {
+
+CommitOperation::Replica& ReplicaFor(std::vector<CommitOperation::Replica>& replicas, uint32_t node, uint32_t self) {
+  for (auto& r : replicas) {
+    if (r.node == node) return r;
+  }
+  replicas.push_back({});
+  replicas.back().node = node;
+  replicas.back().local = node == self;
+  return replicas.back();
+}
+
+}  // namespace
+
+void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, DoneCallback done) {
+  auto op = std::make_shared<CommitOperation>(thread, std::move(tx), std::move(done));
+  op->id_ = thread.NextId();
+  if (op->tx_->writes.empty()) return op->ValidateReadOnly();
+  if (absl::Status s = op->Plan(); !s.ok()) return op->AbortAll(s);
+  if (absl::Status s = op->SetAsideLogRoom(); !s.ok()) return op->AbortAll(s);
+  op->Lock();
+}
+
+absl::Status CommitOperation::Plan() {
+  for (const auto& [address, write] : tx_->writes) {
+    WriteEntry entry;
+    entry.ref = write.ref;
+    entry.op = write.op;
+    entry.payload = write.payload;
+    if (auto read = tx_->reads.find(address); read != tx_->reads.end()) {
+      entry.check_version = true;
+      entry.version = read->second.version;
+    }
+    const size_t index = writes_.size();
+    writes_.push_back(std::move(entry));
+    const uint32_t region = write.ref.address.region;
+    ReplicaFor(primaries_, PrimaryOf(region), thread_.node_id()).entries.push_back(index);
+    auto backups = thread_.replicas().BackupsOf(region);
+    if (!backups.ok()) return backups.status();
+    for (uint32_t backup : *backups) ReplicaFor(backups_, backup, thread_.node_id()).entries.push_back(index);
+  }
+  for (const auto& [address, read] : tx_->reads) {
+    if (!tx_->writes.contains(address)) to_validate_.push_back(read);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CommitOperation::SetAsideLogRoom() {
+  // Every record this commit may still send after LOCK: COMMIT-PRIMARY or ABORT to each primary (room for
+  // both, simplest), COMMIT-BACKUP and ABORT to each backup. A full log refuses the commit before it starts.
+  const absl::Time now = thread_.clock().Now();
+  for (Replica& p : primaries_) {
+    if (p.local) continue;
+    const std::vector<size_t> sizes = {RecordSize(0), RecordSize(0)};
+    auto room = thread_.messenger().SetAside(p.node, sizes);
+    if (!room.ok()) return absl::IsResourceExhausted(room.status()) ? absl::AbortedError("log full") : room.status();
+    p.set_aside = *room;
+  }
+  for (Replica& b : backups_) {
+    if (b.local) continue;
+    b.truncated = thread_.truncator().Take(b.node, 256);
+    std::vector<WriteEntry> entries;
+    for (size_t i : b.entries) entries.push_back(writes_[i]);
+    const std::vector<size_t> sizes = {RecordSize(b.truncated.size(), entries), RecordSize(0)};
+    auto room = thread_.messenger().SetAside(b.node, sizes);
+    if (!room.ok()) {
+      thread_.truncator().PutBack(b.node, b.truncated, now);
+      b.truncated.clear();
+      return absl::IsResourceExhausted(room.status()) ? absl::AbortedError("log full") : room.status();
+    }
+    b.set_aside = *room;
+  }
+  return absl::OkStatus();
+}
+
+void CommitOperation::ReleaseLogRoom() {
+  const absl::Time now = thread_.clock().Now();
+  for (auto* replicas : {&primaries_, &backups_}) {
+    for (Replica& r : *replicas) {
+      if (r.set_aside != 0) thread_.messenger().ReleaseSetAside(r.node, r.set_aside);
+      r.set_aside = 0;
+      if (!r.truncated.empty()) thread_.truncator().PutBack(r.node, r.truncated, now);
+      r.truncated.clear();
+    }
+  }
+}
+
+Record CommitOperation::RecordFor(RecordKind kind, Replica& replica, bool with_entries) {
+  Record record;
+  record.kind = kind;
+  record.id = id_;
+  record.truncated = std::move(replica.truncated);
+  replica.truncated.clear();
+  if (with_entries) {
+    for (size_t i : replica.entries) record.entries.push_back(writes_[i]);
+  }
+  return record;
+}
+
+}  // namespace fathom::txn

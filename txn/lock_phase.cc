@@ -1,0 +1,67 @@
+// Commit, LOCK: a lock record to the primary of every written object; each primary locks its objects with
+// a CPU compare-and-swap, checking the versions the transaction read, and answers with the versions locked.
+#include "absl/strings/str_cat.h"
+#include "txn/commit.h"
+
+namespace fathom::txn {
+namespace {
+
+// What the application hears when a primary does not grant the locks.
+absl::Status LockFailure(uint32_t node, const absl::Status& status) {
+  if (absl::IsAborted(status)) return status;
+  if (absl::IsDeadlineExceeded(status) || absl::IsUnavailable(status) || absl::IsCancelled(status)) {
+    return absl::UnavailableError(absl::StrCat("LOCK at node ", node, ": ", status.message()));
+  }
+  if (absl::IsResourceExhausted(status)) return absl::AbortedError(absl::StrCat("LOCK at node ", node, ": log full"));
+  return status;
+}
+
+}  // namespace
+
+void CommitOperation::Lock() {
+  outstanding_ = primaries_.size();
+  auto self = shared_from_this();
+  for (size_t i = 0; i < primaries_.size(); ++i) {
+    Replica& p = primaries_[i];
+    if (p.local) {
+      p.sent = true;
+      OnLockReply(i, thread_.participant().Lock(RecordFor(RecordKind::kLock, p, true)));
+      continue;
+    }
+    p.truncated = thread_.truncator().Take(p.node, 256);
+    const std::vector<uint64_t> piggybacked = p.truncated;
+    const std::string record = EncodeRecord(RecordFor(RecordKind::kLock, p, true));
+    ++thread_.stats().lock_messages;
+    absl::Status posted = thread_.messenger().Call(
+        p.node, kLockMessage, record, thread_.options().rpc_timeout,
+        [self, i](absl::StatusOr<std::string_view> reply) {
+          if (!reply.ok()) return self->OnLockReply(i, reply.status());
+          self->OnLockReply(i, DecodeLockReply(*reply, self->primaries_[i].entries.size()));
+        });
+    if (!posted.ok()) {
+      thread_.truncator().PutBack(p.node, piggybacked, thread_.clock().Now());
+      OnLockReply(i, posted);
+      continue;
+    }
+    p.sent = true;
+  }
+}
+
+void CommitOperation::OnLockReply(size_t primary, absl::StatusOr<std::vector<uint64_t>> versions) {
+  Replica& p = primaries_[primary];
+  if (versions.ok()) {
+    p.locked = std::move(*versions);
+    // The new versions go into the backups' records.
+    for (size_t k = 0; k < p.entries.size(); ++k) writes_[p.entries[k]].version = p.locked[k] + 1;
+  } else {
+    // A refusal locked nothing; a timeout or a failed connection may have (ABORT goes there anyway).
+    p.refused = absl::IsAborted(versions.status()) || absl::IsInvalidArgument(versions.status()) ||
+                absl::IsResourceExhausted(versions.status()) || !p.sent;
+    if (first_error_.ok()) first_error_ = LockFailure(p.node, versions.status());
+  }
+  if (--outstanding_ > 0) return;
+  if (!first_error_.ok()) return AbortAll(first_error_);
+  Validate();
+}
+
+}  // namespace fathom::txn

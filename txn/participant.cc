@@ -1,0 +1,178 @@
+#include "txn/participant.h"
+
+#include "absl/strings/str_cat.h"
+#include <cstdio>
+
+namespace fathom::txn {
+namespace {
+
+std::span<const std::byte> Bytes(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+
+// Whether the locked object is in the state `entry` expects: the live incarnation it names for a write or
+// free, a free slot of that incarnation for an allocation.
+bool InExpectedState(const object::ObjectHeader& header, const WriteEntry& entry) {
+  if (entry.op == WriteOp::kAlloc) return !header.live() && header.incarnation == entry.ref.incarnation;
+  return header.live() && header.incarnation == entry.ref.incarnation && header.capacity == entry.ref.capacity;
+}
+
+}  // namespace
+
+Participant::Participant(object::ObjectStore* store, memory::SlabAllocator* allocator, BackupStore* backups,
+                         std::function<uint64_t(uint32_t region)> region_bytes)
+    : store_(store), allocator_(allocator), backups_(backups), region_bytes_(std::move(region_bytes)) {}
+
+absl::StatusOr<std::vector<uint64_t>> Participant::Lock(const Record& record) {
+  const Key key = KeyOf(record.id);
+  if (primary_log_.contains(key)) {
+    ++stats_.rejected;
+    return absl::InvalidArgumentError(absl::StrCat(record.id.ToString(), " locked twice"));
+  }
+  std::vector<object::LocalObject> objects;
+  objects.reserve(record.entries.size());
+  for (const WriteEntry& entry : record.entries) {
+    auto object = store_->Resolve(entry.ref);
+    if (!object.ok()) {
+      ++stats_.rejected;
+      return absl::InvalidArgumentError(absl::StrCat(record.id.ToString(), ": ", object.status().message()));
+    }
+    if (entry.op == WriteOp::kAlloc) {
+      auto reserved = reserved_.find(entry.ref.address.raw());
+      if (reserved == reserved_.end() || !(reserved->second == entry.ref)) {
+        ++stats_.rejected;
+        return absl::InvalidArgumentError(absl::StrCat(record.id.ToString(), " allocates ",
+                                                       entry.ref.address.ToString(), ", which it did not reserve"));
+      }
+    }
+    objects.push_back(*object);
+  }
+  std::vector<uint64_t> locked;
+  locked.reserve(objects.size());
+  auto undo = [&] {
+    for (size_t i = 0; i < locked.size(); ++i) objects[i].Unlock(locked[i]);
+    ++stats_.locks_refused;
+  };
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const WriteEntry& entry = record.entries[i];
+    auto version = objects[i].TryLock(entry.check_version ? std::optional<uint64_t>(entry.version) : std::nullopt);
+    if (!version.ok()) {
+      undo();
+      return absl::AbortedError(absl::StrCat(entry.ref.address.ToString(), ": ", version.status().message()));
+    }
+    locked.push_back(*version);
+    if (!InExpectedState(objects[i].ReadHeader(), entry)) {
+      undo();
+      return absl::AbortedError(absl::StrCat(entry.ref.address.ToString(), " is no longer the object ",
+                                             WriteOpName(entry.op), " expects"));
+    }
+  }
+  ++stats_.locks_granted;
+  PrimaryEntry& kept = primary_log_[key];
+  kept.record = record;
+  kept.locked = locked;
+  return locked;
+}
+
+absl::Status Participant::CommitPrimary(const TxnId& id) {
+  auto it = primary_log_.find(KeyOf(id));
+  if (it == primary_log_.end() || it->second.committed) {
+    ++stats_.rejected;
+    return absl::InvalidArgumentError(absl::StrCat("commit of ", id.ToString(), ", which holds no locks here"));
+  }
+  PrimaryEntry& kept = it->second;
+  for (size_t i = 0; i < kept.record.entries.size(); ++i) {
+    const WriteEntry& entry = kept.record.entries[i];
+    auto object = store_->Resolve(entry.ref);  // resolved at LOCK: cannot fail now
+    object->InstallAndUnlock(kept.locked[i], Bytes(entry.payload), entry.new_incarnation(), entry.new_flags());
+    if (entry.op == WriteOp::kAlloc) reserved_.erase(entry.ref.address.raw());
+    if (entry.op == WriteOp::kFree) {
+      if (absl::Status s = allocator_->Free(entry.ref.address); !s.ok()) {
+        ++stats_.errors;
+        fprintf(stderr, "txn: freeing %s after %s: %s\n", entry.ref.address.ToString().c_str(),
+                id.ToString().c_str(), s.ToString().c_str());
+      }
+    }
+  }
+  kept.committed = true;
+  ++stats_.commits_installed;
+  return absl::OkStatus();
+}
+
+absl::Status Participant::CommitBackup(Record record) {
+  for (const WriteEntry& entry : record.entries) {
+    const uint64_t bytes = region_bytes_(entry.ref.address.region);
+    if (bytes == 0 || uint64_t{entry.ref.address.offset} + entry.ref.capacity > bytes) {
+      ++stats_.rejected;
+      return absl::InvalidArgumentError(absl::StrCat(record.id.ToString(), ": ", entry.ref.address.ToString(),
+                                                     " is not in a region this node backs up"));
+    }
+  }
+  const Key key = KeyOf(record.id);
+  ++stats_.backup_records;
+  backup_log_[key] = std::move(record);
+  return absl::OkStatus();
+}
+
+void Participant::Abort(const TxnId& id) {
+  const Key key = KeyOf(id);
+  if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {
+    for (size_t i = 0; i < it->second.record.entries.size(); ++i) {
+      auto object = store_->Resolve(it->second.record.entries[i].ref);
+      object->Unlock(it->second.locked[i]);
+    }
+    primary_log_.erase(it);
+    ++stats_.aborts;
+  }
+  if (backup_log_.erase(key) > 0) ++stats_.aborts;
+}
+
+absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity) {
+  auto slot = allocator_->Allocate(uint64_t{payload_capacity} + object::kHeaderBytes);
+  if (!slot.ok()) return slot.status();
+  object::ObjectRef ref{slot->address, 0, slot->capacity};
+  auto object = store_->Resolve(ref);
+  if (!object.ok()) return object.status();
+  // A reused slot keeps the incarnation its free moved to; fresh memory starts at 0.
+  ref.incarnation = object->ReadHeader().incarnation;
+  reserved_[ref.address.raw()] = ref;
+  return ref;
+}
+
+absl::Status Participant::Release(const object::ObjectRef& ref) {
+  auto it = reserved_.find(ref.address.raw());
+  if (it == reserved_.end() || !(it->second == ref)) {
+    ++stats_.rejected;
+    return absl::InvalidArgumentError(absl::StrCat(ref.address.ToString(), " is not a slot reserved here"));
+  }
+  reserved_.erase(it);
+  return allocator_->Free(ref.address);
+}
+
+void Participant::ApplyBackup(const Record& record) {
+  for (const WriteEntry& entry : record.entries) {
+    auto changed = backups_->Apply(entry, region_bytes_(entry.ref.address.region));
+    if (!changed.ok()) {
+      ++stats_.errors;
+      fprintf(stderr, "txn: backup of %s at %s: %s\n", record.id.ToString().c_str(),
+              entry.ref.address.ToString().c_str(), changed.status().ToString().c_str());
+      continue;
+    }
+    ++(*changed ? stats_.backup_objects_applied : stats_.backup_objects_skipped);
+  }
+}
+
+void Participant::Truncate(uint32_t node, uint16_t thread, std::span<const uint64_t> counters) {
+  for (uint64_t counter : counters) {
+    const Key key{node, thread, counter};
+    if (auto it = backup_log_.find(key); it != backup_log_.end()) {
+      ApplyBackup(it->second);
+      backup_log_.erase(it);
+      ++stats_.truncated;
+    }
+    if (auto it = primary_log_.find(key); it != primary_log_.end() && it->second.committed) {
+      primary_log_.erase(it);
+      ++stats_.truncated;
+    }
+  }
+}
+
+}  // namespace fathom::txn

@@ -1,0 +1,97 @@
+// Participant: the primary and backup side of the commit protocol on one node thread. It receives the
+// records coordinators write into this thread's rings (or hands it directly, for objects local to the
+// coordinator) and keeps them in its transaction log until they are truncated:
+//   LOCK           locks each object with a CPU compare-and-swap if its version is unchanged, replies with
+//                  the versions locked, and keeps the record (primary);
+//   COMMIT-BACKUP  keeps the record; nothing is applied yet (backup);
+//   COMMIT-PRIMARY installs the new values, bumps versions, unlocks (primary);
+//   ABORT          unlocks what LOCK locked, or drops a backup's record;
+//   truncation     forgets committed records; a backup applies its records to its copies then (FaRM).
+// Records stay until truncated so that recovery (a later step) finds every transaction that may have
+// committed in the logs of its surviving replicas.
+//
+// Threading: one node thread; the BackupStore is shared by the node's threads.
+#ifndef FATHOM_TXN_PARTICIPANT_H_
+#define FATHOM_TXN_PARTICIPANT_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "platform/memory/slab_allocator.h"
+#include "platform/object/object_store.h"
+#include "txn/backup_store.h"
+#include "txn/records.h"
+
+namespace fathom::txn {
+
+struct ParticipantStats {
+  uint64_t locks_granted = 0;
+  uint64_t locks_refused = 0;
+  uint64_t commits_installed = 0;
+  uint64_t aborts = 0;
+  uint64_t backup_records = 0;
+  uint64_t backup_objects_applied = 0;
+  uint64_t backup_objects_skipped = 0;  // the copy already had a newer state
+  uint64_t truncated = 0;
+  uint64_t rejected = 0;                // records that referred to nothing this thread knows
+  uint64_t errors = 0;                  // local failures while installing (logged)
+};
+
+class Participant {
+ public:
+  // `region_bytes(region)` is the size of a region this node may back up (0 if unknown).
+  Participant(object::ObjectStore* store, memory::SlabAllocator* allocator, BackupStore* backups,
+              std::function<uint64_t(uint32_t region)> region_bytes);
+
+  // LOCK. The versions locked, in entry order; Aborted if an object is locked, at another version, or not
+  // in the expected state (nothing stays locked then); InvalidArgument if an entry is not this node's.
+  absl::StatusOr<std::vector<uint64_t>> Lock(const Record& record);
+  // COMMIT-PRIMARY of a locked transaction. NotFound if there is none.
+  absl::Status CommitPrimary(const TxnId& id);
+  // COMMIT-BACKUP: keeps the record (entry versions are the new ones) until truncation.
+  absl::Status CommitBackup(Record record);
+  // ABORT: undoes a LOCK or drops a backup record. Unknown ids are ignored (nothing was kept).
+  void Abort(const TxnId& id);
+  // A slot with room for `payload_capacity` bytes, reserved for a transaction that allocates it: it becomes
+  // a live object only when that transaction commits (its header is untouched until then).
+  absl::StatusOr<object::ObjectRef> Reserve(uint32_t payload_capacity);
+  // Gives back a reserved slot the transaction did not use. NotFound if it is not reserved here.
+  absl::Status Release(const object::ObjectRef& ref);
+  size_t reserved() const { return reserved_.size(); }
+
+  // Truncation of these transactions of coordinator (node, thread).
+  void Truncate(uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
+
+  // Records kept (locked, committed but not truncated, or backup records not applied).
+  size_t log_entries() const { return primary_log_.size() + backup_log_.size(); }
+  const ParticipantStats& stats() const { return stats_; }
+
+ private:
+  using Key = std::tuple<uint32_t, uint16_t, uint64_t>;  // coordinator node, thread, counter
+  static Key KeyOf(const TxnId& id) { return {id.node, id.thread, id.counter}; }
+  struct PrimaryEntry {
+    Record record;
+    std::vector<uint64_t> locked;  // version locked, per entry
+    bool committed = false;
+  };
+  void ApplyBackup(const Record& record);
+
+  object::ObjectStore* store_;
+  memory::SlabAllocator* allocator_;
+  BackupStore* backups_;
+  std::function<uint64_t(uint32_t)> region_bytes_;
+  absl::flat_hash_map<Key, PrimaryEntry> primary_log_;
+  absl::flat_hash_map<Key, Record> backup_log_;
+  absl::flat_hash_map<uint64_t, object::ObjectRef> reserved_;  // by raw address
+  ParticipantStats stats_;
+};
+
+}  // namespace fathom::txn
+
+#endif  // FATHOM_TXN_PARTICIPANT_H_

@@ -1,0 +1,200 @@
+#include "txn/records.h"
+
+#include "absl/strings/str_cat.h"
+#include "platform/fabric/wire.h"
+#include "platform/memory/size_classes.h"
+
+namespace fathom::txn {
+namespace {
+
+using fabric::AppendU32;
+using fabric::AppendU64;
+using fabric::LoadU32;
+using fabric::LoadU64;
+
+constexpr size_t kHeaderBytes = 32;
+constexpr size_t kEntryHeaderBytes = 32;
+constexpr uint8_t kCheckVersionFlag = 1;
+
+size_t Padded(size_t n) { return (n + 7) / 8 * 8; }
+
+absl::Status Malformed(const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("malformed transaction record: ", what));
+}
+
+bool ValidKind(uint8_t kind) { return kind >= 1 && kind <= 5; }
+bool ValidOp(uint8_t op) { return op >= 1 && op <= 3; }
+
+}  // namespace
+
+const char* WriteOpName(WriteOp op) {
+  switch (op) {
+    case WriteOp::kWrite: return "write";
+    case WriteOp::kAlloc: return "alloc";
+    case WriteOp::kFree: return "free";
+  }
+  return "?";
+}
+
+std::string TxnId::ToString() const { return absl::StrCat("tx(e", epoch, ",n", node, ",t", thread, ",#", counter, ")"); }
+
+size_t RecordSize(size_t truncated, const std::vector<WriteEntry>& entries) {
+  size_t size = kHeaderBytes + 8 * truncated;
+  for (const WriteEntry& e : entries) size += kEntryHeaderBytes + Padded(e.payload.size());
+  return size;
+}
+
+std::string EncodeRecord(const Record& record) {
+  std::string out;
+  out.reserve(RecordSize(record.truncated.size(), record.entries));
+  out.push_back(static_cast<char>(kRecordFormat));
+  out.push_back(static_cast<char>(record.kind));
+  out.push_back(static_cast<char>(record.id.thread & 0xff));
+  out.push_back(static_cast<char>(record.id.thread >> 8));
+  AppendU32(out, record.id.node);
+  AppendU64(out, record.id.epoch);
+  AppendU64(out, record.id.counter);
+  AppendU32(out, static_cast<uint32_t>(record.truncated.size()));
+  AppendU32(out, static_cast<uint32_t>(record.entries.size()));
+  for (uint64_t counter : record.truncated) AppendU64(out, counter);
+  for (const WriteEntry& e : record.entries) {
+    AppendU64(out, e.ref.address.raw());
+    AppendU32(out, e.ref.incarnation);
+    AppendU32(out, e.ref.capacity);
+    out.push_back(static_cast<char>(e.op));
+    out.push_back(static_cast<char>(e.check_version ? kCheckVersionFlag : 0));
+    out.append(2, '\0');
+    AppendU32(out, static_cast<uint32_t>(e.payload.size()));
+    AppendU64(out, e.version);
+    out.append(e.payload);
+    out.append(Padded(e.payload.size()) - e.payload.size(), '\0');
+  }
+  return out;
+}
+
+absl::StatusOr<Record> DecodeRecord(std::string_view bytes) {
+  if (bytes.size() < kHeaderBytes) return Malformed(absl::StrCat(bytes.size(), " bytes, shorter than a header"));
+  const char* p = bytes.data();
+  if (static_cast<uint8_t>(p[0]) != kRecordFormat) {
+    return Malformed(absl::StrCat("format version ", static_cast<int>(static_cast<uint8_t>(p[0])), " is not ",
+                                  kRecordFormat));
+  }
+  const uint8_t kind = static_cast<uint8_t>(p[1]);
+  if (!ValidKind(kind)) return Malformed(absl::StrCat("unknown kind ", kind));
+  Record record;
+  record.kind = static_cast<RecordKind>(kind);
+  record.id.thread = static_cast<uint16_t>(static_cast<uint8_t>(p[2]) | static_cast<uint8_t>(p[3]) << 8);
+  record.id.node = LoadU32(p + 4);
+  record.id.epoch = LoadU64(p + 8);
+  record.id.counter = LoadU64(p + 16);
+  const uint32_t truncated = LoadU32(p + 24);
+  const uint32_t entries = LoadU32(p + 28);
+  if (record.id.node == 0) return Malformed("node 0");
+  if (truncated > kMaxTruncatedPerRecord) return Malformed(absl::StrCat(truncated, " truncated ids"));
+  if (entries > kMaxEntriesPerRecord) return Malformed(absl::StrCat(entries, " entries"));
+  const bool has_entries = record.kind == RecordKind::kLock || record.kind == RecordKind::kCommitBackup;
+  if (!has_entries && entries != 0) return Malformed(absl::StrCat("a record of kind ", kind, " with entries"));
+  if (has_entries && entries == 0) return Malformed("no entries");
+  size_t at = kHeaderBytes;
+  if (bytes.size() - at < uint64_t{8} * truncated) return Malformed("truncated ids run past the end");
+  for (uint32_t i = 0; i < truncated; ++i, at += 8) record.truncated.push_back(LoadU64(p + at));
+  record.entries.reserve(entries);
+  for (uint32_t i = 0; i < entries; ++i) {
+    if (bytes.size() - at < kEntryHeaderBytes) return Malformed(absl::StrCat("entry ", i, " runs past the end"));
+    WriteEntry e;
+    e.ref.address = memory::GlobalAddress::FromRaw(LoadU64(p + at));
+    e.ref.incarnation = LoadU32(p + at + 8);
+    e.ref.capacity = LoadU32(p + at + 12);
+    const uint8_t op = static_cast<uint8_t>(p[at + 16]);
+    const uint8_t flags = static_cast<uint8_t>(p[at + 17]);
+    const uint32_t length = LoadU32(p + at + 20);
+    e.version = LoadU64(p + at + 24);
+    if (!ValidOp(op)) return Malformed(absl::StrCat("entry ", i, ": unknown operation ", op));
+    if ((flags & ~kCheckVersionFlag) != 0 || p[at + 18] != 0 || p[at + 19] != 0) {
+      return Malformed(absl::StrCat("entry ", i, ": reserved bits set"));
+    }
+    e.op = static_cast<WriteOp>(op);
+    e.check_version = (flags & kCheckVersionFlag) != 0;
+    const uint32_t capacity = e.ref.capacity;
+    if (capacity < memory::kMinSlotBytes || capacity > memory::kMaxSlotBytes || capacity % memory::kMinSlotBytes != 0 ||
+        e.ref.address.offset % memory::kMinSlotBytes != 0) {
+      return Malformed(absl::StrCat("entry ", i, ": ", e.ref.address.ToString(), " with capacity ", capacity,
+                                    " is not a slot"));
+    }
+    if (length > capacity - object::kHeaderBytes) {
+      return Malformed(absl::StrCat("entry ", i, ": payload of ", length, " bytes in a slot of ", capacity));
+    }
+    if (e.op == WriteOp::kFree && length != 0) return Malformed(absl::StrCat("entry ", i, ": a free with a payload"));
+    if (e.version & object::kLockBit) return Malformed(absl::StrCat("entry ", i, ": version with the lock bit"));
+    at += kEntryHeaderBytes;
+    if (bytes.size() - at < Padded(length)) return Malformed(absl::StrCat("entry ", i, ": payload runs past the end"));
+    e.payload.assign(p + at, length);
+    for (size_t k = length; k < Padded(length); ++k) {
+      if (p[at + k] != 0) return Malformed(absl::StrCat("entry ", i, ": non-zero padding"));
+    }
+    at += Padded(length);
+    for (const WriteEntry& earlier : record.entries) {
+      if (earlier.ref.address == e.ref.address) {
+        return Malformed(absl::StrCat("entry ", i, ": ", e.ref.address.ToString(), " appears twice"));
+      }
+    }
+    record.entries.push_back(std::move(e));
+  }
+  if (at != bytes.size()) return Malformed(absl::StrCat(bytes.size() - at, " bytes after the last entry"));
+  return record;
+}
+
+std::string EncodeLockReply(const std::vector<uint64_t>& versions) {
+  std::string out;
+  AppendU32(out, static_cast<uint32_t>(versions.size()));
+  for (uint64_t v : versions) AppendU64(out, v);
+  return out;
+}
+
+absl::StatusOr<std::vector<uint64_t>> DecodeLockReply(std::string_view bytes, size_t expected_entries) {
+  if (bytes.size() < 4 || LoadU32(bytes.data()) != expected_entries || bytes.size() != 4 + 8 * expected_entries) {
+    return absl::DataLossError(absl::StrCat("lock reply of ", bytes.size(), " bytes for ", expected_entries,
+                                            " entries"));
+  }
+  std::vector<uint64_t> versions;
+  for (size_t i = 0; i < expected_entries; ++i) versions.push_back(LoadU64(bytes.data() + 4 + 8 * i));
+  return versions;
+}
+
+std::string EncodeAllocRequest(uint32_t payload_capacity) {
+  std::string out;
+  AppendU32(out, payload_capacity);
+  return out;
+}
+
+absl::StatusOr<uint32_t> DecodeAllocRequest(std::string_view bytes) {
+  if (bytes.size() != 4) return Malformed(absl::StrCat("allocation request of ", bytes.size(), " bytes"));
+  const uint32_t capacity = LoadU32(bytes.data());
+  if (capacity == 0 || capacity > memory::kMaxSlotBytes - object::kHeaderBytes) {
+    return Malformed(absl::StrCat("allocation of ", capacity, " bytes"));
+  }
+  return capacity;
+}
+
+std::string EncodeRef(const object::ObjectRef& ref) {
+  std::string out;
+  AppendU64(out, ref.address.raw());
+  AppendU32(out, ref.incarnation);
+  AppendU32(out, ref.capacity);
+  return out;
+}
+
+absl::StatusOr<object::ObjectRef> DecodeRef(std::string_view bytes) {
+  if (bytes.size() != 16) return Malformed(absl::StrCat("object reference of ", bytes.size(), " bytes"));
+  object::ObjectRef ref;
+  ref.address = memory::GlobalAddress::FromRaw(LoadU64(bytes.data()));
+  ref.incarnation = LoadU32(bytes.data() + 8);
+  ref.capacity = LoadU32(bytes.data() + 12);
+  if (ref.capacity < memory::kMinSlotBytes || ref.capacity > memory::kMaxSlotBytes ||
+      ref.capacity % memory::kMinSlotBytes != 0 || ref.address.offset % memory::kMinSlotBytes != 0) {
+    return Malformed(absl::StrCat(ref.address.ToString(), " with capacity ", ref.capacity, " is not a slot"));
+  }
+  return ref;
+}
+
+}  // namespace fathom::txn

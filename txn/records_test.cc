@@ -1,0 +1,172 @@
+// The transaction log records: round trips, and every malformed input refused with a clear error.
+#include "txn/records.h"
+
+#include <cstring>
+
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+
+namespace fathom::txn {
+namespace {
+
+Record SampleRecord() {
+  Record record;
+  record.kind = RecordKind::kLock;
+  record.id = TxnId{7, 3, 1, 42};
+  record.truncated = {40, 41};
+  WriteEntry a;
+  a.ref = object::ObjectRef{{(3u << 16) | 1, 128}, 5, 128};
+  a.op = WriteOp::kWrite;
+  a.check_version = true;
+  a.version = 9;
+  a.payload = "hello, world";  // 12 bytes: padded to 16
+  WriteEntry b;
+  b.ref = object::ObjectRef{{(3u << 16) | 1, 1024}, 0, 256};
+  b.op = WriteOp::kAlloc;
+  b.payload = std::string(200, 'z');
+  WriteEntry c;
+  c.ref = object::ObjectRef{{(3u << 16) | 2, 0}, 2, 64};
+  c.op = WriteOp::kFree;
+  record.entries = {a, b, c};
+  return record;
+}
+
+void Put32(std::string& s, size_t at, uint32_t v) { std::memcpy(s.data() + at, &v, 4); }
+
+TEST(RecordsTest, RoundTrip) {
+  const Record record = SampleRecord();
+  const std::string bytes = EncodeRecord(record);
+  EXPECT_EQ(bytes.size(), RecordSize(record.truncated.size(), record.entries));
+  ASSERT_OK_AND_ASSIGN(Record back, DecodeRecord(bytes));
+  EXPECT_EQ(back.kind, record.kind);
+  EXPECT_EQ(back.id, record.id);
+  EXPECT_EQ(back.truncated, record.truncated);
+  ASSERT_EQ(back.entries.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.entries[i].ref, record.entries[i].ref);
+    EXPECT_EQ(back.entries[i].op, record.entries[i].op);
+    EXPECT_EQ(back.entries[i].check_version, record.entries[i].check_version);
+    EXPECT_EQ(back.entries[i].version, record.entries[i].version);
+    EXPECT_EQ(back.entries[i].payload, record.entries[i].payload);
+  }
+  EXPECT_EQ(back.entries[2].new_incarnation(), 3u) << "a free moves the incarnation on";
+  EXPECT_EQ(back.entries[2].new_flags(), 0u);
+
+  Record truncate;
+  truncate.kind = RecordKind::kTruncate;
+  truncate.id = TxnId{1, 2, 0, 0};
+  truncate.truncated = {1, 2, 3};
+  ASSERT_OK_AND_ASSIGN(Record t, DecodeRecord(EncodeRecord(truncate)));
+  EXPECT_EQ(t.truncated, truncate.truncated);
+}
+
+TEST(RecordsTest, EveryTruncationIsRefused) {
+  const std::string bytes = EncodeRecord(SampleRecord());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto r = DecodeRecord(std::string_view(bytes).substr(0, n));
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << n;
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(bytes + std::string(8, '\0')).status())) << "trailing bytes";
+}
+
+TEST(RecordsTest, HeaderCorruptionIsRefused) {
+  const std::string good = EncodeRecord(SampleRecord());
+  auto refused = [](std::string bytes, const char* what) {
+    auto r = DecodeRecord(bytes);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << what << ": " << r.status();
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("malformed transaction record"), std::string::npos);
+    }
+  };
+  std::string s = good;
+  s[0] = 2;
+  refused(s, "format version");
+  s = good;
+  s[1] = 9;
+  refused(s, "kind");
+  s = good;
+  Put32(s, 4, 0);
+  refused(s, "node 0");
+  s = good;
+  Put32(s, 24, 3);
+  refused(s, "more truncated ids than present");
+  s = good;
+  Put32(s, 24, 1u << 30);
+  refused(s, "absurd truncated count");
+  s = good;
+  Put32(s, 28, 4);
+  refused(s, "more entries than present");
+  s = good;
+  Put32(s, 28, 0);
+  refused(s, "a lock record without entries");
+  s = good;
+  s[1] = static_cast<char>(RecordKind::kAbort);
+  refused(s, "an abort with entries");
+}
+
+TEST(RecordsTest, EntryCorruptionIsRefused) {
+  const std::string good = EncodeRecord(SampleRecord());
+  const size_t entry = 32 + 16;  // header, two truncated ids
+  auto refused = [](std::string bytes, const char* what) {
+    EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(bytes).status())) << what;
+  };
+  std::string s = good;
+  s[entry + 16] = 7;
+  refused(s, "operation");
+  s = good;
+  s[entry + 17] = 2;
+  refused(s, "flag bits");
+  s = good;
+  s[entry + 18] = 1;
+  refused(s, "reserved");
+  s = good;
+  Put32(s, entry + 12, 100);
+  refused(s, "capacity not a slot size");
+  s = good;
+  Put32(s, entry + 20, 97);
+  refused(s, "payload longer than the slot");
+  s = good;
+  Put32(s, entry + 20, 17);
+  refused(s, "a payload length that runs into the next entry");
+  s = good;
+  s[entry + 32 + 12] = 'x';
+  refused(s, "non-zero padding");
+  s = good;
+  s[entry + 31] = static_cast<char>(0x80);
+  refused(s, "version with the lock bit");
+  // The second entry moved onto the first one's address.
+  Record twice = SampleRecord();
+  twice.entries[1].ref.address = twice.entries[0].ref.address;
+  refused(EncodeRecord(twice), "one object twice");
+  Record free_with_payload = SampleRecord();
+  free_with_payload.entries[2].payload = "x";
+  refused(EncodeRecord(free_with_payload), "a free with a payload");
+}
+
+TEST(RecordsTest, RepliesAndSmallMessagesAreChecked) {
+  ASSERT_OK_AND_ASSIGN(auto versions, DecodeLockReply(EncodeLockReply({3, 4}), 2));
+  EXPECT_EQ(versions, (std::vector<uint64_t>{3, 4}));
+  EXPECT_FALSE(DecodeLockReply(EncodeLockReply({3, 4}), 3).ok());
+  EXPECT_FALSE(DecodeLockReply(EncodeLockReply({3, 4}).substr(0, 11), 2).ok());
+  EXPECT_FALSE(DecodeLockReply("", 0).ok());
+
+  ASSERT_OK_AND_ASSIGN(uint32_t capacity, DecodeAllocRequest(EncodeAllocRequest(100)));
+  EXPECT_EQ(capacity, 100u);
+  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest(0)).ok());
+  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest(1u << 20)).ok());
+  EXPECT_FALSE(DecodeAllocRequest("abc").ok());
+
+  const object::ObjectRef ref{{(2u << 16) | 1, 4096}, 3, 512};
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef back, DecodeRef(EncodeRef(ref)));
+  EXPECT_EQ(back, ref);
+  object::ObjectRef odd = ref;
+  odd.address.offset = 4100;
+  EXPECT_FALSE(DecodeRef(EncodeRef(odd)).ok());
+  odd = ref;
+  odd.capacity = 0;
+  EXPECT_FALSE(DecodeRef(EncodeRef(odd)).ok());
+  EXPECT_FALSE(DecodeRef(EncodeRef(ref).substr(1)).ok());
+}
+
+}  // namespace
+}  // namespace fathom::txn

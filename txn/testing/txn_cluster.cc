@@ -1,0 +1,101 @@
+#include "txn/testing/txn_cluster.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace fathom::txn::testing {
+
+absl::StatusOr<std::unique_ptr<TxnCluster>> TxnCluster::Start(node::EmbeddedClusterOptions options, TxnOptions txn) {
+  auto cluster = node::EmbeddedCluster::Start(options);
+  if (!cluster.ok()) return cluster.status();
+  auto result = std::unique_ptr<TxnCluster>(new TxnCluster());
+  result->cluster_ = std::move(*cluster);
+  std::vector<uint32_t> members;
+  for (int i = 1; i <= result->cluster_->size(); ++i) members.push_back(i);
+  for (int i = 1; i <= result->cluster_->size(); ++i) {
+    auto service = TransactionService::Attach(&result->cluster_->node(i), txn);
+    if (!service.ok()) return service.status();
+    (*service)->SetConfiguration(1, members);
+    result->services_.push_back(std::move(*service));
+  }
+  return result;
+}
+
+TxnCluster::~TxnCluster() {
+  // The nodes stop first (their threads hold the layer), then the services go.
+  cluster_.reset();
+  services_.clear();
+}
+
+absl::Status TxnCluster::WaitForQuiescence(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::string last;
+  while (absl::Now() < deadline) {
+    bool quiet = true;
+    last.clear();
+    for (size_t i = 0; i < services_.size(); ++i) {
+      auto stats = services_[i]->Stats();
+      if (!stats.ok()) return stats.status();
+      if (stats->log_entries != 0 || stats->truncations_owed != 0) {
+        quiet = false;
+        absl::StrAppend(&last, " node ", i + 1, ": ", stats->log_entries, " log entries, ", stats->truncations_owed,
+                        " truncations owed;");
+      }
+    }
+    if (quiet) return absl::OkStatus();
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("not quiet after ", absl::FormatDuration(timeout), ":", last));
+}
+
+absl::Status TxnCluster::CheckReplicasIdentical() {
+  for (int p = 1; p <= size(); ++p) {
+    for (memory::LocalRegion* region : cluster_->node(p).data_regions()) {
+      auto backups = services_[p - 1]->replicas().BackupsOf(region->id());
+      if (!backups.ok()) return backups.status();
+      const std::span<const std::byte> primary(region->data(), region->size());
+      for (uint32_t b : *backups) {
+        std::span<const std::byte> copy = services_[b - 1]->backups().View(region->id());
+        if (copy.empty()) {
+          // Never written through a transaction: the primary must be untouched too.
+          for (size_t i = 0; i < primary.size(); ++i) {
+            if (primary[i] != std::byte{0}) {
+              return absl::DataLossError(absl::StrCat("region ", region->id(), " of node ", p, " has data at ", i,
+                                                      " but node ", b, " holds no backup of it"));
+            }
+          }
+          continue;
+        }
+        if (copy.size() != primary.size()) {
+          return absl::DataLossError(absl::StrCat("backup of region ", region->id(), " on node ", b, " has ",
+                                                  copy.size(), " bytes, the primary ", primary.size()));
+        }
+        if (std::memcmp(copy.data(), primary.data(), primary.size()) != 0) {
+          size_t at = 0;
+          while (copy[at] == primary[at]) ++at;
+          return absl::DataLossError(absl::StrCat("backup of region ", region->id(), " on node ", b,
+                                                  " differs from its primary (node ", p, ") at offset ", at));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string EncodeInt(int64_t value) {
+  std::string out(8, '\0');
+  const uint64_t v = static_cast<uint64_t>(value);
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(v >> (8 * i));
+  return out;
+}
+
+absl::StatusOr<int64_t> DecodeInt(std::string_view bytes) {
+  if (bytes.size() != 8) return absl::DataLossError(absl::StrCat("an integer of ", bytes.size(), " bytes"));
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(bytes[i])} << (8 * i);
+  return static_cast<int64_t>(v);
+}
+
+}  // namespace fathom::txn::testing

@@ -1,0 +1,43 @@
+// TxnCluster: an embedded cluster with the transaction layer attached to every node, for tests and
+// benchmarks; plus the checks every test wants (quiescence, replicas identical to their primaries).
+#ifndef FATHOM_TXN_TESTING_TXN_CLUSTER_H_
+#define FATHOM_TXN_TESTING_TXN_CLUSTER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "platform/node/embedded_cluster.h"
+#include "txn/txn.h"
+
+namespace fathom::txn::testing {
+
+class TxnCluster {
+ public:
+  static absl::StatusOr<std::unique_ptr<TxnCluster>> Start(node::EmbeddedClusterOptions options,
+                                                           TxnOptions txn = {});
+  ~TxnCluster();
+
+  TransactionService& service(uint32_t node) { return *services_.at(node - 1); }
+  node::EmbeddedCluster& cluster() { return *cluster_; }
+  int size() const { return static_cast<int>(services_.size()); }
+
+  // Waits until no participant keeps a record and no coordinator owes a truncation (DeadlineExceeded).
+  absl::Status WaitForQuiescence(absl::Duration timeout = absl::Seconds(20));
+  // Every data region's backups are byte-identical to the region (call after WaitForQuiescence).
+  absl::Status CheckReplicasIdentical();
+
+ private:
+  std::unique_ptr<node::EmbeddedCluster> cluster_;
+  std::vector<std::unique_ptr<TransactionService>> services_;
+};
+
+// 8-byte little-endian integers, the payload of the workloads' counters and balances.
+std::string EncodeInt(int64_t value);
+absl::StatusOr<int64_t> DecodeInt(std::string_view bytes);
+
+}  // namespace fathom::txn::testing
+
+#endif  // FATHOM_TXN_TESTING_TXN_CLUSTER_H_

@@ -1,0 +1,84 @@
+// Transaction: the blocking API, each call run on the transaction's node thread.
+#include "absl/strings/str_cat.h"
+#include "txn/shared.h"
+#include "txn/txn.h"
+
+namespace fathom::txn {
+
+Transaction::Transaction(std::shared_ptr<Shared> shared, int thread)
+    : shared_(std::move(shared)), thread_(thread), state_(std::make_shared<TxState>()) {
+  state_->thread = thread;
+}
+
+Transaction::~Transaction() {
+  if (state_ != nullptr && !state_->finished) Abort();
+}
+
+bool Transaction::finished() const { return state_ == nullptr || state_->finished; }
+
+template <typename T>
+absl::StatusOr<T> Transaction::OnThread(
+    absl::AnyInvocable<void(TxnThread&, std::function<void(absl::StatusOr<T>)>)> start) {
+  TxnThread* t = shared_->threads[thread_].get();
+  // Long enough for a commit whose every RPC times out.
+  const absl::Duration timeout = shared_->options.rpc_timeout * 2 + absl::Seconds(5);
+  return t->thread().StartAndWait<T>(
+      [t, start = std::move(start)](std::function<void(absl::StatusOr<T>)> done) mutable { start(*t, done); },
+      timeout);
+}
+
+absl::StatusOr<std::string> Transaction::Read(const object::ObjectRef& ref) {
+  auto state = state_;
+  return OnThread<std::string>([state, ref](TxnThread& t, std::function<void(absl::StatusOr<std::string>)> done) {
+    // The callback keeps the state alive for as long as the read can touch it.
+    t.Read(*state, ref, [state, done](absl::StatusOr<std::string> r) { done(std::move(r)); });
+  });
+}
+
+absl::Status Transaction::Write(const object::ObjectRef& ref, std::string_view bytes) {
+  auto state = state_;
+  std::string copy(bytes);
+  return OnThread<bool>([state, ref, copy = std::move(copy)](TxnThread& t,
+                                                             std::function<void(absl::StatusOr<bool>)> done) {
+           absl::Status s = t.Write(*state, ref, copy);
+           done(s.ok() ? absl::StatusOr<bool>(true) : s);
+         })
+      .status();
+}
+
+absl::StatusOr<object::ObjectRef> Transaction::Alloc(uint32_t payload_capacity, AllocHint hint) {
+  auto state = state_;
+  const uint32_t node = hint.near != nullptr ? PrimaryOf(hint.near->address.region) : hint.node;
+  return OnThread<object::ObjectRef>(
+      [state, payload_capacity, node](TxnThread& t, std::function<void(absl::StatusOr<object::ObjectRef>)> done) {
+        t.Alloc(state, payload_capacity, node, done);
+      });
+}
+
+absl::Status Transaction::Free(const object::ObjectRef& ref) {
+  auto state = state_;
+  return OnThread<bool>([state, ref](TxnThread& t, std::function<void(absl::StatusOr<bool>)> done) {
+           absl::Status s = t.Free(*state, ref);
+           done(s.ok() ? absl::StatusOr<bool>(true) : s);
+         })
+      .status();
+}
+
+absl::Status Transaction::Commit() {
+  auto state = state_;
+  return OnThread<bool>([state](TxnThread& t, std::function<void(absl::StatusOr<bool>)> done) {
+           t.Commit(state, [done](absl::Status s) { done(s.ok() ? absl::StatusOr<bool>(true) : s); });
+         })
+      .status();
+}
+
+void Transaction::Abort() {
+  auto state = state_;
+  OnThread<bool>([state](TxnThread& t, std::function<void(absl::StatusOr<bool>)> done) {
+    t.Abort(*state);
+    done(true);
+  }).IgnoreError();
+  state_->finished = true;
+}
+
+}  // namespace fathom::txn

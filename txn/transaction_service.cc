@@ -1,0 +1,110 @@
+// TransactionService: attaching the layer to a node, configuration, counters.
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "txn/shared.h"
+#include "txn/txn.h"
+
+namespace fathom::txn {
+
+absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(node::Node* node, TxnOptions options) {
+  if (options.backups < 0) return absl::InvalidArgumentError("backups must not be negative");
+  auto shared = std::make_shared<Transaction::Shared>(node, options);
+  std::vector<uint32_t> members = node->connected_peers();
+  members.push_back(node->id());
+  shared->replicas.Set(1, members);
+  for (int i = 0; i < node->threads(); ++i) {
+    auto thread = node->Thread(i);
+    if (!thread.ok()) return thread.status();
+    node::NodeThread* t = *thread;
+    shared->threads.push_back(std::make_unique<TxnThread>(t, node->id(), &shared->replicas, &shared->backups,
+                                                          options, node->options().clock));
+    TxnThread* txn_thread = shared->threads.back().get();
+    absl::Status installed = t->RunAndWait(
+        [t, txn_thread, shared]() -> absl::Status {
+          if (absl::Status s = txn_thread->Install(); !s.ok()) return s;
+          // The node thread keeps the layer alive until it stops (its handlers point into it).
+          t->AddPoller([shared] { return size_t{0}; });
+          return absl::OkStatus();
+        },
+        node->options().call_timeout);
+    if (!installed.ok()) {
+      return absl::Status(installed.code(), absl::StrCat("attaching transactions to thread ", i, ": ",
+                                                         installed.message()));
+    }
+  }
+  return std::unique_ptr<TransactionService>(new TransactionService(std::move(shared)));
+}
+
+TransactionService::~TransactionService() = default;
+
+Transaction TransactionService::Begin() {
+  const int n = static_cast<int>(shared_->threads.size());
+  return Begin(static_cast<int>(shared_->next_thread.fetch_add(1, std::memory_order_relaxed) % n));
+}
+
+Transaction TransactionService::Begin(int thread) { return Transaction(shared_, thread); }
+
+void TransactionService::SetConfiguration(uint64_t epoch, std::vector<uint32_t> members) {
+  shared_->replicas.Set(epoch, std::move(members));
+}
+
+const ReplicaMap& TransactionService::replicas() const { return shared_->replicas; }
+const BackupStore& TransactionService::backups() const { return shared_->backups; }
+int TransactionService::threads() const { return static_cast<int>(shared_->threads.size()); }
+node::Node& TransactionService::node() { return *shared_->node; }
+
+absl::Status TransactionService::Post(int thread, absl::AnyInvocable<void(TxnThread&)> task) {
+  if (thread < 0 || thread >= threads()) return absl::InvalidArgumentError(absl::StrCat("no thread ", thread));
+  TxnThread* t = shared_->threads[thread].get();
+  if (!t->thread().Post([t, task = std::move(task)]() mutable { task(*t); })) {
+    return absl::UnavailableError("the node is stopped");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TxnStats> TransactionService::Stats() {
+  TxnStats total;
+  for (auto& t : shared_->threads) {
+    TxnThread* thread = t.get();
+    absl::Status s = thread->thread().RunAndWait(
+        [thread, &total]() -> absl::Status {
+          const CoordinatorStats& c = thread->stats();
+          CoordinatorStats& tc = total.coordinator;
+          tc.started += c.started;
+          tc.committed += c.committed;
+          tc.read_only_committed += c.read_only_committed;
+          tc.aborted += c.aborted;
+          tc.failed += c.failed;
+          tc.lock_messages += c.lock_messages;
+          tc.validate_reads += c.validate_reads;
+          tc.commit_backup_messages += c.commit_backup_messages;
+          tc.commit_primary_messages += c.commit_primary_messages;
+          tc.abort_messages += c.abort_messages;
+          tc.execution_reads += c.execution_reads;
+          tc.local_reads += c.local_reads;
+          tc.local_read_retries += c.local_read_retries;
+          const ParticipantStats& p = thread->participant().stats();
+          ParticipantStats& tp = total.participant;
+          tp.locks_granted += p.locks_granted;
+          tp.locks_refused += p.locks_refused;
+          tp.commits_installed += p.commits_installed;
+          tp.aborts += p.aborts;
+          tp.backup_records += p.backup_records;
+          tp.backup_objects_applied += p.backup_objects_applied;
+          tp.backup_objects_skipped += p.backup_objects_skipped;
+          tp.truncated += p.truncated;
+          tp.rejected += p.rejected;
+          tp.errors += p.errors;
+          total.log_entries += thread->participant().log_entries();
+          total.truncations_owed += thread->truncator().pending();
+          total.reserved_slots += thread->participant().reserved();
+          return absl::OkStatus();
+        },
+        shared_->node->options().call_timeout);
+    if (!s.ok()) return s;
+  }
+  return total;
+}
+
+}  // namespace fathom::txn

@@ -1,0 +1,144 @@
+// Fathom transactions: strictly serializable, replicated transactions over the cluster's shared objects,
+// with FaRM's commit protocol (commit.h). The blocking API below is for application threads; code running
+// on node threads uses the asynchronous TxnThread (txn_thread.h) through TransactionService::Post.
+//
+//   ASSIGN_OR_RETURN(std::unique_ptr<txn::TransactionService> txns, txn::TransactionService::Attach(node));
+//   // A transfer between two accounts (8-byte balances), retried on conflicts:
+//   RETURN_IF_ERROR(txn::RunTransaction(*txns, [&](txn::Transaction& tx) -> absl::Status {
+//     ASSIGN_OR_RETURN(std::string from_bytes, tx.Read(from));      // one-sided read, version recorded
+//     ASSIGN_OR_RETURN(std::string to_bytes, tx.Read(to));
+//     int64_t a = Decode(from_bytes), b = Decode(to_bytes);
+//     if (a < amount) return absl::FailedPreconditionError("insufficient funds");  // not retried
+//     RETURN_IF_ERROR(tx.Write(from, Encode(a - amount)));           // buffered until commit
+//     RETURN_IF_ERROR(tx.Write(to, Encode(b + amount)));
+//     return absl::OkStatus();                                       // RunTransaction commits
+//   }));
+//   // New objects, placed on a node or next to another object, exist once the transaction commits:
+//   txn::Transaction tx = txns->Begin();
+//   ASSIGN_OR_RETURN(object::ObjectRef account, tx.Alloc(8, {.node = 2}));
+//   RETURN_IF_ERROR(tx.Write(account, Encode(100)));
+//   RETURN_IF_ERROR(tx.Commit());   // OK, Aborted (conflict: retry), Unavailable, InvalidArgument
+//
+// Every region has a primary (the node that owns it) and TxnOptions::backups backups on the next members
+// in id order (replica_map.h). Commit returns OK once the writes are in the memory of all f+1 replicas
+// and at least one primary has been told to install them.
+#ifndef FATHOM_TXN_TXN_H_
+#define FATHOM_TXN_TXN_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "platform/node/node.h"
+#include "platform/object/object_layout.h"
+#include "txn/backup_store.h"
+#include "txn/participant.h"
+#include "txn/txn_options.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::txn {
+
+struct TxnStats {
+  CoordinatorStats coordinator;  // summed over threads
+  ParticipantStats participant;
+  size_t log_entries = 0;         // records kept by participants, not yet truncated
+  size_t truncations_owed = 0;    // ids coordinators still owe to replicas
+  size_t reserved_slots = 0;
+};
+
+// Where Alloc puts a new object: on `node`, or (if set) on the node of `near`; else on the transaction's own.
+struct AllocHint {
+  uint32_t node = 0;
+  const object::ObjectRef* near = nullptr;
+};
+
+class TransactionService;
+
+// One transaction, run by one node thread on behalf of the calling (application) thread. Not thread-safe;
+// never call it from a node thread. Destroying an unfinished transaction aborts it.
+class Transaction {
+ public:
+  Transaction(Transaction&&) = default;
+  Transaction& operator=(Transaction&&) = default;
+  ~Transaction();
+
+  // The object's payload (this transaction's own write if it wrote it). Aborted on a conflict seen early
+  // (the object stayed locked, or changed between two reads); NotFound/FailedPrecondition for a stale
+  // reference (the slot was freed or reused).
+  absl::StatusOr<std::string> Read(const object::ObjectRef& ref);
+  // Buffers a new payload. InvalidArgument if it does not fit the object.
+  absl::Status Write(const object::ObjectRef& ref, std::string_view bytes);
+  // A new object with room for `payload_capacity` bytes; it exists for others once the transaction commits.
+  absl::StatusOr<object::ObjectRef> Alloc(uint32_t payload_capacity, AllocHint hint = {});
+  absl::Status Free(const object::ObjectRef& ref);
+  // Runs the commit protocol. After Commit (whatever it returns) the transaction is finished.
+  absl::Status Commit();
+  void Abort();
+  bool finished() const;
+
+ private:
+  friend class TransactionService;
+  struct Shared;
+  Transaction(std::shared_ptr<Shared> shared, int thread);
+  template <typename T>
+  absl::StatusOr<T> OnThread(absl::AnyInvocable<void(TxnThread&, std::function<void(absl::StatusOr<T>)>)> start);
+
+  std::shared_ptr<Shared> shared_;
+  int thread_ = 0;
+  std::shared_ptr<TxState> state_;
+};
+
+class TransactionService {
+ public:
+  // Installs the transaction layer on every thread of `node` (handlers, truncation). Every node of the
+  // cluster must attach before transactions run. The membership starts as this node and its connected
+  // peers, epoch 1; SetConfiguration replaces it.
+  static absl::StatusOr<std::unique_ptr<TransactionService>> Attach(node::Node* node, TxnOptions options = {});
+  // The node's threads keep what they need; stop the node to tear the layer down.
+  ~TransactionService();
+
+  // A transaction on the next node thread (round robin), or on `thread`.
+  Transaction Begin();
+  Transaction Begin(int thread);
+
+  // The configuration transactions run in (ids carry its epoch; regions' backups follow its members).
+  void SetConfiguration(uint64_t epoch, std::vector<uint32_t> members);
+  const ReplicaMap& replicas() const;
+  // This node's copies of the regions it backs up.
+  const BackupStore& backups() const;
+  // Counters summed over the threads (taken on each thread).
+  absl::StatusOr<TxnStats> Stats();
+
+  // Runs `task` on node thread `thread` with its transaction layer (the asynchronous API). Does not wait.
+  absl::Status Post(int thread, absl::AnyInvocable<void(TxnThread&)> task);
+  int threads() const;
+  node::Node& node();
+
+ private:
+  explicit TransactionService(std::shared_ptr<Transaction::Shared> shared) : shared_(std::move(shared)) {}
+  std::shared_ptr<Transaction::Shared> shared_;
+};
+
+struct RetryOptions {
+  int max_attempts = 64;
+  absl::Duration initial_backoff = absl::Microseconds(20);
+  absl::Duration max_backoff = absl::Milliseconds(20);
+  uint64_t seed = 1;  // jitter
+  std::function<void(absl::Duration)> sleep;  // absl::SleepFor when empty
+};
+
+// Runs `body` in a new transaction and commits it, again (after a jittered, doubling backoff) whenever the
+// body or the commit says Aborted, up to max_attempts (then Aborted). Any other error from the body aborts
+// the transaction and is returned as is.
+absl::Status RunTransaction(TransactionService& service, absl::FunctionRef<absl::Status(Transaction&)> body,
+                            const RetryOptions& options = {});
+
+}  // namespace fathom::txn
+
+#endif  // FATHOM_TXN_TXN_H_

@@ -1,0 +1,303 @@
+#include "txn/txn_thread.h"
+
+#include "absl/strings/str_cat.h"
+#include "platform/object/object_codec.h"
+#include "txn/commit.h"
+
+namespace fathom::txn {
+namespace {
+
+std::string ToString(std::span<const std::byte> bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+uint32_t OwnerOf(const object::ObjectRef& ref) { return PrimaryOf(ref.address.region); }
+
+absl::Status CheckRef(const object::ObjectRef& ref) {
+  if (ref.capacity < 64 || ref.capacity % 64 != 0 || ref.address.offset % 64 != 0 || OwnerOf(ref) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ref.address.ToString(), " with capacity ", ref.capacity, " is not an object reference"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+TxnThread::TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* replicas, BackupStore* backups,
+                     const TxnOptions& options, const Clock* clock)
+    : thread_(thread),
+      node_id_(node_id),
+      replicas_(replicas),
+      options_(options),
+      clock_(clock),
+      participant_(&thread->store(), &thread->allocator(), backups,
+                   [this](uint32_t region) { return RegionBytes(region); }),
+      truncator_(options.truncate_delay, options.truncate_batch) {}
+
+absl::Status TxnThread::Install() {
+  msg::Messenger& m = thread_->messenger();
+  for (msg::MessageType type : {kLockMessage, kCommitBackupMessage, kCommitPrimaryMessage, kAbortMessage,
+                                kTruncateMessage}) {
+    if (absl::Status s = m.Register(type, [this](const msg::Message& message, std::string* reply) {
+          return OnRecord(message, reply);
+        });
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = m.Register(kAllocMessage, [this](const msg::Message& message, std::string* reply) {
+        return OnAlloc(message, reply);
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = m.Register(kReleaseMessage,
+                                  [this](const msg::Message& message, std::string*) { return OnRelease(message); });
+      !s.ok()) {
+    return s;
+  }
+  thread_->AddPoller([this] {
+    return truncator_.Poll(thread_->messenger(), TxnId{replicas_->epoch(), node_id_, index(), 0}, clock_->Now());
+  });
+  return absl::OkStatus();
+}
+
+uint64_t TxnThread::RegionBytes(uint32_t region) {
+  node::PeerConnection* primary = thread_->peer(PrimaryOf(region));
+  if (primary == nullptr) return 0;
+  auto it = primary->regions.find(region);
+  return it == primary->regions.end() ? 0 : it->second.length;
+}
+
+TxnId TxnThread::NextId() { return TxnId{replicas_->epoch(), node_id_, index(), next_counter_++}; }
+
+std::shared_ptr<TxState> TxnThread::Begin() {
+  auto tx = std::make_shared<TxState>();
+  tx->thread = thread_->index();
+  return tx;
+}
+
+absl::Status TxnThread::NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version) {
+  auto [it, inserted] = tx.reads.try_emplace(ref.address.raw(), ReadEntry{ref, version});
+  if (!inserted && it->second.version != version) {
+    return absl::AbortedError(absl::StrCat(ref.address.ToString(), " changed between two reads of the transaction"));
+  }
+  return absl::OkStatus();
+}
+
+void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback done) {
+  if (tx.finished) return done(absl::FailedPreconditionError("the transaction is finished"));
+  if (absl::Status s = CheckRef(ref); !s.ok()) return done(s);
+  if (auto w = tx.writes.find(ref.address.raw()); w != tx.writes.end()) {
+    if (!(w->second.ref == ref)) return done(absl::InvalidArgumentError("two references to one slot"));
+    if (w->second.op == WriteOp::kFree) {
+      return done(absl::NotFoundError(absl::StrCat(ref.address.ToString(), " was freed by this transaction")));
+    }
+    return done(w->second.payload);
+  }
+  const uint32_t owner = OwnerOf(ref);
+  if (owner == node_id_) return ReadLocal(tx, ref, std::move(done));
+  node::PeerConnection* peer = thread_->peer(owner);
+  if (peer == nullptr) return done(absl::UnavailableError(absl::StrCat("not connected to node ", owner)));
+  auto region = peer->regions.find(ref.address.region);
+  if (region == peer->regions.end()) {
+    return done(absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", ref.address.region)));
+  }
+  ++stats_.execution_reads;
+  // The transaction state outlives the read: the caller keeps it until the callback has run.
+  absl::Status started = thread_->reader().ReadVersioned(
+      *peer->endpoint, region->second, ref, [this, &tx, ref, done](absl::StatusOr<object::VersionedObject> object) {
+        if (!object.ok()) {
+          // A reference whose object moved on is the application's to handle; a locked object that stays
+          // locked is a conflict.
+          done(absl::IsUnavailable(object.status()) ? absl::AbortedError(object.status().message())
+                                                    : object.status());
+          return;
+        }
+        if (absl::Status s = NoteRead(tx, ref, object->header.version()); !s.ok()) return done(s);
+        done(ToString(object->payload));
+      });
+  if (!started.ok()) done(started);
+}
+
+void TxnThread::ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallback done) {
+  ++stats_.local_reads;
+  ReadLocalAttempt(tx, ref, std::move(done), clock_->Now() + options_.locked_read_timeout);
+}
+
+void TxnThread::ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, ReadCallback done, absl::Time give_up) {
+  auto object = thread_->store().Resolve(ref);
+  if (!object.ok()) return done(absl::InvalidArgumentError(object.status().message()));
+  if (local_buffer_.size() < ref.capacity) local_buffer_.resize(ref.capacity);
+  std::span<std::byte> copy(local_buffer_.data(), ref.capacity);
+  object->CopyTo(copy);
+  object::ObjectCheck check = object::CheckObjectCopy(copy, ref);
+  if (check.verdict == object::Verdict::kValid) {
+    if (absl::Status s = NoteRead(tx, ref, check.header.version()); !s.ok()) return done(s);
+    return done(ToString(check.payload));
+  }
+  if (!object::IsRetryable(check.verdict)) return done(object::VerdictStatus(check.verdict, ref));
+  if (clock_->Now() >= give_up) {
+    return done(absl::AbortedError(absl::StrCat(ref.address.ToString(), " stayed locked")));
+  }
+  // The lock holder may need this very thread (its COMMIT-PRIMARY may be waiting in our ring): look again
+  // after the loop has polled.
+  ++stats_.local_read_retries;
+  thread_->Post([this, &tx, ref, done = std::move(done), give_up]() mutable {
+    ReadLocalAttempt(tx, ref, std::move(done), give_up);
+  });
+}
+
+absl::Status TxnThread::Write(TxState& tx, const object::ObjectRef& ref, std::string_view bytes) {
+  if (tx.finished) return absl::FailedPreconditionError("the transaction is finished");
+  if (absl::Status s = CheckRef(ref); !s.ok()) return s;
+  if (bytes.size() > ref.payload_capacity()) {
+    return absl::InvalidArgumentError(absl::StrCat(bytes.size(), " bytes do not fit in ", ref.address.ToString(),
+                                                   ", which holds ", ref.payload_capacity()));
+  }
+  auto [it, inserted] = tx.writes.try_emplace(ref.address.raw(), BufferedWrite{ref, WriteOp::kWrite, {}});
+  if (!(it->second.ref == ref)) return absl::InvalidArgumentError("two references to one slot");
+  if (it->second.op == WriteOp::kFree) {
+    return absl::NotFoundError(absl::StrCat(ref.address.ToString(), " was freed by this transaction"));
+  }
+  it->second.payload.assign(bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status TxnThread::Free(TxState& tx, const object::ObjectRef& ref) {
+  if (tx.finished) return absl::FailedPreconditionError("the transaction is finished");
+  if (absl::Status s = CheckRef(ref); !s.ok()) return s;
+  auto it = tx.writes.find(ref.address.raw());
+  if (it != tx.writes.end() && it->second.op == WriteOp::kAlloc) {
+    // Allocated and freed by the same transaction: it never existed.
+    for (size_t i = 0; i < tx.reserved.size(); ++i) {
+      if (tx.reserved[i] == ref) {
+        ReleaseReserved(ref);
+        tx.reserved.erase(tx.reserved.begin() + i);
+        break;
+      }
+    }
+    tx.writes.erase(it);
+    return absl::OkStatus();
+  }
+  if (it != tx.writes.end() && it->second.op == WriteOp::kFree) {
+    return absl::NotFoundError(absl::StrCat(ref.address.ToString(), " was freed by this transaction"));
+  }
+  tx.writes[ref.address.raw()] = BufferedWrite{ref, WriteOp::kFree, {}};
+  return absl::OkStatus();
+}
+
+void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, uint32_t node, RefCallback done) {
+  if (tx->finished) return done(absl::FailedPreconditionError("the transaction is finished"));
+  if (payload_capacity == 0 || payload_capacity > memory::kMaxSlotBytes - object::kHeaderBytes) {
+    return done(absl::InvalidArgumentError(absl::StrCat("cannot allocate ", payload_capacity, " bytes")));
+  }
+  if (node == 0) node = node_id_;
+  auto note = [tx](const object::ObjectRef& ref) {
+    tx->reserved.push_back(ref);
+    tx->writes[ref.address.raw()] = BufferedWrite{ref, WriteOp::kAlloc, {}};
+  };
+  if (node == node_id_) {
+    auto ref = participant_.Reserve(payload_capacity);
+    if (ref.ok()) note(*ref);
+    return done(ref);
+  }
+  absl::Status posted = thread_->messenger().Call(
+      node, kAllocMessage, EncodeAllocRequest(payload_capacity), options_.rpc_timeout,
+      [note, done](absl::StatusOr<std::string_view> reply) {
+        if (!reply.ok()) return done(reply.status());
+        auto ref = DecodeRef(*reply);
+        if (ref.ok()) note(*ref);
+        done(ref);
+      });
+  if (!posted.ok()) done(posted);
+}
+
+void TxnThread::ReleaseReserved(const object::ObjectRef& ref) {
+  const uint32_t owner = OwnerOf(ref);
+  if (owner == node_id_) {
+    participant_.Release(ref).IgnoreError();  // only fails for a slot that is not reserved: nothing to undo
+    return;
+  }
+  // Best effort: if the owner is unreachable, its slot stays reserved until it restarts.
+  thread_->messenger().Send(owner, kReleaseMessage, EncodeRef(ref)).IgnoreError();
+}
+
+void TxnThread::Abort(TxState& tx) {
+  if (tx.finished) return;
+  tx.finished = true;
+  ReleaseReservations(tx);
+}
+
+void TxnThread::ReleaseReservations(TxState& tx) {
+  for (const object::ObjectRef& ref : tx.reserved) ReleaseReserved(ref);
+  tx.reserved.clear();
+}
+
+void TxnThread::Commit(std::shared_ptr<TxState> tx, DoneCallback done) {
+  if (tx->finished) return done(absl::FailedPreconditionError("the transaction is finished"));
+  tx->finished = true;
+  ++stats_.started;
+  CommitOperation::Start(*this, std::move(tx), std::move(done));
+}
+
+absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply) {
+  auto record = DecodeRecord(message.payload);
+  if (!record.ok()) return record.status();
+  // A coordinator speaks only for itself, from the thread whose ring this is.
+  if (record->id.node != message.peer || record->id.thread != index()) {
+    return absl::InvalidArgumentError(absl::StrCat(record->id.ToString(), " arrived from node ", message.peer,
+                                                   " on thread ", index()));
+  }
+  const RecordKind expected = message.type == kLockMessage           ? RecordKind::kLock
+                              : message.type == kCommitBackupMessage ? RecordKind::kCommitBackup
+                              : message.type == kCommitPrimaryMessage ? RecordKind::kCommitPrimary
+                              : message.type == kAbortMessage        ? RecordKind::kAbort
+                                                                     : RecordKind::kTruncate;
+  if (record->kind != expected) return absl::InvalidArgumentError("record kind does not match the message type");
+  if ((reply != nullptr) != (message.type == kLockMessage)) {
+    return absl::InvalidArgumentError("lock records are requests, the others one-way messages");
+  }
+  participant_.Truncate(record->id.node, record->id.thread, record->truncated);
+  switch (record->kind) {
+    case RecordKind::kLock: {
+      if (record->id.epoch != replicas_->epoch()) {
+        return absl::AbortedError(absl::StrCat(record->id.ToString(), " is from another configuration (now ",
+                                               replicas_->epoch(), ")"));
+      }
+      auto versions = participant_.Lock(*record);
+      if (!versions.ok()) return versions.status();
+      *reply = EncodeLockReply(*versions);
+      return absl::OkStatus();
+    }
+    case RecordKind::kCommitBackup:
+      return participant_.CommitBackup(std::move(*record));
+    case RecordKind::kCommitPrimary:
+      return participant_.CommitPrimary(record->id);
+    case RecordKind::kAbort:
+      participant_.Abort(record->id);
+      return absl::OkStatus();
+    case RecordKind::kTruncate:
+      return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply) {
+  if (reply == nullptr) return absl::InvalidArgumentError("an allocation must be a request");
+  auto capacity = DecodeAllocRequest(message.payload);
+  if (!capacity.ok()) return capacity.status();
+  auto ref = participant_.Reserve(*capacity);
+  if (!ref.ok()) return ref.status();
+  *reply = EncodeRef(*ref);
+  return absl::OkStatus();
+}
+
+absl::Status TxnThread::OnRelease(const msg::Message& message) {
+  auto ref = DecodeRef(message.payload);
+  if (!ref.ok()) return ref.status();
+  if (PrimaryOf(ref->address.region) != node_id_) return absl::InvalidArgumentError("release of another node's slot");
+  return participant_.Release(*ref);
+}
+
+}  // namespace fathom::txn

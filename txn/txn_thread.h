@@ -1,0 +1,111 @@
+// TxnThread: the transaction layer on one node thread. It coordinates the transactions that run on the
+// thread (execution reads, allocation, the commit protocol: commit.h) and is a participant in other
+// coordinators' commits (participant.h) through the handlers it registers on the thread's messenger.
+//
+// Everything here runs on the node thread; callbacks run there too (inside the thread's event loop). This
+// is the asynchronous API the layers above use from node threads (the KV layer, benchmarks); txn.h wraps
+// it in a blocking API for application threads.
+#ifndef FATHOM_TXN_TXN_THREAD_H_
+#define FATHOM_TXN_TXN_THREAD_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "platform/base/clock.h"
+#include "platform/node/node_thread.h"
+#include "txn/backup_store.h"
+#include "txn/participant.h"
+#include "txn/replica_map.h"
+#include "txn/truncator.h"
+#include "txn/tx_state.h"
+#include "txn/txn_options.h"
+
+namespace fathom::txn {
+
+struct CoordinatorStats {
+  uint64_t started = 0;
+  uint64_t committed = 0;
+  uint64_t read_only_committed = 0;
+  uint64_t aborted = 0;       // conflicts (Aborted)
+  uint64_t failed = 0;        // Unavailable, InvalidArgument, ...
+  uint64_t lock_messages = 0;
+  uint64_t validate_reads = 0;
+  uint64_t commit_backup_messages = 0;
+  uint64_t commit_primary_messages = 0;
+  uint64_t abort_messages = 0;
+  uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
+  uint64_t local_reads = 0;
+  uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
+};
+
+using ReadCallback = std::function<void(absl::StatusOr<std::string>)>;
+using RefCallback = std::function<void(absl::StatusOr<object::ObjectRef>)>;
+using DoneCallback = std::function<void(absl::Status)>;
+
+class TxnThread {
+ public:
+  TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* replicas, BackupStore* backups,
+            const TxnOptions& options, const Clock* clock);
+
+  // Registers the participant's handlers and the truncation poller on the thread. Call once, on it.
+  absl::Status Install();
+
+  std::shared_ptr<TxState> Begin();
+  // Execution. Reads see the transaction's own writes; objects are read with one-sided reads (local ones
+  // with the same check), and the version read joins the read set.
+  void Read(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
+  absl::Status Write(TxState& tx, const object::ObjectRef& ref, std::string_view bytes);
+  // A new object of `payload_capacity` bytes on `node` (0: this node), live once the transaction commits.
+  void Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, uint32_t node, RefCallback done);
+  absl::Status Free(TxState& tx, const object::ObjectRef& ref);
+  // The commit protocol (commit.h). OK, Aborted (conflict: retry), Unavailable (a replica is unreachable
+  // or the outcome is unknown), InvalidArgument.
+  void Commit(std::shared_ptr<TxState> tx, DoneCallback done);
+  // Gives back what the transaction reserved; no messages to primaries are needed (nothing is locked).
+  void Abort(TxState& tx);
+  // Gives back the slots `tx` reserved (after an abort).
+  void ReleaseReservations(TxState& tx);
+
+  // For the commit protocol.
+  node::NodeThread& thread() { return *thread_; }
+  msg::Messenger& messenger() { return thread_->messenger(); }
+  Participant& participant() { return participant_; }
+  Truncator& truncator() { return truncator_; }
+  ReplicaMap& replicas() { return *replicas_; }
+  const TxnOptions& options() const { return options_; }
+  const Clock& clock() const { return *clock_; }
+  uint32_t node_id() const { return node_id_; }
+  uint16_t index() const { return static_cast<uint16_t>(thread_->index()); }
+  TxnId NextId();
+  CoordinatorStats& stats() { return stats_; }
+
+ private:
+  // The participant's handlers.
+  absl::Status OnRecord(const msg::Message& message, std::string* reply);
+  absl::Status OnAlloc(const msg::Message& message, std::string* reply);
+  absl::Status OnRelease(const msg::Message& message);
+  uint64_t RegionBytes(uint32_t region);
+  void ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
+  void ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, ReadCallback done, absl::Time give_up);
+  void ReleaseReserved(const object::ObjectRef& ref);
+  // Records the version read; Aborted if the transaction read another version of the object before.
+  absl::Status NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version);
+
+  node::NodeThread* thread_;
+  const uint32_t node_id_;
+  ReplicaMap* replicas_;
+  const TxnOptions options_;
+  const Clock* clock_;
+  Participant participant_;
+  Truncator truncator_;
+  uint64_t next_counter_ = 1;
+  CoordinatorStats stats_;
+  std::vector<std::byte> local_buffer_;
+};
+
+}  // namespace fathom::txn
+
+#endif  // FATHOM_TXN_TXN_THREAD_H_
