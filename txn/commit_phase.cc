@@ -13,13 +13,13 @@ void CommitOperation::CommitBackups() {
   if (outstanding_ == 0) return CommitPrimaries();
   auto self = shared_from_this();
   for (Replica& b : backups_) {
-    ++thread_.stats().commit_backup_messages;
     Record record = RecordFor(RecordKind::kCommitBackup, b, true);
     b.sent = true;
     if (b.local) {
       OnBackupWritten(thread_.participant().CommitBackup(std::move(record)));
       continue;
     }
+    ++thread_.stats().commit_backup_messages;
     msg::SendOptions options;
     options.set_aside = &b.set_aside;
     options.on_written = [self](absl::Status s) { self->OnBackupWritten(s); };
@@ -47,11 +47,11 @@ void CommitOperation::CommitPrimaries() {
   first_error_ = absl::OkStatus();
   auto self = shared_from_this();
   for (Replica& p : primaries_) {
-    ++thread_.stats().commit_primary_messages;
     if (p.local) {
       OnPrimaryWritten(thread_.participant().CommitPrimary(id_));
       continue;
     }
+    ++thread_.stats().commit_primary_messages;
     msg::SendOptions options;
     options.set_aside = &p.set_aside;
     options.on_written = [self](absl::Status s) { self->OnPrimaryWritten(s); };
@@ -100,12 +100,12 @@ void CommitOperation::AbortAll(absl::Status why) {
   // was set aside before LOCK, so these never fail for lack of space.
   for (Replica& p : primaries_) {
     if (!p.sent || p.refused) continue;
-    ++thread_.stats().abort_messages;
     Record record = RecordFor(RecordKind::kAbort, p, false);
     if (p.local) {
       thread_.participant().Abort(id_);
       continue;
     }
+    ++thread_.stats().abort_messages;
     msg::SendOptions options;
     options.set_aside = &p.set_aside;
     thread_.messenger().Send(p.node, kAbortMessage, EncodeRecord(record), std::move(options)).IgnoreError();

@@ -49,6 +49,7 @@ absl::Status CommitOperation::Plan() {
   for (const auto& [address, read] : tx_->reads) {
     if (!tx_->writes.contains(address)) to_validate_.push_back(read);
   }
+  thread_.stats().write_primaries += primaries_.size();
   return absl::OkStatus();
 }
 

@@ -76,7 +76,9 @@ absl::StatusOr<TxnStats> TransactionService::Stats() {
           tc.read_only_committed += c.read_only_committed;
           tc.aborted += c.aborted;
           tc.failed += c.failed;
+          tc.write_primaries += c.write_primaries;
           tc.lock_messages += c.lock_messages;
+          tc.truncate_messages += c.truncate_messages;
           tc.validate_reads += c.validate_reads;
           tc.commit_backup_messages += c.commit_backup_messages;
           tc.commit_primary_messages += c.commit_primary_messages;

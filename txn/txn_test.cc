@@ -12,14 +12,15 @@
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/sim/test_seed.h"
 #include "txn/testing/txn_cluster.h"
+#include "txn/workloads/integers.h"
 
 namespace fathom::txn {
 namespace {
 
 using object::ObjectRef;
-using testing::DecodeInt;
-using testing::EncodeInt;
 using testing::TxnCluster;
+using workloads::DecodeInt;
+using workloads::EncodeInt;
 
 enum class Fabric { kShm, kSim };
 

@@ -57,7 +57,10 @@ absl::Status TxnThread::Install() {
     return s;
   }
   thread_->AddPoller([this] {
-    return truncator_.Poll(thread_->messenger(), TxnId{replicas_->epoch(), node_id_, index(), 0}, clock_->Now());
+    const size_t sent =
+        truncator_.Poll(thread_->messenger(), TxnId{replicas_->epoch(), node_id_, index(), 0}, clock_->Now());
+    stats_.truncate_messages += sent;
+    return sent;
   });
   return absl::OkStatus();
 }

@@ -31,11 +31,15 @@ struct CoordinatorStats {
   uint64_t read_only_committed = 0;
   uint64_t aborted = 0;       // conflicts (Aborted)
   uint64_t failed = 0;        // Unavailable, InvalidArgument, ...
-  uint64_t lock_messages = 0;
-  uint64_t validate_reads = 0;
+  // What commits cost. Messages count only those to other nodes (records for this node's own participant
+  // are handed over directly); write_primaries counts every primary of written objects (FaRM's Pw).
+  uint64_t write_primaries = 0;
+  uint64_t lock_messages = 0;      // each answered by a reply
+  uint64_t validate_reads = 0;     // one-sided (local ones included)
   uint64_t commit_backup_messages = 0;
   uint64_t commit_primary_messages = 0;
   uint64_t abort_messages = 0;
+  uint64_t truncate_messages = 0;  // TRUNCATE records of their own (the rest ride on other records)
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn

@@ -34,10 +34,6 @@ class TxnCluster {
   std::vector<std::unique_ptr<TransactionService>> services_;
 };
 
-// 8-byte little-endian integers, the payload of the workloads' counters and balances.
-std::string EncodeInt(int64_t value);
-absl::StatusOr<int64_t> DecodeInt(std::string_view bytes);
-
 }  // namespace fathom::txn::testing
 
 #endif  // FATHOM_TXN_TESTING_TXN_CLUSTER_H_
