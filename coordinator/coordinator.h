@@ -14,6 +14,7 @@
 //   auto sub = c->Subscribe([](const Configuration& config) { ApplyNewConfiguration(config); });
 //   ASSIGN_OR_RETURN(RegionAllocation region, c->AllocateRegion(64 << 20, /*replicas=*/3));
 //   c->ReportSuspect(2);                          // node 2 stopped answering
+//   c->RemoveExpiredMember(3, incarnation);       // the CM: node 3's lease ran out
 //   RETURN_IF_ERROR(c->Leave());
 #ifndef FATHOM_COORDINATOR_COORDINATOR_H_
 #define FATHOM_COORDINATOR_COORDINATOR_H_
@@ -82,6 +83,14 @@ class Coordinator {
   // session ended) is removed at once instead of when the watch fires; a live member stays (leases will
   // decide later). NotFound if it is not a member.
   virtual absl::Status ReportSuspect(uint32_t node_id) = 0;
+
+  // The configuration manager removes a member whose lease expired (platform/node/lease_agent.h): one
+  // change, conditional on the version read and made only while this node is the manager
+  // (FailedPrecondition otherwise). Unlike a plain Update it also drops the member's registration (its
+  // ephemeral znode), so the removal sticks although the member's process and session may still be alive:
+  // the member comes back only by joining again (Leave, then Join). NotFound if `node_id` is not a member
+  // with `incarnation` (removed already, or back as another incarnation).
+  virtual absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) = 0;
 
   virtual CoordinatorState state() const = 0;
   // Whether this node is the configuration manager right now.

@@ -114,6 +114,36 @@ void LocalCoordinationService::RemoveMember(uint32_t node_id) {
   });
 }
 
+absl::Status LocalCoordinationService::RemoveExpired(uint32_t manager, uint32_t node_id, uint64_t incarnation) {
+  // All under mu_ (the check, the registration, the commit): a removed member that sees the new
+  // configuration and joins again at once cannot have its new registration undone by this one.
+  MutexLock lock(&mu_);
+  if (config_.manager_id() != manager || Manager() != manager) {
+    return absl::FailedPreconditionError(absl::StrCat("node ", manager, " is not the configuration manager"));
+  }
+  const MemberInfo* member = FindMember(config_, node_id);
+  if (member == nullptr || member->incarnation() != incarnation) {
+    return absl::NotFoundError(absl::StrCat("node ", node_id, " incarnation ", incarnation, " is not a member"));
+  }
+  Configuration next = config_;
+  coordinator::RemoveMember(&next, node_id);
+  next.set_epoch(config_.epoch() + 1);
+  Canonicalize(&next);
+  if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
+  for (auto it = joined_.begin(); it != joined_.end(); ++it) {
+    if (it->first != node_id) continue;
+    LocalCoordinator* handle = it->second;
+    joined_.erase(it);
+    MutexLock handle_lock(&handle->mu_);  // order: service, then handle (no path takes them the other way)
+    handle->node_id_ = 0;                 // its Leave finds nothing to do; its Join registers afresh
+    break;
+  }
+  config_ = std::move(next);
+  ++commits_;
+  for (LocalCoordinator* h : handles_) h->subscribers_.Publish(config_);
+  return absl::OkStatus();
+}
+
 void LocalCoordinationService::Detach(LocalCoordinator* handle) {
   MutexLock lock(&mu_);
   handles_.erase(std::remove(handles_.begin(), handles_.end(), handle), handles_.end());
@@ -186,6 +216,17 @@ absl::Status LocalCoordinator::ReportSuspect(uint32_t node_id) {
   // is alive is not dead as far as the service can tell.
   if (!service_->IsLive(node_id)) service_->RemoveMember(node_id);
   return absl::OkStatus();
+}
+
+absl::Status LocalCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) {
+  uint32_t id;
+  {
+    MutexLock lock(&mu_);
+    id = node_id_;
+  }
+  if (id == 0) return absl::FailedPreconditionError("not joined");
+  if (id == node_id) return absl::InvalidArgumentError("the configuration manager cannot remove itself");
+  return service_->RemoveExpired(id, node_id, incarnation);
 }
 
 CoordinatorState LocalCoordinator::state() const { return CoordinatorState::kConnected; }

@@ -54,6 +54,8 @@ class LocalCoordinationService {
   absl::StatusOr<Configuration> Update(const Coordinator::Mutation& mutation);
   absl::Status AddMember(LocalCoordinator* handle, const MemberInfo& member);
   void RemoveMember(uint32_t node_id);
+  // RemoveExpiredMember on behalf of `manager`: the member's handle counts as not joined afterwards.
+  absl::Status RemoveExpired(uint32_t manager, uint32_t node_id, uint64_t incarnation);
   void Detach(LocalCoordinator* handle);
   bool IsLive(uint32_t node_id) const;
   uint32_t Manager() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -78,6 +80,7 @@ class LocalCoordinator final : public Coordinator {
   absl::StatusOr<Configuration> Update(const Mutation& mutation) override;
   absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) override;
   absl::Status ReportSuspect(uint32_t node_id) override;
+  absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) override;
   CoordinatorState state() const override;
   bool is_manager() const override;
 

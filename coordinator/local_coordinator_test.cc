@@ -191,3 +191,36 @@ TEST(LocalCoordinatorTest, UpdatesThatDoNotValidateAreRejected) {
 
 }  // namespace
 }  // namespace fathom::coordinator
+
+namespace fathom::coordinator {
+namespace {
+
+// The CM's removal of an expired member: only the CM, only that incarnation; the member's handle is no
+// longer joined (its Leave does nothing), and it comes back by joining again.
+TEST(LocalCoordinatorTest, AnExpiredMemberIsRemovedUntilItJoinsAgain) {
+  LocalCoordinationService service;
+  std::vector<std::unique_ptr<LocalCoordinator>> nodes;
+  for (uint32_t id : {1, 2, 3}) {
+    nodes.push_back(service.NewCoordinator());
+    MemberInfo m = Member(id);
+    m.set_incarnation(100 + id);
+    ASSERT_TRUE(nodes.back()->Join(m).ok());
+  }
+  const uint64_t epoch = service.configuration().epoch();
+  EXPECT_EQ(nodes[1]->RemoveExpiredMember(3, 103).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(nodes[0]->RemoveExpiredMember(3, 999).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(nodes[0]->RemoveExpiredMember(1, 101).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(nodes[0]->RemoveExpiredMember(3, 103).ok());
+  EXPECT_EQ(service.configuration().epoch(), epoch + 1);
+  EXPECT_EQ(Ids(service.configuration()), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(nodes[0]->RemoveExpiredMember(3, 103).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(nodes[2]->Leave().code(), absl::StatusCode::kFailedPrecondition);  // no longer joined
+  EXPECT_EQ(service.configuration().epoch(), epoch + 1);
+  MemberInfo again = Member(3);
+  again.set_incarnation(103);
+  ASSERT_TRUE(nodes[2]->Join(again).ok());
+  EXPECT_EQ(Ids(service.configuration()), (std::vector<uint32_t>{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace fathom::coordinator

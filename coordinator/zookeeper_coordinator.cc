@@ -690,6 +690,73 @@ absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id) {
   return absl::OkStatus();
 }
 
+absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) {
+  const std::string config_path = root_ + "/config";
+  const std::string member_path = absl::StrCat(root_, "/members/", node_id);
+  for (int attempt = 0; attempt < options_.max_update_attempts; ++attempt) {
+    HandleLease lease(this);
+    if (!lease.status().ok()) return lease.status();
+    std::string election;
+    uint32_t my_id;
+    {
+      MutexLock lock(&mu_);
+      if (!is_manager_ || !member_.has_value() || election_node_.empty()) {
+        return absl::FailedPreconditionError("not the configuration manager");
+      }
+      my_id = member_->node_id();
+      election = root_ + "/election/" + election_node_;
+    }
+    if (node_id == my_id) return absl::InvalidArgumentError("the configuration manager cannot remove itself");
+    int version = -1;
+    absl::StatusOr<std::optional<Configuration>> current = FetchConfig(lease.get(), &version, /*watch=*/false);
+    if (!current.ok()) return current.status();
+    const MemberInfo* member = current->has_value() ? FindMember(**current, node_id) : nullptr;
+    if (member == nullptr || member->incarnation() != incarnation) {
+      return absl::NotFoundError(absl::StrCat("node ", node_id, " incarnation ", incarnation, " is not a member"));
+    }
+    Configuration next = **current;
+    RemoveMember(&next, node_id);
+    next.set_manager_id(FindMember(next, my_id) != nullptr ? my_id : 0);
+    next.set_epoch(next.epoch() + 1);
+    Canonicalize(&next);
+    if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
+    // Its registration goes too, but only the one of this incarnation (a restarted process registered anew).
+    std::string data;
+    Stat stat{};
+    int rc = GetData(lease.get(), member_path, nullptr, nullptr, &data, &stat, 64 << 10);
+    MemberInfo registered;
+    const bool delete_znode = rc == ZOK && registered.ParseFromString(data) && registered.incarnation() == incarnation;
+    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("get ", member_path));
+    const std::string bytes = EncodeConfiguration(next);
+    zoo_op_t ops[3];
+    zoo_op_result_t results[3] = {};
+    int n = 0;
+    zoo_check_op_init(&ops[n++], election.c_str(), 0);
+    if (delete_znode) zoo_delete_op_init(&ops[n++], member_path.c_str(), stat.version);
+    const int set_index = n;
+    zoo_set_op_init(&ops[n++], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
+    rc = zoo_multi(lease.get(), n, ops, results);
+    if (rc == ZOK) {
+      fprintf(stderr, "coordinator %s: CM %u removed node %u (lease expired): %s\n", root_.c_str(), my_id, node_id,
+              Summary(next).c_str());
+      Accept(next);
+      return absl::OkStatus();
+    }
+    if (results[0].err == ZNONODE || results[0].err == ZBADVERSION) {
+      MutexLock lock(&mu_);
+      election_dirty_ = true;
+      is_manager_ = false;
+      Wake();
+      return absl::FailedPreconditionError("no longer the configuration manager");
+    }
+    // The configuration or the member znode changed meanwhile: read again.
+    if (rc == ZBADVERSION || rc == ZNONODE || results[set_index].err == ZBADVERSION) continue;
+    return ZooStatus(rc, absl::StrCat("remove node ", node_id));
+  }
+  return absl::AbortedError(absl::StrCat("removing node ", node_id, " lost ", options_.max_update_attempts,
+                                         " races in a row"));
+}
+
 CoordinatorState ZooKeeperCoordinator::state() const {
   MutexLock lock(&mu_);
   if (closed_) return CoordinatorState::kClosed;

@@ -5,6 +5,8 @@
 //   election/n_<seq>    ephemeral sequential, one per joined node: the lowest is the configuration manager
 //                       (CM); every other node watches its predecessor only
 //   config              the framed Configuration, changed only by a write conditional on its znode version
+// A member whose lease expired is removed by the CM together with its members/ znode (RemoveExpiredMember),
+// so Reconcile does not add it back while its session lives: it must join again.
 // The CM watches members/ and writes a new configuration (epoch + 1) when members join or leave; its
 // writes are one multi-op {check that its election znode still exists, set config at the version read},
 // so a CM that lost the election can never write. Every coordinator watches config and notifies its
@@ -71,6 +73,9 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::StatusOr<Configuration> Update(const Mutation& mutation) override;
   absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) override;
   absl::Status ReportSuspect(uint32_t node_id) override;
+  // One multi-op: {my election znode still exists, delete members/<id> if it holds `incarnation`, set
+  // config at the version read}; retried when the configuration changed meanwhile.
+  absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) override;
   CoordinatorState state() const override;
   bool is_manager() const override;
 

@@ -314,3 +314,40 @@ TEST(ZooKeeperCoordinatorStartTest, UnreachableZooKeeperIsAClearErrorInBoundedTi
 
 }  // namespace
 }  // namespace fathom::coordinator
+
+namespace fathom::coordinator {
+namespace {
+
+// The CM removes a member whose lease expired: the member's znode goes in the same multi-op, so the
+// removal sticks although the member's session is alive (Reconcile does not add it back); only the CM
+// may do it; the member comes back by joining again.
+TEST_F(ZooKeeperCoordinatorTest, AnExpiredMemberIsRemovedForGoodUntilItJoinsAgain) {
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}) && Manager() != nullptr; }));
+  ZooKeeperCoordinator* cm = Manager();
+  ASSERT_EQ(cm, nodes_[0].get());
+  const uint64_t epoch = cm->GetConfiguration()->epoch();
+  EXPECT_EQ(nodes_[1]->RemoveExpiredMember(3, 0).code(), absl::StatusCode::kFailedPrecondition);  // not the CM
+  EXPECT_EQ(cm->RemoveExpiredMember(3, 42).code(), absl::StatusCode::kNotFound);  // another incarnation
+  EXPECT_EQ(cm->RemoveExpiredMember(1, 0).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(cm->RemoveExpiredMember(3, 0).ok());
+  EXPECT_EQ(cm->GetConfiguration()->epoch(), epoch + 1);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2}); }));
+  EXPECT_EQ(cm->RemoveExpiredMember(3, 0).code(), absl::StatusCode::kNotFound);
+  // Node 3's session lives on, but its registration is gone: a reconcile (a suspect report makes the CM
+  // look at the members again) does not bring it back.
+  zhandle_t* raw = RawClient();
+  EXPECT_EQ(zoo_exists(raw, "/fathom/test/members/3", 0, nullptr), ZNONODE);
+  zookeeper_close(raw);
+  EXPECT_EQ(nodes_[2]->state(), CoordinatorState::kConnected);
+  EXPECT_EQ(cm->ReportSuspect(2).code(), absl::StatusCode::kOk);
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_TRUE(AllSee({1, 2}));
+  // Joining again (Leave, then Join) brings it back.
+  nodes_[2]->Leave().IgnoreError();
+  ASSERT_TRUE(nodes_[2]->Join(Member(3)).ok());
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+}
+
+}  // namespace
+}  // namespace fathom::coordinator

@@ -2,7 +2,7 @@
 # cluster.sh: a throwaway Fathom cluster on this machine — one ZooKeeper server and N fathomd processes.
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
-#                          [--threads=2] [--build]
+#                          [--threads=2] [--lease_period=2s] [--build]
 #   tools/cluster.sh stop DIR
 #
 # Run it from the repository root. `start` uses bazel-out's opt binaries of //platform/node:fathomd and
@@ -101,13 +101,14 @@ cmd_stop() {
 }
 
 cmd_start() {
-  local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 build=0 arg
+  local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s build=0 arg
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
       --transports=*) transports=${arg#*=} ;;
       --dir=*) dir=${arg#*=} ;;
       --cluster=*) cluster=${arg#*=} ;;
+      --lease_period=*) lease_period=${arg#*=} ;;
       --memory=*) memory=${arg#*=} ;;
       --threads=*) threads=${arg#*=} ;;
       --build) build=1 ;;
@@ -166,6 +167,7 @@ EOF
   for id in $(seq 1 "$nodes"); do
     setsid "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" --listen=127.0.0.1:0 \
       --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
+      --lease_period="$lease_period" \
       </dev/null >"$dir/node-$id.out" 2>"$dir/node-$id.log" &
     echo $! >"$dir/node-$id.pid"
   done

@@ -47,6 +47,16 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
     node.memory_bytes = options.memory_bytes;
     node.region_bytes = std::min<uint64_t>(options.memory_bytes, 64 << 20);
     if (options.customize) options.customize(node);
+    if (options.coordinated && options.lease_period > absl::ZeroDuration()) {
+      LeaseOptions lease;
+      lease.period = options.lease_period;
+      if (options.lease_clock != nullptr) {
+        lease.clock = options.lease_clock;
+        lease.background = false;
+      }
+      cluster->leases_.push_back(std::make_unique<LeaseAgent>(lease));
+      cluster->leases_.back()->InstallHandler(&node);
+    }
     auto started = Node::Start(node, std::move(fabric));
     if (!started.ok()) {
       return absl::Status(started.status().code(), absl::StrCat("node ", i, ": ", started.status().message()));
@@ -61,13 +71,15 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
                                              : coordinator::FABRIC_KIND_UCX_SHARED_MEMORY;
     for (int i = 1; i <= options.nodes; ++i) {
       cluster->coordinators_.push_back(cluster->coordination_->NewCoordinator());
-      if (absl::Status s = cluster->coordinators_.back()->Join(MemberInfoFor(cluster->node(i), options.memory_bytes, kind));
-          !s.ok()) {
-        return s;
+      cluster->members_.push_back(MemberInfoFor(cluster->node(i), options.memory_bytes, kind));
+      if (absl::Status s = cluster->coordinators_.back()->Join(cluster->members_.back()); !s.ok()) return s;
+      if (!cluster->leases_.empty()) {
+        if (absl::Status s = cluster->leases_.at(i - 1)->Start(&cluster->node(i), cluster->coordinator(i)); !s.ok()) {
+          return s;
+        }
       }
-      auto follower = MembershipFollower::Start(&cluster->node(i), cluster->coordinators_.back().get());
-      if (!follower.ok()) return follower.status();
-      cluster->followers_.push_back(std::move(*follower));
+      cluster->followers_.push_back(nullptr);
+      if (absl::Status s = cluster->ResumeMembership(i); !s.ok()) return s;
     }
     return cluster;
   }
@@ -83,7 +95,22 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
   return cluster;
 }
 
+void EmbeddedCluster::PauseMembership(uint32_t id) { followers_.at(id - 1).reset(); }
+
+absl::Status EmbeddedCluster::ResumeMembership(uint32_t id) {
+  MembershipOptions membership;
+  if (!leases_.empty()) {
+    membership.lease = leases_.at(id - 1).get();
+    membership.rejoin_as = members_.at(id - 1);
+  }
+  auto follower = MembershipFollower::Start(&node(id), coordinator(id), std::move(membership));
+  if (!follower.ok()) return follower.status();
+  followers_.at(id - 1) = std::move(*follower);
+  return absl::OkStatus();
+}
+
 EmbeddedCluster::~EmbeddedCluster() {
+  for (auto& lease : leases_) lease->Stop();  // their requests go through the nodes
   followers_.clear();  // no membership change while the nodes stop
   // Stop every node before destroying any, so no node talks to a destroyed one.
   for (auto& node : nodes_) node->Stop();

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "coordinator/local_coordinator.h"
 #include "platform/fabric/sim/sim_fabric.h"
+#include "platform/node/lease_agent.h"
 #include "platform/node/membership.h"
 #include "platform/node/node.h"
 
@@ -33,6 +34,11 @@ struct EmbeddedClusterOptions {
   // Membership from an in-process coordinator (LocalCoordinator): nodes register as members and follow the
   // configuration, as fathomd --zk does with ZooKeeper. Otherwise every pair is joined once at start.
   bool coordinated = false;
+  // Coordinated clusters: leases over the runtime (lease_agent.h) when positive. The CM removes a member
+  // whose lease expires and a removed node joins again by itself. Zero: no leases.
+  absl::Duration lease_period = absl::ZeroDuration();
+  // Set: the leases' time comes from it and no lease thread runs; the test calls lease(id)->Tick().
+  const Clock* lease_clock = nullptr;
   // Adjusts each node's options before it starts (after the cluster filled them in).
   std::function<void(NodeOptions&)> customize;
 };
@@ -50,6 +56,12 @@ class EmbeddedCluster {
   coordinator::LocalCoordinationService* coordination() { return coordination_.get(); }
   coordinator::Coordinator* coordinator(uint32_t id) { return coordinators_.empty() ? nullptr : coordinators_.at(id - 1).get(); }
   MembershipFollower* follower(uint32_t id) { return followers_.empty() ? nullptr : followers_.at(id - 1).get(); }
+  // Clusters with leases only (else null).
+  LeaseAgent* lease(uint32_t id) { return leases_.empty() ? nullptr : leases_.at(id - 1).get(); }
+  // Stops node `id` following the configuration (as if its process were stopped: nothing it holds
+  // changes), and starts it again. With a lease_clock, also stop calling lease(id)->Tick() meanwhile.
+  void PauseMembership(uint32_t id);
+  absl::Status ResumeMembership(uint32_t id);
   const std::string& token() const { return token_; }
 
  private:
@@ -57,6 +69,8 @@ class EmbeddedCluster {
   std::unique_ptr<fabric::sim::SimNetwork> network_;  // outlives the nodes (declared first)
   std::unique_ptr<coordinator::LocalCoordinationService> coordination_;
   std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
+  std::vector<std::unique_ptr<LeaseAgent>> leases_;  // outlive the nodes, whose handlers call them
+  std::vector<coordinator::MemberInfo> members_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<MembershipFollower>> followers_;  // stopped before the nodes
   std::string token_;

@@ -1,12 +1,14 @@
 // fathomd: one Fathom node as a process.
 //
-//   fathomd --node_id=1 --listen=0.0.0.0:7001 --token_file=/etc/fathom/token --memory=4G --threads=4 \
+//   fathomd --node_id=1 --listen=0.0.0.0:7001 --token_file=/etc/fathom/token --memory=4G --threads=4
 //           --transports=tcp --zk=10.0.0.9:2181 --cluster=prod
 //   fathomd ... --peers=2@10.0.0.2:7001,3@10.0.0.3:7001          (a static cluster, without ZooKeeper)
 //
 // It allocates and registers its memory, starts its worker threads and control service, and joins the
 // cluster: with --zk it registers as a member and then follows the coordinator's configuration (joining
-// members as they appear, dropping those that leave); with --peers it joins every peer listed (waiting up
+// members as they appear, dropping those that leave, holding a lease from the configuration manager over
+// the node runtime (--lease_period; a member that stops renewing is removed, and joins again when it
+// runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
 // until SIGTERM, SIGINT or a Shutdown call. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available), 2 bad flags.
@@ -28,6 +30,7 @@
 #include "absl/time/time.h"
 #include "coordinator/zookeeper_coordinator.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
+#include "platform/node/lease_agent.h"
 #include "platform/node/membership.h"
 #include "platform/node/node.h"
 
@@ -38,6 +41,9 @@ ABSL_FLAG(std::string, peers, "", "other nodes, id@host:port,... (without --zk)"
 ABSL_FLAG(std::string, zk, "", "ZooKeeper connect string host:port[,host:port]: membership from the coordinator");
 ABSL_FLAG(absl::Duration, zk_session_timeout, absl::Seconds(10),
           "ZooKeeper session timeout: how long a dead node stays a member");
+ABSL_FLAG(absl::Duration, lease_period, absl::Seconds(2),
+          "with --zk: lease the configuration manager grants over the node runtime; a member that does not "
+          "renew it within this is removed (0: no leases, only ZooKeeper sessions)");
 ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G suffixes)");
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");
@@ -134,6 +140,18 @@ int Run() {
     coordinator = std::move(*created);
   }
 
+  // Leases need the request handler on every node thread, so the agent exists before the node starts
+  // (and is destroyed after it stops).
+  std::unique_ptr<LeaseAgent> lease;
+  const absl::Duration lease_period = absl::GetFlag(FLAGS_lease_period);
+  if (lease_period < absl::ZeroDuration()) return BadFlags("--lease_period must not be negative");
+  if (coordinator != nullptr && lease_period > absl::ZeroDuration()) {
+    LeaseOptions lease_options;
+    lease_options.period = lease_period;
+    lease = std::make_unique<LeaseAgent>(lease_options);
+    lease->InstallHandler(&options);
+  }
+
   fabric::UcxOptions ucx;
   ucx.transports = absl::GetFlag(FLAGS_transports);
   auto fabric = fabric::CreateUcxFabric(ucx);
@@ -160,14 +178,24 @@ int Run() {
   }
   std::unique_ptr<MembershipFollower> follower;
   if (coordinator != nullptr) {
-    if (absl::Status joined = coordinator->Join(MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports)));
-        !joined.ok()) {
+    const coordinator::MemberInfo me = MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
+    if (absl::Status joined = coordinator->Join(me); !joined.ok()) {
       Log(id, absl::StrCat("cannot join cluster '", options.cluster_name, "' through ZooKeeper at ", zk, ": ",
                            joined.ToString()));
       (*node)->Stop();
       return 1;
     }
-    auto started = MembershipFollower::Start(node->get(), coordinator.get());
+    MembershipOptions membership;
+    if (lease != nullptr) {
+      if (absl::Status s = lease->Start(node->get(), coordinator.get()); !s.ok()) {
+        Log(id, s.ToString());
+        (*node)->Stop();
+        return 1;
+      }
+      membership.lease = lease.get();
+      membership.rejoin_as = me;  // removed (lease expired) but alive: join again
+    }
+    auto started = MembershipFollower::Start(node->get(), coordinator.get(), std::move(membership));
     if (!started.ok()) {
       Log(id, started.status().ToString());
       (*node)->Stop();
@@ -184,8 +212,10 @@ int Run() {
         counters["coordinator.members"] = configuration->members_size();
       }
       counters["coordinator.applied_epoch"] = f->applied_epoch();
+      counters["coordinator.rejoins"] = f->rejoins();
     });
-    Log(id, absl::StrCat("member of cluster '", options.cluster_name, "' through ZooKeeper at ", zk));
+    Log(id, absl::StrCat("member of cluster '", options.cluster_name, "' through ZooKeeper at ", zk,
+                         lease != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(lease_period)) : ""));
   }
   std::vector<std::string> connected;
   for (uint32_t peer : (*node)->connected_peers()) connected.push_back(absl::StrCat(peer));
@@ -205,6 +235,7 @@ int Run() {
     if ((*node)->shutdown_requested()) reason = "a Shutdown call";
   }
   Log(id, absl::StrCat("stopping (", reason, ")"));
+  if (lease != nullptr) lease->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
   follower.reset();
   if (coordinator != nullptr) coordinator->Leave().IgnoreError();
   (*node)->Stop();

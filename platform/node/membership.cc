@@ -1,5 +1,7 @@
 #include "platform/node/membership.h"
 
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
 
@@ -18,14 +20,24 @@ coordinator::MemberInfo MemberInfoFor(const Node& node, uint64_t memory_bytes, c
 absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(Node* node,
                                                                              coordinator::Coordinator* coordinator,
                                                                              absl::Duration retry) {
-  std::unique_ptr<MembershipFollower> follower(new MembershipFollower(node, coordinator, retry));
+  MembershipOptions options;
+  options.retry = retry;
+  return Start(node, coordinator, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(Node* node,
+                                                                             coordinator::Coordinator* coordinator,
+                                                                             MembershipOptions options) {
+  std::unique_ptr<MembershipFollower> follower(new MembershipFollower(node, coordinator, std::move(options)));
   follower->thread_ = std::thread([f = follower.get()] { f->Loop(); });
+  if (follower->options_.lease != nullptr) follower->options_.lease->SetListener([f = follower.get()] { f->Poke(); });
   follower->subscription_ =
       coordinator->Subscribe([f = follower.get()](const coordinator::Configuration& c) { f->OnConfiguration(c); });
   return follower;
 }
 
 MembershipFollower::~MembershipFollower() {
+  if (options_.lease != nullptr) options_.lease->SetListener(nullptr);
   subscription_.reset();  // no callback after this
   {
     MutexLock lock(&mu_);
@@ -39,9 +51,19 @@ uint64_t MembershipFollower::applied_epoch() const {
   return applied_epoch_;
 }
 
+uint64_t MembershipFollower::rejoins() const {
+  MutexLock lock(&mu_);
+  return rejoins_;
+}
+
 void MembershipFollower::OnConfiguration(const coordinator::Configuration& configuration) {
   MutexLock lock(&mu_);
   if (!latest_.has_value() || configuration.epoch() > latest_->epoch()) latest_ = configuration;
+}
+
+void MembershipFollower::Poke() {
+  MutexLock lock(&mu_);
+  poked_ = true;
 }
 
 void MembershipFollower::Loop() {
@@ -53,11 +75,15 @@ void MembershipFollower::Loop() {
       MutexLock lock(&mu_);
       TsanRelease(&mu_);
       auto wake = [this, done_epoch, done]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || (latest_.has_value() && (!done || latest_->epoch() != done_epoch));
+        return stopping_ || poked_ || (latest_.has_value() && (!done || latest_->epoch() != done_epoch));
       };
-      mu_.AwaitWithTimeout(absl::Condition(&wake), retry_);
+      mu_.AwaitWithTimeout(absl::Condition(&wake), options_.retry);
       TsanAcquire(&mu_);
       if (stopping_) return;
+      if (poked_) {
+        poked_ = false;
+        done = false;  // the lease changed: the same configuration means other connections now
+      }
       if (!latest_.has_value()) continue;
       configuration = latest_;
     }
@@ -77,25 +103,53 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   for (const coordinator::MemberInfo& m : configuration.members()) members[m.node_id()] = &m;
   // Not a member (left, or removed): talk to no one until a configuration lists this node again.
   const bool member = members.contains(node_->id());
+  // Without a lease this node is no member either, but it keeps (or makes) the connection to the CM, the
+  // one it needs to be granted a lease again.
+  // The CM grants leases rather than holds one from anybody: it never cuts itself off from the members.
+  const uint32_t manager = configuration.manager_id();
+  const bool holds = options_.lease == nullptr || options_.lease->HoldsLease() || manager == node_->id();
   // Leavers first: their slots and rings are freed before newcomers need them.
   for (uint32_t peer : node_->connected_peers()) {
-    if (member && members.contains(peer)) continue;
+    if (member && members.contains(peer) && (holds || peer == manager)) continue;
     node_->Disconnect(peer).IgnoreError();
     joined_.erase(peer);
   }
-  if (!member) return true;
+  if (!member) {
+    if (!options_.rejoin_as.has_value()) return true;
+    // A configuration no newer than the one that made us join again is old news (the one listing us may
+    // not have reached this follower yet): joining again once more would only remove us once more.
+    if (configuration.epoch() > rejoined_after_epoch_ && Rejoin()) rejoined_after_epoch_ = configuration.epoch();
+    return false;  // apply the configuration that lists this node again (or retry the join)
+  }
   for (const auto& [id, info] : members) {
     if (id == node_->id()) continue;
+    if (!holds && id != manager) {
+      complete = false;  // joined once the lease is back (Poke)
+      continue;
+    }
     auto it = joined_.find(id);
     if (it != joined_.end() && it->second == info->incarnation()) continue;
     absl::Status joined = node_->JoinPeer({id, info->control_address()});
     if (joined.ok()) {
       joined_[id] = info->incarnation();
     } else {
-      complete = false;  // retried after `retry_`
+      complete = false;  // retried after `retry`
     }
   }
   return complete;
+}
+
+bool MembershipFollower::Rejoin() {
+  // The registration that the configuration no longer honours goes first (the CM may have deleted it
+  // already); Join registers afresh and returns once a configuration lists this node.
+  coordinator_->Leave().IgnoreError();
+  absl::Status joined = coordinator_->Join(*options_.rejoin_as);
+  fprintf(stderr, "membership: node %u was not in the configuration; joined again: %s\n", node_->id(),
+          joined.ToString().c_str());
+  if (!joined.ok()) return false;  // tried again after `retry`
+  MutexLock lock(&mu_);
+  ++rejoins_;
+  return true;
 }
 
 }  // namespace fathom::node

@@ -12,6 +12,12 @@
 // Configurations arrive on the coordinator's callback thread; the follower applies them on its own thread,
 // because joining takes gRPC calls. Failed joins are retried every `retry` until they succeed or the member
 // leaves.
+//
+// With leases (MembershipOptions::lease, lease_agent.h): a node whose own lease has lapsed acts as no
+// member: it drops every connection but the one to the configuration manager (CM), through which it asks
+// for a lease again, and joins the others once it holds one. With MembershipOptions::rejoin_as, a node the
+// configuration no longer lists (the CM removed it when its lease expired, or its session ended) joins the
+// coordinator again (Leave, then Join) by itself: so destroy the follower before leaving for good.
 #ifndef FATHOM_PLATFORM_NODE_MEMBERSHIP_H_
 #define FATHOM_PLATFORM_NODE_MEMBERSHIP_H_
 
@@ -24,6 +30,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/coordinator.h"
+#include "platform/node/lease_agent.h"
 #include "platform/node/node.h"
 
 namespace fathom::node {
@@ -31,35 +38,50 @@ namespace fathom::node {
 // This node as a coordinator member; `fabric` names its transport (the node only knows "UCX").
 coordinator::MemberInfo MemberInfoFor(const Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric);
 
+struct MembershipOptions {
+  absl::Duration retry = absl::Milliseconds(200);
+  LeaseAgent* lease = nullptr;  // not owned; outlives the follower
+  std::optional<coordinator::MemberInfo> rejoin_as;
+};
+
 class MembershipFollower {
  public:
   static absl::StatusOr<std::unique_ptr<MembershipFollower>> Start(
       Node* node, coordinator::Coordinator* coordinator, absl::Duration retry = absl::Milliseconds(200));
+  static absl::StatusOr<std::unique_ptr<MembershipFollower>> Start(Node* node, coordinator::Coordinator* coordinator,
+                                                                   MembershipOptions options);
   ~MembershipFollower();  // unsubscribes and stops the thread
 
   // The epoch of the last configuration fully applied (every member joined, every leaver disconnected).
   uint64_t applied_epoch() const;
+  // Times this node joined the coordinator again after a configuration left it out.
+  uint64_t rejoins() const;
 
  private:
-  MembershipFollower(Node* node, coordinator::Coordinator* coordinator, absl::Duration retry)
-      : node_(node), coordinator_(coordinator), retry_(retry) {}
+  MembershipFollower(Node* node, coordinator::Coordinator* coordinator, MembershipOptions options)
+      : node_(node), coordinator_(coordinator), options_(std::move(options)) {}
   void OnConfiguration(const coordinator::Configuration& configuration);
+  void Poke();  // look again (the lease came or went)
   void Loop();
   // True when everything in `configuration` is applied.
   bool Apply(const coordinator::Configuration& configuration);
+  bool Rejoin();  // Leave, then Join; whether it joined
 
   Node* const node_;
   coordinator::Coordinator* const coordinator_;
-  const absl::Duration retry_;
+  const MembershipOptions options_;
   std::unique_ptr<coordinator::Subscription> subscription_;
   std::thread thread_;
 
   mutable absl::Mutex mu_;
   std::optional<coordinator::Configuration> latest_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool poked_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t applied_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t rejoins_ ABSL_GUARDED_BY(mu_) = 0;
   // Members joined, by id, with the incarnation joined.
   std::map<uint32_t, uint64_t> joined_;  // follower thread only
+  uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again
 };
 
 }  // namespace fathom::node

@@ -107,7 +107,9 @@ TEST_F(FathomdZooKeeperTest, MembershipFollowsTheConfiguration) {
   WaitForFullCluster("2 peers");
   for (int from = 1; from <= kNodes; ++from) {
     for (int to = 1; to <= kNodes; ++to) {
-      if (from != to) EXPECT_TRUE(Pings(from, to)) << from << "->" << to;
+      if (from != to) {
+        EXPECT_TRUE(Pings(from, to)) << from << "->" << to;
+      }
     }
   }
   int manager = 0;

@@ -166,6 +166,48 @@ std::string AlignColumns(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+// The leases as the CM reports them in its Stats (lease.member.<id>.*), one per member but the CM; empty
+// when the CM's Stats are missing or it grants no leases.
+struct LeaseRow {
+  uint32_t node_id = 0;
+  uint64_t age_ms = 0;
+  uint64_t expires_in_ms = 0;
+  uint64_t renewals = 0;
+};
+const control::StatsResponse* ManagerStats(const StatusView& view) {
+  for (size_t i = 0; i < view.stats.size() && i < static_cast<size_t>(view.config.members_size()); ++i) {
+    if (view.config.members(i).node_id() == view.config.manager_id() && view.stats[i].status.ok()) {
+      return &view.stats[i].stats;
+    }
+  }
+  return nullptr;
+}
+std::vector<LeaseRow> Leases(const StatusView& view) {
+  std::vector<LeaseRow> rows;
+  const control::StatsResponse* cm = ManagerStats(view);
+  if (cm == nullptr || !HasCounter(*cm, "lease.period_ms")) return rows;
+  for (const MemberInfo& m : view.config.members()) {
+    const std::string prefix = absl::StrCat("lease.member.", m.node_id(), ".");
+    if (!HasCounter(*cm, prefix + "age_ms")) continue;
+    rows.push_back({m.node_id(), Counter(*cm, prefix + "age_ms"), Counter(*cm, prefix + "expires_in_ms"),
+                    Counter(*cm, prefix + "renewals")});
+  }
+  return rows;
+}
+
+std::string LeasesText(const StatusView& view) {
+  const control::StatsResponse* cm = ManagerStats(view);
+  if (cm == nullptr || !HasCounter(*cm, "lease.period_ms")) return "";
+  std::vector<std::vector<std::string>> rows = {{"LEASE", "RENEWED", "EXPIRES IN", "RENEWALS"}};
+  for (const LeaseRow& l : Leases(view)) {
+    rows.push_back({absl::StrCat("node ", l.node_id), absl::StrCat(HumanDuration(l.age_ms * 1000), " ago"),
+                    HumanDuration(l.expires_in_ms * 1000), absl::StrCat(l.renewals)});
+  }
+  return absl::StrCat("leases (period ", HumanDuration(Counter(*cm, "lease.period_ms") * 1000),
+                      ", as the manager sees them; expired so far: ", Counter(*cm, "lease.expiries"), ")\n",
+                      AlignColumns(rows), "\n");
+}
+
 std::string FormatStatusText(const StatusView& view) {
   const Configuration& config = view.config;
   std::string out = absl::StrCat("cluster '", view.cluster, "' (ZooKeeper ", view.zookeeper, "): epoch ",
@@ -214,7 +256,7 @@ std::string FormatStatusText(const StatusView& view) {
   }
   absl::StrAppend(&out, AlignColumns(rows));
   for (const std::string& p : problems) absl::StrAppend(&out, p, "\n");
-  absl::StrAppend(&out, "\n", RegionsTable(config), LostRegions(config), Tables(config));
+  absl::StrAppend(&out, "\n", LeasesText(view), RegionsTable(config), LostRegions(config), Tables(config));
   return out;
 }
 
@@ -236,9 +278,15 @@ std::string FormatStatusJson(const StatusView& view) {
                                   ",\"epoch\":", t.epoch(), ",\"root_region\":", t.root_region(),
                                   ",\"root_offset\":", t.root_offset(), "}"));
   }
+  std::vector<std::string> leases;
+  for (const LeaseRow& l : Leases(view)) {
+    leases.push_back(absl::StrCat("{\"node_id\":", l.node_id, ",\"age_ms\":", l.age_ms, ",\"expires_in_ms\":",
+                                  l.expires_in_ms, ",\"renewals\":", l.renewals, "}"));
+  }
   return absl::StrCat("{\"cluster\":", JsonString(view.cluster), ",\"zookeeper\":", JsonString(view.zookeeper),
                       ",\"epoch\":", config.epoch(), ",\"manager\":", config.manager_id(), ",\"members\":[",
-                      absl::StrJoin(members, ","), "],\"regions\":", RegionsJsonArray(config),
+                      absl::StrJoin(members, ","), "],\"leases\":[", absl::StrJoin(leases, ","),
+                      "],\"regions\":", RegionsJsonArray(config),
                       ",\"lost_regions\":", JsonUintList(config.lost_regions()), ",\"tables\":[",
                       absl::StrJoin(tables, ","), "]}\n");
 }

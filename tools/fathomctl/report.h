@@ -10,6 +10,7 @@
 //   status:  {"cluster","zookeeper","epoch","manager","members":[{"node_id","control_address","fabric",
 //             "memory_bytes","incarnation","manager","stats":{"reachable":true,"peers","coordinator_connected",
 //             "applied_epoch","uptime_seconds","incarnation","counters":{...}} | {"reachable":false,"error"}}],
+//             "leases":[{"node_id","age_ms","expires_in_ms","renewals"}] (as the manager reports them),
 //             "regions":[...],"lost_regions":[...],"tables":[...]}
 //   regions: {"epoch","regions":[{"region_id","size_bytes","primary","backups":[...]}],"lost_regions":[...]}
 #ifndef FATHOM_TOOLS_FATHOMCTL_REPORT_H_

@@ -156,3 +156,29 @@ TEST(ReportTest, Regions) {
 
 }  // namespace
 }  // namespace fathom::fathomctl
+
+namespace fathom::fathomctl {
+namespace {
+
+// The manager's lease counters become a leases table (text) and a "leases" array (JSON).
+TEST(ReportTest, LeasesAsTheManagerSeesThem) {
+  const Configuration config = ThreeMembers();  // node 2 is the manager
+  std::vector<MemberStats> stats = Stats(config);
+  auto& cm = *stats[1].stats.mutable_counters();
+  cm["lease.period_ms"] = 2000;
+  cm["lease.expiries"] = 1;
+  cm["lease.member.1.age_ms"] = 120;
+  cm["lease.member.1.expires_in_ms"] = 1880;
+  cm["lease.member.1.renewals"] = 42;
+  const std::string text = FormatStatusText({"prod", "zk:2181", config, stats});
+  EXPECT_NE(text.find("leases (period 2.0s, as the manager sees them; expired so far: 1)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("node 1  120ms ago"), std::string::npos) << text;
+  EXPECT_EQ(FormatStatusText({"prod", "zk:2181", config, Stats(config)}).find("leases"), std::string::npos);
+  const std::string json = FormatStatusJson({"prod", "zk:2181", config, stats});
+  EXPECT_NE(json.find("\"leases\":[{\"node_id\":1,\"age_ms\":120,\"expires_in_ms\":1880,\"renewals\":42}]"),
+            std::string::npos)
+      << json;
+}
+
+}  // namespace
+}  // namespace fathom::fathomctl

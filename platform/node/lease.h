@@ -1,0 +1,97 @@
+// Leases over the node runtime: the wire format of a lease request and its grant
+// (docs/formats/lease.md), and LeaseTable, the configuration manager's view of its members' leases.
+//
+// A member asks the configuration manager (CM) for a lease every period / renewals_per_period with a
+// kLeaseRequestMessage RPC; the reply grants (or refuses) it. Safety rests on one asymmetry: the member's
+// lease runs from the moment it SENT the request, the CM's view from the moment it GRANTED it (later), so
+// the member always gives its lease up before the CM can consider it expired and remove it.
+//
+//   LeaseTable table(absl::Seconds(2));
+//   table.SetMembers(config, /*self=*/1, clock->Now());          // newcomers get a full period
+//   LeaseVerdict v = table.Renew(2, incarnation, clock->Now());  // in the request handler
+//   for (const auto& [id, incarnation] : table.Expired(clock->Now())) coordinator->RemoveExpiredMember(id, incarnation);
+#ifndef FATHOM_PLATFORM_NODE_LEASE_H_
+#define FATHOM_PLATFORM_NODE_LEASE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "coordinator/configuration.h"
+#include "platform/msg/handler_registry.h"
+
+namespace fathom::node {
+
+// Node message types 1..99 are the runtime's (kPingMessage = 1). The grant is the RPC reply to a
+// request; 3 is reserved for a one-way grant (not used).
+inline constexpr msg::MessageType kLeaseRequestMessage = 2;
+inline constexpr msg::MessageType kLeaseGrantReserved = 3;
+inline constexpr uint16_t kLeaseFormatVersion = 1;
+inline constexpr size_t kLeaseMessageBytes = 24;
+
+struct LeaseRequest {
+  uint32_t node_id = 0;
+  uint64_t incarnation = 0;
+  uint64_t epoch = 0;  // the newest configuration the member has seen
+};
+
+enum class LeaseVerdict : uint16_t {
+  kGranted = 0,
+  kNotManager = 1,  // ask the CM the configuration names
+  kNotMember = 2,   // not in the CM's configuration with this incarnation: join again
+};
+const char* LeaseVerdictName(LeaseVerdict verdict);
+
+struct LeaseReply {
+  LeaseVerdict verdict = LeaseVerdict::kNotManager;
+  absl::Duration period;  // the lease granted, from the moment the member sent its request
+  uint64_t epoch = 0;     // the CM's configuration
+};
+
+std::string EncodeLeaseRequest(const LeaseRequest& request);
+// InvalidArgument (which the messenger counts as a malformed message) if the size, version, reserved
+// bits or node id are wrong.
+absl::StatusOr<LeaseRequest> DecodeLeaseRequest(std::string_view bytes);
+std::string EncodeLeaseReply(const LeaseReply& reply);
+absl::StatusOr<LeaseReply> DecodeLeaseReply(std::string_view bytes);
+
+// The CM's leases: one per member (but itself), by node id. Not thread-safe (LeaseAgent locks it).
+class LeaseTable {
+ public:
+  struct Entry {
+    uint64_t incarnation = 0;
+    absl::Time last_renewal;  // or when the member (or this CM) appeared
+    uint64_t renewals = 0;
+  };
+
+  explicit LeaseTable(absl::Duration period) : period_(period) {}
+
+  // Follows a new configuration: its members (but `self`) that are new, or back as another incarnation,
+  // get a lease from `now`; members that left are forgotten.
+  void SetMembers(const coordinator::Configuration& config, uint32_t self, absl::Time now);
+  // Gives every member a lease from `now` (a CM that just took over, or that was stalled itself and so
+  // could not hear renewals, blames no one for the gap).
+  void RenewAll(absl::Time now);
+  void Clear() { entries_.clear(); }
+  // A request from `node_id`: granted if it is a member with this incarnation.
+  LeaseVerdict Renew(uint32_t node_id, uint64_t incarnation, absl::Time now);
+  // Members whose last renewal is a full period old (id, incarnation), in id order.
+  std::vector<std::pair<uint32_t, uint64_t>> Expired(absl::Time now) const;
+  void Forget(uint32_t node_id) { entries_.erase(node_id); }
+
+  const std::map<uint32_t, Entry>& entries() const { return entries_; }
+  absl::Duration period() const { return period_; }
+
+ private:
+  const absl::Duration period_;
+  std::map<uint32_t, Entry> entries_;
+};
+
+}  // namespace fathom::node
+
+#endif  // FATHOM_PLATFORM_NODE_LEASE_H_

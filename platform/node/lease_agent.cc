@@ -1,0 +1,286 @@
+#include "platform/node/lease_agent.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "platform/base/mutex.h"
+
+namespace fathom::node {
+namespace {
+
+bool Listed(const std::optional<coordinator::Configuration>& config, const Node& node) {
+  if (!config.has_value()) return false;
+  const coordinator::MemberInfo* me = coordinator::FindMember(*config, node.id());
+  return me != nullptr && me->incarnation() == node.incarnation();
+}
+
+uint64_t Millis(absl::Duration d) { return d <= absl::ZeroDuration() ? 0 : absl::ToInt64Milliseconds(d); }
+
+}  // namespace
+
+LeaseAgent::LeaseAgent(LeaseOptions options) : options_(options), table_(options.period) {}
+
+LeaseAgent::~LeaseAgent() { Stop(); }
+
+void LeaseAgent::InstallHandler(NodeOptions* options) {
+  options->register_handlers = [this, user = std::move(options->register_handlers)](msg::Messenger& messenger,
+                                                                                      int thread) {
+    messenger
+        .Register(kLeaseRequestMessage,
+                  [this](const msg::Message& message, std::string* reply) { return OnRequest(message, reply); })
+        .IgnoreError();
+    if (user) user(messenger, thread);
+  };
+}
+
+absl::Status LeaseAgent::Start(Node* node, coordinator::Coordinator* coordinator) {
+  if (options_.period <= absl::ZeroDuration() || options_.renewals_per_period < 2) {
+    return absl::InvalidArgumentError("a lease needs a positive period and at least 2 renewals per period");
+  }
+  {
+    MutexLock lock(&mu_);
+    if (started_) return absl::FailedPreconditionError("lease agent already started");
+  }
+  node_ = node;
+  coordinator_ = coordinator;
+  subscription_ = coordinator->Subscribe([this](const coordinator::Configuration& c) { OnConfiguration(c); });
+  node->AddCounterSource([this](std::map<std::string, uint64_t>& out) { AddCounters(out); });
+  {
+    MutexLock lock(&mu_);
+    started_ = true;
+  }
+  if (options_.background) thread_ = std::thread([this] { Run(); });
+  return absl::OkStatus();
+}
+
+void LeaseAgent::Stop() {
+  {
+    MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    cv_.SignalAll();
+  }
+  if (thread_.joinable()) thread_.join();
+  subscription_.reset();
+}
+
+void LeaseAgent::Run() {
+  while (true) {
+    Tick();
+    MutexLock lock(&mu_);
+    // Twice per renewal interval: the CM notices an expiry at most interval / 2 late.
+    const absl::Time until = absl::Now() + interval() / 2;
+    while (!stopping_) {
+      if (WaitWithDeadline(&cv_, &mu_, until)) break;
+    }
+    if (stopping_) return;
+  }
+}
+
+void LeaseAgent::SetListener(std::function<void()> listener) {
+  MutexLock lock(&listener_mu_);
+  listener_ = std::move(listener);
+}
+
+void LeaseAgent::OnConfiguration(const coordinator::Configuration& config) {
+  MutexLock lock(&mu_);
+  if (config_.has_value() && config.epoch() <= config_->epoch()) return;
+  config_ = config;
+  if (is_manager_) table_.SetMembers(config, node_->id(), options_.clock->Now());
+}
+
+void LeaseAgent::Tick() {
+  const absl::Time now = options_.clock->Now();
+  const bool manager = coordinator_ != nullptr && coordinator_->is_manager();
+  {
+    MutexLock lock(&mu_);
+    if (!started_ || stopping_) return;
+    // A tick this late means this node itself did not run (stopped, starved): as CM it could not hear
+    // renewals meanwhile, so it blames no member for the gap.
+    const bool stalled = last_tick_.has_value() && now - *last_tick_ > options_.period / 2;
+    last_tick_ = now;
+    if (manager && !is_manager_) {
+      if (config_.has_value()) table_.SetMembers(*config_, node_->id(), now);
+      table_.RenewAll(now);  // a new CM gives everyone a full period: their grants came from the old one
+    } else if (manager && stalled) {
+      table_.RenewAll(now);
+      ++counters_.manager_stalls;
+    }
+    if (!manager) table_.Clear();
+    is_manager_ = manager;
+  }
+  if (manager) {
+    ManagerTick(now);
+  } else {
+    MemberTick(now);
+  }
+  bool changed;
+  {
+    MutexLock lock(&mu_);
+    const bool holds = options_.clock->Now() < expiry_;
+    if (held_ && !holds) ++counters_.lapses;
+    changed = holds != held_;
+    held_ = holds;
+  }
+  if (changed) {
+    MutexLock lock(&listener_mu_);
+    if (listener_) listener_();
+  }
+}
+
+void LeaseAgent::ManagerTick(absl::Time now) {
+  std::vector<std::pair<uint32_t, uint64_t>> expired;
+  std::map<uint32_t, absl::Duration> ages;
+  {
+    MutexLock lock(&mu_);
+    if (Listed(config_, *node_)) expiry_ = std::max(expiry_, now + options_.period);  // the CM's own lease
+    expired = table_.Expired(now);
+    for (const auto& [id, incarnation] : expired) ages[id] = now - table_.entries().at(id).last_renewal;
+  }
+  for (const auto& [id, incarnation] : expired) {
+    absl::Status removed = coordinator_->RemoveExpiredMember(id, incarnation);
+    MutexLock lock(&mu_);
+    if (removed.ok()) {
+      ++counters_.expiries;
+      fprintf(stderr, "lease: node %u removed node %u: no renewal for %s (lease %s)\n", node_->id(), id,
+              absl::FormatDuration(ages[id]).c_str(), absl::FormatDuration(options_.period).c_str());
+    } else {
+      fprintf(stderr, "lease: node %u could not remove node %u: %s\n", node_->id(), id, removed.ToString().c_str());
+    }
+    // Gone either way (removed, or not a member any more); a failed removal is retried once the
+    // configuration lists it again (SetMembers).
+    if (removed.ok() || absl::IsNotFound(removed)) table_.Forget(id);
+  }
+}
+
+absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::string& request) {
+  // Like Node::Call, but no absl::Status made on the node thread reaches this one: only strings do.
+  // (A Status's shared message is reference-counted partly inside Debian's Abseil, which TSan cannot see,
+  // so handing one between threads reads as a race.)
+  struct Outcome {
+    bool ok = false;
+    std::string bytes;  // the reply, or why there is none
+  };
+  auto thread = node_->Thread(options_.thread);
+  if (!thread.ok()) return thread.status();
+  NodeThread* t = *thread;
+  const absl::Duration timeout = interval();
+  absl::StatusOr<Outcome> outcome = t->StartAndWait<Outcome>(
+      [t, manager, request, timeout](std::function<void(absl::StatusOr<Outcome>)> done) {
+        absl::Status posted = t->messenger().Call(manager, kLeaseRequestMessage, request, timeout,
+                                                  [done](absl::StatusOr<std::string_view> r) {
+                                                    done(Outcome{r.ok(), r.ok() ? std::string(*r) : r.status().ToString()});
+                                                  });
+        if (!posted.ok()) done(Outcome{false, posted.ToString()});
+      },
+      timeout + absl::Seconds(1));
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->ok) return absl::UnavailableError(outcome->bytes);
+  return DecodeLeaseReply(outcome->bytes);
+}
+
+void LeaseAgent::MemberTick(absl::Time now) {
+  uint32_t manager;
+  LeaseRequest request;
+  {
+    MutexLock lock(&mu_);
+    if (!Listed(config_, *node_)) return;  // nothing to renew: MembershipFollower joins again
+    manager = config_->manager_id();
+    if (manager == 0 || manager == node_->id() || now < next_request_) return;
+    next_request_ = now + interval();
+    request.node_id = node_->id();
+    request.incarnation = node_->incarnation();
+    request.epoch = config_->epoch();
+    ++counters_.requests;
+  }
+  // `now` is when the request left: the lease runs from here, before the CM's view of it begins.
+  absl::StatusOr<LeaseReply> reply = Request(manager, EncodeLeaseRequest(request));
+  MutexLock lock(&mu_);
+  if (!reply.ok()) {
+    ++counters_.request_failures;
+    // Logged once per run of failures, so a dead CM does not flood the log.
+    if (!failing_) {
+      fprintf(stderr, "lease: node %u asking node %u for a lease: %s\n", node_->id(), manager,
+              reply.status().ToString().c_str());
+    }
+    failing_ = true;
+    return;
+  }
+  failing_ = false;
+  if (reply->verdict == LeaseVerdict::kGranted) {
+    ++counters_.grants_received;
+    expiry_ = std::max(expiry_, now + std::min(reply->period, options_.period));
+  } else {
+    ++counters_.refusals_received;
+  }
+}
+
+absl::Status LeaseAgent::OnRequest(const msg::Message& message, std::string* reply) {
+  if (reply == nullptr) return absl::InvalidArgumentError("lease request sent one-way");
+  absl::StatusOr<LeaseRequest> request = DecodeLeaseRequest(message.payload);
+  if (!request.ok()) return request.status();
+  if (request->node_id != message.peer) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lease request for node ", request->node_id, " sent by node ", message.peer));
+  }
+  LeaseReply answer;
+  answer.period = options_.period;
+  {
+    MutexLock lock(&mu_);
+    answer.epoch = config_.has_value() ? config_->epoch() : 0;
+    if (!started_ || stopping_ || !is_manager_) {
+      answer.verdict = LeaseVerdict::kNotManager;
+    } else {
+      answer.verdict = table_.Renew(request->node_id, request->incarnation, options_.clock->Now());
+    }
+    if (answer.verdict == LeaseVerdict::kGranted) {
+      ++counters_.grants;
+    } else {
+      ++counters_.refusals;
+    }
+  }
+  *reply = EncodeLeaseReply(answer);
+  return absl::OkStatus();
+}
+
+bool LeaseAgent::HoldsLease() const {
+  MutexLock lock(&mu_);
+  return options_.clock->Now() < expiry_;
+}
+
+absl::Time LeaseAgent::lease_expiry() const {
+  MutexLock lock(&mu_);
+  return expiry_;
+}
+
+LeaseCounters LeaseAgent::counters() const {
+  MutexLock lock(&mu_);
+  return counters_;
+}
+
+void LeaseAgent::AddCounters(std::map<std::string, uint64_t>& out) const {
+  const absl::Time now = options_.clock->Now();
+  MutexLock lock(&mu_);
+  out["lease.period_ms"] = Millis(options_.period);
+  out["lease.held"] = now < expiry_;
+  out["lease.expires_in_ms"] = Millis(expiry_ - now);
+  out["lease.manager"] = is_manager_;
+  out["lease.requests"] = counters_.requests;
+  out["lease.grants_received"] = counters_.grants_received;
+  out["lease.refusals_received"] = counters_.refusals_received;
+  out["lease.request_failures"] = counters_.request_failures;
+  out["lease.lapses"] = counters_.lapses;
+  out["lease.grants"] = counters_.grants;
+  out["lease.refusals"] = counters_.refusals;
+  out["lease.expiries"] = counters_.expiries;
+  out["lease.manager_stalls"] = counters_.manager_stalls;
+  if (!is_manager_) return;
+  for (const auto& [id, entry] : table_.entries()) {
+    const std::string prefix = absl::StrCat("lease.member.", id, ".");
+    out[prefix + "age_ms"] = Millis(now - entry.last_renewal);
+    out[prefix + "expires_in_ms"] = Millis(entry.last_renewal + options_.period - now);
+    out[prefix + "renewals"] = entry.renewals;
+  }
+}
+
+}  // namespace fathom::node

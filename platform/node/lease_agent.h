@@ -1,0 +1,134 @@
+// LeaseAgent: a node's side of the leases (lease.h), over the node runtime rather than ZooKeeper
+// sessions (which are too coarse to notice a stalled member quickly).
+//
+// Every member asks the configuration manager (CM) the configuration names for a lease every
+// period / renewals_per_period (a kLeaseRequestMessage RPC on node thread `thread`); its lease runs from
+// the moment it sent a granted request. The CM grants to members of its configuration (with their
+// incarnation), holds a lease itself while it holds the election, and removes a member whose last grant is
+// a period old with Coordinator::RemoveExpiredMember (conditional, only while it is the manager; the
+// member's registration goes too, so it must join again). A node whose own lease has lapsed must not act
+// as a member: MembershipFollower (membership.h) then talks only to the CM, to get a lease again.
+//
+//   LeaseAgent lease({.period = absl::Seconds(2)});
+//   lease.InstallHandler(&node_options);                // before Node::Start: every thread answers requests
+//   ASSIGN_OR_RETURN(auto node, Node::Start(node_options, std::move(fabric)));
+//   RETURN_IF_ERROR(coordinator->Join(me));
+//   RETURN_IF_ERROR(lease.Start(node.get(), coordinator.get()));
+//   ...
+//   lease.Stop();                                        // before the node stops; destroy after it
+//
+// Time comes from LeaseOptions::clock. With background = false no thread runs and the owner calls Tick()
+// (tests on SimFabric with a SimulatedClock: each decision is then a function of the seed and the ticks).
+#ifndef FATHOM_PLATFORM_NODE_LEASE_AGENT_H_
+#define FATHOM_PLATFORM_NODE_LEASE_AGENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/coordinator.h"
+#include "platform/base/clock.h"
+#include "platform/node/lease.h"
+#include "platform/node/node.h"
+
+namespace fathom::node {
+
+struct LeaseOptions {
+  // How long a grant lasts. 2 s by default: on these shared 2-core machines a node thread can be held off
+  // the CPU for hundreds of milliseconds under test load, and a lease must survive a few late renewals
+  // (docs/formats/lease.md has the measurements). FaRM used 10 ms on dedicated cores.
+  absl::Duration period = absl::Seconds(2);
+  // Requests per period (so a member survives renewals_per_period - 1 lost or late ones); also how often
+  // the CM looks for expired leases, twice as often.
+  int renewals_per_period = 4;
+  const Clock* clock = Clock::Real();
+  bool background = true;  // false: no thread; the owner calls Tick()
+  int thread = 0;          // node thread that sends the requests
+};
+
+struct LeaseCounters {
+  uint64_t requests = 0;          // sent by this member
+  uint64_t grants_received = 0;
+  uint64_t refusals_received = 0;
+  uint64_t request_failures = 0;  // no answer (timeout, not connected, peer failed)
+  uint64_t lapses = 0;            // this node's own lease ran out (held, then not)
+  uint64_t grants = 0;            // as CM
+  uint64_t refusals = 0;          // as CM: not the manager, or not a member
+  uint64_t expiries = 0;          // as CM: members removed because their lease expired
+  uint64_t manager_stalls = 0;    // as CM: ticks so late that every lease was renewed rather than blamed
+};
+
+class LeaseAgent {
+ public:
+  explicit LeaseAgent(LeaseOptions options);
+  ~LeaseAgent();  // Stop()
+  LeaseAgent(const LeaseAgent&) = delete;
+  LeaseAgent& operator=(const LeaseAgent&) = delete;
+
+  // Adds the kLeaseRequestMessage handler to options->register_handlers (keeping any handler already
+  // there). Until Start, and after Stop, requests are refused (kNotManager). The agent must outlive the node.
+  void InstallHandler(NodeOptions* options);
+  // Subscribes to `coordinator`, reports counters through `node`, and starts the thread (if background).
+  absl::Status Start(Node* node, coordinator::Coordinator* coordinator);
+  // Stops the thread and unsubscribes; no Tick runs after it returns. Idempotent.
+  void Stop();
+
+  // One round: as CM, grants itself a lease and removes members whose lease expired; as a member, asks
+  // the CM for a lease when one is due (waiting for the answer).
+  void Tick();
+
+  // Whether this node holds a lease now (by the clock).
+  bool HoldsLease() const;
+  absl::Time lease_expiry() const;
+  // Called after a Tick in which HoldsLease changed. Set it to null before destroying what it calls.
+  void SetListener(std::function<void()> listener);
+
+  LeaseCounters counters() const;
+  // lease.* counters, and lease.member.<id>.age_ms / .expires_in_ms for each member while this node is CM.
+  void AddCounters(std::map<std::string, uint64_t>& out) const;
+  const LeaseOptions& options() const { return options_; }
+
+ private:
+  absl::Status OnRequest(const msg::Message& message, std::string* reply);
+  void OnConfiguration(const coordinator::Configuration& config);
+  void Run();
+  void ManagerTick(absl::Time now);
+  void MemberTick(absl::Time now);
+  // One request to `manager` on node thread options_.thread, waiting for the reply.
+  absl::StatusOr<LeaseReply> Request(uint32_t manager, const std::string& request);
+  absl::Duration interval() const { return options_.period / options_.renewals_per_period; }
+
+  const LeaseOptions options_;
+  Node* node_ = nullptr;
+  coordinator::Coordinator* coordinator_ = nullptr;
+  std::unique_ptr<coordinator::Subscription> subscription_;
+  std::thread thread_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<coordinator::Configuration> config_ ABSL_GUARDED_BY(mu_);
+  bool is_manager_ ABSL_GUARDED_BY(mu_) = false;
+  LeaseTable table_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> last_tick_ ABSL_GUARDED_BY(mu_);
+  absl::Time expiry_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time next_request_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick
+  LeaseCounters counters_ ABSL_GUARDED_BY(mu_);
+  bool failing_ ABSL_GUARDED_BY(mu_) = false;  // the last request got no answer
+
+  absl::Mutex listener_mu_;
+  std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);
+};
+
+}  // namespace fathom::node
+
+#endif  // FATHOM_PLATFORM_NODE_LEASE_AGENT_H_

@@ -1,0 +1,125 @@
+// The lease wire format (docs/formats/lease.md), corrupted on purpose, and the CM's LeaseTable on
+// injected times.
+#include "platform/node/lease.h"
+
+#include "gtest/gtest.h"
+
+namespace fathom::node {
+namespace {
+
+coordinator::Configuration Config(std::initializer_list<std::pair<uint32_t, uint64_t>> members) {
+  coordinator::Configuration config;
+  config.set_epoch(7);
+  for (const auto& [id, incarnation] : members) {
+    coordinator::MemberInfo* m = config.add_members();
+    m->set_node_id(id);
+    m->set_control_address("127.0.0.1:1");
+    m->set_incarnation(incarnation);
+  }
+  return config;
+}
+
+TEST(LeaseFormatTest, RequestAndReplyRoundTrip) {
+  const std::string request = EncodeLeaseRequest({.node_id = 3, .incarnation = 0x1122334455667788, .epoch = 9});
+  ASSERT_EQ(request.size(), kLeaseMessageBytes);
+  auto decoded = DecodeLeaseRequest(request);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->node_id, 3u);
+  EXPECT_EQ(decoded->incarnation, 0x1122334455667788u);
+  EXPECT_EQ(decoded->epoch, 9u);
+  // Little-endian, as documented: version 1, reserved, node id.
+  EXPECT_EQ(request.substr(0, 8), std::string("\x01\x00\x00\x00\x03\x00\x00\x00", 8));
+
+  const std::string reply =
+      EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::Milliseconds(1500), .epoch = 9});
+  auto back = DecodeLeaseReply(reply);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->verdict, LeaseVerdict::kGranted);
+  EXPECT_EQ(back->period, absl::Milliseconds(1500));
+  EXPECT_EQ(back->epoch, 9u);
+}
+
+TEST(LeaseFormatTest, CorruptRequestsAreRejectedAsMalformed) {
+  const std::string good = EncodeLeaseRequest({.node_id = 3, .incarnation = 5, .epoch = 9});
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(good.substr(0, 23)).status()));  // truncated
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(good + "x").status()));          // trailing byte
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest("").status()));
+  std::string bad = good;
+  bad[0] = 2;  // unknown format version
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(bad).status()));
+  bad = good;
+  bad[2] = 1;  // reserved bits
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(bad).status()));
+  bad = good;
+  bad[4] = 0;  // node id 0
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(bad).status()));
+  bad = good;
+  bad[6] = 1;  // node id above 65535
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(bad).status()));
+  // Every single-byte flip of the header is either rejected or decodes to a different, still valid request.
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string flipped = good;
+    flipped[i] ^= 0x40;
+    auto decoded = DecodeLeaseRequest(flipped);
+    if (i < 4) {
+      EXPECT_FALSE(decoded.ok()) << "byte " << i;
+    }
+  }
+}
+
+TEST(LeaseFormatTest, CorruptRepliesAreRejected) {
+  const std::string good = EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::Seconds(2), .epoch = 1});
+  EXPECT_FALSE(DecodeLeaseReply(good.substr(1)).ok());
+  std::string bad = good;
+  bad[2] = 9;  // unknown verdict
+  EXPECT_FALSE(DecodeLeaseReply(bad).ok());
+  bad = good;
+  bad[5] = 1;  // reserved
+  EXPECT_FALSE(DecodeLeaseReply(bad).ok());
+  bad = good;
+  bad[15] = 0x7f;  // a grant of centuries is refused, not trusted
+  EXPECT_FALSE(DecodeLeaseReply(bad).ok());
+  const std::string zero = EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::ZeroDuration()});
+  EXPECT_FALSE(DecodeLeaseReply(zero).ok());
+  const std::string refused = EncodeLeaseReply({.verdict = LeaseVerdict::kNotMember, .period = absl::ZeroDuration()});
+  ASSERT_TRUE(DecodeLeaseReply(refused).ok());
+  EXPECT_EQ(DecodeLeaseReply(refused)->verdict, LeaseVerdict::kNotMember);
+}
+
+TEST(LeaseTableTest, MembersExpireAPeriodAfterTheirLastRenewal) {
+  const absl::Time t0 = absl::UnixEpoch() + absl::Hours(1);
+  LeaseTable table(absl::Seconds(2));
+  table.SetMembers(Config({{1, 11}, {2, 22}, {3, 33}}), /*self=*/1, t0);
+  EXPECT_EQ(table.entries().size(), 2u);  // not itself
+  EXPECT_TRUE(table.Expired(t0 + absl::Milliseconds(1999)).empty());
+  EXPECT_EQ(table.Renew(2, 22, t0 + absl::Seconds(1)), LeaseVerdict::kGranted);
+  EXPECT_EQ(table.Renew(2, 99, t0 + absl::Seconds(1)), LeaseVerdict::kNotMember);  // another incarnation
+  EXPECT_EQ(table.Renew(4, 44, t0 + absl::Seconds(1)), LeaseVerdict::kNotMember);  // not a member
+  auto expired = table.Expired(t0 + absl::Seconds(2));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0], std::make_pair(3u, uint64_t{33}));
+  EXPECT_EQ(table.Expired(t0 + absl::Seconds(3)).size(), 2u);
+  // A stalled CM renews everyone rather than blaming them.
+  table.RenewAll(t0 + absl::Seconds(10));
+  EXPECT_TRUE(table.Expired(t0 + absl::Seconds(11)).empty());
+}
+
+TEST(LeaseTableTest, ConfigurationChangesKeepRenewalsAndResetNewcomers) {
+  const absl::Time t0 = absl::UnixEpoch();
+  LeaseTable table(absl::Seconds(1));
+  table.SetMembers(Config({{1, 1}, {2, 2}, {3, 3}}), 1, t0);
+  table.Renew(2, 2, t0 + absl::Milliseconds(500));
+  // Node 3 restarted (new incarnation): a fresh lease; node 2 keeps its renewal; node 4 is new.
+  table.SetMembers(Config({{1, 1}, {2, 2}, {3, 30}, {4, 4}}), 1, t0 + absl::Milliseconds(900));
+  EXPECT_EQ(table.entries().at(2).last_renewal, t0 + absl::Milliseconds(500));
+  EXPECT_EQ(table.entries().at(3).incarnation, 30u);
+  EXPECT_EQ(table.entries().at(3).last_renewal, t0 + absl::Milliseconds(900));
+  auto expired = table.Expired(t0 + absl::Milliseconds(1500));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].first, 2u);
+  table.SetMembers(Config({{1, 1}, {4, 4}}), 1, t0 + absl::Seconds(2));
+  EXPECT_EQ(table.entries().size(), 1u);
+}
+
+}  // namespace
+}  // namespace fathom::node
