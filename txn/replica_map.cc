@@ -7,24 +7,16 @@
 
 namespace fathom::txn {
 
-void ReplicaMap::Set(uint64_t epoch, std::vector<uint32_t> members) {
-  std::sort(members.begin(), members.end());
-  members.erase(std::unique(members.begin(), members.end()), members.end());
-  MutexLock lock(&mu_);
-  epoch_ = epoch;
-  members_ = std::move(members);
+ReplicaSet::ReplicaSet(uint64_t epoch, std::vector<uint32_t> members, int backups)
+    : epoch_(epoch), members_(std::move(members)), backups_(backups) {
+  std::sort(members_.begin(), members_.end());
+  members_.erase(std::unique(members_.begin(), members_.end()), members_.end());
 }
 
-uint64_t ReplicaMap::epoch() const {
-  MutexLock lock(&mu_);
-  return epoch_;
-}
-
-absl::StatusOr<std::vector<uint32_t>> ReplicaMap::BackupsOf(uint32_t region) const {
+absl::StatusOr<std::vector<uint32_t>> ReplicaSet::BackupsOf(uint32_t region) const {
   const uint32_t primary = PrimaryOf(region);
-  MutexLock lock(&mu_);
-  auto it = std::find(members_.begin(), members_.end(), primary);
-  if (it == members_.end()) {
+  auto it = std::lower_bound(members_.begin(), members_.end(), primary);
+  if (it == members_.end() || *it != primary) {
     return absl::UnavailableError(absl::StrCat("node ", primary, " (primary of region ", region,
                                                ") is not a member of configuration ", epoch_));
   }
@@ -41,17 +33,19 @@ absl::StatusOr<std::vector<uint32_t>> ReplicaMap::BackupsOf(uint32_t region) con
   return backups;
 }
 
-std::vector<uint32_t> ReplicaMap::BackedUpBy(uint32_t node) const {
-  std::vector<uint32_t> primaries;
+ReplicaMap::ReplicaMap(int backups)
+    : backups_(backups), current_(std::make_shared<const ReplicaSet>(0, std::vector<uint32_t>{}, backups)) {}
+
+void ReplicaMap::Set(uint64_t epoch, std::vector<uint32_t> members) {
+  auto next = std::make_shared<const ReplicaSet>(epoch, std::move(members), backups_);
   MutexLock lock(&mu_);
-  auto it = std::find(members_.begin(), members_.end(), node);
-  if (it == members_.end() || static_cast<int>(members_.size()) < backups_ + 1) return primaries;
-  size_t at = static_cast<size_t>(it - members_.begin());
-  for (int i = 0; i < backups_; ++i) {
-    at = (at + members_.size() - 1) % members_.size();
-    primaries.push_back(members_[at]);
-  }
-  return primaries;
+  current_ = std::move(next);
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+std::shared_ptr<const ReplicaSet> ReplicaMap::Current() const {
+  MutexLock lock(&mu_);
+  return current_;
 }
 
 }  // namespace fathom::txn

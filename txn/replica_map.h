@@ -1,11 +1,16 @@
-// ReplicaMap: where each region's replicas are. A region's primary is the node that owns it (region ids
-// are node id << 16 | index); its f backups are the f members that follow the primary in id order,
-// wrapping around, so replicas are on f+1 distinct nodes whenever the cluster has f+1 members.
-// Thread-safe: commits on every node thread read it, a configuration change replaces it.
+// Where each region's replicas are. A region's primary is the node that owns it (region ids are
+// node id << 16 | index); its f backups are the f members that follow the primary in id order, wrapping
+// around, so replicas are on f+1 distinct nodes whenever the cluster has f+1 members.
+//
+// ReplicaSet is one configuration's view, immutable; ReplicaMap holds the current one, replaced when the
+// configuration changes. Commits read it on every node thread, so each thread keeps the set it last took
+// and takes the new one only when the generation (an atomic counter) moved.
 #ifndef FATHOM_TXN_REPLICA_MAP_H_
 #define FATHOM_TXN_REPLICA_MAP_H_
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -16,26 +21,37 @@ namespace fathom::txn {
 
 inline uint32_t PrimaryOf(uint32_t region) { return region >> 16; }
 
+class ReplicaSet {
+ public:
+  ReplicaSet(uint64_t epoch, std::vector<uint32_t> members, int backups);
+
+  uint64_t epoch() const { return epoch_; }
+  const std::vector<uint32_t>& members() const { return members_; }  // sorted
+  int backups_per_region() const { return backups_; }
+  // The backups of `region`: Unavailable if its primary is not a member or there are fewer than f+1 members.
+  absl::StatusOr<std::vector<uint32_t>> BackupsOf(uint32_t region) const;
+
+ private:
+  uint64_t epoch_;
+  std::vector<uint32_t> members_;
+  int backups_;
+};
+
 class ReplicaMap {
  public:
-  explicit ReplicaMap(int backups) : backups_(backups) {}
+  explicit ReplicaMap(int backups);
 
-  // The configuration `epoch` with these members (any order, no duplicates).
+  // The configuration `epoch` with these members (any order; duplicates ignored).
   void Set(uint64_t epoch, std::vector<uint32_t> members);
-  uint64_t epoch() const;
-  int backups_per_region() const { return backups_; }
-
-  // The backups of `region`'s primary: Unavailable if the primary is not a member or there are fewer than
-  // f+1 members.
-  absl::StatusOr<std::vector<uint32_t>> BackupsOf(uint32_t region) const;
-  // The primaries whose regions `node` backs up.
-  std::vector<uint32_t> BackedUpBy(uint32_t node) const;
+  std::shared_ptr<const ReplicaSet> Current() const;
+  // Moves on with every Set.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
   const int backups_;
   mutable absl::Mutex mu_;
-  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<uint32_t> members_ ABSL_GUARDED_BY(mu_);  // sorted
+  std::shared_ptr<const ReplicaSet> current_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace fathom::txn

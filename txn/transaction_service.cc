@@ -49,7 +49,7 @@ void TransactionService::SetConfiguration(uint64_t epoch, std::vector<uint32_t> 
   shared_->replicas.Set(epoch, std::move(members));
 }
 
-const ReplicaMap& TransactionService::replicas() const { return shared_->replicas; }
+std::shared_ptr<const ReplicaSet> TransactionService::replicas() const { return shared_->replicas.Current(); }
 const BackupStore& TransactionService::backups() const { return shared_->backups; }
 int TransactionService::threads() const { return static_cast<int>(shared_->threads.size()); }
 node::Node& TransactionService::node() { return *shared_->node; }

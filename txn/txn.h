@@ -109,7 +109,7 @@ class TransactionService {
 
   // The configuration transactions run in (ids carry its epoch; regions' backups follow its members).
   void SetConfiguration(uint64_t epoch, std::vector<uint32_t> members);
-  const ReplicaMap& replicas() const;
+  std::shared_ptr<const ReplicaSet> replicas() const;
   // This node's copies of the regions it backs up.
   const BackupStore& backups() const;
   // Counters summed over the threads (taken on each thread).

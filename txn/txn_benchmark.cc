@@ -35,7 +35,7 @@ Setup& ClusterFor(bool tcp, int backups) {
   for (auto& [key, other] : *setups) other.cluster.reset();  // one cluster at a time: they share 2 cores
   node::EmbeddedClusterOptions options;
   options.nodes = 3;
-  options.threads = getenv("TXN_THREADS") ? atoi(getenv("TXN_THREADS")) : 2;
+  options.threads = 2;
   options.memory_bytes = 16 << 20;
   options.fabric = tcp ? node::EmbeddedFabric::kUcxTcp : node::EmbeddedFabric::kUcxSharedMemory;
   TxnOptions txn;
@@ -60,14 +60,15 @@ Setup& ClusterFor(bool tcp, int backups) {
   return setup;
 }
 
-// Args: tcp (0/1), f, kind (0 read-write, 1 read-only, 2 transfer), objects.
+// Args: tcp (0/1), f, kind (0 read-write, 1 read-only, 2 transfer), objects, depth (transactions in flight
+// per node thread; 3 nodes x 2 threads coordinate).
 void BM_Commit(benchmark::State& state) {
   const bool tcp = state.range(0) != 0;
   const int backups = static_cast<int>(state.range(1));
   LoadSpec spec;
   spec.kind = static_cast<TxnKind>(state.range(2));
   spec.objects = static_cast<int>(state.range(3));
-  spec.depth = getenv("TXN_DEPTH") ? atoi(getenv("TXN_DEPTH")) : 4;
+  spec.depth = static_cast<int>(state.range(4));
   spec.commits_per_thread = tcp ? 1000 : 5000;
   Setup& setup = ClusterFor(tcp, backups);
   std::vector<TransactionService*> services;
@@ -110,9 +111,6 @@ void BM_Commit(benchmark::State& state) {
     state.counters["abort_ratio"] = static_cast<double>(result->aborted) / (result->committed + result->aborted);
     last = std::move(*result);
   }
-  if (getenv("TXN_ABORTS")) {
-    for (const auto& [reason, n] : last.abort_reasons) fprintf(stderr, "  abort %8lu  %s\n", n, reason.c_str());
-  }
   const CoordinatorStats after = sum();
   const double commits = static_cast<double>(after.committed - before.committed);
   if (commits == 0) return;
@@ -133,14 +131,15 @@ void BM_Commit(benchmark::State& state) {
 }
 
 void Configurations(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"tcp", "f", "kind", "objects"});
+  b->ArgNames({"tcp", "f", "kind", "objects", "depth"});
   for (int tcp : {0, 1}) {
     for (int f : {1, 2}) {
-      for (int objects : {1, 2, 4}) b->Args({tcp, f, 0, objects});
-      b->Args({tcp, f, 1, 2});  // read-only, 2 objects
-      b->Args({tcp, f, 2, 2});  // bank transfer
+      for (int objects : {1, 2, 4}) b->Args({tcp, f, 0, objects, 1});
+      b->Args({tcp, f, 1, 2, 1});  // read-only, 2 objects
+      b->Args({tcp, f, 2, 2, 1});  // bank transfer
     }
   }
+  for (int depth : {2, 4, 8}) b->Args({0, 1, 2, 2, depth});  // throughput against latency
 }
 
 BENCHMARK(BM_Commit)->Apply(Configurations)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -57,8 +57,9 @@ absl::Status TxnThread::Install() {
     return s;
   }
   thread_->AddPoller([this] {
+    if (truncator_.pending() == 0) return size_t{0};
     const size_t sent =
-        truncator_.Poll(thread_->messenger(), TxnId{replicas_->epoch(), node_id_, index(), 0}, clock_->Now());
+        truncator_.Poll(thread_->messenger(), TxnId{replicas().epoch(), node_id_, index(), 0}, clock_->Now());
     stats_.truncate_messages += sent;
     return sent;
   });
@@ -72,7 +73,15 @@ uint64_t TxnThread::RegionBytes(uint32_t region) {
   return it == primary->regions.end() ? 0 : it->second.length;
 }
 
-TxnId TxnThread::NextId() { return TxnId{replicas_->epoch(), node_id_, index(), next_counter_++}; }
+const ReplicaSet& TxnThread::replicas() {
+  if (const uint64_t generation = replicas_->generation(); generation != replica_generation_) {
+    replica_set_ = replicas_->Current();
+    replica_generation_ = generation;
+  }
+  return *replica_set_;
+}
+
+TxnId TxnThread::NextId() { return TxnId{replicas().epoch(), node_id_, index(), next_counter_++}; }
 
 std::shared_ptr<TxState> TxnThread::Begin() {
   auto tx = std::make_shared<TxState>();
@@ -264,9 +273,9 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
   participant_.Truncate(record->id.node, record->id.thread, record->truncated);
   switch (record->kind) {
     case RecordKind::kLock: {
-      if (record->id.epoch != replicas_->epoch()) {
+      if (record->id.epoch != replicas().epoch()) {
         return absl::AbortedError(absl::StrCat(record->id.ToString(), " is from another configuration (now ",
-                                               replicas_->epoch(), ")"));
+                                               replicas().epoch(), ")"));
       }
       auto versions = participant_.Lock(*record);
       if (!versions.ok()) return versions.status();

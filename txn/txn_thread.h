@@ -78,7 +78,8 @@ class TxnThread {
   msg::Messenger& messenger() { return thread_->messenger(); }
   Participant& participant() { return participant_; }
   Truncator& truncator() { return truncator_; }
-  ReplicaMap& replicas() { return *replicas_; }
+  // The configuration's replica set as of now (refreshed when the configuration changed).
+  const ReplicaSet& replicas();
   const TxnOptions& options() const { return options_; }
   const Clock& clock() const { return *clock_; }
   uint32_t node_id() const { return node_id_; }
@@ -101,6 +102,8 @@ class TxnThread {
   node::NodeThread* thread_;
   const uint32_t node_id_;
   ReplicaMap* replicas_;
+  std::shared_ptr<const ReplicaSet> replica_set_;
+  uint64_t replica_generation_ = UINT64_MAX;
   const TxnOptions options_;
   const Clock* clock_;
   Participant participant_;

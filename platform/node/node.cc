@@ -62,6 +62,10 @@ fabric::FabricKind KindOf(const fabric::Fabric& fabric) {
 absl::StatusOr<std::unique_ptr<Node>> Node::Start(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric) {
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
   if (fabric == nullptr) return absl::InvalidArgumentError("no fabric");
+  // Debian's Abseil is built with mutex deadlock detection on, which serialises every lock of every mutex
+  // in the process on one global spin lock; the data path cannot afford that. (TSan runs still find lock
+  // order problems.)
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::unique_ptr<Node> node(new Node(std::move(options), std::move(fabric), FreshIncarnation()));
   if (absl::Status s = node->Init(); !s.ok()) {
     node->Stop();
@@ -111,6 +115,7 @@ absl::Status Node::Init() {
     config.clock = options_.clock;
     config.idle_wait = options_.idle_wait;
     config.busy_poll_window = options_.busy_poll_window;
+    config.busy_yield_interval = options_.busy_yield_interval;
     config.register_handlers = [user = options_.register_handlers](msg::Messenger& messenger, int thread) {
       messenger
           .Register(kPingMessage,

@@ -55,6 +55,9 @@ struct NodeOptions {
   // After traffic, a node thread keeps polling (yielding the core between polls) this long before it
   // sleeps: a conversation in progress gets microsecond turns, an idle node uses no CPU.
   absl::Duration busy_poll_window = absl::Microseconds(500);
+  // A node thread with work on every turn still yields the core this often, so the other nodes' threads
+  // sharing it get their turn within microseconds rather than a scheduler slice.
+  absl::Duration busy_yield_interval = absl::Microseconds(20);
   const Clock* clock = Clock::Real();
   // Runs on every node thread at start, to register RPC handlers on that thread's messenger.
   std::function<void(msg::Messenger&, int thread)> register_handlers;

@@ -31,6 +31,7 @@ void NodeThread::Stop() {
     MutexLock lock(&mu_);
     if (!stopping_) {
       stopping_ = true;
+      stop_requested_.store(true, std::memory_order_release);
       if (worker_ != nullptr) worker_->Signal();
     }
   }
@@ -41,7 +42,9 @@ bool NodeThread::Post(absl::AnyInvocable<void()> task) {
   MutexLock lock(&mu_);
   if (stopping_ || worker_ == nullptr) return false;
   tasks_.push_back(std::move(task));
-  worker_->Signal();
+  has_tasks_.store(true, std::memory_order_release);
+  // The loop itself needs no wake-up (it runs the task on its next turn); an eventfd write is a syscall.
+  if (std::this_thread::get_id() != loop_thread_id_) worker_->Signal();
   return true;
 }
 
@@ -75,10 +78,13 @@ void NodeThread::RemovePeer(uint32_t node_id) {
 }
 
 size_t NodeThread::RunTasks() {
+  // Most turns have no task: look without the lock first.
+  if (!has_tasks_.load(std::memory_order_acquire)) return 0;
   std::vector<absl::AnyInvocable<void()>> tasks;
   {
     MutexLock lock(&mu_);
     tasks.swap(tasks_);
+    has_tasks_.store(false, std::memory_order_relaxed);
   }
   for (auto& task : tasks) task();
   return tasks.size();
@@ -87,12 +93,17 @@ size_t NodeThread::RunTasks() {
 void NodeThread::Loop() {
   fabric::Completion completions[64];
   absl::Time last_work = absl::InfinitePast();
+  absl::Time busy_since = config_.clock->Now();
   constexpr absl::Duration kFirstSleep = absl::Microseconds(100);
   absl::Duration sleep = kFirstSleep;
+  {
+    MutexLock lock(&mu_);
+    loop_thread_id_ = std::this_thread::get_id();
+  }
   while (true) {
-    {
+    if (stop_requested_.load(std::memory_order_acquire)) {
       MutexLock lock(&mu_);
-      if (stopping_ && tasks_.empty()) break;
+      if (tasks_.empty()) break;
     }
     size_t work = 0;
     const size_t n = worker_->Poll(completions);
@@ -105,10 +116,18 @@ void NodeThread::Loop() {
     work += RunTasks();
     for (auto& poll : pollers_) work += poll();
     if (work > 0) {
-      last_work = config_.clock->Now();
+      const absl::Time now = config_.clock->Now();
+      // Busy for a while without a break: let the other nodes' threads on this core run, or whoever our
+      // work is waiting for waits a whole scheduler slice (milliseconds).
+      if (now - busy_since > config_.busy_yield_interval) {
+        std::this_thread::yield();
+        busy_since = config_.clock->Now();
+      }
+      last_work = now;
       sleep = kFirstSleep;
       continue;
     }
+    busy_since = config_.clock->Now();
     // Recently busy: more is likely on its way, and a write into our rings raises no event, so poll again
     // (yielding, since nodes share cores). Idle for longer: sleep on the worker, which tcp traffic and
     // posted tasks wake, a little longer each time up to idle_wait.

@@ -7,6 +7,7 @@
 #ifndef FATHOM_PLATFORM_NODE_NODE_THREAD_H_
 #define FATHOM_PLATFORM_NODE_NODE_THREAD_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +48,7 @@ class NodeThread {
     const Clock* clock = Clock::Real();
     absl::Duration idle_wait = absl::Milliseconds(5);
     absl::Duration busy_poll_window = absl::Microseconds(500);
+    absl::Duration busy_yield_interval = absl::Microseconds(20);
     std::function<void(msg::Messenger&, int thread)> register_handlers;
   };
   explicit NodeThread(Config config);
@@ -111,6 +113,10 @@ class NodeThread {
   absl::Mutex mu_;
   std::vector<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Mirrors of stopping_ and !tasks_.empty() that the loop reads every turn without taking the lock.
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> has_tasks_{false};
+  std::thread::id loop_thread_id_ ABSL_GUARDED_BY(mu_);  // set by the loop before it runs anything
   std::thread thread_;
 };
 

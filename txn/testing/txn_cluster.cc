@@ -53,7 +53,7 @@ absl::Status TxnCluster::WaitForQuiescence(absl::Duration timeout) {
 absl::Status TxnCluster::CheckReplicasIdentical() {
   for (int p = 1; p <= size(); ++p) {
     for (memory::LocalRegion* region : cluster_->node(p).data_regions()) {
-      auto backups = services_[p - 1]->replicas().BackupsOf(region->id());
+      auto backups = services_[p - 1]->replicas()->BackupsOf(region->id());
       if (!backups.ok()) return backups.status();
       const std::span<const std::byte> primary(region->data(), region->size());
       for (uint32_t b : *backups) {
