@@ -72,6 +72,9 @@ class Transaction {
   // (the object stayed locked, or changed between two reads); NotFound/FailedPrecondition for a stale
   // reference (the slot was freed or reused).
   absl::StatusOr<std::string> Read(const object::ObjectRef& ref);
+  // Reads several objects at once (their one-sided reads are all in flight together): a snapshot of many
+  // objects takes one round trip instead of one per object. The first error wins.
+  absl::StatusOr<std::vector<std::string>> ReadMany(const std::vector<object::ObjectRef>& refs);
   // Buffers a new payload. InvalidArgument if it does not fit the object.
   absl::Status Write(const object::ObjectRef& ref, std::string_view bytes);
   // A new object with room for `payload_capacity` bytes; it exists for others once the transaction commits.
