@@ -26,6 +26,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/zookeeper_coordinator.h"
@@ -33,6 +35,7 @@
 #include "platform/node/lease_agent.h"
 #include "platform/node/membership.h"
 #include "platform/node/node.h"
+#include "txn/txn.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "this node's id, 1..65535 (required)");
 ABSL_FLAG(std::string, cluster, "fathom", "cluster name; every node of a cluster uses the same");
@@ -55,6 +58,10 @@ ABSL_FLAG(std::string, tls_cert, "", "TLS certificate for the control service (P
 ABSL_FLAG(std::string, tls_key, "", "TLS private key (PEM)");
 ABSL_FLAG(std::string, tls_ca, "", "CA certificate to verify peers' control services (PEM)");
 ABSL_FLAG(absl::Duration, join_timeout, absl::Seconds(30), "how long to wait for the listed peers");
+ABSL_FLAG(int, backups, 1, "f: backups of every region in memory (transactions replicate to f+1 nodes)");
+ABSL_FLAG(std::string, txn_members, "",
+          "without --zk: the nodes that hold data and replicas, id,id,... (default: this node and --peers); "
+          "every node of the cluster must list the same. With --zk the configuration says.");
 
 namespace fathom::node {
 namespace {
@@ -92,6 +99,28 @@ absl::StatusOr<std::string> ReadToken() {
   std::string token;
   std::getline(in, token);
   return token;
+}
+
+// --txn_members, or this node and its --peers.
+absl::StatusOr<std::vector<uint32_t>> TxnMembers(uint32_t self, const std::vector<PeerAddress>& peers) {
+  std::vector<uint32_t> members;
+  const std::string flag = absl::GetFlag(FLAGS_txn_members);
+  if (flag.empty()) {
+    members.push_back(self);
+    for (const PeerAddress& peer : peers) members.push_back(peer.node_id);
+    return members;
+  }
+  bool listed = false;
+  for (absl::string_view part : absl::StrSplit(flag, ',')) {
+    uint32_t member = 0;
+    if (!absl::SimpleAtoi(part, &member) || member == 0 || member > kMaxNodeId) {
+      return absl::InvalidArgumentError(absl::StrCat("--txn_members: '", part, "' is not a node id"));
+    }
+    listed |= member == self;
+    members.push_back(member);
+  }
+  if (!listed) return absl::InvalidArgumentError("--txn_members must list this node");
+  return members;
 }
 
 int Run() {
@@ -168,6 +197,23 @@ int Run() {
     return absl::IsInvalidArgument(node.status()) ? 2 : 1;
   }
   Log(id, absl::StrCat("control service on ", (*node)->control_address(), ", incarnation ", (*node)->incarnation()));
+  // The transaction layer, before any peer can send it a record.
+  txn::TxnOptions txn_options;
+  txn_options.backups = absl::GetFlag(FLAGS_backups);
+  auto txns = txn::TransactionService::Attach(node->get(), txn_options);
+  if (!txns.ok()) {
+    Log(id, absl::StrCat("cannot start transactions: ", txns.status().ToString()));
+    (*node)->Stop();
+    return 1;
+  }
+  if (coordinator == nullptr) {
+    auto members = TxnMembers(id, options.peers);
+    if (!members.ok()) {
+      (*node)->Stop();
+      return BadFlags(std::string(members.status().message()));
+    }
+    (*txns)->SetConfiguration(1, *members);
+  }
   if (!options.peers.empty()) {
     Log(id, absl::StrCat("joining ", options.peers.size(), " peers"));
     if (absl::Status joined = (*node)->JoinPeers(); !joined.ok()) {
@@ -177,6 +223,7 @@ int Run() {
     }
   }
   std::unique_ptr<MembershipFollower> follower;
+  std::unique_ptr<coordinator::Subscription> txn_subscription;
   if (coordinator != nullptr) {
     const coordinator::MemberInfo me = MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
     if (absl::Status joined = coordinator->Join(me); !joined.ok()) {
@@ -202,6 +249,12 @@ int Run() {
       return 1;
     }
     follower = std::move(*started);
+    txn::TransactionService* service = txns->get();
+    txn_subscription = coordinator->Subscribe([service](const coordinator::Configuration& configuration) {
+      std::vector<uint32_t> members;
+      for (const auto& member : configuration.members()) members.push_back(member.node_id());
+      service->SetConfiguration(configuration.epoch(), std::move(members));
+    });
     coordinator::ZooKeeperCoordinator* c = coordinator.get();
     MembershipFollower* f = follower.get();
     (*node)->AddCounterSource([c, f](std::map<std::string, uint64_t>& counters) {
@@ -237,8 +290,9 @@ int Run() {
   Log(id, absl::StrCat("stopping (", reason, ")"));
   if (lease != nullptr) lease->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
   follower.reset();
+  txn_subscription.reset();
   if (coordinator != nullptr) coordinator->Leave().IgnoreError();
-  (*node)->Stop();
+  (*node)->Stop();  // before the transaction layer goes: the node's threads use it
   Log(id, "stopped");
   return 0;
 }

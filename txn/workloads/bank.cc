@@ -38,7 +38,8 @@ absl::StatusOr<BankResult> RunBank(const std::vector<TransactionService*>& servi
   {
     Transaction tx = services[0]->Begin();
     for (int i = 0; i < options.accounts; ++i) {
-      auto ref = tx.Alloc(8, {.node = services[i % services.size()]->node().id()});
+      auto ref = tx.Alloc(8, {.node = options.data_nodes.empty() ? services[i % services.size()]->node().id()
+                                                     : options.data_nodes[i % options.data_nodes.size()]});
       if (!ref.ok()) return ref.status();
       if (absl::Status s = tx.Write(*ref, EncodeInt(options.initial_balance)); !s.ok()) return s;
       accounts.push_back(*ref);

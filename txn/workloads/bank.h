@@ -15,6 +15,8 @@
 namespace fathom::txn::workloads {
 
 struct BankOptions {
+  // Nodes whose memory holds the workload's objects, round robin (empty: the services' nodes).
+  std::vector<uint32_t> data_nodes;
   int accounts = 24;
   int64_t initial_balance = 100;
   int64_t max_amount = 40;  // transfers move 1..max_amount

@@ -17,7 +17,8 @@ absl::StatusOr<CycleResult> RunCycle(const std::vector<TransactionService*>& ser
   {
     Transaction tx = services[0]->Begin();
     for (int i = 0; i < n; ++i) {
-      auto ref = tx.Alloc(8, {.node = services[i % services.size()]->node().id()});
+      auto ref = tx.Alloc(8, {.node = options.data_nodes.empty() ? services[i % services.size()]->node().id()
+                                                     : options.data_nodes[i % options.data_nodes.size()]});
       if (!ref.ok()) return ref.status();
       if (absl::Status s = tx.Write(*ref, EncodeInt((i + 1) % n)); !s.ok()) return s;
       ring.push_back(*ref);

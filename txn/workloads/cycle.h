@@ -14,6 +14,8 @@
 namespace fathom::txn::workloads {
 
 struct CycleOptions {
+  // Nodes whose memory holds the workload's objects, round robin (empty: the services' nodes).
+  std::vector<uint32_t> data_nodes;
   int nodes_in_ring = 30;
   int clients_per_node = 2;
   int transactions_per_client = 100;

@@ -56,7 +56,8 @@ absl::StatusOr<ListAppendResult> RunListAppend(const std::vector<TransactionServ
   {
     Transaction tx = services[0]->Begin();
     for (int i = 0; i < options.keys; ++i) {
-      auto ref = tx.Alloc(kListBytes, {.node = services[i % services.size()]->node().id()});
+      auto ref = tx.Alloc(kListBytes, {.node = options.data_nodes.empty() ? services[i % services.size()]->node().id()
+                                                     : options.data_nodes[i % options.data_nodes.size()]});
       if (!ref.ok()) return ref.status();
       keys.push_back(*ref);  // an allocated object starts with an empty payload: the empty list
     }

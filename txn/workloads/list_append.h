@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "tests/history/history.h"
@@ -16,6 +17,8 @@
 namespace fathom::txn::workloads {
 
 struct ListAppendOptions {
+  // Nodes whose memory holds the workload's objects, round robin (empty: the services' nodes).
+  std::vector<uint32_t> data_nodes;
   int keys = 6;
   int clients_per_node = 2;
   int transactions_per_client = 60;
