@@ -210,6 +210,43 @@ TEST_P(TxnTest, BadInputIsRefused) {
   EXPECT_EQ(ReadInt(3, refs[0]), 0);
 }
 
+// A backup that dies: transactions whose records must reach it fail with Unavailable and leave nothing
+// locked; transactions whose replicas are all alive go on committing.
+TEST(TxnFailureTest, ADeadBackupFailsOnlyTheCommitsThatNeedIt) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  ASSERT_OK_AND_ASSIGN(auto cluster, TxnCluster::Start(ClusterOptions(Fabric::kSim, seed)));
+  // Objects on node 1 (backup: node 2) and node 2 (backup: node 3).
+  ObjectRef on_1, on_2;
+  {
+    Transaction tx = cluster->service(1).Begin();
+    ASSERT_OK_AND_ASSIGN(on_1, tx.Alloc(8, {.node = 1}));
+    ASSERT_OK_AND_ASSIGN(on_2, tx.Alloc(8, {.node = 2}));
+    ASSERT_OK(tx.Write(on_1, EncodeInt(1)));
+    ASSERT_OK(tx.Write(on_2, EncodeInt(2)));
+    ASSERT_OK(tx.Commit());
+  }
+  cluster->cluster().sim()->Crash(3);
+  {
+    Transaction tx = cluster->service(1).Begin();
+    ASSERT_OK(tx.Write(on_2, EncodeInt(20)));
+    absl::Status s = tx.Commit();
+    EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  }
+  {
+    Transaction tx = cluster->service(1).Begin();
+    ASSERT_OK(tx.Write(on_1, EncodeInt(10)));
+    ASSERT_OK(tx.Commit());
+  }
+  // on_2 was unlocked by the ABORT and still holds its old value.
+  Transaction tx = cluster->service(2).Begin();
+  ASSERT_OK_AND_ASSIGN(std::string two, tx.Read(on_2));
+  ASSERT_OK_AND_ASSIGN(std::string one, tx.Read(on_1));
+  EXPECT_EQ(*DecodeInt(two), 2);
+  EXPECT_EQ(*DecodeInt(one), 10);
+  ASSERT_OK(tx.Commit());
+}
+
 INSTANTIATE_TEST_SUITE_P(Fabrics, TxnTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
                          [](const auto& info) { return info.param == Fabric::kShm ? "Shm" : "Sim"; });
 
