@@ -11,7 +11,7 @@
 #include "benchmark/benchmark.h"
 #include "txn/testing/txn_cluster.h"
 #include "txn/workloads/closed_loop.h"
-#include "txn/workloads/integers.h"
+#include "txn/workloads/support.h"
 
 namespace fathom::txn {
 namespace {

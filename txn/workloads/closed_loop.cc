@@ -8,7 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "platform/base/mutex.h"
-#include "txn/workloads/integers.h"
+#include "txn/workloads/support.h"
 
 namespace fathom::txn::workloads {
 namespace {

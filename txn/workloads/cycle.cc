@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/base/mutex.h"
-#include "txn/workloads/integers.h"
+#include "txn/workloads/support.h"
 
 namespace fathom::txn::workloads {
 
@@ -17,8 +17,7 @@ absl::StatusOr<CycleResult> RunCycle(const std::vector<TransactionService*>& ser
   {
     Transaction tx = services[0]->Begin();
     for (int i = 0; i < n; ++i) {
-      auto ref = tx.Alloc(8, {.node = options.data_nodes.empty() ? services[i % services.size()]->node().id()
-                                                     : options.data_nodes[i % options.data_nodes.size()]});
+      auto ref = tx.Alloc(8, {.node = DataNode(services, options.data_nodes, i)});
       if (!ref.ok()) return ref.status();
       if (absl::Status s = tx.Write(*ref, EncodeInt((i + 1) % n)); !s.ok()) return s;
       ring.push_back(*ref);

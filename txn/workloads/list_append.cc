@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/base/mutex.h"
+#include "txn/workloads/support.h"
 
 namespace fathom::txn::workloads {
 namespace {
@@ -56,8 +57,7 @@ absl::StatusOr<ListAppendResult> RunListAppend(const std::vector<TransactionServ
   {
     Transaction tx = services[0]->Begin();
     for (int i = 0; i < options.keys; ++i) {
-      auto ref = tx.Alloc(kListBytes, {.node = options.data_nodes.empty() ? services[i % services.size()]->node().id()
-                                                     : options.data_nodes[i % options.data_nodes.size()]});
+      auto ref = tx.Alloc(kListBytes, {.node = DataNode(services, options.data_nodes, i)});
       if (!ref.ok()) return ref.status();
       keys.push_back(*ref);  // an allocated object starts with an empty payload: the empty list
     }

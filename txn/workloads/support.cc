@@ -1,4 +1,4 @@
-#include "txn/workloads/integers.h"
+#include "txn/workloads/support.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -16,6 +16,11 @@ absl::StatusOr<int64_t> DecodeInt(std::string_view bytes) {
   uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(bytes[i])} << (8 * i);
   return static_cast<int64_t>(v);
+}
+
+uint32_t DataNode(const std::vector<TransactionService*>& services, const std::vector<uint32_t>& data_nodes, int i) {
+  if (!data_nodes.empty()) return data_nodes[i % data_nodes.size()];
+  return services[i % services.size()]->node().id();
 }
 
 }  // namespace fathom::txn::workloads
