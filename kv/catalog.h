@@ -1,0 +1,57 @@
+// Catalog: where a table's name leads to its root object, so any node can open a table by name.
+//
+// This slice has one implementation, InProcessCatalog, shared by every node of an embedded cluster (one
+// process). The coordinator's configuration (TableDescriptor) is where it belongs for a real cluster; that
+// needs the descriptor to carry the whole root reference, which it cannot yet (docs/formats/kv.md,
+// "Catalog").
+#ifndef FATHOM_KV_CATALOG_H_
+#define FATHOM_KV_CATALOG_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "kv/format.h"
+#include "platform/object/object_layout.h"
+
+namespace fathom::kv {
+
+struct TableInfo {
+  std::string name;
+  IndexKind kind = IndexKind::kHopscotch;
+  uint64_t epoch = 1;
+  object::ObjectRef root;
+};
+
+// Thread-safe.
+class Catalog {
+ public:
+  virtual ~Catalog() = default;
+  // AlreadyExists if a table has the name.
+  virtual absl::Status Add(const TableInfo& table) = 0;
+  // NotFound for an unknown name.
+  virtual absl::StatusOr<TableInfo> Find(std::string_view name) = 0;
+  virtual absl::Status Remove(std::string_view name) = 0;
+  // Sorted by name.
+  virtual absl::StatusOr<std::vector<TableInfo>> List() = 0;
+};
+
+class InProcessCatalog final : public Catalog {
+ public:
+  absl::Status Add(const TableInfo& table) override;
+  absl::StatusOr<TableInfo> Find(std::string_view name) override;
+  absl::Status Remove(std::string_view name) override;
+  absl::StatusOr<std::vector<TableInfo>> List() override;
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, TableInfo, std::less<>> tables_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fathom::kv
+
+#endif  // FATHOM_KV_CATALOG_H_

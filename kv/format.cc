@@ -1,0 +1,253 @@
+#include "kv/format.h"
+
+#include <xxhash.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace fathom::kv {
+namespace {
+
+constexpr uint64_t kKeyHashSeed = 0x6b765f6b65795f31;  // "kv_key_1"
+constexpr uint64_t kValueSeed = 0x6b765f76616c5f31;    // "kv_val_1"
+constexpr uint8_t kInlineKind = 1;
+constexpr uint8_t kPointerKind = 2;
+
+// Little-endian fields (every supported host is little-endian; docs/formats/kv.md).
+template <typename T>
+void Put(std::string& out, T value) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+template <typename T>
+T Get(std::string_view bytes, size_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));
+  return value;
+}
+
+void PutRef(std::string& out, const object::ObjectRef& ref) {
+  Put<uint64_t>(out, ref.address.raw());
+  Put<uint32_t>(out, ref.incarnation);
+  Put<uint32_t>(out, ref.capacity);
+}
+
+object::ObjectRef GetRef(std::string_view bytes, size_t offset) {
+  object::ObjectRef ref;
+  ref.address = memory::GlobalAddress::FromRaw(Get<uint64_t>(bytes, offset));
+  ref.incarnation = Get<uint32_t>(bytes, offset + 8);
+  ref.capacity = Get<uint32_t>(bytes, offset + 12);
+  return ref;
+}
+
+absl::Status Corrupt(std::string_view what, size_t offset) {
+  return absl::DataLossError(absl::StrCat("corrupt kv bucket: ", std::string(what), " at byte ", offset));
+}
+
+}  // namespace
+
+uint64_t KeyHash(std::string_view key) { return XXH3_64bits_withSeed(key.data(), key.size(), kKeyHashSeed); }
+
+size_t Bucket::EncodedBytes() const {
+  size_t n = kBucketHeaderBytes;
+  for (const Entry& e : entries) n += e.EncodedBytes();
+  return n;
+}
+
+std::string EncodeBucket(const Bucket& bucket) {
+  std::string out;
+  out.reserve(bucket.EncodedBytes());
+  Put<uint8_t>(out, static_cast<uint8_t>(bucket.entries.size()));
+  Put<uint8_t>(out, bucket.spilled);
+  Put<uint16_t>(out, 0);
+  Put<uint32_t>(out, bucket.epoch);
+  for (const Entry& e : bucket.entries) {
+    Put<uint64_t>(out, e.hash);
+    Put<uint8_t>(out, e.is_inline ? kInlineKind : kPointerKind);
+    Put<uint8_t>(out, 0);
+    Put<uint16_t>(out, e.key_bytes);
+    Put<uint32_t>(out, e.value_bytes);
+    if (e.is_inline) {
+      out.append(e.key);
+      out.append(e.value);
+    } else {
+      PutRef(out, e.ref);
+      Put<uint64_t>(out, e.checksum);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, size_t from) {
+  if (bucket.size() < kBucketHeaderBytes) return Corrupt("short header", 0);
+  const size_t count = static_cast<uint8_t>(bucket[0]);
+  if (count > kSlotsPerBucket) return Corrupt("entry count", 0);
+  size_t offset = kBucketHeaderBytes;
+  for (size_t i = 0; i < count; ++i) {
+    if (bucket.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
+    RawMatch m;
+    m.offset = offset;
+    const uint64_t entry_hash = Get<uint64_t>(bucket, offset);
+    const uint8_t kind = static_cast<uint8_t>(bucket[offset + 8]);
+    m.key_bytes = Get<uint16_t>(bucket, offset + 10);
+    m.value_bytes = Get<uint32_t>(bucket, offset + 12);
+    size_t body;
+    if (kind == kInlineKind) {
+      body = size_t{m.key_bytes} + m.value_bytes;
+    } else if (kind == kPointerKind) {
+      body = kPointerBytes;
+    } else {
+      return Corrupt("entry kind", offset + 8);
+    }
+    const size_t at = offset + kEntryHeaderBytes;
+    if (bucket.size() - at < body) return Corrupt("entry past the end", offset);
+    m.next = at + body;
+    if (entry_hash == hash && offset >= from) {
+      m.is_inline = kind == kInlineKind;
+      if (m.is_inline) {
+        m.key = bucket.substr(at, m.key_bytes);
+        m.value = bucket.substr(at + m.key_bytes, m.value_bytes);
+      } else {
+        m.ref = GetRef(bucket, at);
+        m.checksum = Get<uint64_t>(bucket, at + kRefBytes);
+      }
+      return m;
+    }
+    offset = m.next;
+  }
+  return RawMatch{};
+}
+
+absl::StatusOr<uint8_t> BucketSpilled(std::string_view bucket) {
+  if (bucket.size() < kBucketHeaderBytes) return Corrupt("short header", 0);
+  return static_cast<uint8_t>(bucket[1]);
+}
+
+absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
+  if (bytes.size() < kBucketHeaderBytes) return Corrupt("short header", 0);
+  Bucket bucket;
+  const size_t count = static_cast<uint8_t>(bytes[0]);
+  if (count > kSlotsPerBucket) return Corrupt("entry count", 0);
+  bucket.spilled = static_cast<uint8_t>(bytes[1]);
+  if (Get<uint16_t>(bytes, 2) != 0) return Corrupt("reserved field", 2);
+  bucket.epoch = Get<uint32_t>(bytes, 4);
+  size_t offset = kBucketHeaderBytes;
+  for (size_t i = 0; i < count; ++i) {
+    // FindInBucket with the entry's own hash walks and bounds-checks exactly this entry.
+    if (bytes.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
+    const uint64_t hash = Get<uint64_t>(bytes, offset);
+    auto m = FindInBucket(bytes, hash, offset);
+    if (!m.ok()) return m.status();
+    if (m->offset != offset) return Corrupt("entry walk", offset);
+    if (bytes[offset + 9] != 0) return Corrupt("reserved entry byte", offset + 9);
+    Entry e;
+    e.hash = hash;
+    e.is_inline = m->is_inline;
+    e.key_bytes = static_cast<uint16_t>(m->key_bytes);
+    e.value_bytes = m->value_bytes;
+    if (e.is_inline) {
+      e.key = std::string(m->key);
+      e.value = std::string(m->value);
+    } else {
+      e.ref = m->ref;
+      e.checksum = m->checksum;
+    }
+    bucket.entries.push_back(std::move(e));
+    offset = m->next;
+  }
+  if (offset != bytes.size()) return Corrupt("trailing bytes", offset);
+  return bucket;
+}
+
+std::string EncodeValueObject(std::string_view key, std::string_view value) {
+  std::string out;
+  out.reserve(4 + key.size() + value.size());
+  Put<uint32_t>(out, static_cast<uint32_t>(key.size()));
+  out.append(key.data(), key.size());
+  out.append(value.data(), value.size());
+  return out;
+}
+
+uint64_t ValueObjectChecksum(std::string_view payload) {
+  return XXH3_64bits_withSeed(payload.data(), payload.size(), kValueSeed);
+}
+
+absl::StatusOr<std::string_view> CheckValueObject(std::string_view payload, std::string_view key,
+                                                  uint32_t value_bytes, uint64_t checksum) {
+  // A mismatch means the pointer and the object disagree: the object was replaced under a reader (retry)
+  // or memory is corrupt. Either way the bytes are not handed out.
+  if (payload.size() != 4 + key.size() + value_bytes || ValueObjectChecksum(payload) != checksum) {
+    return absl::AbortedError("kv value object does not match its pointer");
+  }
+  if (Get<uint32_t>(payload, 0) != key.size() || payload.substr(4, key.size()) != key) {
+    return absl::NotFoundError("kv value object holds another key");
+  }
+  return payload.substr(4 + key.size());
+}
+
+std::string EncodeRoot(const Root& root) {
+  std::string out;
+  Put<uint32_t>(out, kRootMagic);
+  Put<uint16_t>(out, kRootFormat);
+  Put<uint8_t>(out, static_cast<uint8_t>(root.kind));
+  Put<uint8_t>(out, kSlotsPerBucket);
+  Put<uint64_t>(out, root.buckets);
+  Put<uint64_t>(out, root.epoch);
+  Put<uint32_t>(out, root.max_key_bytes);
+  Put<uint32_t>(out, root.max_value_bytes);
+  Put<uint32_t>(out, root.inline_bytes);
+  Put<uint32_t>(out, root.bucket_capacity);
+  Put<uint32_t>(out, static_cast<uint32_t>(root.chunks.size()));
+  Put<uint32_t>(out, root.buckets_per_chunk);
+  for (const object::ObjectRef& ref : root.chunks) PutRef(out, ref);
+  return out;
+}
+
+absl::StatusOr<Root> DecodeRoot(std::string_view bytes) {
+  auto bad = [](std::string_view what) { return absl::DataLossError(absl::StrCat("corrupt kv root: ", std::string(what))); };
+  if (bytes.size() < kRootHeaderBytes) return bad("short header");
+  if (Get<uint32_t>(bytes, 0) != kRootMagic) return bad("magic");
+  if (Get<uint16_t>(bytes, 4) != kRootFormat) return bad("format version");
+  Root root;
+  const uint8_t kind = static_cast<uint8_t>(bytes[6]);
+  if (kind != static_cast<uint8_t>(IndexKind::kHopscotch) && kind != static_cast<uint8_t>(IndexKind::kCuckoo)) {
+    return bad("index kind");
+  }
+  root.kind = static_cast<IndexKind>(kind);
+  if (static_cast<uint8_t>(bytes[7]) != kSlotsPerBucket) return bad("slots per bucket");
+  root.buckets = Get<uint64_t>(bytes, 8);
+  root.epoch = Get<uint64_t>(bytes, 16);
+  root.max_key_bytes = Get<uint32_t>(bytes, 24);
+  root.max_value_bytes = Get<uint32_t>(bytes, 28);
+  root.inline_bytes = Get<uint32_t>(bytes, 32);
+  root.bucket_capacity = Get<uint32_t>(bytes, 36);
+  const uint32_t chunks = Get<uint32_t>(bytes, 40);
+  root.buckets_per_chunk = Get<uint32_t>(bytes, 44);
+  if (bytes.size() != kRootHeaderBytes + size_t{chunks} * kRefBytes) return bad("length");
+  if (root.buckets < 2 || root.buckets_per_chunk == 0 || root.buckets_per_chunk > kMaxBucketsPerChunk ||
+      (root.buckets + root.buckets_per_chunk - 1) / root.buckets_per_chunk != chunks) {
+    return bad("bucket count");
+  }
+  for (uint32_t i = 0; i < chunks; ++i) root.chunks.push_back(GetRef(bytes, kRootHeaderBytes + i * kRefBytes));
+  return root;
+}
+
+std::string EncodeRefs(const std::vector<object::ObjectRef>& refs) {
+  std::string out;
+  out.reserve(refs.size() * kRefBytes);
+  for (const object::ObjectRef& ref : refs) PutRef(out, ref);
+  return out;
+}
+
+absl::StatusOr<std::vector<object::ObjectRef>> DecodeRefs(std::string_view bytes) {
+  if (bytes.size() % kRefBytes != 0) return absl::DataLossError("corrupt kv chunk: length");
+  std::vector<object::ObjectRef> refs;
+  refs.reserve(bytes.size() / kRefBytes);
+  for (size_t at = 0; at < bytes.size(); at += kRefBytes) refs.push_back(GetRef(bytes, at));
+  return refs;
+}
+
+}  // namespace fathom::kv

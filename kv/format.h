@@ -1,0 +1,109 @@
+// The byte layouts of a kv table's objects (docs/formats/kv.md): buckets (one neighbourhood of up to
+// kSlotsPerBucket entries per object, so one one-sided read returns the whole neighbourhood), out-of-line
+// value objects behind self-verifying pointers, the table's root object and its chunks of bucket
+// references. Everything read from memory is checked here before anyone trusts it: a malformed bucket or
+// value is DataLoss, never a crash or a read out of bounds.
+#ifndef FATHOM_KV_FORMAT_H_
+#define FATHOM_KV_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "platform/object/object_layout.h"
+
+namespace fathom::kv {
+
+inline constexpr int kSlotsPerBucket = 8;   // H: FaRM's neighbourhood size
+inline constexpr size_t kBucketHeaderBytes = 8;
+inline constexpr size_t kEntryHeaderBytes = 16;
+inline constexpr size_t kPointerBytes = 24;  // address 8, incarnation 4, capacity 4, checksum 8
+inline constexpr size_t kRefBytes = 16;
+inline constexpr uint32_t kRootMagic = 0x544b5646;  // "FVKT" little-endian
+inline constexpr uint16_t kRootFormat = 1;
+inline constexpr size_t kRootHeaderBytes = 48;
+inline constexpr uint32_t kRootCapacity = 4096;  // slot bytes of every root object
+inline constexpr uint32_t kMaxBucketsPerChunk = 65536;
+
+enum class IndexKind : uint8_t { kHopscotch = 1, kCuckoo = 2 };
+
+// The hash of a key: XXH3-64 with a fixed seed. Its high bits pick the home bucket; the full hash is kept
+// in the entry so lookups compare keys only on a hash match.
+uint64_t KeyHash(std::string_view key);
+
+// One slot of a bucket. Either inline (key and value in the bucket) or a pointer to an object that holds
+// the key and value (value_object below).
+struct Entry {
+  uint64_t hash = 0;
+  bool is_inline = true;
+  uint16_t key_bytes = 0;
+  uint32_t value_bytes = 0;
+  std::string key;    // inline entries only
+  std::string value;  // inline entries only
+  object::ObjectRef ref;  // pointer entries only
+  uint64_t checksum = 0;  // pointer entries: XXH3-64 of the value object's payload
+
+  size_t EncodedBytes() const {
+    return kEntryHeaderBytes + (is_inline ? key.size() + value.size() : kPointerBytes);
+  }
+};
+
+struct Bucket {
+  uint8_t spilled = 0;  // hopscotch: keys whose home is this bucket that live in the next one
+  uint32_t epoch = 0;   // low 32 bits of the table epoch the bucket was written in
+  std::vector<Entry> entries;
+
+  size_t EncodedBytes() const;
+};
+
+std::string EncodeBucket(const Bucket& bucket);
+absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes);
+
+// The lookup GETs do: scans the encoded bucket for `hash` without decoding (no allocation). Returns the
+// offset of the first matching entry at or after `from` (an entry offset), or npos. Assumes a bucket that
+// DecodeBucket would accept only as far as it reads; every offset is bounds-checked.
+struct RawMatch {
+  size_t offset = std::string_view::npos;  // npos: no match
+  bool is_inline = false;
+  std::string_view key;    // inline
+  std::string_view value;  // inline
+  object::ObjectRef ref;   // pointer
+  uint32_t key_bytes = 0;
+  uint32_t value_bytes = 0;
+  uint64_t checksum = 0;
+  size_t next = 0;  // offset of the following entry
+};
+absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, size_t from);
+// The bucket's spill count (bytes[1]), or DataLoss if the bucket is too short.
+absl::StatusOr<uint8_t> BucketSpilled(std::string_view bucket);
+
+// An out-of-line value object's payload: u32 key length, key, value. Its checksum is stored in the pointer.
+std::string EncodeValueObject(std::string_view key, std::string_view value);
+uint64_t ValueObjectChecksum(std::string_view payload);
+// Checks `payload` against the pointer (length, checksum, key) and returns the value part.
+absl::StatusOr<std::string_view> CheckValueObject(std::string_view payload, std::string_view key,
+                                                  uint32_t value_bytes, uint64_t checksum);
+
+// The root object: the table's descriptor and the references of its chunks of bucket references.
+struct Root {
+  IndexKind kind = IndexKind::kHopscotch;
+  uint64_t buckets = 0;
+  uint64_t epoch = 1;
+  uint32_t max_key_bytes = 0;
+  uint32_t max_value_bytes = 0;
+  uint32_t inline_bytes = 0;
+  uint32_t bucket_capacity = 0;
+  uint32_t buckets_per_chunk = 0;
+  std::vector<object::ObjectRef> chunks;
+};
+std::string EncodeRoot(const Root& root);
+absl::StatusOr<Root> DecodeRoot(std::string_view bytes);
+
+std::string EncodeRefs(const std::vector<object::ObjectRef>& refs);
+absl::StatusOr<std::vector<object::ObjectRef>> DecodeRefs(std::string_view bytes);
+
+}  // namespace fathom::kv
+
+#endif  // FATHOM_KV_FORMAT_H_

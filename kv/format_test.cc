@@ -1,0 +1,125 @@
+// The kv byte layouts (docs/formats/kv.md): round trips, and every kind of corruption is DataLoss.
+#include "kv/format.h"
+
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+
+namespace fathom::kv {
+namespace {
+
+Bucket SampleBucket() {
+  Bucket b;
+  b.spilled = 3;
+  b.epoch = 7;
+  Entry in;
+  in.hash = KeyHash("alpha");
+  in.key = "alpha";
+  in.value = "one";
+  in.key_bytes = 5;
+  in.value_bytes = 3;
+  b.entries.push_back(in);
+  Entry out;
+  out.hash = KeyHash("beta");
+  out.is_inline = false;
+  out.key_bytes = 4;
+  out.value_bytes = 5000;
+  out.ref = object::ObjectRef{memory::GlobalAddress{0x10001, 0x400}, 9, 8192};
+  out.checksum = 0x1234567890abcdef;
+  b.entries.push_back(out);
+  return b;
+}
+
+TEST(KvFormatTest, BucketRoundTrips) {
+  const Bucket b = SampleBucket();
+  const std::string bytes = EncodeBucket(b);
+  EXPECT_EQ(bytes.size(), b.EncodedBytes());
+  EXPECT_EQ(bytes.size(), kBucketHeaderBytes + 2 * kEntryHeaderBytes + 8 + kPointerBytes);
+  ASSERT_OK_AND_ASSIGN(Bucket back, DecodeBucket(bytes));
+  EXPECT_EQ(back.spilled, 3);
+  EXPECT_EQ(back.epoch, 7u);
+  ASSERT_EQ(back.entries.size(), 2u);
+  EXPECT_EQ(back.entries[0].key, "alpha");
+  EXPECT_EQ(back.entries[0].value, "one");
+  EXPECT_FALSE(back.entries[1].is_inline);
+  EXPECT_EQ(back.entries[1].ref, b.entries[1].ref);
+  EXPECT_EQ(back.entries[1].checksum, b.entries[1].checksum);
+  EXPECT_EQ(back.entries[1].value_bytes, 5000u);
+}
+
+TEST(KvFormatTest, FindInBucketScansRawBytes) {
+  const std::string bytes = EncodeBucket(SampleBucket());
+  ASSERT_OK_AND_ASSIGN(RawMatch a, FindInBucket(bytes, KeyHash("alpha"), 0));
+  ASSERT_NE(a.offset, std::string_view::npos);
+  EXPECT_TRUE(a.is_inline);
+  EXPECT_EQ(a.key, "alpha");
+  EXPECT_EQ(a.value, "one");
+  ASSERT_OK_AND_ASSIGN(RawMatch b, FindInBucket(bytes, KeyHash("beta"), 0));
+  EXPECT_FALSE(b.is_inline);
+  EXPECT_EQ(b.ref.incarnation, 9u);
+  ASSERT_OK_AND_ASSIGN(RawMatch none, FindInBucket(bytes, KeyHash("gamma"), 0));
+  EXPECT_EQ(none.offset, std::string_view::npos);
+  ASSERT_OK_AND_ASSIGN(RawMatch after, FindInBucket(bytes, KeyHash("alpha"), a.next));
+  EXPECT_EQ(after.offset, std::string_view::npos);
+}
+
+TEST(KvFormatTest, CorruptBucketsAreDataLoss) {
+  const std::string good = EncodeBucket(SampleBucket());
+  // Every truncation.
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(good.substr(0, n)).status())) << "truncated to " << n;
+  }
+  std::string bad = good;
+  bad[0] = 9;  // more entries than slots
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
+  EXPECT_TRUE(absl::IsDataLoss(FindInBucket(bad, 1, 0).status()));
+  bad = good;
+  bad[kBucketHeaderBytes + 8] = 7;  // entry kind
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
+  bad = good;
+  bad[kBucketHeaderBytes + 12] = 100;  // inline value length past the end
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(good + "x").status()));  // trailing bytes
+  bad = good;
+  bad[2] = 1;  // reserved
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
+}
+
+TEST(KvFormatTest, ValueObjectIsCheckedAgainstItsPointer) {
+  const std::string payload = EncodeValueObject("key", "a value");
+  const uint64_t sum = ValueObjectChecksum(payload);
+  ASSERT_OK_AND_ASSIGN(std::string_view v, CheckValueObject(payload, "key", 7, sum));
+  EXPECT_EQ(v, "a value");
+  EXPECT_TRUE(absl::IsAborted(CheckValueObject(payload, "key", 7, sum + 1).status()));
+  EXPECT_TRUE(absl::IsAborted(CheckValueObject(payload, "key", 6, sum).status()));
+  std::string flipped = payload;
+  flipped.back() ^= 1;
+  EXPECT_TRUE(absl::IsAborted(CheckValueObject(flipped, "key", 7, sum).status()));
+  EXPECT_TRUE(absl::IsNotFound(CheckValueObject(payload, "kez", 7, sum).status()));
+}
+
+TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
+  Root root;
+  root.buckets = 70000;
+  root.epoch = 3;
+  root.max_key_bytes = 1024;
+  root.max_value_bytes = 5000;
+  root.inline_bytes = 232;
+  root.bucket_capacity = 2048;
+  root.buckets_per_chunk = 32768;
+  for (int i = 0; i < 3; ++i) root.chunks.push_back(object::ObjectRef{memory::GlobalAddress{0x10001, 64u * i}, 1, 1 << 20});
+  const std::string bytes = EncodeRoot(root);
+  ASSERT_OK_AND_ASSIGN(Root back, DecodeRoot(bytes));
+  EXPECT_EQ(back.buckets, 70000u);
+  EXPECT_EQ(back.chunks, root.chunks);
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_FALSE(DecodeRoot(bytes.substr(0, n)).ok());
+  std::string bad = bytes;
+  bad[0] ^= 1;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
+  bad = bytes;
+  bad[10] = 0;  // 70000 becomes 4464 buckets: no longer 3 chunks
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRefs("short").status()));
+}
+
+}  // namespace
+}  // namespace fathom::kv

@@ -1,0 +1,236 @@
+// kv GET and PUT throughput and latency on a 3-node embedded cluster over UCX shared memory, by value
+// size (16 B - 4 KiB), with the key's home bucket on the measuring node (local) or on another (remote).
+// The asynchronous runs issue operations from one node thread with `depth` in flight (how a server
+// thread would use the table); the blocking runs issue one call at a time from an application thread
+// (each a round trip to a node thread). Counters: ops_per_s (of the one measuring thread), p50/p99
+// latency, reads_per_get (one-sided object reads per GET: buckets and out-of-line values).
+//
+//   bazel run -c opt //kv:kv_benchmark -- --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "benchmark/benchmark.h"
+#include "kv/kv.h"
+#include "platform/base/mutex.h"
+#include "txn/testing/txn_cluster.h"
+
+namespace fathom::kv {
+namespace {
+
+constexpr int kKeysPerSize = 2048;
+constexpr uint64_t kBuckets = 512;  // 2048 keys in 4096 slots: 50% fill
+
+struct Setup {
+  std::unique_ptr<txn::testing::TxnCluster> cluster;
+  InProcessCatalog catalog;
+  std::unique_ptr<Table> table;  // opened on node 1, the measuring node
+  // By value size: keys whose home bucket is on node 1 (local) and elsewhere (remote).
+  std::map<int, std::vector<std::string>> local, remote;
+};
+
+Setup& GetSetup() {
+  static Setup* setup = [] {
+    auto* s = new Setup;
+    node::EmbeddedClusterOptions options;
+    options.nodes = 3;
+    options.threads = 2;
+    options.memory_bytes = 192 << 20;
+    auto cluster = txn::testing::TxnCluster::Start(options);
+    if (!cluster.ok()) {
+      fprintf(stderr, "cluster: %s\n", cluster.status().ToString().c_str());
+      abort();
+    }
+    s->cluster = std::move(*cluster);
+    for (int size : {16, 100, 1024, 4096}) {
+      auto table = Table::Create(s->cluster->service(1), s->catalog, absl::StrCat("bench", size), {.buckets = kBuckets});
+      if (!table.ok()) abort();
+      for (int i = 0; i < kKeysPerSize; ++i) {
+        std::string key = absl::StrCat("user", i);
+        if (!table->Put(key, std::string(size, 'v')).ok()) abort();
+        (table->HomeNode(key) == 1 ? s->local : s->remote)[size].push_back(key);
+      }
+    }
+    return s;
+  }();
+  return *setup;
+}
+
+struct LoopResult {
+  double ops_per_s = 0;
+  double p50_us = 0, p99_us = 0;
+  double reads_per_get = 0;
+  uint64_t failed = 0;
+  absl::Status first_failure;
+};
+
+// `depth` operations in flight on node 1's thread 0 until `count` finished.
+LoopResult RunAsync(const Table& table, const std::vector<std::string>& keys, const std::string& value, bool put,
+                    int depth, int count) {
+  struct Loop : std::enable_shared_from_this<Loop> {
+    txn::TxnThread* thread = nullptr;
+    const Table* table;
+    const std::vector<std::string>* keys;
+    std::string value;
+    bool put;
+    int left_to_start;
+    int in_flight = 0;
+    uint64_t next = 0, reads = 0, gets = 0, failed = 0;
+    absl::Status first_failure;
+    std::vector<double> latencies;
+    absl::Mutex mu;
+    bool done ABSL_GUARDED_BY(mu) = false;
+
+    void StartOne() {
+      --left_to_start;
+      ++in_flight;
+      const std::string& key = (*keys)[(next++ * 7919) % keys->size()];
+      const absl::Time began = absl::Now();
+      auto self = shared_from_this();
+      if (put) {
+        table->PutAsync(*thread, key, value, [self, began](absl::Status s) {
+          if (!s.ok() && self->first_failure.ok()) self->first_failure = s;
+          self->Finished(s.ok(), began, 0);
+        });
+      } else {
+        table->GetAsync(*thread, key, [self, began](GetResult r) { self->Finished(r.value.ok(), began, r.reads); });
+      }
+    }
+    void Finished(bool ok, absl::Time began, int r) {
+      latencies.push_back(absl::ToDoubleMicroseconds(absl::Now() - began));
+      if (!ok) ++failed;
+      reads += r;
+      ++gets;
+      --in_flight;
+      if (left_to_start > 0) return StartOne();
+      if (in_flight == 0) {
+        MutexLock lock(&mu);
+        done = true;
+      }
+    }
+  };
+  auto loop = std::make_shared<Loop>();
+  loop->table = &table;
+  loop->keys = &keys;
+  loop->value = value;
+  loop->put = put;
+  loop->left_to_start = count;
+  loop->latencies.reserve(count);
+  const absl::Time start = absl::Now();
+  auto posted = GetSetup().cluster->service(1).Post(0, [loop, depth](txn::TxnThread& t) {
+    loop->thread = &t;
+    for (int i = 0; i < depth && loop->left_to_start > 0; ++i) loop->StartOne();
+  });
+  if (!posted.ok()) abort();
+  {
+    MutexLock lock(&loop->mu);
+    TsanRelease(&loop->mu);
+    loop->mu.Await(absl::Condition(&loop->done));
+    TsanAcquire(&loop->mu);
+  }
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  LoopResult r;
+  r.ops_per_s = count / seconds;
+  std::sort(loop->latencies.begin(), loop->latencies.end());
+  r.p50_us = loop->latencies[loop->latencies.size() / 2];
+  r.p99_us = loop->latencies[loop->latencies.size() * 99 / 100];
+  r.reads_per_get = put ? 0 : static_cast<double>(loop->reads) / loop->gets;
+  r.failed = loop->failed;
+  r.first_failure = loop->first_failure;
+  return r;
+}
+
+void Report(benchmark::State& state, const LoopResult& r, int count) {
+  if (r.failed > 0) state.SkipWithError(absl::StrCat(r.failed, " failed, first: ", r.first_failure.ToString()).c_str());
+  state.counters["ops_per_s"] = r.ops_per_s;
+  state.counters["p50_us"] = r.p50_us;
+  state.counters["p99_us"] = r.p99_us;
+  if (r.reads_per_get > 0) state.counters["reads_per_get"] = r.reads_per_get;
+  state.SetItemsProcessed(state.iterations() * count);
+}
+
+// Args: value bytes, local (1) or remote (0) home bucket, depth.
+void BM_GetAsync(benchmark::State& state) {
+  Setup& s = GetSetup();
+  const int size = static_cast<int>(state.range(0));
+  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
+  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
+  if (!table.ok()) abort();
+  constexpr int kCount = 200000;
+  LoopResult r;
+  for (auto _ : state) {
+    r = RunAsync(*table, keys, "", false, static_cast<int>(state.range(2)), kCount);
+    state.SetIterationTime(kCount / r.ops_per_s);
+  }
+  Report(state, r, kCount);
+}
+
+void BM_PutAsync(benchmark::State& state) {
+  Setup& s = GetSetup();
+  const int size = static_cast<int>(state.range(0));
+  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
+  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
+  if (!table.ok()) abort();
+  constexpr int kCount = 10000;
+  LoopResult r;
+  for (auto _ : state) {
+    r = RunAsync(*table, keys, std::string(size, 'w'), true, static_cast<int>(state.range(2)), kCount);
+    state.SetIterationTime(kCount / r.ops_per_s);
+  }
+  Report(state, r, kCount);
+}
+
+// One call at a time from this (application) thread.
+void BM_GetBlocking(benchmark::State& state) {
+  Setup& s = GetSetup();
+  const int size = static_cast<int>(state.range(0));
+  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
+  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
+  if (!table.ok()) abort();
+  uint64_t i = 0;
+  for (auto _ : state) {
+    if (!table->Get(keys[(i++ * 7919) % keys.size()]).ok()) state.SkipWithError("get failed");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_PutBlocking(benchmark::State& state) {
+  Setup& s = GetSetup();
+  const int size = static_cast<int>(state.range(0));
+  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
+  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
+  if (!table.ok()) abort();
+  const std::string value(size, 'b');
+  uint64_t i = 0;
+  for (auto _ : state) {
+    if (!table->Put(keys[(i++ * 7919) % keys.size()], value).ok()) state.SkipWithError("put failed");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void AsyncArgs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"bytes", "local", "depth"});
+  for (int size : {16, 100, 1024, 4096}) {
+    for (int local : {1, 0}) b->Args({size, local, 8});
+  }
+  for (int depth : {1, 4, 16}) b->Args({100, 0, depth});
+}
+
+void BlockingArgs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"bytes", "local"});
+  for (int size : {16, 100, 4096}) {
+    for (int local : {1, 0}) b->Args({size, local});
+  }
+}
+
+BENCHMARK(BM_GetAsync)->Apply(AsyncArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PutAsync)->Apply(AsyncArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GetBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PutBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace fathom::kv
+
+BENCHMARK_MAIN();

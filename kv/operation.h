@@ -1,0 +1,58 @@
+// Running one kv operation (Get, Put, Delete) inside a transaction: the loop that asks the index what it
+// needs (index.h), reads it, and at the end writes the changed buckets and frees what no entry points to.
+// Written once against TxnOps, which the blocking txn::Transaction and the asynchronous TxnThread both
+// implement, so user transactions (table.Put(tx, ...)) and node-thread clients share one algorithm.
+#ifndef FATHOM_KV_OPERATION_H_
+#define FATHOM_KV_OPERATION_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kv/format.h"
+#include "kv/index.h"
+#include "platform/object/object_layout.h"
+#include "txn/txn.h"
+
+namespace fathom::kv {
+
+// An opened table: immutable after Open (until resize exists), shared by every thread that uses it.
+struct TableState {
+  std::string name;
+  object::ObjectRef root_ref;
+  Root root;
+  std::vector<object::ObjectRef> bucket_refs;
+  std::unique_ptr<Index> index;
+};
+
+// The operations a kv operation needs from the transaction it runs in. Callbacks may run at once (the
+// blocking implementation) or later on the node thread (the asynchronous one).
+class TxnOps {
+ public:
+  using ReadManyCallback = std::function<void(absl::StatusOr<std::vector<std::string>>)>;
+  using AllocCallback = std::function<void(absl::StatusOr<object::ObjectRef>)>;
+  virtual ~TxnOps() = default;
+  virtual void ReadMany(std::vector<object::ObjectRef> refs, ReadManyCallback done) = 0;
+  virtual absl::Status Write(const object::ObjectRef& ref, std::string_view bytes) = 0;
+  virtual void Alloc(uint32_t payload_capacity, const object::ObjectRef& near, AllocCallback done) = 0;
+  virtual absl::Status Free(const object::ObjectRef& ref) = 0;
+};
+
+// Over a blocking transaction; for application threads. Not for node threads.
+std::shared_ptr<TxnOps> BlockingOps(txn::Transaction& tx);
+// Over the asynchronous API; every call and callback on `thread`, which must outlive the operation.
+std::shared_ptr<TxnOps> AsyncOps(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx);
+
+enum class OpKind { kGet, kPut, kDelete };
+
+// Runs one operation in the transaction behind `ops`; `done` gets the value (Get) or an empty string.
+// Does not commit. Put and Delete leave their writes buffered in the transaction.
+// REQUIRES: key and value already checked against the table's limits (limits.h).
+void RunOperation(std::shared_ptr<const TableState> table, std::shared_ptr<TxnOps> ops, OpKind kind,
+                  std::string key, std::string value, std::function<void(absl::StatusOr<std::string>)> done);
+
+}  // namespace fathom::kv
+
+#endif  // FATHOM_KV_OPERATION_H_

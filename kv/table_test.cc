@@ -1,0 +1,345 @@
+// kv::Table on a 3-node TxnCluster, over SimFabric (seeded; torn copies on) and UCX shared memory:
+// model-based random operations against std::map from every node, transactions over several keys,
+// concurrent clients on all nodes (no lost keys; final state equals the model of committed operations),
+// a full table, bad input, and the catalog.
+#include <map>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "kv/kv.h"
+#include "platform/base/mutex.h"
+#include "platform/base/status_macros.h"
+#include "platform/base/status_test_macros.h"
+#include "platform/fabric/sim/test_seed.h"
+#include "txn/testing/txn_cluster.h"
+
+namespace fathom::kv {
+namespace {
+
+using txn::testing::TxnCluster;
+
+enum class Fabric { kShm, kSim };
+
+class TableTest : public ::testing::TestWithParam<Fabric> {
+ protected:
+  void SetUp() override {
+    seed_ = fabric::sim::TestSeed();
+    node::EmbeddedClusterOptions options;
+    options.nodes = 3;
+    options.threads = 2;
+    options.memory_bytes = 16 << 20;
+    if (GetParam() == Fabric::kSim) {
+      options.fabric = node::EmbeddedFabric::kSim;
+      options.sim.seed = seed_;
+      options.sim.torn_copies = true;
+      options.sim.max_latency = absl::Microseconds(20);
+      options.sim.fabric.operation_timeout = absl::Seconds(2);
+    }
+    auto cluster = TxnCluster::Start(options);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+  }
+
+  txn::TransactionService& txns(uint32_t node) { return cluster_->service(node); }
+
+  // A value that names its key and version, so a reader can tell a value from a mix of two.
+  static std::string ValueFor(const std::string& key, int version, size_t size) {
+    std::string v = absl::StrCat(key, "#", version, "#");
+    while (v.size() < size) v.push_back(static_cast<char>('a' + (v.size() + version) % 26));
+    v.resize(std::max(size, v.size()));
+    return v;
+  }
+
+  void CheckReplicas() {
+    ASSERT_OK(cluster_->WaitForQuiescence());
+    ASSERT_OK(cluster_->CheckReplicasIdentical());
+  }
+
+  uint64_t seed_ = 0;
+  std::unique_ptr<TxnCluster> cluster_;
+  InProcessCatalog catalog_;
+};
+
+TEST_P(TableTest, AgreesWithAMapUnderRandomOperationsFromEveryNode) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  std::mt19937_64 random(seed_);
+  ASSERT_OK_AND_ASSIGN(Table created, Table::Create(txns(1), catalog_, "model", {.buckets = 16, .inline_bytes = 64}));
+  std::vector<Table> tables = {created};
+  for (uint32_t n = 2; n <= 3; ++n) {
+    ASSERT_OK_AND_ASSIGN(Table t, Table::Open(txns(n), catalog_, "model"));
+    tables.push_back(t);
+  }
+  std::map<std::string, std::string> model;
+  const int ops = GetParam() == Fabric::kSim ? 300 : 600;
+  for (int op = 0; op < ops; ++op) {
+    const Table& t = tables[random() % 3];
+    const std::string key = absl::StrCat("key", random() % 150);
+    const int what = random() % 10;
+    if (what < 5) {
+      static constexpr size_t kSizes[] = {0, 10, 50, 300, 5000};
+      const std::string value = ValueFor(key, op, kSizes[random() % 5]);
+      absl::Status s = t.Put(key, value);
+      if (s.ok()) {
+        model[key] = value;
+      } else {
+        ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
+        ASSERT_FALSE(model.contains(key));
+      }
+    } else if (what < 8) {
+      absl::StatusOr<std::string> got = t.Get(key);
+      if (auto it = model.find(key); it != model.end()) {
+        ASSERT_TRUE(got.ok()) << key << ": " << got.status();
+        ASSERT_EQ(*got, it->second) << key;
+      } else {
+        ASSERT_TRUE(absl::IsNotFound(got.status())) << key << ": " << got.status();
+      }
+    } else {
+      absl::Status s = t.Delete(key);
+      ASSERT_EQ(s.ok(), model.erase(key) == 1) << key << ": " << s;
+      if (!s.ok()) {
+        ASSERT_TRUE(absl::IsNotFound(s)) << s;
+      }
+    }
+  }
+  for (const Table& t : tables) {
+    for (const auto& [key, value] : model) {
+      ASSERT_OK_AND_ASSIGN(std::string got, t.Get(key));
+      ASSERT_EQ(got, value);
+      // The transactional read agrees with the lock-free one.
+      txn::Transaction tx = txns(1).Begin();
+      ASSERT_OK_AND_ASSIGN(std::string in_tx, created.Get(tx, key));
+      ASSERT_EQ(in_tx, value);
+      ASSERT_OK(tx.Commit());
+    }
+  }
+  CheckReplicas();
+}
+
+TEST_P(TableTest, SeveralKeysChangeAtomicallyInOneTransaction) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "tx", {.buckets = 8}));
+  ASSERT_OK(t.Put("from", "payload"));
+  ASSERT_OK(txn::RunTransaction(txns(2), [&](txn::Transaction& tx) -> absl::Status {
+    ASSIGN_OR_RETURN(std::string v, t.Get(tx, "from"));
+    RETURN_IF_ERROR(t.Put(tx, "to", v + "!"));
+    RETURN_IF_ERROR(t.Put(tx, "big", std::string(4000, 'x')));
+    return t.Delete(tx, "from");
+  }));
+  EXPECT_TRUE(absl::IsNotFound(t.Get("from").status()));
+  ASSERT_OK_AND_ASSIGN(std::string to, t.Get("to"));
+  EXPECT_EQ(to, "payload!");
+  ASSERT_OK_AND_ASSIGN(std::string big, t.Get("big"));
+  EXPECT_EQ(big, std::string(4000, 'x'));
+  // An aborted transaction changes nothing, and its out-of-line object is given back.
+  {
+    txn::Transaction tx = txns(3).Begin();
+    ASSERT_OK(t.Put(tx, "ghost", std::string(3000, 'g')));
+    ASSERT_OK(t.Delete(tx, "to"));
+    tx.Abort();
+  }
+  EXPECT_TRUE(absl::IsNotFound(t.Get("ghost").status()));
+  ASSERT_OK(t.Get("to").status());
+  CheckReplicas();
+}
+
+TEST_P(TableTest, ConcurrentClientsOnEveryNodeLoseNothing) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  // Few buckets, so clients of different nodes contend for the same buckets.
+  ASSERT_OK_AND_ASSIGN(Table t1, Table::Create(txns(1), catalog_, "shared", {.buckets = 8, .inline_bytes = 64}));
+  const int ops = GetParam() == Fabric::kSim ? 60 : 150;
+  std::vector<std::map<std::string, std::string>> models(3);
+  std::vector<std::string> failures(3);
+  std::vector<std::thread> clients;
+  for (uint32_t n = 1; n <= 3; ++n) {
+    clients.emplace_back([&, n] {
+      auto t = Table::Open(txns(n), catalog_, "shared");
+      if (!t.ok()) {
+        failures[n - 1] = t.status().ToString();
+        return;
+      }
+      std::mt19937_64 random(seed_ * 7 + n);
+      auto& model = models[n - 1];
+      for (int op = 0; op < ops && failures[n - 1].empty(); ++op) {
+        const std::string key = absl::StrCat("n", n, "-", random() % 8);  // each client owns its keys
+        if (random() % 4 == 0) {
+          absl::Status s = t->Delete(key);
+          if (s.ok() != (model.erase(key) == 1)) failures[n - 1] = absl::StrCat("delete ", key, ": ", s.ToString());
+        } else {
+          const std::string value = ValueFor(key, op, random() % 2 ? 20 : 200);
+          absl::Status s = t->Put(key, value);
+          if (!s.ok()) failures[n - 1] = absl::StrCat("put ", key, ": ", s.ToString());
+          model[key] = value;
+        }
+        // Read your own writes, and others' keys only ever hold whole values of theirs.
+        absl::StatusOr<std::string> mine = t->Get(key);
+        auto it = model.find(key);
+        if (it == model.end() ? !absl::IsNotFound(mine.status()) : (!mine.ok() || *mine != it->second)) {
+          failures[n - 1] = absl::StrCat("get ", key, ": ", mine.ok() ? *mine : mine.status().ToString());
+        }
+        const std::string other = absl::StrCat("n", 1 + random() % 3, "-", random() % 8);
+        absl::StatusOr<std::string> theirs = t->Get(other);
+        if (theirs.ok() ? theirs->rfind(other + "#", 0) != 0 : !absl::IsNotFound(theirs.status())) {
+          failures[n - 1] = absl::StrCat("get ", other, ": ", theirs.ok() ? *theirs : theirs.status().ToString());
+        }
+      }
+    });
+  }
+  for (std::thread& c : clients) c.join();
+  for (const std::string& f : failures) EXPECT_EQ(f, "");
+  // The final state is the union of what every client committed last.
+  for (uint32_t n = 1; n <= 3; ++n) {
+    for (int k = 0; k < 8; ++k) {
+      const std::string key = absl::StrCat("n", n, "-", k);
+      absl::StatusOr<std::string> got = t1.Get(key);
+      auto it = models[n - 1].find(key);
+      if (it == models[n - 1].end()) {
+        EXPECT_TRUE(absl::IsNotFound(got.status())) << key << ": " << got.status();
+      } else {
+        ASSERT_TRUE(got.ok()) << key << ": " << got.status();
+        EXPECT_EQ(*got, it->second) << key;
+      }
+    }
+  }
+  CheckReplicas();
+}
+
+TEST_P(TableTest, AsyncClientsOnNodeThreads) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t1, Table::Create(txns(1), catalog_, "async", {.buckets = 32}));
+  // Every node thread puts its own keys with several in flight, then reads them back.
+  struct Tally {
+    absl::Mutex mu;
+    int left ABSL_GUARDED_BY(mu) = 0;
+    std::string failure ABSL_GUARDED_BY(mu);
+  };
+  auto tally = std::make_shared<Tally>();
+  constexpr int kKeys = 20;
+  std::vector<Table> tables;
+  for (uint32_t n = 1; n <= 3; ++n) {
+    ASSERT_OK_AND_ASSIGN(Table t, Table::Open(txns(n), catalog_, "async"));
+    tables.push_back(t);
+  }
+  {
+    MutexLock lock(&tally->mu);
+    tally->left = 3 * 2 * kKeys;
+  }
+  for (uint32_t n = 1; n <= 3; ++n) {
+    for (int thread = 0; thread < 2; ++thread) {
+      Table t = tables[n - 1];
+      ASSERT_OK(txns(n).Post(thread, [t, n, thread, tally](txn::TxnThread& th) {
+        for (int k = 0; k < kKeys; ++k) {
+          const std::string key = absl::StrCat("a", n, ".", thread, ".", k);
+          const std::string value = ValueFor(key, k, k % 2 ? 16 : 400);
+          t.PutAsync(th, key, value, [t, &th, key, value, tally](absl::Status s) {
+            auto report = [tally](std::string failure) {
+              MutexLock lock(&tally->mu);
+              if (!failure.empty() && tally->failure.empty()) tally->failure = failure;
+              --tally->left;
+            };
+            if (!s.ok()) return report(absl::StrCat("put ", key, ": ", s.ToString()));
+            t.GetAsync(th, key, [key, value, report](GetResult r) {
+              if (!r.value.ok() || *r.value != value) return report(absl::StrCat("get ", key, ": ", r.value.status().ToString()));
+              if (r.reads < 1 || r.reads > 3) return report(absl::StrCat("get ", key, " took ", r.reads, " reads"));
+              report("");
+            });
+          });
+        }
+      }));
+    }
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (true) {
+    {
+      MutexLock lock(&tally->mu);
+      if (tally->left == 0) break;
+    }
+    ASSERT_LT(absl::Now(), deadline) << "async clients did not finish";
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  MutexLock lock(&tally->mu);
+  EXPECT_EQ(tally->failure, "");
+}
+
+TEST_P(TableTest, AFullTableSaysResourceExhaustedAndKeepsItsKeys) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "tiny", {.buckets = 2}));
+  std::vector<std::string> stored;
+  absl::Status s;
+  for (int i = 0; i < 100 && s.ok(); ++i) {
+    const std::string key = absl::StrCat("k", i);
+    s = t.Put(key, key);
+    if (s.ok()) stored.push_back(key);
+  }
+  ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_LE(stored.size(), 16u);
+  for (const std::string& key : stored) {
+    ASSERT_OK_AND_ASSIGN(std::string v, t.Get(key));
+    EXPECT_EQ(v, key);
+  }
+  // Overwrites and deletes still work, and a delete makes room.
+  ASSERT_OK(t.Put(stored[0], "new"));
+  ASSERT_OK(t.Delete(stored[1]));
+  ASSERT_OK(t.Put("fits-now", "x"));
+}
+
+TEST_P(TableTest, BadInputGetsClearErrors) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t,
+                       Table::Create(txns(1), catalog_, "limits", {.buckets = 4, .max_key_bytes = 16, .max_value_bytes = 100}));
+  absl::Status s = t.Put("", "v");
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("empty"), std::string::npos) << s;
+  s = t.Put(std::string(17, 'k'), "v");
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("limit of 16"), std::string::npos) << s;
+  s = t.Put("k", std::string(101, 'v'));
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("limit of 100"), std::string::npos) << s;
+  EXPECT_TRUE(absl::IsInvalidArgument(t.Get("").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(t.Delete(std::string(17, 'k'))));
+  EXPECT_TRUE(absl::IsNotFound(t.Get("absent").status()));
+  EXPECT_TRUE(absl::IsNotFound(t.Delete("absent")));
+  ASSERT_OK(t.Put(std::string(16, 'k'), std::string(100, 'v')));  // the limits themselves are fine
+
+  s = Table::Open(txns(2), catalog_, "nope").status();
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("nope"), std::string::npos) << s;
+  EXPECT_TRUE(absl::IsAlreadyExists(Table::Create(txns(2), catalog_, "limits").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Table::Create(txns(1), catalog_, "").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(Table::Create(txns(1), catalog_, "one", {.buckets = 1}).status()));
+  EXPECT_TRUE(absl::IsUnimplemented(Table::Create(txns(1), catalog_, "c", {.kind = IndexKind::kCuckoo}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      Table::Create(txns(1), catalog_, "huge", {.max_key_bytes = 1024, .max_value_bytes = 1 << 20}).status()));
+}
+
+TEST_P(TableTest, TablesAreListedOpenedAnywhereAndDropped) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table a, Table::Create(txns(1), catalog_, "a", {.buckets = 4}));
+  ASSERT_OK_AND_ASSIGN(Table b, Table::Create(txns(2), catalog_, "b", {.buckets = 4}));
+  ASSERT_OK(a.Put("k", std::string(2000, 'v')));  // out of line: Drop frees it too
+  ASSERT_OK(b.Put("k", "in b"));
+  ASSERT_OK_AND_ASSIGN(std::vector<TableInfo> list, catalog_.List());
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].name, "a");
+  EXPECT_EQ(list[1].name, "b");
+  ASSERT_OK_AND_ASSIGN(Table a3, Table::Open(txns(3), catalog_, "a"));
+  EXPECT_EQ(a3.buckets(), 4u);
+  ASSERT_OK_AND_ASSIGN(std::string v, a3.Get("k"));
+  EXPECT_EQ(v.size(), 2000u);
+  ASSERT_OK(Table::Drop(txns(3), catalog_, "a"));
+  EXPECT_TRUE(absl::IsNotFound(Table::Open(txns(1), catalog_, "a").status()));
+  EXPECT_TRUE(absl::IsNotFound(Table::Drop(txns(1), catalog_, "a")));
+  ASSERT_OK_AND_ASSIGN(std::string in_b, b.Get("k"));
+  EXPECT_EQ(in_b, "in b");
+  CheckReplicas();
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, TableTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
+                         [](const ::testing::TestParamInfo<Fabric>& info) {
+                           return info.param == Fabric::kShm ? "UcxShm" : "Sim";
+                         });
+
+}  // namespace
+}  // namespace fathom::kv
