@@ -90,12 +90,14 @@ TEST_P(EndToEndTest, WorkloadALoadsAndRunsWithoutErrors) {
   EXPECT_TRUE(absl::StrContains(json.str(), "\"returns\": {\"OK\": " + std::to_string(reads) + "}"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, EndToEndTest, ::testing::Values("redis", "memcached"),
+INSTANTIATE_TEST_SUITE_P(Backends, EndToEndTest, ::testing::Values("fathom", "redis", "memcached"),
                          [](const auto& info) { return info.param; });
 
 TEST(EndToEndCliTest, UnknownOrUnbuiltBackendsFailClearly) {
-  const Output fathom = RunYcsb({"--backend=fathom"});
-  EXPECT_EQ(fathom.exit_code, 1);
+  const Output joining = RunYcsb({"--backend=fathom", "--server=127.0.0.1:1"});
+  EXPECT_EQ(joining.exit_code, 1) << "joining a running cluster is not built";
+  const Output bad_fabric = RunYcsb({"--backend=fathom", "--fathom_fabric=rdma"});
+  EXPECT_EQ(bad_fabric.exit_code, 1);
   const Output unknown = RunYcsb({"--backend=cassandra"});
   EXPECT_EQ(unknown.exit_code, 1);
   const Output run_only = RunYcsb({"--backend=redis", "--phase=run"});

@@ -1,6 +1,9 @@
-// ycsb: YCSB's core workload against memcached, Redis, or this process's memory (fathom once the KV layer
-// exists). Starts its own memcached / redis-server on a free loopback port unless --server is given.
+// ycsb: YCSB's core workload against Fathom (an embedded cluster this process starts over UCX: the
+// default), memcached, Redis, or this process's memory. Starts its own memcached / redis-server on a free
+// loopback port unless --server is given.
 //
+//   bazel run -c opt //bench:ycsb -- --workload=b                      (fathom, 3 nodes over shared memory)
+//   bazel run -c opt //bench:ycsb -- --workload=b --fathom_fabric=tcp
 //   bazel run -c opt //bench:ycsb -- --backend=redis --workload=a --threads=2
 //   bazel run -c opt //bench:ycsb -- --backend=memcached -P /path/workloadb -p recordcount=100000 -load -run
 //
@@ -25,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/ycsb/core_workload.h"
+#include "bench/ycsb/fathom_backend.h"
 #include "bench/ycsb/memcached_backend.h"
 #include "bench/ycsb/memory_backend.h"
 #include "bench/ycsb/properties.h"
@@ -36,7 +40,11 @@
 
 ABSL_FLAG(std::string, workload, "a", "workload a..f: bench/workloads/workload<letter> from the runfiles");
 ABSL_FLAG(std::string, workload_file, "", "a workload properties file (overrides --workload)");
-ABSL_FLAG(std::string, backend, "memcached", "memcached | redis | memory | fathom (not built yet)");
+ABSL_FLAG(std::string, backend, "fathom",
+          "fathom (an embedded Fathom cluster in this process) | memcached | redis | memory");
+ABSL_FLAG(std::string, fathom_fabric, "shm", "fathom backend: shm (UCX shared memory) or tcp (UCX tcp)");
+ABSL_FLAG(int, fathom_nodes, 3, "fathom backend: nodes of the embedded cluster");
+ABSL_FLAG(int, fathom_backups, 1, "fathom backend: f, backups of every record");
 ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start one on a free loopback port");
 ABSL_FLAG(int, threads, 1, "client threads");
 ABSL_FLAG(double, target, 0, "target operations per second over all threads; 0: unthrottled");
@@ -143,8 +151,25 @@ absl::Status Main(int argc, char** argv) {
   int port = 0;
   MemoryStore memory_store;
   BackendFactory make_backend;
+  std::unique_ptr<FathomCluster> fathom_cluster;
   if (backend == "fathom") {
-    return absl::UnimplementedError("--backend=fathom: not built yet, needs the KV layer (kv/)");
+    if (!server.empty()) {
+      return absl::UnimplementedError("--backend=fathom with --server: joining a running cluster is not built yet");
+    }
+    const std::string fabric = absl::GetFlag(FLAGS_fathom_fabric);
+    if (fabric != "shm" && fabric != "tcp") return absl::InvalidArgumentError("--fathom_fabric: want shm or tcp");
+    FathomClusterOptions fathom_options;
+    fathom_options.nodes = absl::GetFlag(FLAGS_fathom_nodes);
+    fathom_options.backups = absl::GetFlag(FLAGS_fathom_backups);
+    fathom_options.tcp = fabric == "tcp";
+    const WorkloadConfig& sizing = workload->config();
+    // Room for the load and for the run's inserts.
+    fathom_options.records = sizing.record_count +
+                             static_cast<uint64_t>(sizing.operation_count * sizing.insert_proportion) + 1;
+    ASSIGN_OR_RETURN(fathom_cluster, FathomCluster::Start(fathom_options));
+    std::fprintf(stderr, "started an embedded Fathom cluster: %s\n", fathom_cluster->Describe().c_str());
+    FathomCluster* cluster = fathom_cluster.get();
+    make_backend = [cluster] { return cluster->NewBackend(); };
   } else if (backend == "memory") {
     make_backend = [&memory_store] { return std::make_unique<MemoryBackend>(&memory_store); };
   } else if (backend == "memcached" || backend == "redis") {

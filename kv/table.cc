@@ -13,7 +13,9 @@ namespace fathom::kv {
 namespace {
 
 constexpr int kObjectsPerTransaction = 64;  // creation and drop: keeps each commit's records small
-constexpr uint32_t kBucketsPerChunk = 32768;  // 512 KiB of references per chunk object
+// 8 KiB of references per chunk object: a chunk is written by one transaction, whose records must fit
+// one ring message (a quarter of a 64 KiB ring). With a 4 KiB root, a table has at most ~127k buckets.
+constexpr uint32_t kBucketsPerChunk = 512;
 constexpr absl::Duration kBlockingTimeout = absl::Seconds(60);
 
 uint32_t BucketCapacity(uint32_t inline_bytes) {
@@ -160,17 +162,20 @@ absl::StatusOr<Table> Table::Create(txn::TransactionService& txns, Catalog& cata
     }));
     buckets.insert(buckets.end(), batch.begin(), batch.end());
   }
+  root.chunks.clear();
+  for (size_t at = 0; at < buckets.size(); at += kBucketsPerChunk) {
+    const std::vector<object::ObjectRef> part(
+        buckets.begin() + at, buckets.begin() + std::min<size_t>(buckets.size(), at + kBucketsPerChunk));
+    const std::string bytes = EncodeRefs(part);
+    object::ObjectRef chunk;
+    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
+      ASSIGN_OR_RETURN(chunk, tx.Alloc(static_cast<uint32_t>(bytes.size())));
+      return tx.Write(chunk, bytes);
+    }));
+    root.chunks.push_back(chunk);
+  }
   object::ObjectRef root_ref;
   RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-    root.chunks.clear();
-    for (size_t at = 0; at < buckets.size(); at += kBucketsPerChunk) {
-      std::vector<object::ObjectRef> part(buckets.begin() + at,
-                                          buckets.begin() + std::min<size_t>(buckets.size(), at + kBucketsPerChunk));
-      const std::string bytes = EncodeRefs(part);
-      ASSIGN_OR_RETURN(object::ObjectRef chunk, tx.Alloc(static_cast<uint32_t>(bytes.size())));
-      RETURN_IF_ERROR(tx.Write(chunk, bytes));
-      root.chunks.push_back(chunk);
-    }
     const std::string bytes = EncodeRoot(root);
     if (bytes.size() > kRootCapacity - object::kHeaderBytes) {
       return absl::InvalidArgumentError(absl::StrCat("kv table of ", root.buckets, " buckets is too large"));

@@ -1,0 +1,72 @@
+// The fathom backend: YCSB's records in a Fathom KV table (kv/kv.h) on an embedded cluster the driver
+// starts in its own process, over the real UCX fabric (shared memory by default, or tcp; never the
+// simulation). Each client thread talks to one node of the cluster (round robin), from an application
+// thread: a read is a lock-free one-sided GET of the key's bucket (plus the out-of-line record), an update
+// is a transaction that reads the record and writes it back merged, an insert a PUT, a delete a DELETE,
+// all replicated to f+1 nodes. A record is stored as record_codec.h encodes it for memcached.
+//
+//   ASSIGN_OR_RETURN(auto cluster, FathomCluster::Start({.records = 100000}));
+//   BackendFactory make = [&] { return cluster->NewBackend(); };
+#ifndef FATHOM_BENCH_YCSB_FATHOM_BACKEND_H_
+#define FATHOM_BENCH_YCSB_FATHOM_BACKEND_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/ycsb/backend.h"
+#include "kv/catalog.h"
+#include "kv/kv.h"
+#include "platform/node/embedded_cluster.h"
+#include "txn/txn.h"
+
+namespace fathom::ycsb {
+
+struct FathomClusterOptions {
+  int nodes = 3;
+  int threads_per_node = 2;
+  bool tcp = false;       // UCX tcp instead of shared memory
+  int backups = 1;        // f
+  uint64_t records = 0;   // records the table must hold (sizes the table and memory)
+};
+
+class FathomCluster {
+ public:
+  static absl::StatusOr<std::unique_ptr<FathomCluster>> Start(const FathomClusterOptions& options);
+  ~FathomCluster();
+
+  // A backend on the next node (round robin).
+  std::unique_ptr<Backend> NewBackend();
+  std::string Describe() const;
+
+ private:
+  FathomCluster() = default;
+  FathomClusterOptions options_;
+  std::unique_ptr<node::EmbeddedCluster> cluster_;
+  std::vector<std::unique_ptr<txn::TransactionService>> services_;
+  kv::InProcessCatalog catalog_;
+  std::vector<kv::Table> tables_;  // one handle per node
+  std::atomic<uint64_t> next_{0};
+  uint64_t buckets_ = 0;
+};
+
+class FathomBackend final : public Backend {
+ public:
+  FathomBackend(txn::TransactionService* txns, kv::Table table) : txns_(txns), table_(std::move(table)) {}
+
+  absl::Status Read(const std::string& table, const std::string& key, const FieldList* fields,
+                    Record* result) override;
+  absl::Status Update(const std::string& table, const std::string& key, const Record& values) override;
+  absl::Status Insert(const std::string& table, const std::string& key, const Record& values) override;
+  absl::Status Delete(const std::string& table, const std::string& key) override;
+
+ private:
+  txn::TransactionService* txns_;
+  kv::Table table_;
+};
+
+}  // namespace fathom::ycsb
+
+#endif  // FATHOM_BENCH_YCSB_FATHOM_BACKEND_H_
