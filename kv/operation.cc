@@ -23,27 +23,7 @@ class Async final : public TxnOps {
  public:
   Async(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx) : thread_(thread), tx_(std::move(tx)) {}
   void ReadMany(std::vector<object::ObjectRef> refs, ReadManyCallback done) override {
-    struct Gather {
-      std::vector<std::string> values;
-      size_t left;
-      absl::Status first_error;
-    };
-    if (refs.empty()) return done(std::vector<std::string>{});
-    // All reads in flight together: one round trip for the lot.
-    auto gather = std::make_shared<Gather>(Gather{std::vector<std::string>(refs.size()), refs.size(), {}});
-    for (size_t i = 0; i < refs.size(); ++i) {
-      // The callback holds the transaction state: TxnThread::Read needs it alive until then.
-      thread_.Read(*tx_, refs[i], [tx = tx_, gather, i, done](absl::StatusOr<std::string> r) {
-        if (r.ok()) {
-          gather->values[i] = std::move(*r);
-        } else if (gather->first_error.ok()) {
-          gather->first_error = r.status();
-        }
-        if (--gather->left > 0) return;
-        if (!gather->first_error.ok()) return done(gather->first_error);
-        done(std::move(gather->values));
-      });
-    }
+    thread_.ReadMany(tx_, refs, std::move(done));
   }
   absl::Status Write(const object::ObjectRef& ref, std::string_view bytes) override {
     return thread_.Write(*tx_, ref, bytes);

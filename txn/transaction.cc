@@ -39,25 +39,7 @@ absl::StatusOr<std::vector<std::string>> Transaction::ReadMany(const std::vector
   auto state = state_;
   using Values = std::vector<std::string>;
   return OnThread<Values>([state, refs](TxnThread& t, std::function<void(absl::StatusOr<Values>)> done) {
-    struct Gather {
-      Values values;
-      size_t left;
-      absl::Status first_error;
-    };
-    if (refs.empty()) return done(Values{});
-    auto gather = std::make_shared<Gather>(Gather{Values(refs.size()), refs.size(), absl::OkStatus()});
-    for (size_t i = 0; i < refs.size(); ++i) {
-      t.Read(*state, refs[i], [state, gather, i, done](absl::StatusOr<std::string> r) {
-        if (r.ok()) {
-          gather->values[i] = std::move(*r);
-        } else if (gather->first_error.ok()) {
-          gather->first_error = r.status();
-        }
-        if (--gather->left > 0) return;
-        if (!gather->first_error.ok()) return done(gather->first_error);
-        done(std::move(gather->values));
-      });
-    }
+    t.ReadMany(state, refs, std::move(done));
   });
 }
 

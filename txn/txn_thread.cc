@@ -132,6 +132,30 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
   if (!started.ok()) done(started);
 }
 
+void TxnThread::ReadMany(std::shared_ptr<TxState> tx, const std::vector<object::ObjectRef>& refs,
+                         std::function<void(absl::StatusOr<std::vector<std::string>>)> done) {
+  struct Gather {
+    std::vector<std::string> values;
+    size_t left;
+    absl::Status first_error;
+  };
+  if (refs.empty()) return done(std::vector<std::string>{});
+  auto gather = std::make_shared<Gather>(Gather{std::vector<std::string>(refs.size()), refs.size(), {}});
+  for (size_t i = 0; i < refs.size(); ++i) {
+    // The callback holds the transaction state: Read needs it alive until then.
+    Read(*tx, refs[i], [tx, gather, i, done](absl::StatusOr<std::string> r) {
+      if (r.ok()) {
+        gather->values[i] = std::move(*r);
+      } else if (gather->first_error.ok()) {
+        gather->first_error = r.status();
+      }
+      if (--gather->left > 0) return;
+      if (!gather->first_error.ok()) return done(gather->first_error);
+      done(std::move(gather->values));
+    });
+  }
+}
+
 void TxnThread::ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallback done) {
   ++stats_.local_reads;
   ReadLocalAttempt(tx, ref, std::move(done), clock_->Now() + options_.locked_read_timeout);

@@ -61,6 +61,10 @@ class TxnThread {
   // Execution. Reads see the transaction's own writes; objects are read with one-sided reads (local ones
   // with the same check), and the version read joins the read set.
   void Read(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
+  // Several reads in flight together (one round trip for the lot); the values in `refs` order, or the
+  // first error.
+  void ReadMany(std::shared_ptr<TxState> tx, const std::vector<object::ObjectRef>& refs,
+                std::function<void(absl::StatusOr<std::vector<std::string>>)> done);
   absl::Status Write(TxState& tx, const object::ObjectRef& ref, std::string_view bytes);
   // A new object of `payload_capacity` bytes on `node` (0: this node), live once the transaction commits.
   void Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, uint32_t node, RefCallback done);
