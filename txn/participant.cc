@@ -82,6 +82,11 @@ absl::Status Participant::CommitPrimary(const TxnId& id) {
   for (size_t i = 0; i < kept.record.entries.size(); ++i) {
     const WriteEntry& entry = kept.record.entries[i];
     auto object = store_->Resolve(entry.ref);  // resolved at LOCK: cannot fail now
+    // Told before the unlock, so the next writer of this object is told after us.
+    if (on_install_) {
+      const uint64_t new_version = ((kept.locked[i] & object::kVersionMask) + 1) & object::kVersionMask;
+      on_install_(id, entry, new_version, /*as_backup=*/false);
+    }
     object->InstallAndUnlock(kept.locked[i], Bytes(entry.payload), entry.new_incarnation(), entry.new_flags());
     if (entry.op == WriteOp::kAlloc) reserved_.erase(entry.ref.address.raw());
     if (entry.op == WriteOp::kFree) {
@@ -157,6 +162,7 @@ void Participant::ApplyBackup(const Record& record) {
       continue;
     }
     ++(*changed ? stats_.backup_objects_applied : stats_.backup_objects_skipped);
+    if (*changed && on_install_) on_install_(record.id, entry, entry.version, /*as_backup=*/true);
   }
 }
 

@@ -27,6 +27,7 @@
 #include "platform/object/object_store.h"
 #include "txn/backup_store.h"
 #include "txn/records.h"
+#include "txn/txn_options.h"
 
 namespace fathom::txn {
 
@@ -64,6 +65,8 @@ class Participant {
   // Gives back a reserved slot the transaction did not use. NotFound if it is not reserved here.
   absl::Status Release(const object::ObjectRef& ref);
   size_t reserved() const { return reserved_.size(); }
+  // Told of every state installed from now on (TxnOptions::on_install). Set before the thread runs.
+  void set_install_observer(InstallObserver observer) { on_install_ = std::move(observer); }
 
   // Truncation of these transactions of coordinator (node, thread).
   void Truncate(uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
@@ -90,6 +93,7 @@ class Participant {
   absl::flat_hash_map<Key, Record> backup_log_;
   absl::flat_hash_map<uint64_t, object::ObjectRef> reserved_;  // by raw address
   ParticipantStats stats_;
+  InstallObserver on_install_;
 };
 
 }  // namespace fathom::txn

@@ -13,6 +13,9 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
   std::vector<uint32_t> members = node->connected_peers();
   members.push_back(node->id());
   shared->replicas.Set(1, members);
+  if (options.restore_backups) {
+    if (absl::Status s = options.restore_backups(shared->backups); !s.ok()) return s;
+  }
   for (int i = 0; i < node->threads(); ++i) {
     auto thread = node->Thread(i);
     if (!thread.ok()) return thread.status();
@@ -20,6 +23,7 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
     shared->threads.push_back(std::make_unique<TxnThread>(t, node->id(), &shared->replicas, &shared->backups,
                                                           options, node->options().clock));
     TxnThread* txn_thread = shared->threads.back().get();
+    txn_thread->participant().set_install_observer(options.on_install);
     absl::Status installed = t->RunAndWait(
         [t, txn_thread, shared]() -> absl::Status {
           if (absl::Status s = txn_thread->Install(); !s.ok()) return s;

@@ -3,10 +3,23 @@
 #define FATHOM_TXN_TXN_OPTIONS_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "txn/records.h"
 
 namespace fathom::txn {
+
+class BackupStore;
+
+// Told of every object state this node installs: as primary at COMMIT-PRIMARY (as_backup false, called
+// while the object is still locked, so a primary's calls for one object come in version order) and as
+// backup when truncation changes its copy (as_backup true; appliers on different threads may report one
+// object out of order, the version tells). Runs on a node thread: it must only enqueue (logging/).
+using InstallObserver =
+    std::function<void(const TxnId& id, const WriteEntry& entry, uint64_t new_version, bool as_backup)>;
 
 struct TxnOptions {
   // f: backups per region (f+1 copies in memory). Every region's primary and backups are distinct nodes.
@@ -19,6 +32,10 @@ struct TxnOptions {
   size_t truncate_batch = 64;
   // How long a read retries an object that stays locked (or torn) before it gives up with Aborted.
   absl::Duration locked_read_timeout = absl::Milliseconds(100);
+  // Optional: the SSD log's hook (see InstallObserver).
+  InstallObserver on_install;
+  // Optional: fills this node's backup copies before any handler runs (restart from the SSD log).
+  std::function<absl::Status(BackupStore&)> restore_backups;
 };
 
 }  // namespace fathom::txn

@@ -128,6 +128,34 @@ TEST_F(MemoryTest, RunningOutIsResourceExhausted) {
   EXPECT_EQ(slot->address.region, 3u);
 }
 
+TEST_F(MemoryTest, ClaimedSlabsAreNeverAllocatedAndTheirSlotsCanBeFreed) {
+  auto region = NewRegion(2, 4 << 20);  // four 1 MiB slabs
+  SlabSource source({region.get()});
+  SlabAllocator restorer(&source);
+  // A restart rebuilt a 128-byte object in slab 0 and a 64-byte one in slab 2.
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 256}, 128).ok());
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 384}, 128).ok());  // same slab, same class: fine
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, (2 << 20) + 64}, 64).ok());
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 512}, 64).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 100}, 128).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 0}, 100).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{9, 0}, 64).code(), absl::StatusCode::kNotFound);
+  // Allocation takes only the unclaimed slabs 1 and 3.
+  SlabAllocator allocator(&source);
+  auto a = allocator.Allocate(64);
+  auto b = allocator.Allocate(1000);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->address.offset >> 20, 1u);
+  EXPECT_EQ(b->address.offset >> 20, 3u);
+  EXPECT_EQ(allocator.Allocate(5000).status().code(), absl::StatusCode::kResourceExhausted);
+  // A slab given to an allocator cannot be claimed; a claimed slot can be freed and then reused.
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 1 << 20}, 64).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(restorer.Free(GlobalAddress{2, 256}).ok());
+  auto reused = restorer.Allocate(100);
+  ASSERT_TRUE(reused.ok());
+  EXPECT_EQ(reused->address, (GlobalAddress{2, 256}));
+}
+
 TEST_F(MemoryTest, ThreadsAllocateDisjointSlots) {
   auto region = NewRegion(2, 64 << 20);
   SlabSource source({region.get()});

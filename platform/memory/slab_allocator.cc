@@ -24,6 +24,9 @@ absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {
   MutexLock lock(&mu_);
   for (RegionCursor& cursor : regions_) {
     const uint64_t slabs = cursor.region->size() / slab_bytes_;
+    while (cursor.next_slab < slabs && claimed_.contains(SlabKey(cursor.region->id(), cursor.next_slab))) {
+      ++cursor.next_slab;
+    }
     if (cursor.next_slab >= slabs) continue;
     const uint64_t index = cursor.next_slab++;
     slab_classes_[SlabKey(cursor.region->id(), index)] = size_class;
@@ -31,6 +34,35 @@ absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {
                 size_class};
   }
   return absl::ResourceExhaustedError(absl::StrCat("no free slab left in ", regions_.size(), " regions"));
+}
+
+absl::Status SlabSource::Claim(GlobalAddress address, int size_class) {
+  if (size_class < 0 || size_class >= kNumSizeClasses) {
+    return absl::InvalidArgumentError(absl::StrCat("size class ", size_class));
+  }
+  MutexLock lock(&mu_);
+  for (const RegionCursor& cursor : regions_) {
+    if (cursor.region->id() != address.region) continue;
+    if (address.offset >= cursor.region->size()) break;
+    const uint64_t index = address.offset / slab_bytes_;
+    const uint64_t key = SlabKey(address.region, index);
+    auto it = slab_classes_.find(key);
+    if (it != slab_classes_.end()) {
+      if (!claimed_.contains(key)) {
+        return absl::FailedPreconditionError(absl::StrCat("the slab at ", address.ToString(),
+                                                          " is already given to an allocator"));
+      }
+      if (it->second != size_class) {
+        return absl::FailedPreconditionError(absl::StrCat("the slab at ", address.ToString(), " holds class ",
+                                                          it->second, ", not ", size_class));
+      }
+      return absl::OkStatus();
+    }
+    slab_classes_[key] = size_class;
+    claimed_.insert(key);
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrCat("no region holds ", address.ToString()));
 }
 
 absl::StatusOr<int> SlabSource::SizeClassOf(GlobalAddress address) const {
@@ -71,6 +103,18 @@ absl::StatusOr<Slot> SlabAllocator::Allocate(uint64_t bytes) {
   GlobalAddress address{state.current.base.region, state.current.base.offset + state.next_offset};
   state.next_offset += slot_bytes;
   return Slot{address, slot_bytes};
+}
+
+absl::Status SlabAllocator::Claim(GlobalAddress address, uint32_t slot_bytes) {
+  const int size_class = SizeClassFor(slot_bytes);
+  if (size_class < 0 || SlotBytes(size_class) != slot_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(slot_bytes, " bytes is not a slot size"));
+  }
+  if ((address.offset % source_->slab_bytes()) % slot_bytes != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(address.ToString(), " is not the start of a ", slot_bytes,
+                                                   "-byte slot"));
+  }
+  return source_->Claim(address, size_class);
 }
 
 absl::Status SlabAllocator::Free(GlobalAddress address) {

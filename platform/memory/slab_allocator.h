@@ -18,6 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/memory/global_address.h"
@@ -47,6 +48,11 @@ class SlabSource {
   // The size class of the slab holding `address`; NotFound if no slab was carved there.
   absl::StatusOr<int> SizeClassOf(GlobalAddress address) const;
   void AddRegion(LocalRegion* region);
+  // Marks the slab holding `address` as carved for `size_class` without handing it to any allocator, so
+  // its slots are never allocated again (a restart rebuilt objects there from the SSD log) and can be
+  // freed. Idempotent for the same class. NotFound if no region holds it; FailedPrecondition if the slab
+  // was carved for another class or already given to an allocator.
+  absl::Status Claim(GlobalAddress address, int size_class);
   uint32_t slab_bytes() const { return slab_bytes_; }
   uint64_t slabs_taken() const;
 
@@ -60,6 +66,8 @@ class SlabSource {
   std::vector<RegionCursor> regions_ ABSL_GUARDED_BY(mu_);
   // (region id, slab index) -> size class.
   absl::flat_hash_map<uint64_t, int> slab_classes_ ABSL_GUARDED_BY(mu_);
+  // Slabs carved by Claim (TakeSlab skips them).
+  absl::flat_hash_set<uint64_t> claimed_ ABSL_GUARDED_BY(mu_);
 };
 
 class SlabAllocator {
@@ -71,6 +79,10 @@ class SlabAllocator {
   // InvalidArgument if `address` is not the start of a slot in a carved slab. The caller guarantees the
   // slot is allocated (the object layer checks this with the slot's header).
   absl::Status Free(GlobalAddress address);
+  // Keeps the `slot_bytes` slot at `address` (rebuilt from the SSD log) from ever being allocated: claims
+  // its slab (SlabSource::Claim). InvalidArgument if it is not the start of a slot of that size. The slot
+  // stays allocated; Free it to reuse it. Other slots of a claimed slab are not handed out.
+  absl::Status Claim(GlobalAddress address, uint32_t slot_bytes);
 
   struct Stats {
     uint64_t allocated = 0, freed = 0, slabs = 0;

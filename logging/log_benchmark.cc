@@ -1,0 +1,146 @@
+// What the SSD log costs and how far it lags:
+//   1. log throughput on one node: states appended by one thread, persisted by the writer (sync off/on);
+//   2. commit throughput of a 3-node embedded cluster (shm, f = 1, closed loop, read-write transactions
+//      of 2 objects) with logging off and async, and the lag sampled every millisecond meanwhile.
+//
+//   bazel run -c opt //logging:log_benchmark -- --commits_per_thread=5000 --rounds=3
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "logging/object_log.h"
+#include "logging/testing/logged_cluster.h"
+#include "txn/workloads/closed_loop.h"
+#include "txn/workloads/support.h"
+
+ABSL_FLAG(std::string, dir, "/tmp/fathom_log_benchmark", "where the logs go (wiped first)");
+ABSL_FLAG(int, appends, 200000, "states appended in the log throughput run");
+ABSL_FLAG(int, sync_appends, 5000, "states appended with sync per batch");
+ABSL_FLAG(int, commits_per_thread, 5000, "closed loop: commits per node thread (6 threads)");
+ABSL_FLAG(int, depth, 4, "closed loop: transactions in flight per node thread");
+ABSL_FLAG(int, rounds, 3, "closed loop runs per mode (alternating off/async)");
+ABSL_FLAG(absl::Duration, batch_delay, absl::Milliseconds(1), "ObjectLogOptions::batch_delay");
+ABSL_FLAG(bool, raw, true, "run the log throughput part");
+
+namespace fathom::logging {
+namespace {
+
+void Die(const absl::Status& s) {
+  fprintf(stderr, "%s\n", s.ToString().c_str());
+  std::exit(1);
+}
+
+void LogThroughput(bool sync, int appends) {
+  const std::string dir = absl::StrCat(absl::GetFlag(FLAGS_dir), "/raw", sync ? "_sync" : "");
+  std::filesystem::remove_all(dir);
+  auto log = ObjectLog::Open({.dir = dir, .node_id = 1, .sync = sync});
+  if (!log.ok()) Die(log.status());
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < appends; ++i) {
+    ObjectState s;
+    s.address = memory::GlobalAddress{1 << 16, static_cast<uint32_t>(64 * (i % 10000))};
+    s.capacity = 64;
+    s.flags = 1;
+    s.version = 1 + i / 10000;
+    s.payload = std::string(8, 'x');
+    (*log)->Append(std::move(s));
+  }
+  const absl::Duration enqueued = absl::Now() - start;
+  if (absl::Status s = (*log)->WaitForPersisted(absl::Minutes(5)); !s.ok()) Die(s);
+  const absl::Duration persisted = absl::Now() - start;
+  const ObjectLogStats stats = (*log)->Stats();
+  printf("log throughput, sync=%d: %d states (8-byte payloads, 10000 objects): enqueue %.0f/s, persisted %.0f/s, "
+         "%lu batches (%.0f states each), %.1f MB values\n",
+         sync, appends, appends / absl::ToDoubleSeconds(enqueued), appends / absl::ToDoubleSeconds(persisted),
+         stats.batches, double(stats.persisted) / std::max<uint64_t>(1, stats.batches), stats.bytes / 1e6);
+}
+
+void CommitThroughput(bool logging, int round) {
+  testing::LoggedClusterOptions options;
+  options.cluster.nodes = 3;
+  options.cluster.threads = 2;
+  options.cluster.memory_bytes = 16 << 20;
+  options.root = absl::StrCat(absl::GetFlag(FLAGS_dir), "/cluster");
+  std::filesystem::remove_all(options.root);
+  options.logging = logging;
+  options.log.batch_delay = absl::GetFlag(FLAGS_batch_delay);
+  auto cluster = testing::LoggedCluster::Start(options);
+  if (!cluster.ok()) Die(cluster.status());
+  std::vector<object::ObjectRef> objects;
+  for (int made = 0; made < 1000;) {
+    txn::Transaction tx = (*cluster)->service(1).Begin();
+    for (int i = 0; i < 50 && made < 1000; ++i, ++made) {
+      auto ref = tx.Alloc(8, {.node = static_cast<uint32_t>(1 + made % 3)});
+      if (!ref.ok()) Die(ref.status());
+      if (absl::Status s = tx.Write(*ref, txn::workloads::EncodeInt(1000)); !s.ok()) Die(s);
+      objects.push_back(*ref);
+    }
+    if (absl::Status s = tx.Commit(); !s.ok()) Die(s);
+  }
+  // The lag, sampled every millisecond on every node.
+  std::atomic<bool> done{false};
+  uint64_t max_lag_records = 0, max_lag_micros = 0, samples = 0, sum_lag_micros = 0;
+  std::thread sampler([&] {
+    while (!done.load()) {
+      for (int i = 1; i <= 3 && logging; ++i) {
+        const ObjectLogStats s = (*cluster)->log(i)->Stats();
+        max_lag_records = std::max(max_lag_records, s.lag_records);
+        max_lag_micros = std::max(max_lag_micros, s.lag_micros);
+        sum_lag_micros += s.lag_micros;
+        ++samples;
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  });
+  txn::workloads::LoadSpec spec;
+  spec.kind = txn::workloads::TxnKind::kReadWrite;
+  spec.objects = 2;
+  spec.depth = absl::GetFlag(FLAGS_depth);
+  spec.commits_per_thread = absl::GetFlag(FLAGS_commits_per_thread);
+  spec.seed = round + 1;
+  auto result = txn::workloads::RunClosedLoop((*cluster)->services(), objects, spec);
+  done = true;
+  sampler.join();
+  if (!result.ok()) Die(result.status());
+  std::string lag = "-";
+  if (logging) {
+    if (absl::Status s = (*cluster)->WaitForQuiescence(); !s.ok()) Die(s);
+    const absl::Time start = absl::Now();
+    if (absl::Status s = (*cluster)->WaitForLogs(); !s.ok()) Die(s);
+    uint64_t persisted = 0, batches = 0;
+    for (int i = 1; i <= 3; ++i) {
+      persisted += (*cluster)->log(i)->Stats().persisted;
+      batches += (*cluster)->log(i)->Stats().batches;
+    }
+    lag = absl::StrFormat(
+        "lag max %lu states / %.2f ms, mean %.3f ms; %lu states persisted in %lu batches; drained %.1f ms after",
+        max_lag_records, max_lag_micros / 1e3, samples ? sum_lag_micros / 1e3 / samples : 0.0, persisted, batches,
+        absl::ToDoubleMilliseconds(absl::Now() - start));
+  }
+  printf("commits, logging %-5s round %d: %.0f commits/s, p50 %.0f us, p99 %.0f us, %lu aborted; %s\n",
+         logging ? "async" : "off", round, result->commits_per_second(),
+         absl::ToDoubleMicroseconds(result->Percentile(0.5)), absl::ToDoubleMicroseconds(result->Percentile(0.99)),
+         result->aborted, lag.c_str());
+  fflush(stdout);
+}
+
+}  // namespace
+}  // namespace fathom::logging
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_raw)) {
+    fathom::logging::LogThroughput(false, absl::GetFlag(FLAGS_appends));
+    fathom::logging::LogThroughput(true, absl::GetFlag(FLAGS_sync_appends));
+  }
+  for (int round = 1; round <= absl::GetFlag(FLAGS_rounds); ++round) {
+    fathom::logging::CommitThroughput(false, round);
+    fathom::logging::CommitThroughput(true, round);
+  }
+  return 0;
+}

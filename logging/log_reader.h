@@ -1,0 +1,41 @@
+// Reading a node's SSD log back (restart, tools, tests). Every record is validated; any damage stops the
+// read with an error naming the directory, the key (object address) and what is wrong: a restart never
+// proceeds from a silently partial state.
+//
+//   ASSIGN_OR_RETURN(logging::LogContents log, logging::ReadLog("/data/node1"));
+//   for (const logging::ObjectState& state : log.states) ...
+#ifndef FATHOM_LOGGING_LOG_READER_H_
+#define FATHOM_LOGGING_LOG_READER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "logging/record_format.h"
+
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
+namespace fathom::logging {
+
+struct LogContents {
+  std::string dir;
+  uint32_t node_id = 0;
+  uint64_t position = 0;             // the last persisted position
+  std::vector<ObjectState> states;   // the latest state of every object logged, in address order
+};
+
+// Opens the database read-only (RocksDB recovers its write-ahead log to the last complete batch, which
+// carries its own position) and validates every key:
+//   NotFound       no log in `dir`;
+//   DataLoss       RocksDB reports corruption (a damaged or truncated file), a value fails its checksum
+//                  or is cut short, a key is not a log key, a record's position is past the persisted one;
+//   FailedPrecondition  a record or metadata of an unknown format version, a gap (states were dropped),
+//                  or a log of another node than `expected_node` (when non-zero).
+absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_node = 0, rocksdb::Env* env = nullptr);
+
+}  // namespace fathom::logging
+
+#endif  // FATHOM_LOGGING_LOG_READER_H_

@@ -1,0 +1,321 @@
+#include "logging/object_log.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "logging/rocksdb_status.h"
+#include "platform/base/mutex.h"
+#include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
+
+namespace fathom::logging {
+
+struct ObjectLog::Core {
+  explicit Core(const Clock* clock) : clock(clock) {}
+  struct Queued {
+    ObjectState state;
+    absl::Time enqueued;
+  };
+  // Counters with the lag computed now. REQUIRES: mu held.
+  ObjectLogStats Snapshot() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    ObjectLogStats s = stats;
+    s.lag_records = s.enqueued_position - s.persisted_position;
+    absl::Time oldest = absl::InfiniteFuture();
+    if (inflight) oldest = inflight_since;
+    else if (!queue.empty()) oldest = queue.front().enqueued;
+    if (oldest != absl::InfiniteFuture()) {
+      s.lag_micros = static_cast<uint64_t>(std::max<int64_t>(0, absl::ToInt64Microseconds(clock->Now() - oldest)));
+    }
+    return s;
+  }
+
+  const Clock* const clock;
+  mutable absl::Mutex mu;
+  absl::CondVar work_cv;       // the writer: records queued, or stop
+  absl::CondVar room_cv;       // appenders: room in the queue
+  absl::CondVar persisted_cv;  // WaitForPersisted: a batch is on disk
+  std::deque<Queued> queue ABSL_GUARDED_BY(mu);
+  bool inflight ABSL_GUARDED_BY(mu) = false;  // a batch taken from the queue, not yet on disk
+  absl::Time inflight_since ABSL_GUARDED_BY(mu);
+  bool stop ABSL_GUARDED_BY(mu) = false;
+  bool drain ABSL_GUARDED_BY(mu) = true;
+  uint64_t gap_position ABSL_GUARDED_BY(mu) = 0;  // first dropped position (0: none)
+  ObjectLogStats stats ABSL_GUARDED_BY(mu);
+};
+
+void ObjectLogStats::AddTo(std::map<std::string, uint64_t>& counters) const {
+  counters["log.enqueued"] += enqueued;
+  counters["log.persisted"] += persisted;
+  counters["log.superseded"] += superseded;
+  counters["log.dropped"] += dropped;
+  counters["log.batches"] += batches;
+  counters["log.bytes"] += bytes;
+  counters["log.write_errors"] += write_errors;
+  counters["log.enqueued_position"] = enqueued_position;
+  counters["log.persisted_position"] = persisted_position;
+  counters["log.lag_records"] = lag_records;
+  counters["log.lag_micros"] = lag_micros;
+  counters["log.error"] = last_error.ok() ? 0 : 1;
+}
+
+namespace {
+
+rocksdb::Options DbOptions(const ObjectLogOptions& options) {
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.paranoid_checks = true;
+  // A torn tail (the last batches of a crash) is expected and cut off; damage before the end is an error.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  if (options.env != nullptr) db_options.env = options.env;
+  return db_options;
+}
+
+}  // namespace
+
+rocksdb::Status ObjectLog::Reopen() {
+  // RocksDB stays read-only after a failed write; Resume clears what it can, and a reopen (which replays
+  // the write-ahead log to its last complete batch) clears the rest, once the cause is gone.
+  if (db_ != nullptr && db_->Resume().ok()) return rocksdb::Status::OK();
+  if (db_ != nullptr) {
+    db_->Close().PermitUncheckedError();
+    db_.reset();
+  }
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(DbOptions(options_), options_.dir, &raw);
+  if (s.ok()) db_.reset(raw);
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<ObjectLog>> ObjectLog::Open(ObjectLogOptions options) {
+  if (options.dir.empty()) return absl::InvalidArgumentError("the log needs a directory");
+  if (options.node_id == 0) return absl::InvalidArgumentError("the log needs a node id");
+  if (options.max_batch_records == 0 || options.max_queued_records == 0) {
+    return absl::InvalidArgumentError("batch and queue bounds must be positive");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options.dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("log ", options.dir, ": ", ec.message()));
+  rocksdb::DB* raw = nullptr;
+  if (rocksdb::Status s = rocksdb::DB::Open(DbOptions(options), options.dir, &raw); !s.ok()) {
+    return FromRocks(s, absl::StrCat("log ", options.dir, " (node ", options.node_id, "): cannot open"));
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  auto meta = [&](std::string_view key) -> absl::StatusOr<std::optional<uint64_t>> {
+    std::string value;
+    rocksdb::ReadOptions read;
+    read.verify_checksums = true;
+    rocksdb::Status s = db->Get(read, rocksdb::Slice(key.data(), key.size()), &value);
+    if (s.IsNotFound()) return std::optional<uint64_t>();
+    if (!s.ok()) return FromRocks(s, absl::StrCat("log ", options.dir, ": reading ", std::string(key)));
+    auto decoded = DecodeMeta(key, value);
+    if (!decoded.ok()) {
+      return absl::Status(decoded.status().code(), absl::StrCat("log ", options.dir, ": ", decoded.status().message()));
+    }
+    return std::optional<uint64_t>(*decoded);
+  };
+  auto node = meta(kNodeKey);
+  if (!node.ok()) return node.status();
+  if (node->has_value() && **node != options.node_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("log ", options.dir, " belongs to node ", **node, ", not node ", options.node_id));
+  }
+  auto gap = meta(kGapKey);
+  if (!gap.ok()) return gap.status();
+  if (gap->has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat("log ", options.dir, " (node ", options.node_id,
+                                                      ") has a gap: states from position ", **gap,
+                                                      " on were dropped, it no longer covers the node's memory"));
+  }
+  auto position = meta(kPositionKey);
+  if (!position.ok()) return position.status();
+  if (!node->has_value()) {
+    rocksdb::WriteOptions write;
+    write.sync = true;
+    const std::string key(kNodeKey);
+    if (rocksdb::Status s = db->Put(write, key, EncodeMeta(kNodeKey, options.node_id)); !s.ok()) {
+      return FromRocks(s, absl::StrCat("log ", options.dir, ": writing the node id"));
+    }
+  }
+  return std::unique_ptr<ObjectLog>(new ObjectLog(std::move(options), std::move(db), position->value_or(0)));
+}
+
+ObjectLog::ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position)
+    : options_(std::move(options)), db_(std::move(db)), core_(std::make_shared<Core>(options_.clock)) {
+  {
+    MutexLock lock(&core_->mu);
+    core_->stats.enqueued_position = position;
+    core_->stats.persisted_position = position;
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
+}
+
+ObjectLog::~ObjectLog() { Stop(); }
+
+void ObjectLog::Stop() { Shutdown(/*drain=*/true); }
+void ObjectLog::Abandon() { Shutdown(/*drain=*/false); }
+
+void ObjectLog::Shutdown(bool drain) {
+  if (stopped_) return;
+  stopped_ = true;
+  {
+    MutexLock lock(&core_->mu);
+    core_->stop = true;
+    core_->drain = drain;
+    core_->work_cv.SignalAll();
+    core_->room_cv.SignalAll();
+  }
+  writer_.join();
+  if (db_ == nullptr) return;
+  if (rocksdb::Status s = db_->Close(); !s.ok()) {
+    MutexLock lock(&core_->mu);
+    core_->stats.last_error = FromRocks(s, absl::StrCat("log ", options_.dir, ": closing"));
+  }
+  db_.reset();
+}
+
+void ObjectLog::Append(ObjectState state) {
+  Core& c = *core_;
+  const absl::Time now = c.clock->Now();
+  MutexLock lock(&c.mu);
+  if (c.queue.size() >= options_.max_queued_records && !c.stop) {
+    // Back-pressure for a moment (a burst), never indefinitely: the commit path must not hang on a disk.
+    const absl::Time deadline = absl::Now() + options_.max_enqueue_wait;
+    while (c.queue.size() >= options_.max_queued_records && !c.stop) {
+      if (WaitWithDeadline(&c.room_cv, &c.mu, deadline)) break;
+    }
+  }
+  const uint64_t position = ++c.stats.enqueued_position;
+  if (c.queue.size() >= options_.max_queued_records || c.stop) {
+    ++c.stats.dropped;
+    if (c.gap_position == 0) c.gap_position = position;
+    return;
+  }
+  ++c.stats.enqueued;
+  state.position = position;
+  c.queue.push_back({std::move(state), now});
+  // The writer waits for the first state, or for a full batch; it wakes for nothing else.
+  if (c.queue.size() == 1 || c.queue.size() == options_.max_batch_records) c.work_cv.Signal();
+}
+
+absl::Status ObjectLog::WaitForPersisted(absl::Duration timeout) {
+  Core& c = *core_;
+  const absl::Time deadline = absl::Now() + timeout;
+  MutexLock lock(&c.mu);
+  const uint64_t target = c.stats.enqueued_position;
+  while (c.stats.persisted_position < target && c.gap_position == 0 && !c.stop) {
+    if (WaitWithDeadline(&c.persisted_cv, &c.mu, deadline)) break;
+  }
+  if (c.gap_position != 0) {
+    return absl::DataLossError(absl::StrCat("log ", options_.dir, ": ", c.stats.dropped,
+                                            " states dropped (queue full), the first at position ", c.gap_position));
+  }
+  if (c.stats.persisted_position >= target) return absl::OkStatus();
+  const ObjectLogStats s = c.Snapshot();
+  return absl::DeadlineExceededError(absl::StrCat("log ", options_.dir, ": persisted position ", s.persisted_position,
+                                                  " of ", target, ", lag ", s.lag_micros, " us; last write error: ",
+                                                  s.last_error.ToString()));
+}
+
+ObjectLogStats ObjectLog::Stats() const {
+  MutexLock lock(&core_->mu);
+  return core_->Snapshot();
+}
+
+std::function<void(std::map<std::string, uint64_t>&)> ObjectLog::CounterSource() const {
+  return [core = core_](std::map<std::string, uint64_t>& counters) {
+    MutexLock lock(&core->mu);
+    core->Snapshot().AddTo(counters);
+  };
+}
+
+void ObjectLog::WriterLoop() {
+  Core& c = *core_;
+  absl::Duration backoff = options_.retry_backoff;
+  std::vector<ObjectState> batch;
+  for (;;) {
+    batch.clear();
+    uint64_t gap = 0;
+    {
+      MutexLock lock(&c.mu);
+      while (c.queue.empty() && !c.stop) WaitWithDeadline(&c.work_cv, &c.mu, absl::InfiniteFuture());
+      if (c.queue.empty() || !c.drain) return;
+      const absl::Time until = absl::Now() + options_.batch_delay;
+      while (c.queue.size() < options_.max_batch_records && !c.stop) {
+        if (WaitWithDeadline(&c.work_cv, &c.mu, until)) break;
+      }
+      const size_t n = std::min(c.queue.size(), options_.max_batch_records);
+      c.inflight = true;
+      c.inflight_since = c.queue.front().enqueued;
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(c.queue.front().state));
+        c.queue.pop_front();
+      }
+      gap = c.gap_position;
+      c.room_cv.SignalAll();
+    }
+    rocksdb::WriteBatch write_batch;
+    uint64_t superseded = 0, bytes = 0;
+    for (const ObjectState& state : batch) {
+      auto [it, inserted] = written_versions_.try_emplace(state.address.raw(), state.version);
+      if (!inserted) {
+        if (it->second >= state.version) {
+          ++superseded;
+          continue;
+        }
+        it->second = state.version;
+      }
+      const std::string value = EncodeState(state);
+      bytes += value.size();
+      write_batch.Put(ObjectKey(state.address), value);
+    }
+    const uint64_t last = batch.back().position;
+    write_batch.Put(std::string(kPositionKey), EncodeMeta(kPositionKey, last));
+    // The gap goes to disk with the first batch after it, so a reader cannot miss it.
+    if (gap != 0) write_batch.Put(std::string(kGapKey), EncodeMeta(kGapKey, gap));
+    rocksdb::WriteOptions write_options;
+    write_options.sync = options_.sync;
+    rocksdb::Status reopened;
+    bool tried_since_stop = false;
+    for (;;) {
+      rocksdb::Status s = db_ != nullptr ? db_->Write(write_options, &write_batch) : reopened;
+      if (s.ok()) break;
+      {
+        MutexLock lock(&c.mu);
+        ++c.stats.write_errors;
+        c.stats.last_error = FromRocks(s, absl::StrCat("log ", options_.dir, ": writing positions ",
+                                                       batch.front().position, "..", last));
+        // Stopping while the disk fails: one more try, then give up (what is lost is what a crash now
+        // would lose; the persisted position says so).
+        if (c.stop && (tried_since_stop || !c.drain)) {
+          c.inflight = false;
+          return;
+        }
+        if (c.stop) {
+          tried_since_stop = true;
+        } else {
+          WaitWithDeadline(&c.work_cv, &c.mu, absl::Now() + backoff);
+          tried_since_stop = c.stop;
+        }
+      }
+      backoff = std::min(backoff * 2, options_.max_retry_backoff);
+      reopened = Reopen();  // if this fails, db_ is null and the next turn reports why
+    }
+    backoff = options_.retry_backoff;
+    MutexLock lock(&c.mu);
+    c.inflight = false;
+    c.stats.persisted += batch.size();
+    c.stats.superseded += superseded;
+    c.stats.bytes += bytes;
+    ++c.stats.batches;
+    c.stats.persisted_position = last;
+    c.stats.last_error = absl::OkStatus();
+    c.persisted_cv.SignalAll();
+  }
+}
+
+}  // namespace fathom::logging

@@ -1,0 +1,127 @@
+// ObjectLog: a node's asynchronous SSD log (DESIGN.md, logging). The transaction layer tells it every
+// object state the node installs (txn_hook.h); Append only enqueues, and one writer thread of the log's
+// own turns the queue into RocksDB WriteBatches. Each object has one key, so the database holds the latest
+// state of every object: that is the log's compaction (RocksDB drops the overwritten versions), and a
+// freed object is kept as a state whose live flag is clear, so its slot's incarnation survives too.
+//
+//   ASSIGN_OR_RETURN(auto log, logging::ObjectLog::Open({.dir = "/data/node1", .node_id = 1}));
+//   txn_options.on_install = logging::InstallObserverFor(log.get());   // txn_hook.h
+//   ...
+//   log->WaitForPersisted(absl::Seconds(5));   // lag 0: everything enqueued so far is on disk
+//
+// Positions: every appended state gets the next log position (1, 2, ...; continued across reopenings).
+// Each batch also writes the last position it covers (key m:position), atomically with its states, so
+// the persisted position read back after a crash says exactly which appends survived.
+//
+// Errors: a failed write (disk full, I/O error) is counted and kept as status(); the writer retries the
+// same batch with a growing backoff (asking RocksDB to Resume), the node goes on, and the lag grows. If
+// the queue stays full (max_queued_records) longer than max_enqueue_wait, a state is dropped rather than
+// stalling the commit path: the log then records a gap (m:gap) and reading it back fails, since it no
+// longer covers the node's memory.
+#ifndef FATHOM_LOGGING_OBJECT_LOG_H_
+#define FATHOM_LOGGING_OBJECT_LOG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "logging/record_format.h"
+#include "platform/base/clock.h"
+
+namespace rocksdb {
+class DB;
+class Env;
+class Status;
+}  // namespace rocksdb
+
+namespace fathom::logging {
+
+struct ObjectLogOptions {
+  std::string dir;       // the node's data directory (created if missing)
+  uint32_t node_id = 0;  // recorded in the log; reopening with another id fails
+  bool sync = false;     // fsync every batch (WriteOptions.sync); otherwise the OS flushes
+  size_t max_batch_records = 1024;
+  // The writer waits this long after the first queued state for more to join its batch (or until the
+  // batch is full): one RocksDB write per millisecond instead of one per commit, at up to this much lag.
+  absl::Duration batch_delay = absl::Milliseconds(1);
+  size_t max_queued_records = 1 << 16;
+  absl::Duration max_enqueue_wait = absl::Milliseconds(100);
+  absl::Duration retry_backoff = absl::Milliseconds(1);  // doubles after each failed write...
+  absl::Duration max_retry_backoff = absl::Milliseconds(500);
+  const Clock* clock = Clock::Real();  // the lag in microseconds
+  rocksdb::Env* env = nullptr;         // tests: a fault-injecting environment (outlives the log)
+};
+
+struct ObjectLogStats {
+  uint64_t enqueued = 0;            // states appended
+  uint64_t persisted = 0;           // states written (superseded ones count: a newer state went instead)
+  uint64_t superseded = 0;          // older than a state already written for the object (skipped)
+  uint64_t dropped = 0;             // queue overflow (the log has a gap)
+  uint64_t batches = 0;
+  uint64_t bytes = 0;               // value bytes written
+  uint64_t write_errors = 0;
+  uint64_t enqueued_position = 0;   // the last position handed out
+  uint64_t persisted_position = 0;  // the last position on disk
+  uint64_t lag_records = 0;         // enqueued_position - persisted_position
+  uint64_t lag_micros = 0;          // age of the oldest state not yet on disk (0 when none)
+  absl::Status last_error;          // the last write error (OK once a write succeeds again)
+  // As Stats counters: log.enqueued, log.persisted, ..., log.lag_micros, log.error (1 while failing).
+  void AddTo(std::map<std::string, uint64_t>& counters) const;
+};
+
+class ObjectLog {
+ public:
+  // Opens (or creates) the log in options.dir and starts the writer. FailedPrecondition if it belongs to
+  // another node or has a gap; the RocksDB error, naming the directory, if it cannot be opened.
+  static absl::StatusOr<std::unique_ptr<ObjectLog>> Open(ObjectLogOptions options);
+  // Stop(): writes what is queued (one attempt if writes are failing), then closes.
+  ~ObjectLog();
+
+  // Enqueues `state` (its position is assigned here) and returns at once unless the queue is full.
+  // Thread-safe; called on node threads.
+  void Append(ObjectState state);
+  // Waits until everything appended before the call is on disk; DeadlineExceeded (with the lag and last
+  // write error) otherwise.
+  absl::Status WaitForPersisted(absl::Duration timeout);
+  ObjectLogStats Stats() const;
+  // A function that reads this log's counters, safe to call after the log is gone (it then reports the
+  // last values): for node::Node::AddCounterSource.
+  std::function<void(std::map<std::string, uint64_t>&)> CounterSource() const;
+
+  // Drains the queue (see the destructor) and closes the database. Idempotent.
+  void Stop();
+  // For crash tests: stops the writer without writing what is queued, as a killed process would.
+  void Abandon();
+
+  const std::string& dir() const { return options_.dir; }
+
+ private:
+  struct Core;
+  ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position);
+  void WriterLoop();
+  // After a failed write (writer thread): Resume, or close and open again; db_ is null if that failed.
+  rocksdb::Status Reopen();
+  void Shutdown(bool drain);
+
+  const ObjectLogOptions options_;
+  std::unique_ptr<rocksdb::DB> db_;  // the writer's (and Open's, Shutdown's once it stopped)
+  std::shared_ptr<Core> core_;  // shared with counter sources
+  // Writer thread only: the newest version written per object (address, role), to skip stale appends
+  // (backups apply on several threads and may report one object out of order).
+  absl::flat_hash_map<uint64_t, uint64_t> written_versions_;
+  std::thread writer_;
+  bool stopped_ = false;  // Stop/Abandon's caller only
+};
+
+}  // namespace fathom::logging
+
+#endif  // FATHOM_LOGGING_OBJECT_LOG_H_

@@ -1,0 +1,67 @@
+// The on-disk format of the SSD log (docs/formats/ssd-log.md): one RocksDB key per object, holding the
+// object's latest committed state on this node, and a few metadata keys. Every value carries a format
+// version and an XXH3-64 checksum over its key and itself, so a value that rots, is cut short, or is moved
+// under another key is refused with an error naming the key and what is wrong.
+#ifndef FATHOM_LOGGING_RECORD_FORMAT_H_
+#define FATHOM_LOGGING_RECORD_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "platform/memory/global_address.h"
+
+namespace fathom::logging {
+
+inline constexpr uint8_t kRecordFormat = 1;
+inline constexpr size_t kRecordHeaderBytes = 56;  // before the payload
+inline constexpr size_t kChecksumBytes = 8;       // after it
+inline constexpr size_t kMaxPayloadBytes = 1 << 20;
+
+// Which copy of the object this node installed.
+enum class Role : uint8_t { kPrimary = 1, kBackup = 2 };
+const char* RoleName(Role role);
+
+// One committed object state, as a primary installed it or a backup applied it.
+struct ObjectState {
+  memory::GlobalAddress address;
+  uint32_t capacity = 0;  // slot bytes, header included
+  uint32_t incarnation = 0;
+  uint32_t flags = 0;     // object::kLiveFlag or 0 (a freed slot)
+  uint64_t version = 0;
+  std::string payload;
+  Role role = Role::kPrimary;
+  uint64_t position = 0;  // this node's log position (1, 2, ...), assigned when enqueued
+  // The transaction that wrote it (txn::TxnId), for recovery and diagnosis.
+  uint64_t txn_epoch = 0;
+  uint32_t txn_node = 0;
+  uint16_t txn_thread = 0;
+  uint64_t txn_counter = 0;
+
+  bool live() const { return (flags & 1) != 0; }
+};
+
+// Object keys: 'o' and the address big-endian (so keys sort by region, then offset). 9 bytes.
+std::string ObjectKey(memory::GlobalAddress address);
+// Metadata keys start with 'm' (sorting before every object key).
+inline constexpr char kNodeKey[] = "m:node";          // the node id the log belongs to
+inline constexpr char kPositionKey[] = "m:position";  // the last persisted log position
+inline constexpr char kGapKey[] = "m:gap";            // first position dropped (queue overflow)
+
+std::string EncodeState(const ObjectState& state);
+// Validates everything: length, format version, checksum (over key and value), role, reserved bytes,
+// flags, payload bounds, and that the key is an object key. The error names the key (address) and what is
+// wrong; DataLoss for damage, FailedPrecondition for a format version this build does not read.
+absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view value);
+
+// Metadata values: format version, a little-endian u64, checksum over key and value. 17 bytes.
+std::string EncodeMeta(std::string_view key, uint64_t value);
+absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value);
+
+// A key as people read it: "object r65536+0x40" or "meta m:position" (hex for anything else).
+std::string DescribeKey(std::string_view key);
+
+}  // namespace fathom::logging
+
+#endif  // FATHOM_LOGGING_RECORD_FORMAT_H_
