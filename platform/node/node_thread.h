@@ -129,6 +129,9 @@ absl::StatusOr<T> NodeThread::StartAndWait(absl::AnyInvocable<void(std::function
   };
   auto shared = std::make_shared<Shared>();
   std::function<void(absl::StatusOr<T>)> done = [shared](absl::StatusOr<T> r) {
+    // An error goes over as a fresh Status: its shared representation's reference count is also touched
+    // inside Debian's Abseil, where ThreadSanitizer cannot see it, so a rep shared by two threads looks racy.
+    if (!r.ok()) r = absl::Status(r.status().code(), std::string(r.status().message()));
     MutexLock lock(&shared->mu);
     if (!shared->result.has_value()) shared->result = std::move(r);
   };
