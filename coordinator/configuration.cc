@@ -79,7 +79,10 @@ absl::Status ValidateConfiguration(const Configuration& config) {
   for (const TableDescriptor& t : config.tables()) {
     if (t.name().empty()) return absl::InvalidArgumentError("table with an empty name");
     if (!tables.insert(t.name()).second) return absl::InvalidArgumentError(absl::StrCat("duplicate table ", t.name()));
-    if (t.root_region() != 0 && !regions.contains(t.root_region())) {
+    // Region-map ids count up from 1; a node's own regions are node id << 16 | index (not tied to the
+    // member list, so a member leaving never makes the configuration invalid).
+    const bool node_region = (t.root_region() >> 16) != 0;
+    if (t.root_region() != 0 && !regions.contains(t.root_region()) && !node_region) {
       return absl::InvalidArgumentError(
           absl::StrCat("table ", t.name(), " has its root in unknown region ", t.root_region()));
     }

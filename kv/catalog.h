@@ -1,9 +1,8 @@
 // Catalog: where a table's name leads to its root object, so any node can open a table by name.
 //
-// This slice has one implementation, InProcessCatalog, shared by every node of an embedded cluster (one
-// process). The coordinator's configuration (TableDescriptor) is where it belongs for a real cluster; that
-// needs the descriptor to carry the whole root reference, which it cannot yet (docs/formats/kv.md,
-// "Catalog").
+// Two implementations: CoordinatorCatalog (coordinator_catalog.h), the names in the cluster configuration,
+// for any cluster with a coordinator; and InProcessCatalog, shared by the nodes of an uncoordinated
+// embedded cluster (one process).
 #ifndef FATHOM_KV_CATALOG_H_
 #define FATHOM_KV_CATALOG_H_
 

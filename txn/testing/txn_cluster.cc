@@ -12,6 +12,16 @@ absl::StatusOr<std::unique_ptr<TxnCluster>> TxnCluster::Start(node::EmbeddedClus
   if (!cluster.ok()) return cluster.status();
   auto result = std::unique_ptr<TxnCluster>(new TxnCluster());
   result->cluster_ = std::move(*cluster);
+  if (options.coordinated) {
+    // Members connect as the configuration reaches them: wait until every pair is connected.
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    for (int i = 1; i <= result->cluster_->size(); ++i) {
+      while (result->cluster_->node(i).connected_peers().size() + 1 < static_cast<size_t>(result->cluster_->size())) {
+        if (absl::Now() > deadline) return absl::DeadlineExceededError(absl::StrCat("node ", i, " never connected"));
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    }
+  }
   std::vector<uint32_t> members;
   for (int i = 1; i <= result->cluster_->size(); ++i) members.push_back(i);
   for (int i = 1; i <= result->cluster_->size(); ++i) {
