@@ -29,4 +29,14 @@ const char* ReturnCodeName(ReturnCode code) {
   return "ERROR";
 }
 
+Record ProjectFields(Record record, const FieldList* fields) {
+  if (fields == nullptr) return record;
+  Record out;
+  for (const std::string& field : *fields) {
+    auto it = record.find(field);
+    if (it != record.end()) out.insert(std::move(*it));
+  }
+  return out;
+}
+
 }  // namespace fathom::ycsb

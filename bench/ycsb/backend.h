@@ -59,6 +59,10 @@ enum class ReturnCode { kOk, kNotFound, kNotImplemented, kError };
 inline constexpr int kReturnCodeCount = 4;
 
 ReturnCode ReturnCodeOf(const absl::Status& status);
+
+// The fields of `record` named in `fields` (all of them when `fields` is null), for backends that store
+// whole records.
+Record ProjectFields(Record record, const FieldList* fields);
 // "OK", "NOT_FOUND", "NOT_IMPLEMENTED", "ERROR", as YCSB prints them after "Return=".
 const char* ReturnCodeName(ReturnCode code);
 

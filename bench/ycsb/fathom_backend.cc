@@ -8,16 +8,6 @@
 namespace fathom::ycsb {
 namespace {
 
-Record Project(Record record, const FieldList* fields) {
-  if (fields == nullptr) return record;
-  Record out;
-  for (const std::string& field : *fields) {
-    auto it = record.find(field);
-    if (it != record.end()) out.insert(*it);
-  }
-  return out;
-}
-
 constexpr uint64_t kMiB = 1 << 20;
 
 }  // namespace
@@ -88,7 +78,7 @@ absl::Status FathomBackend::Read(const std::string& table, const std::string& ke
   if (!bytes.ok()) return bytes.status();
   auto record = DecodeRecord(*bytes);
   if (!record.ok()) return record.status();
-  *result = Project(std::move(*record), fields);
+  *result = ProjectFields(std::move(*record), fields);
   return absl::OkStatus();
 }
 

@@ -3,26 +3,12 @@
 #include "platform/base/mutex.h"
 
 namespace fathom::ycsb {
-namespace {
-
-Record Project(const Record& record, const FieldList* fields) {
-  if (fields == nullptr) return record;
-  Record out;
-  for (const std::string& field : *fields) {
-    auto it = record.find(field);
-    if (it != record.end()) out.insert(*it);
-  }
-  return out;
-}
-
-}  // namespace
-
 absl::Status MemoryBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,
                                  Record* result) {
   MutexLock lock(&store_->mu);
   auto it = store_->records.find(key);
   if (it == store_->records.end()) return absl::NotFoundError(key);
-  *result = Project(it->second, fields);
+  *result = ProjectFields(it->second, fields);
   return absl::OkStatus();
 }
 
@@ -31,7 +17,7 @@ absl::Status MemoryBackend::Scan(const std::string& table, const std::string& st
   MutexLock lock(&store_->mu);
   result->clear();
   for (auto it = store_->records.lower_bound(start_key); it != store_->records.end() && count > 0; ++it, --count) {
-    result->push_back(Project(it->second, fields));
+    result->push_back(ProjectFields(it->second, fields));
   }
   return absl::OkStatus();
 }

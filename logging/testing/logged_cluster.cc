@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "logging/log_reader.h"
 #include "logging/txn_hook.h"
+#include "txn/testing/txn_cluster.h"
 
 namespace fathom::logging::testing {
 namespace {
@@ -112,24 +113,7 @@ absl::Status LoggedCluster::WaitForLogs(absl::Duration timeout) {
 }
 
 absl::Status LoggedCluster::WaitForQuiescence(absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  std::string last;
-  while (absl::Now() < deadline) {
-    bool quiet = true;
-    last.clear();
-    for (size_t i = 0; i < services_.size(); ++i) {
-      auto stats = services_[i]->Stats();
-      if (!stats.ok()) return stats.status();
-      if (stats->log_entries != 0 || stats->truncations_owed != 0) {
-        quiet = false;
-        absl::StrAppend(&last, " node ", i + 1, ": ", stats->log_entries, " log entries, ", stats->truncations_owed,
-                        " truncations owed;");
-      }
-    }
-    if (quiet) return absl::OkStatus();
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return absl::DeadlineExceededError(absl::StrCat("not quiet after ", absl::FormatDuration(timeout), ":", last));
+  return txn::testing::WaitForQuiescence(services_, timeout);
 }
 
 std::string LoggedCluster::Copy(const std::byte* bytes, size_t size) {

@@ -40,24 +40,7 @@ TxnCluster::~TxnCluster() {
 }
 
 absl::Status TxnCluster::WaitForQuiescence(absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  std::string last;
-  while (absl::Now() < deadline) {
-    bool quiet = true;
-    last.clear();
-    for (size_t i = 0; i < services_.size(); ++i) {
-      auto stats = services_[i]->Stats();
-      if (!stats.ok()) return stats.status();
-      if (stats->log_entries != 0 || stats->truncations_owed != 0) {
-        quiet = false;
-        absl::StrAppend(&last, " node ", i + 1, ": ", stats->log_entries, " log entries, ", stats->truncations_owed,
-                        " truncations owed;");
-      }
-    }
-    if (quiet) return absl::OkStatus();
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  return absl::DeadlineExceededError(absl::StrCat("not quiet after ", absl::FormatDuration(timeout), ":", last));
+  return testing::WaitForQuiescence(services_, timeout);
 }
 
 absl::Status TxnCluster::CheckReplicasIdentical() {
@@ -92,6 +75,28 @@ absl::Status TxnCluster::CheckReplicasIdentical() {
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status WaitForQuiescence(const std::vector<std::unique_ptr<TransactionService>>& services,
+                               absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::string last;
+  while (absl::Now() < deadline) {
+    bool quiet = true;
+    last.clear();
+    for (size_t i = 0; i < services.size(); ++i) {
+      auto stats = services[i]->Stats();
+      if (!stats.ok()) return stats.status();
+      if (stats->log_entries != 0 || stats->truncations_owed != 0) {
+        quiet = false;
+        absl::StrAppend(&last, " node ", i + 1, ": ", stats->log_entries, " log entries, ", stats->truncations_owed,
+                        " truncations owed;");
+      }
+    }
+    if (quiet) return absl::OkStatus();
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("not quiet after ", absl::FormatDuration(timeout), ":", last));
 }
 
 }  // namespace fathom::txn::testing

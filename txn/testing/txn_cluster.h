@@ -34,6 +34,11 @@ class TxnCluster {
   std::vector<std::unique_ptr<TransactionService>> services_;
 };
 
+// Waits until no participant of `services` keeps a record and no coordinator owes a truncation
+// (DeadlineExceeded naming what is left).
+absl::Status WaitForQuiescence(const std::vector<std::unique_ptr<TransactionService>>& services,
+                               absl::Duration timeout);
+
 }  // namespace fathom::txn::testing
 
 #endif  // FATHOM_TXN_TESTING_TXN_CLUSTER_H_
