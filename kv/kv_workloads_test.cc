@@ -1,0 +1,211 @@
+// Workloads on KV keys, on 3-node embedded clusters (UCX shared memory, and SimFabric with torn copies
+// under a seed):
+//   list-append  every key holds a list; writers append inside transactions (Get(tx) + Put(tx)) while
+//                readers use the lock-free one-sided GET; the recorded history (single-key GETs as
+//                one-read transactions) must be strictly serializable — so lock-free GETs are
+//                linearizable (tests/history);
+//   bank         accounts are KV keys; transfers move money with Get(tx)/Put(tx); the total is conserved
+//                at every multi-key snapshot and at the end.
+#include <random>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "kv/kv.h"
+#include "platform/base/mutex.h"
+#include "platform/base/status_test_macros.h"
+#include "platform/fabric/sim/test_seed.h"
+#include "tests/history/history.h"
+#include "txn/testing/txn_cluster.h"
+
+namespace fathom::kv {
+namespace {
+
+using txn::testing::TxnCluster;
+
+enum class Fabric { kShm, kSim };
+
+absl::StatusOr<std::unique_ptr<TxnCluster>> StartCluster(Fabric fabric, uint64_t seed) {
+  node::EmbeddedClusterOptions options;
+  options.nodes = 3;
+  options.threads = 2;
+  options.memory_bytes = 16 << 20;
+  if (fabric == Fabric::kSim) {
+    options.fabric = node::EmbeddedFabric::kSim;
+    options.sim.seed = seed;
+    options.sim.torn_copies = true;
+    options.sim.max_latency = absl::Microseconds(20);
+    options.sim.fabric.operation_timeout = absl::Seconds(2);
+  }
+  return TxnCluster::Start(options);
+}
+
+std::string EncodeList(const std::vector<int64_t>& list) { return absl::StrJoin(list, ","); }
+
+std::vector<int64_t> DecodeList(const std::string& text) {
+  std::vector<int64_t> list;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    int64_t v = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(part, &v)) << text;
+    list.push_back(v);
+  }
+  return list;
+}
+
+class KvWorkloadTest : public ::testing::TestWithParam<Fabric> {};
+
+TEST_P(KvWorkloadTest, LockFreeGetsAndTransactionalAppendsAreStrictlySerializable) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  ASSERT_OK_AND_ASSIGN(auto cluster, StartCluster(GetParam(), seed));
+  InProcessCatalog catalog;
+  ASSERT_OK_AND_ASSIGN(Table created, Table::Create(cluster->service(1), catalog, "lists", {.buckets = 8}));
+  constexpr int kKeys = 5;
+  for (int k = 0; k < kKeys; ++k) ASSERT_OK(created.Put(absl::StrCat("key", k), ""));
+
+  history::HistoryRecorder recorder;
+  absl::Mutex mu;
+  int64_t next_value = 1;
+  std::vector<std::thread> threads;
+  for (uint32_t node = 1; node <= 3; ++node) {
+    for (int role = 0; role < 2; ++role) {  // one appender and one lock-free reader per node
+      const int process = static_cast<int>(node * 2 + role);
+      threads.emplace_back([&, node, role, process] {
+        auto table = Table::Open(cluster->service(node), catalog, "lists");
+        ASSERT_OK(table.status());
+        std::mt19937_64 random(seed * 31 + process);
+        for (int i = 0; i < 40; ++i) {
+          const int key = static_cast<int>(random() % kKeys);
+          const std::string name = absl::StrCat("key", key);
+          if (role == 1) {
+            recorder.Invoke(process, {history::MicroOp::Read(key)});
+            auto value = table->Get(name);
+            if (value.ok()) {
+              recorder.Complete(process, history::EventType::kOk, {history::MicroOp::Read(key, DecodeList(*value))});
+            } else {
+              recorder.Complete(process, history::EventType::kInfo, {history::MicroOp::Read(key)});
+              ADD_FAILURE() << value.status();
+            }
+            continue;
+          }
+          int64_t value;
+          {
+            MutexLock lock(&mu);
+            value = next_value++;
+          }
+          recorder.Invoke(process, {history::MicroOp::Append(key, value)});
+          txn::Transaction tx = cluster->service(node).Begin();
+          absl::Status s = [&]() -> absl::Status {
+            auto current = table->Get(tx, name);
+            if (!current.ok()) return current.status();
+            std::vector<int64_t> list = DecodeList(*current);
+            list.push_back(value);
+            if (absl::Status put = table->Put(tx, name, EncodeList(list)); !put.ok()) return put;
+            return tx.Commit();
+          }();
+          if (!tx.finished()) tx.Abort();
+          recorder.Complete(process,
+                            s.ok() ? history::EventType::kOk
+                                   : absl::IsAborted(s) ? history::EventType::kFail : history::EventType::kInfo,
+                            {history::MicroOp::Append(key, value)});
+        }
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_OK_AND_ASSIGN(history::History parsed, history::ParseHistory(recorder.Text()));
+  const history::CheckResult result = history::CheckHistory(parsed);
+  EXPECT_TRUE(result.valid()) << result.ToString() << "\n" << recorder.Text();
+  EXPECT_GT(result.ok, 100);
+  ASSERT_OK(cluster->WaitForQuiescence());
+  ASSERT_OK(cluster->CheckReplicasIdentical());
+}
+
+TEST_P(KvWorkloadTest, BankOnKvKeysConservesTheTotal) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  ASSERT_OK_AND_ASSIGN(auto cluster, StartCluster(GetParam(), seed));
+  InProcessCatalog catalog;
+  ASSERT_OK_AND_ASSIGN(Table bank, Table::Create(cluster->service(1), catalog, "bank", {.buckets = 16}));
+  constexpr int kAccounts = 12;
+  constexpr int64_t kInitial = 100;
+  for (int a = 0; a < kAccounts; ++a) ASSERT_OK(bank.Put(absl::StrCat("acct", a), absl::StrCat(kInitial)));
+  auto balance_of = [](const absl::StatusOr<std::string>& text) -> absl::StatusOr<int64_t> {
+    if (!text.ok()) return text.status();
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(*text, &v)) return absl::DataLossError(absl::StrCat("balance '", *text, "'"));
+    return v;
+  };
+  std::atomic<int> running{0};
+  std::vector<std::thread> clients;
+  for (uint32_t node = 1; node <= 3; ++node) {
+    ++running;
+    clients.emplace_back([&, node] {
+      auto table = Table::Open(cluster->service(node), catalog, "bank");
+      ASSERT_OK(table.status());
+      std::mt19937_64 random(seed * 7 + node);
+      txn::RetryOptions retry;
+      retry.max_attempts = 1000;
+      retry.seed = random();
+      for (int i = 0; i < 60; ++i) {
+        const int from = static_cast<int>(random() % kAccounts);
+        const int to = (from + 1 + static_cast<int>(random() % (kAccounts - 1))) % kAccounts;
+        const int64_t amount = 1 + static_cast<int64_t>(random() % 30);
+        ASSERT_OK(txn::RunTransaction(cluster->service(node), [&](txn::Transaction& tx) -> absl::Status {
+          auto a = balance_of(table->Get(tx, absl::StrCat("acct", from)));
+          if (!a.ok()) return a.status();
+          auto b = balance_of(table->Get(tx, absl::StrCat("acct", to)));
+          if (!b.ok()) return b.status();
+          if (*a < amount) return absl::OkStatus();
+          if (absl::Status s = table->Put(tx, absl::StrCat("acct", from), absl::StrCat(*a - amount)); !s.ok()) return s;
+          return table->Put(tx, absl::StrCat("acct", to), absl::StrCat(*b + amount));
+        }, retry));
+      }
+      --running;
+    });
+  }
+  // Snapshots while the transfers run: all accounts in one read-only transaction.
+  int snapshots = 0;
+  while (running.load() > 0) {
+    txn::Transaction tx = cluster->service(2).Begin();
+    int64_t total = 0;
+    absl::Status s = absl::OkStatus();
+    for (int a = 0; a < kAccounts && s.ok(); ++a) {
+      auto v = balance_of(bank.Get(tx, absl::StrCat("acct", a)));
+      if (!v.ok()) {
+        s = v.status();
+      } else {
+        EXPECT_GE(*v, 0);
+        total += *v;
+      }
+    }
+    if (s.ok()) s = tx.Commit();
+    if (!tx.finished()) tx.Abort();
+    if (s.ok()) {
+      ++snapshots;
+      EXPECT_EQ(total, kAccounts * kInitial);
+    } else {
+      ASSERT_TRUE(absl::IsAborted(s)) << s;
+    }
+  }
+  for (auto& c : clients) c.join();
+  int64_t total = 0;
+  for (int a = 0; a < kAccounts; ++a) {
+    ASSERT_OK_AND_ASSIGN(int64_t v, balance_of(bank.Get(absl::StrCat("acct", a))));
+    EXPECT_GE(v, 0);
+    total += v;
+  }
+  EXPECT_EQ(total, kAccounts * kInitial);
+  std::cerr << "[ info ] bank on kv keys: " << snapshots << " snapshots during the transfers\n";
+  ASSERT_OK(cluster->WaitForQuiescence());
+  ASSERT_OK(cluster->CheckReplicasIdentical());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, KvWorkloadTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
+                         [](const auto& info) { return info.param == Fabric::kShm ? "Shm" : "Sim"; });
+
+}  // namespace
+}  // namespace fathom::kv
