@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "platform/node/control/control_client.h"
+#include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
 
 namespace fathom {
@@ -28,9 +29,7 @@ class FathomdClusterTest : public ::testing::TestWithParam<std::string> {
   // Starts fathomd `id`, listing nodes 1..peers_below-1 as peers, and connects a control client to it.
   void StartNode(int id, int peers_below) {
     {
-      std::vector<std::string> argv = {testing::RunfilePath("platform/node/fathomd"),
-                                       absl::StrCat("--node_id=", id),
-                                       absl::StrCat("--token=", kToken),
+      std::vector<std::string> argv = {absl::StrCat("--token=", kToken),
                                        "--listen=127.0.0.1:0",
                                        "--memory=32M",
                                        "--region_size=16M",
@@ -41,23 +40,15 @@ class FathomdClusterTest : public ::testing::TestWithParam<std::string> {
         peers += absl::StrCat(peers.empty() ? "" : ",", other, "@", addresses_[other - 1]);
       }
       if (!peers.empty()) argv.push_back("--peers=" + peers);
-      auto process = testing::Subprocess::Start(argv);
-      ASSERT_TRUE(process.ok()) << process.status();
-      auto line = (*process)->ReadLine(absl::Seconds(60));
-      ASSERT_TRUE(line.ok()) << "node " << id << ": " << line.status();
-      const std::string prefix = absl::StrCat("READY node=", id, " control=");
-      ASSERT_EQ(line->rfind(prefix, 0), 0u) << *line;
+      auto node = testing::StartFathomd(id, argv);
+      ASSERT_TRUE(node.ok()) << node.status();
       addresses_.resize(std::max<size_t>(addresses_.size(), id));
       processes_.resize(std::max<size_t>(processes_.size(), id));
       clients_.resize(std::max<size_t>(clients_.size(), id));
-      addresses_[id - 1] = line->substr(prefix.size());
-      processes_[id - 1] = std::move(*process);
-      control::ControlClientOptions options;
-      options.target = addresses_[id - 1];
-      options.cluster_token = kToken;
-      options.call_timeout = absl::Seconds(30);
-      auto client = control::ControlClient::Create(options);
-      ASSERT_TRUE(client.ok());
+      addresses_[id - 1] = node->control_address;
+      processes_[id - 1] = std::move(node->process);
+      auto client = testing::ConnectControl(addresses_[id - 1], kToken, absl::Seconds(30));
+      ASSERT_TRUE(client.ok()) << client.status();
       clients_[id - 1] = std::move(*client);
     }
   }

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "platform/node/control/control_client.h"
+#include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
 #include "tests/zookeeper/zookeeper_server.h"
 
@@ -36,23 +37,14 @@ class FathomdLeaseFixture : public ::testing::Test {
   }
 
   void StartNode(int id) {
-    auto process = testing::Subprocess::Start(
-        {testing::RunfilePath("platform/node/fathomd"), absl::StrCat("--node_id=", id),
-         absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=16M", "--region_size=16M",
-         "--threads=2", "--transports=sm", "--cluster=leasetest", absl::StrCat("--zk=", zk_->connect_string()),
-         "--zk_session_timeout=10s", absl::StrCat("--lease_period=", absl::FormatDuration(lease_))});
-    ASSERT_TRUE(process.ok()) << process.status();
-    auto line = (*process)->ReadLine(absl::Seconds(60));
-    ASSERT_TRUE(line.ok()) << "node " << id << ": " << line.status();
-    const std::string prefix = absl::StrCat("READY node=", id, " control=");
-    ASSERT_EQ(line->rfind(prefix, 0), 0u) << *line;
-    control::ControlClientOptions options;
-    options.target = line->substr(prefix.size());
-    options.cluster_token = kToken;
-    options.call_timeout = absl::Seconds(20);
-    auto client = control::ControlClient::Create(options);
-    ASSERT_TRUE(client.ok());
-    processes_[id - 1] = std::move(*process);
+    auto node = testing::StartFathomd(
+        id, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=16M", "--region_size=16M",
+             "--threads=2", "--transports=sm", "--cluster=leasetest", absl::StrCat("--zk=", zk_->connect_string()),
+             "--zk_session_timeout=10s", absl::StrCat("--lease_period=", absl::FormatDuration(lease_))});
+    ASSERT_TRUE(node.ok()) << node.status();
+    auto client = testing::ConnectControl(node->control_address, kToken);
+    ASSERT_TRUE(client.ok()) << client.status();
+    processes_[id - 1] = std::move(node->process);
     clients_[id - 1] = std::move(*client);
   }
 

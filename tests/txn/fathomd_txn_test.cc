@@ -8,6 +8,7 @@
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
 #include "platform/node/node.h"
+#include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
 #include "txn/txn.h"
 #include "txn/workloads/bank.h"
@@ -25,9 +26,7 @@ class FathomdTxnTest : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     std::vector<node::PeerAddress> peers;
     for (int id = 1; id <= kNodes; ++id) {
-      std::vector<std::string> argv = {testing::RunfilePath("platform/node/fathomd"),
-                                       absl::StrCat("--node_id=", id),
-                                       absl::StrCat("--token=", kToken),
+      std::vector<std::string> argv = {absl::StrCat("--token=", kToken),
                                        "--listen=127.0.0.1:0",
                                        "--memory=16M",
                                        "--region_size=16M",
@@ -40,14 +39,10 @@ class FathomdTxnTest : public ::testing::TestWithParam<std::string> {
         listed += absl::StrCat(listed.empty() ? "" : ",", peer.node_id, "@", peer.control_address);
       }
       if (!listed.empty()) argv.push_back("--peers=" + listed);
-      auto process = testing::Subprocess::Start(argv);
-      ASSERT_TRUE(process.ok()) << process.status();
-      auto line = (*process)->ReadLine(absl::Seconds(60));
-      ASSERT_TRUE(line.ok()) << "node " << id << ": " << line.status();
-      const std::string prefix = absl::StrCat("READY node=", id, " control=");
-      ASSERT_EQ(line->rfind(prefix, 0), 0u) << *line;
-      peers.push_back({static_cast<uint32_t>(id), line->substr(prefix.size())});
-      processes_.push_back(std::move(*process));
+      auto node = testing::StartFathomd(id, argv);
+      ASSERT_TRUE(node.ok()) << node.status();
+      peers.push_back({static_cast<uint32_t>(id), node->control_address});
+      processes_.push_back(std::move(node->process));
     }
     // This process: node 4, a coordinator of transactions.
     fabric::UcxOptions ucx;

@@ -14,6 +14,7 @@
 #include "coordinator/configuration.h"
 #include "gtest/gtest.h"
 #include "tools/fathomctl/json_test_util.h"
+#include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
 #include "tests/zookeeper/zookeeper_server.h"
 
@@ -100,17 +101,13 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
   std::vector<std::unique_ptr<testing::Subprocess>> nodes;
   std::vector<std::string> controls;
   for (int id = 1; id <= 2; ++id) {
-    auto process = testing::Subprocess::Start(
-        {testing::RunfilePath("platform/node/fathomd"), absl::StrCat("--node_id=", id), absl::StrCat("--token=", kToken),
-         "--listen=127.0.0.1:0", "--memory=16M", "--region_size=16M", "--threads=2", "--transports=sm",
-         "--cluster=live", absl::StrCat("--zk=", zk_->connect_string()), "--zk_session_timeout=2s"});
-    ASSERT_TRUE(process.ok()) << process.status();
-    auto line = (*process)->ReadLine(absl::Seconds(60));
-    ASSERT_TRUE(line.ok()) << "node " << id << ": " << line.status();
-    const std::string prefix = absl::StrCat("READY node=", id, " control=");
-    ASSERT_EQ(line->rfind(prefix, 0), 0u) << *line;
-    controls.push_back(line->substr(prefix.size()));
-    nodes.push_back(std::move(*process));
+    auto node = testing::StartFathomd(
+        id, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=16M", "--region_size=16M",
+             "--threads=2", "--transports=sm", "--cluster=live", absl::StrCat("--zk=", zk_->connect_string()),
+             "--zk_session_timeout=2s"});
+    ASSERT_TRUE(node.ok()) << node.status();
+    controls.push_back(node->control_address);
+    nodes.push_back(std::move(node->process));
   }
   std::vector<std::string> flags = Flags("live");
   flags.push_back(absl::StrCat("--token=", kToken));
