@@ -42,6 +42,20 @@ struct ParticipantStats {
   uint64_t truncated = 0;
   uint64_t rejected = 0;                // records that referred to nothing this thread knows
   uint64_t errors = 0;                  // local failures while installing (logged)
+
+  ParticipantStats& operator+=(const ParticipantStats& o) {
+    locks_granted += o.locks_granted;
+    locks_refused += o.locks_refused;
+    commits_installed += o.commits_installed;
+    aborts += o.aborts;
+    backup_records += o.backup_records;
+    backup_objects_applied += o.backup_objects_applied;
+    backup_objects_skipped += o.backup_objects_skipped;
+    truncated += o.truncated;
+    rejected += o.rejected;
+    errors += o.errors;
+    return *this;
+  }
 };
 
 class Participant {

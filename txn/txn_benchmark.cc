@@ -79,15 +79,7 @@ void BM_Commit(benchmark::State& state) {
     for (TransactionService* s : services) {
       auto stats = s->Stats();
       if (!stats.ok()) abort();
-      total.committed += stats->coordinator.committed;
-      total.write_primaries += stats->coordinator.write_primaries;
-      total.lock_messages += stats->coordinator.lock_messages;
-      total.validate_reads += stats->coordinator.validate_reads;
-      total.commit_backup_messages += stats->coordinator.commit_backup_messages;
-      total.commit_primary_messages += stats->coordinator.commit_primary_messages;
-      total.abort_messages += stats->coordinator.abort_messages;
-      total.truncate_messages += stats->coordinator.truncate_messages;
-      total.execution_reads += stats->coordinator.execution_reads;
+      total += stats->coordinator;
     }
     return total;
   };

@@ -43,6 +43,25 @@ struct CoordinatorStats {
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
+
+  CoordinatorStats& operator+=(const CoordinatorStats& o) {
+    started += o.started;
+    committed += o.committed;
+    read_only_committed += o.read_only_committed;
+    aborted += o.aborted;
+    failed += o.failed;
+    write_primaries += o.write_primaries;
+    lock_messages += o.lock_messages;
+    validate_reads += o.validate_reads;
+    commit_backup_messages += o.commit_backup_messages;
+    commit_primary_messages += o.commit_primary_messages;
+    abort_messages += o.abort_messages;
+    truncate_messages += o.truncate_messages;
+    execution_reads += o.execution_reads;
+    local_reads += o.local_reads;
+    local_read_retries += o.local_read_retries;
+    return *this;
+  }
 };
 
 using ReadCallback = std::function<void(absl::StatusOr<std::string>)>;
