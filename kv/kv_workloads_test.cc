@@ -26,21 +26,10 @@ namespace {
 
 using txn::testing::TxnCluster;
 
-enum class Fabric { kShm, kSim };
+using Fabric = txn::testing::TestFabric;
 
 absl::StatusOr<std::unique_ptr<TxnCluster>> StartCluster(Fabric fabric, uint64_t seed) {
-  node::EmbeddedClusterOptions options;
-  options.nodes = 3;
-  options.threads = 2;
-  options.memory_bytes = 16 << 20;
-  if (fabric == Fabric::kSim) {
-    options.fabric = node::EmbeddedFabric::kSim;
-    options.sim.seed = seed;
-    options.sim.torn_copies = true;
-    options.sim.max_latency = absl::Microseconds(20);
-    options.sim.fabric.operation_timeout = absl::Seconds(2);
-  }
-  return TxnCluster::Start(options);
+  return TxnCluster::Start(txn::testing::TestClusterOptions(fabric, seed));
 }
 
 std::string EncodeList(const std::vector<int64_t>& list) { return absl::StrJoin(list, ","); }
@@ -205,7 +194,7 @@ TEST_P(KvWorkloadTest, BankOnKvKeysConservesTheTotal) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, KvWorkloadTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
-                         [](const auto& info) { return info.param == Fabric::kShm ? "Shm" : "Sim"; });
+                         [](const auto& info) { return txn::testing::TestFabricName(info.param); });
 
 }  // namespace
 }  // namespace fathom::kv

@@ -20,24 +20,13 @@ namespace {
 
 using txn::testing::TxnCluster;
 
-enum class Fabric { kShm, kSim };
+using Fabric = txn::testing::TestFabric;
 
 class TableTest : public ::testing::TestWithParam<Fabric> {
  protected:
   void SetUp() override {
     seed_ = fabric::sim::TestSeed();
-    node::EmbeddedClusterOptions options;
-    options.nodes = 3;
-    options.threads = 2;
-    options.memory_bytes = 16 << 20;
-    if (GetParam() == Fabric::kSim) {
-      options.fabric = node::EmbeddedFabric::kSim;
-      options.sim.seed = seed_;
-      options.sim.torn_copies = true;
-      options.sim.max_latency = absl::Microseconds(20);
-      options.sim.fabric.operation_timeout = absl::Seconds(2);
-    }
-    auto cluster = TxnCluster::Start(options);
+    auto cluster = TxnCluster::Start(txn::testing::TestClusterOptions(GetParam(), seed_));
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
   }
@@ -337,9 +326,7 @@ TEST_P(TableTest, TablesAreListedOpenedAnywhereAndDropped) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, TableTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
-                         [](const ::testing::TestParamInfo<Fabric>& info) {
-                           return info.param == Fabric::kShm ? "UcxShm" : "Sim";
-                         });
+                         [](const auto& info) { return txn::testing::TestFabricName(info.param); });
 
 }  // namespace
 }  // namespace fathom::kv

@@ -22,21 +22,10 @@ using testing::TxnCluster;
 using workloads::DecodeInt;
 using workloads::EncodeInt;
 
-enum class Fabric { kShm, kSim };
+using Fabric = testing::TestFabric;
 
 node::EmbeddedClusterOptions ClusterOptions(Fabric fabric, uint64_t seed) {
-  node::EmbeddedClusterOptions options;
-  options.nodes = 3;
-  options.threads = 2;
-  options.memory_bytes = 4 << 20;
-  if (fabric == Fabric::kSim) {
-    options.fabric = node::EmbeddedFabric::kSim;
-    options.sim.seed = seed;
-    options.sim.torn_copies = true;
-    options.sim.max_latency = absl::Microseconds(20);
-    options.sim.fabric.operation_timeout = absl::Seconds(2);
-  }
-  return options;
+  return testing::TestClusterOptions(fabric, seed, 4 << 20);
 }
 
 class TxnTest : public ::testing::TestWithParam<Fabric> {
@@ -248,7 +237,7 @@ TEST(TxnFailureTest, ADeadBackupFailsOnlyTheCommitsThatNeedIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, TxnTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
-                         [](const auto& info) { return info.param == Fabric::kShm ? "Shm" : "Sim"; });
+                         [](const auto& info) { return testing::TestFabricName(info.param); });
 
 }  // namespace
 }  // namespace fathom::txn

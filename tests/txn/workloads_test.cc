@@ -17,7 +17,7 @@
 namespace fathom::txn {
 namespace {
 
-enum class Fabric { kShm, kSim };
+using Fabric = testing::TestFabric;
 
 std::vector<uint64_t> Seeds(Fabric fabric) {
   if (fabric == Fabric::kShm) return {fabric::sim::TestSeed()};  // the real fabric is not seeded; one run
@@ -29,18 +29,7 @@ std::vector<uint64_t> Seeds(Fabric fabric) {
 }
 
 absl::StatusOr<std::unique_ptr<testing::TxnCluster>> StartCluster(Fabric fabric, uint64_t seed) {
-  node::EmbeddedClusterOptions options;
-  options.nodes = 3;
-  options.threads = 2;
-  options.memory_bytes = 4 << 20;
-  if (fabric == Fabric::kSim) {
-    options.fabric = node::EmbeddedFabric::kSim;
-    options.sim.seed = seed;
-    options.sim.torn_copies = true;
-    options.sim.max_latency = absl::Microseconds(30);
-    options.sim.fabric.operation_timeout = absl::Seconds(2);
-  }
-  return testing::TxnCluster::Start(options);
+  return testing::TxnCluster::Start(testing::TestClusterOptions(fabric, seed, 4 << 20));
 }
 
 std::vector<TransactionService*> Services(testing::TxnCluster& cluster) {
@@ -104,7 +93,7 @@ TEST_P(WorkloadTest, ListAppendHistoryIsStrictlySerializable) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, WorkloadTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
-                         [](const auto& info) { return info.param == Fabric::kShm ? "Shm" : "Sim"; });
+                         [](const auto& info) { return testing::TestFabricName(info.param); });
 
 }  // namespace
 }  // namespace fathom::txn

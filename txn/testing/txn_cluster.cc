@@ -7,6 +7,23 @@
 
 namespace fathom::txn::testing {
 
+const char* TestFabricName(TestFabric fabric) { return fabric == TestFabric::kShm ? "Shm" : "Sim"; }
+
+node::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes) {
+  node::EmbeddedClusterOptions options;
+  options.nodes = 3;
+  options.threads = 2;
+  options.memory_bytes = memory_bytes;
+  if (fabric == TestFabric::kSim) {
+    options.fabric = node::EmbeddedFabric::kSim;
+    options.sim.seed = seed;
+    options.sim.torn_copies = true;
+    options.sim.max_latency = absl::Microseconds(20);
+    options.sim.fabric.operation_timeout = absl::Seconds(2);
+  }
+  return options;
+}
+
 absl::StatusOr<std::unique_ptr<TxnCluster>> TxnCluster::Start(node::EmbeddedClusterOptions options, TxnOptions txn) {
   auto cluster = node::EmbeddedCluster::Start(options);
   if (!cluster.ok()) return cluster.status();

@@ -14,6 +14,14 @@
 
 namespace fathom::txn::testing {
 
+// The two fabrics the protocol tests run on: UCX shared memory (real) and SimFabric (seeded, with torn
+// copies and random delays that reorder operations across endpoints).
+enum class TestFabric { kShm, kSim };
+const char* TestFabricName(TestFabric fabric);  // "Shm", "Sim": test name suffixes
+
+// 3 nodes x 2 threads with `memory_bytes` each on `fabric` (`seed` drives the simulation).
+node::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes = 16 << 20);
+
 class TxnCluster {
  public:
   static absl::StatusOr<std::unique_ptr<TxnCluster>> Start(node::EmbeddedClusterOptions options,
