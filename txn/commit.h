@@ -48,7 +48,11 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   absl::Status Plan();
   absl::Status SetAsideLogRoom();
   void ReleaseLogRoom();
+  // A record for this node's own participant (it keeps the entries: a copy).
   Record RecordFor(RecordKind kind, Replica& replica, bool with_entries);
+  // A remote record, encoded straight from writes_ (the piggybacked ids move into it).
+  std::string EncodeFor(RecordKind kind, Replica& replica);
+  std::vector<const WriteEntry*> EntriesOf(const Replica& replica) const;
   // lock_phase.cc
   void Lock();
   void OnLockReply(size_t primary, absl::StatusOr<std::vector<uint64_t>> versions);

@@ -13,17 +13,18 @@ void CommitOperation::CommitBackups() {
   if (outstanding_ == 0) return CommitPrimaries();
   auto self = shared_from_this();
   for (Replica& b : backups_) {
-    Record record = RecordFor(RecordKind::kCommitBackup, b, true);
     b.sent = true;
     if (b.local) {
-      OnBackupWritten(thread_.participant().CommitBackup(std::move(record)));
+      OnBackupWritten(thread_.participant().CommitBackup(RecordFor(RecordKind::kCommitBackup, b, true)));
       continue;
     }
     ++thread_.stats().commit_backup_messages;
     msg::SendOptions options;
     options.set_aside = &b.set_aside;
     options.on_written = [self](absl::Status s) { self->OnBackupWritten(s); };
-    if (absl::Status s = thread_.messenger().Send(b.node, kCommitBackupMessage, EncodeRecord(record), std::move(options));
+    if (absl::Status s =
+            thread_.messenger().Send(b.node, kCommitBackupMessage, EncodeFor(RecordKind::kCommitBackup, b),
+                                     std::move(options));
         !s.ok()) {
       OnBackupWritten(s);
     }
@@ -55,9 +56,8 @@ void CommitOperation::CommitPrimaries() {
     msg::SendOptions options;
     options.set_aside = &p.set_aside;
     options.on_written = [self](absl::Status s) { self->OnPrimaryWritten(s); };
-    Record record = RecordFor(RecordKind::kCommitPrimary, p, false);
-    if (absl::Status s =
-            thread_.messenger().Send(p.node, kCommitPrimaryMessage, EncodeRecord(record), std::move(options));
+    if (absl::Status s = thread_.messenger().Send(p.node, kCommitPrimaryMessage,
+                                                  EncodeFor(RecordKind::kCommitPrimary, p), std::move(options));
         !s.ok()) {
       OnPrimaryWritten(s);
     }
@@ -100,7 +100,6 @@ void CommitOperation::AbortAll(absl::Status why) {
   // was set aside before LOCK, so these never fail for lack of space.
   for (Replica& p : primaries_) {
     if (!p.sent || p.refused) continue;
-    Record record = RecordFor(RecordKind::kAbort, p, false);
     if (p.local) {
       thread_.participant().Abort(id_);
       continue;
@@ -108,7 +107,7 @@ void CommitOperation::AbortAll(absl::Status why) {
     ++thread_.stats().abort_messages;
     msg::SendOptions options;
     options.set_aside = &p.set_aside;
-    thread_.messenger().Send(p.node, kAbortMessage, EncodeRecord(record), std::move(options)).IgnoreError();
+    thread_.messenger().Send(p.node, kAbortMessage, EncodeFor(RecordKind::kAbort, p), std::move(options)).IgnoreError();
   }
   for (Replica& b : backups_) {
     if (!b.sent) continue;
@@ -117,10 +116,9 @@ void CommitOperation::AbortAll(absl::Status why) {
       continue;
     }
     ++thread_.stats().abort_messages;
-    Record record = RecordFor(RecordKind::kAbort, b, false);
     msg::SendOptions options;
     options.set_aside = &b.set_aside;
-    thread_.messenger().Send(b.node, kAbortMessage, EncodeRecord(record), std::move(options)).IgnoreError();
+    thread_.messenger().Send(b.node, kAbortMessage, EncodeFor(RecordKind::kAbort, b), std::move(options)).IgnoreError();
   }
   thread_.messenger().Flush().IgnoreError();
   ReleaseLogRoom();

@@ -29,11 +29,12 @@ void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, Done
 }
 
 absl::Status CommitOperation::Plan() {
-  for (const auto& [address, write] : tx_->writes) {
+  // The transaction is finished: its buffered payloads move into the records.
+  for (auto& [address, write] : tx_->writes) {
     WriteEntry entry;
     entry.ref = write.ref;
     entry.op = write.op;
-    entry.payload = write.payload;
+    entry.payload = std::move(write.payload);
     if (auto read = tx_->reads.find(address); read != tx_->reads.end()) {
       entry.check_version = true;
       entry.version = read->second.version;
@@ -67,9 +68,7 @@ absl::Status CommitOperation::SetAsideLogRoom() {
   for (Replica& b : backups_) {
     if (b.local) continue;
     b.truncated = thread_.truncator().Take(b.node, 256);
-    std::vector<WriteEntry> entries;
-    for (size_t i : b.entries) entries.push_back(writes_[i]);
-    const std::vector<size_t> sizes = {RecordSize(b.truncated.size(), entries), RecordSize(0)};
+    const std::vector<size_t> sizes = {RecordSize(b.truncated.size(), EntriesOf(b)), RecordSize(0)};
     auto room = thread_.messenger().SetAside(b.node, sizes);
     if (!room.ok()) {
       thread_.truncator().PutBack(b.node, b.truncated, now);
@@ -103,6 +102,21 @@ Record CommitOperation::RecordFor(RecordKind kind, Replica& replica, bool with_e
     for (size_t i : replica.entries) record.entries.push_back(writes_[i]);
   }
   return record;
+}
+
+std::vector<const WriteEntry*> CommitOperation::EntriesOf(const Replica& replica) const {
+  std::vector<const WriteEntry*> entries;
+  entries.reserve(replica.entries.size());
+  for (size_t i : replica.entries) entries.push_back(&writes_[i]);
+  return entries;
+}
+
+std::string CommitOperation::EncodeFor(RecordKind kind, Replica& replica) {
+  const bool with_entries = kind == RecordKind::kLock || kind == RecordKind::kCommitBackup;
+  std::string bytes = EncodeRecord(kind, id_, replica.truncated,
+                                   with_entries ? EntriesOf(replica) : std::vector<const WriteEntry*>{});
+  replica.truncated.clear();
+  return bytes;
 }
 
 }  // namespace fathom::txn

@@ -30,7 +30,7 @@ void CommitOperation::Lock() {
     }
     p.truncated = thread_.truncator().Take(p.node, 256);
     const std::vector<uint64_t> piggybacked = p.truncated;
-    const std::string record = EncodeRecord(RecordFor(RecordKind::kLock, p, true));
+    const std::string record = EncodeFor(RecordKind::kLock, p);
     ++thread_.stats().lock_messages;
     absl::Status posted = thread_.messenger().Call(
         p.node, kLockMessage, record, thread_.options().rpc_timeout,

@@ -38,36 +38,44 @@ const char* WriteOpName(WriteOp op) {
 
 std::string TxnId::ToString() const { return absl::StrCat("tx(e", epoch, ",n", node, ",t", thread, ",#", counter, ")"); }
 
-size_t RecordSize(size_t truncated, const std::vector<WriteEntry>& entries) {
+size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries) {
   size_t size = kHeaderBytes + 8 * truncated;
-  for (const WriteEntry& e : entries) size += kEntryHeaderBytes + Padded(e.payload.size());
+  for (const WriteEntry* e : entries) size += kEntryHeaderBytes + Padded(e->payload.size());
   return size;
 }
 
 std::string EncodeRecord(const Record& record) {
+  std::vector<const WriteEntry*> entries;
+  entries.reserve(record.entries.size());
+  for (const WriteEntry& e : record.entries) entries.push_back(&e);
+  return EncodeRecord(record.kind, record.id, record.truncated, entries);
+}
+
+std::string EncodeRecord(RecordKind kind, const TxnId& id, const std::vector<uint64_t>& truncated,
+                         std::span<const WriteEntry* const> entries) {
   std::string out;
-  out.reserve(RecordSize(record.truncated.size(), record.entries));
+  out.reserve(RecordSize(truncated.size(), entries));
   out.push_back(static_cast<char>(kRecordFormat));
-  out.push_back(static_cast<char>(record.kind));
-  out.push_back(static_cast<char>(record.id.thread & 0xff));
-  out.push_back(static_cast<char>(record.id.thread >> 8));
-  AppendU32(out, record.id.node);
-  AppendU64(out, record.id.epoch);
-  AppendU64(out, record.id.counter);
-  AppendU32(out, static_cast<uint32_t>(record.truncated.size()));
-  AppendU32(out, static_cast<uint32_t>(record.entries.size()));
-  for (uint64_t counter : record.truncated) AppendU64(out, counter);
-  for (const WriteEntry& e : record.entries) {
-    AppendU64(out, e.ref.address.raw());
-    AppendU32(out, e.ref.incarnation);
-    AppendU32(out, e.ref.capacity);
-    out.push_back(static_cast<char>(e.op));
-    out.push_back(static_cast<char>(e.check_version ? kCheckVersionFlag : 0));
+  out.push_back(static_cast<char>(kind));
+  out.push_back(static_cast<char>(id.thread & 0xff));
+  out.push_back(static_cast<char>(id.thread >> 8));
+  AppendU32(out, id.node);
+  AppendU64(out, id.epoch);
+  AppendU64(out, id.counter);
+  AppendU32(out, static_cast<uint32_t>(truncated.size()));
+  AppendU32(out, static_cast<uint32_t>(entries.size()));
+  for (uint64_t counter : truncated) AppendU64(out, counter);
+  for (const WriteEntry* e : entries) {
+    AppendU64(out, e->ref.address.raw());
+    AppendU32(out, e->ref.incarnation);
+    AppendU32(out, e->ref.capacity);
+    out.push_back(static_cast<char>(e->op));
+    out.push_back(static_cast<char>(e->check_version ? kCheckVersionFlag : 0));
     out.append(2, '\0');
-    AppendU32(out, static_cast<uint32_t>(e.payload.size()));
-    AppendU64(out, e.version);
-    out.append(e.payload);
-    out.append(Padded(e.payload.size()) - e.payload.size(), '\0');
+    AppendU32(out, static_cast<uint32_t>(e->payload.size()));
+    AppendU64(out, e->version);
+    out.append(e->payload);
+    out.append(Padded(e->payload.size()) - e->payload.size(), '\0');
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #define FATHOM_TXN_RECORDS_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,9 +72,11 @@ struct Record {
 };
 
 // The encoded size of a record with these parts (for setting ring room aside before it is built).
-size_t RecordSize(size_t truncated, const std::vector<WriteEntry>& entries);
-inline size_t RecordSize(size_t truncated) { return RecordSize(truncated, {}); }
+size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries = {});
 std::string EncodeRecord(const Record& record);
+// The same encoding from parts kept elsewhere (the commit protocol encodes its entries without copying them).
+std::string EncodeRecord(RecordKind kind, const TxnId& id, const std::vector<uint64_t>& truncated,
+                         std::span<const WriteEntry* const> entries);
 // InvalidArgument, naming the field, for anything malformed.
 absl::StatusOr<Record> DecodeRecord(std::string_view bytes);
 
