@@ -20,6 +20,13 @@
 //   }));
 //   // On a node thread (txns.Post), several operations in flight, no thread hops:
 //   t.GetAsync(thread, "bob", [](kv::GetResult r) { /* r.value, r.reads */ });
+//   // ... and several keys atomically there (txn/run_async.h retries and commits):
+//   txn::RunTransactionAsync(thread, [&](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
+//     t.GetAsync(thread, tx, "a", [&, tx, body_done](absl::StatusOr<std::string> a) {
+//       if (!a.ok()) return body_done(a.status());
+//       t.PutAsync(thread, tx, "b", *a, body_done);
+//     });
+//   }, [](absl::Status committed) { ... });
 //   // Done with it (no operation may be running on it anywhere):
 //   RETURN_IF_ERROR(kv::Table::Drop(txns, catalog, "users"));
 //
@@ -93,6 +100,16 @@ class Table {
   void PutAsync(txn::TxnThread& thread, std::string key, std::string value,
                 std::function<void(absl::Status)> done) const;
   void DeleteAsync(txn::TxnThread& thread, std::string key, std::function<void(absl::Status)> done) const;
+
+  // Inside the caller's asynchronous transaction on a node thread (thread.Begin(), or the transaction
+  // txn::RunTransactionAsync hands its body: txn/run_async.h); the caller commits. As the blocking
+  // in-transaction calls: the GET is a serializable read (validated at commit), the writes are buffered.
+  void GetAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string_view key,
+                std::function<void(absl::StatusOr<std::string>)> done) const;
+  void PutAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string key, std::string value,
+                std::function<void(absl::Status)> done) const;
+  void DeleteAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string key,
+                   std::function<void(absl::Status)> done) const;
 
   // The node holding `key`'s home bucket (clients may send work there to make GETs local).
   uint32_t HomeNode(std::string_view key) const;
