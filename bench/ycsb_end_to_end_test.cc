@@ -90,6 +90,28 @@ TEST_P(EndToEndTest, WorkloadALoadsAndRunsWithoutErrors) {
   EXPECT_TRUE(absl::StrContains(json.str(), "\"returns\": {\"OK\": " + std::to_string(reads) + "}"));
 }
 
+// The fathom backend's other client placements and the read-modify-write path: clients on application
+// threads (blocking calls), and workload F on node-thread clients.
+TEST(EndToEndFathomTest, ApplicationThreadClientsAndReadModifyWrites) {
+  const Output app = RunYcsb({"--backend=fathom", "--fathom_clients=app", "--workload=a", "--threads=2", "--seed=3",
+                              "-p", "recordcount=300", "-p", "operationcount=300"});
+  ASSERT_EQ(app.exit_code, 0) << app.text;
+  EXPECT_EQ(Count(app, "run [READ], Return=OK") + Count(app, "run [UPDATE], Return=OK"), 300) << app.text;
+  const Output f = RunYcsb({"--backend=fathom", "--workload=f", "--threads=8", "--seed=4", "-p", "recordcount=300",
+                            "-p", "operationcount=600"});
+  ASSERT_EQ(f.exit_code, 0) << f.text;
+  const int64_t rmw = Count(f, "run [READ-MODIFY-WRITE], Return=OK");
+  EXPECT_GT(rmw, 150) << f.text;
+  EXPECT_EQ(Count(f, "run [UPDATE], Return=OK"), rmw);
+  EXPECT_EQ(Count(f, "run [READ], Return=OK"), 600);
+  EXPECT_FALSE(absl::StrContains(f.text, "Return=ERROR")) << f.text;
+  const Output bad = RunYcsb({"--backend=fathom", "--fathom_clients=gpu"});
+  EXPECT_NE(bad.exit_code, 0);
+  // Node-thread clients have no timers to keep to a target rate: refused, not ignored.
+  const Output throttled = RunYcsb({"--backend=fathom", "--target=100", "-p", "recordcount=10"});
+  EXPECT_NE(throttled.exit_code, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, EndToEndTest, ::testing::Values("fathom", "redis", "memcached"),
                          [](const auto& info) { return info.param; });
 

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/ycsb/async_runner.h"
 #include "bench/ycsb/core_workload.h"
 #include "bench/ycsb/fathom_backend.h"
 #include "bench/ycsb/memcached_backend.h"
@@ -45,6 +46,9 @@ ABSL_FLAG(std::string, backend, "fathom",
 ABSL_FLAG(std::string, fathom_fabric, "shm", "fathom backend: shm (UCX shared memory) or tcp (UCX tcp)");
 ABSL_FLAG(int, fathom_nodes, 3, "fathom backend: nodes of the embedded cluster");
 ABSL_FLAG(int, fathom_backups, 1, "fathom backend: f, backups of every record");
+ABSL_FLAG(std::string, fathom_clients, "node",
+          "fathom backend: node (clients run on the cluster's node threads, asynchronously, one operation in "
+          "flight each) or app (one application thread per client, blocking calls)");
 ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start one on a free loopback port");
 ABSL_FLAG(int, threads, 1, "client threads");
 ABSL_FLAG(double, target, 0, "target operations per second over all threads; 0: unthrottled");
@@ -152,12 +156,16 @@ absl::Status Main(int argc, char** argv) {
   MemoryStore memory_store;
   BackendFactory make_backend;
   std::unique_ptr<FathomCluster> fathom_cluster;
+  bool async_lanes = false;  // clients on the fathom cluster's node threads
   if (backend == "fathom") {
     if (!server.empty()) {
       return absl::UnimplementedError("--backend=fathom with --server: joining a running cluster is not built yet");
     }
     const std::string fabric = absl::GetFlag(FLAGS_fathom_fabric);
     if (fabric != "shm" && fabric != "tcp") return absl::InvalidArgumentError("--fathom_fabric: want shm or tcp");
+    const std::string clients = absl::GetFlag(FLAGS_fathom_clients);
+    if (clients != "node" && clients != "app") return absl::InvalidArgumentError("--fathom_clients: want node or app");
+    async_lanes = clients == "node";
     FathomClusterOptions fathom_options;
     fathom_options.nodes = absl::GetFlag(FLAGS_fathom_nodes);
     fathom_options.backups = absl::GetFlag(FLAGS_fathom_backups);
@@ -167,7 +175,8 @@ absl::Status Main(int argc, char** argv) {
     fathom_options.records = sizing.record_count +
                              static_cast<uint64_t>(sizing.operation_count * sizing.insert_proportion) + 1;
     ASSIGN_OR_RETURN(fathom_cluster, FathomCluster::Start(fathom_options));
-    std::fprintf(stderr, "started an embedded Fathom cluster: %s\n", fathom_cluster->Describe().c_str());
+    std::fprintf(stderr, "started an embedded Fathom cluster: %s; clients on %s\n", fathom_cluster->Describe().c_str(),
+                 async_lanes ? "its node threads" : "application threads");
     FathomCluster* cluster = fathom_cluster.get();
     make_backend = [cluster] { return cluster->NewBackend(); };
   } else if (backend == "memory") {
@@ -208,8 +217,12 @@ absl::Status Main(int argc, char** argv) {
   for (Phase phase : {Phase::kLoad, Phase::kRun}) {
     if ((phase == Phase::kLoad && !do_load) || (phase == Phase::kRun && !do_run)) continue;
     options.phase = phase;
-    ASSIGN_OR_RETURN(PhaseResult result, RunPhase(*workload, make_backend, options));
+    ASSIGN_OR_RETURN(PhaseResult result, async_lanes ? RunPhaseAsync(*workload, *fathom_cluster, options)
+                                                     : RunPhase(*workload, make_backend, options));
     std::cout << "# " << result.phase << " phase: backend=" << backend
+              << (backend == "fathom" ? absl::StrCat(" fabric=", absl::GetFlag(FLAGS_fathom_fabric),
+                                                     " clients=", absl::GetFlag(FLAGS_fathom_clients))
+                                      : std::string())
               << " workload=" << workload_path.substr(workload_path.rfind('/') + 1)
               << " threads=" << options.threads << " recordcount=" << config.record_count
               << " operationcount=" << config.operation_count << "\n"
@@ -220,6 +233,8 @@ absl::Status Main(int argc, char** argv) {
   if (const std::string json_path = absl::GetFlag(FLAGS_json_out); !json_path.empty()) {
     std::vector<std::pair<std::string, std::string>> config_entries = {
         {"backend", backend},
+        {"fathom_fabric", absl::GetFlag(FLAGS_fathom_fabric)},
+        {"fathom_clients", absl::GetFlag(FLAGS_fathom_clients)},
         {"workload_file", workload_path},
         {"threads", std::to_string(options.threads)},
         {"target", absl::StrCat(options.target_ops_per_sec)},

@@ -207,89 +207,109 @@ std::unique_ptr<FieldList> CoreWorkload::FieldsToRead(ThreadState& state) {
       FieldList{absl::StrCat(config_.field_name_prefix, state.field_chooser->Next(state.rng))});
 }
 
+PlannedOperation CoreWorkload::PlanInsert(ThreadState& state) {
+  PlannedOperation planned;
+  planned.op = Operation::kInsert;
+  planned.key = BuildKeyName(load_key_sequence_.Next());
+  planned.values = BuildValues(state, planned.key);
+  return planned;
+}
+
+PlannedOperation CoreWorkload::PlanTransaction(ThreadState& state) {
+  PlannedOperation planned;
+  planned.op = ChooseOperation(state);
+  // The draws in YCSB's order for each operation (key first, then fields / values / scan length).
+  switch (planned.op) {
+    case Operation::kRead:
+      planned.key = BuildKeyName(NextKeynum(state));
+      planned.fields = FieldsToRead(state);
+      break;
+    case Operation::kUpdate:
+      planned.key = BuildKeyName(NextKeynum(state));
+      planned.values = config_.write_all_fields ? BuildValues(state, planned.key) : BuildSingleValue(state, planned.key);
+      break;
+    case Operation::kInsert:
+      planned.insert_keynum = transaction_insert_sequence_.Next();
+      planned.key = BuildKeyName(planned.insert_keynum);
+      planned.values = BuildValues(state, planned.key);
+      break;
+    case Operation::kScan:
+      planned.key = BuildKeyName(NextKeynum(state));
+      planned.scan_length = state.scan_length->Next(state.rng);
+      planned.fields = FieldsToRead(state);
+      break;
+    case Operation::kReadModifyWrite:
+      planned.key = BuildKeyName(NextKeynum(state));
+      planned.fields = FieldsToRead(state);
+      planned.values = config_.write_all_fields ? BuildValues(state, planned.key) : BuildSingleValue(state, planned.key);
+      break;
+    case Operation::kDelete:
+      break;  // not part of the core workload's mix
+  }
+  return planned;
+}
+
+absl::Status CoreWorkload::Finish(const PlannedOperation& op) {
+  // Acknowledge even a failed insert, as YCSB does (in a finally block), or the "latest" window stalls.
+  if (op.insert_keynum < 0) return absl::OkStatus();
+  return transaction_insert_sequence_.Acknowledge(op.insert_keynum);
+}
+
 void CoreWorkload::DoInsert(Backend& db, ThreadState& state, Measurements* measurements) {
-  const std::string key = BuildKeyName(load_key_sequence_.Next());
-  const Record values = BuildValues(state, key);
+  const PlannedOperation planned = PlanInsert(state);
   for (int64_t attempt = 0;; ++attempt) {
-    const absl::Status status =
-        Measured(Operation::kInsert, measurements, [&] { return db.Insert(config_.table, key, values); });
+    const absl::Status status = Measured(Operation::kInsert, measurements,
+                                         [&] { return db.Insert(config_.table, planned.key, planned.values); });
     if (status.ok() || attempt >= config_.insertion_retry_limit) return;
     std::this_thread::sleep_for(std::chrono::seconds(config_.insertion_retry_interval_s));
   }
 }
 
 Operation CoreWorkload::DoTransaction(Backend& db, ThreadState& state, Measurements* measurements) {
-  const Operation op = ChooseOperation(state);
-  switch (op) {
-    case Operation::kRead:
-      DoTransactionRead(db, state, measurements);
+  const PlannedOperation planned = PlanTransaction(state);
+  Execute(db, planned, measurements);
+  if (!Finish(planned).ok() && measurements != nullptr) {
+    measurements->Record(Operation::kInsert, 0, ReturnCode::kError);
+  }
+  return planned.op;
+}
+
+void CoreWorkload::Execute(Backend& db, const PlannedOperation& op, Measurements* measurements) {
+  const std::string& table = config_.table;
+  switch (op.op) {
+    case Operation::kRead: {
+      Record result;
+      Measured(Operation::kRead, measurements, [&] { return db.Read(table, op.key, op.fields.get(), &result); })
+          .IgnoreError();
       break;
+    }
     case Operation::kUpdate:
-      DoTransactionUpdate(db, state, measurements);
+      Measured(Operation::kUpdate, measurements, [&] { return db.Update(table, op.key, op.values); }).IgnoreError();
       break;
     case Operation::kInsert:
-      DoTransactionInsert(db, state, measurements);
+      Measured(Operation::kInsert, measurements, [&] { return db.Insert(table, op.key, op.values); }).IgnoreError();
       break;
-    case Operation::kScan:
-      DoTransactionScan(db, state, measurements);
+    case Operation::kScan: {
+      std::vector<Record> result;
+      Measured(Operation::kScan, measurements,
+               [&] { return db.Scan(table, op.key, op.scan_length, op.fields.get(), &result); })
+          .IgnoreError();
       break;
+    }
     case Operation::kReadModifyWrite:
-      DoTransactionReadModifyWrite(db, state, measurements);
+      // As YCSB: the read and the update are measured on their own, and the pair as READ-MODIFY-WRITE.
+      Measured(Operation::kReadModifyWrite, measurements, [&] {
+        Record result;
+        absl::Status read = Measured(Operation::kRead, measurements,
+                                     [&] { return db.Read(table, op.key, op.fields.get(), &result); });
+        absl::Status update =
+            Measured(Operation::kUpdate, measurements, [&] { return db.Update(table, op.key, op.values); });
+        return read.ok() ? update : read;
+      }).IgnoreError();
       break;
     case Operation::kDelete:
-      break;  // not part of the core workload's mix
+      break;
   }
-  return op;
-}
-
-void CoreWorkload::DoTransactionRead(Backend& db, ThreadState& state, Measurements* measurements) {
-  const std::string key = BuildKeyName(NextKeynum(state));
-  const std::unique_ptr<FieldList> fields = FieldsToRead(state);
-  Record result;
-  Measured(Operation::kRead, measurements, [&] { return db.Read(config_.table, key, fields.get(), &result); })
-      .IgnoreError();
-}
-
-void CoreWorkload::DoTransactionUpdate(Backend& db, ThreadState& state, Measurements* measurements) {
-  const std::string key = BuildKeyName(NextKeynum(state));
-  const Record values = config_.write_all_fields ? BuildValues(state, key) : BuildSingleValue(state, key);
-  Measured(Operation::kUpdate, measurements, [&] { return db.Update(config_.table, key, values); }).IgnoreError();
-}
-
-void CoreWorkload::DoTransactionInsert(Backend& db, ThreadState& state, Measurements* measurements) {
-  const int64_t keynum = transaction_insert_sequence_.Next();
-  const std::string key = BuildKeyName(keynum);
-  const Record values = BuildValues(state, key);
-  absl::Status status =
-      Measured(Operation::kInsert, measurements, [&] { return db.Insert(config_.table, key, values); });
-  // Acknowledge even a failed insert, as YCSB does (in a finally block), or the "latest" window stalls.
-  absl::Status acknowledged = transaction_insert_sequence_.Acknowledge(keynum);
-  if (!acknowledged.ok() && measurements != nullptr) measurements->Record(Operation::kInsert, 0, ReturnCode::kError);
-}
-
-void CoreWorkload::DoTransactionScan(Backend& db, ThreadState& state, Measurements* measurements) {
-  const std::string start_key = BuildKeyName(NextKeynum(state));
-  const int64_t length = state.scan_length->Next(state.rng);
-  const std::unique_ptr<FieldList> fields = FieldsToRead(state);
-  std::vector<Record> result;
-  Measured(Operation::kScan, measurements,
-           [&] { return db.Scan(config_.table, start_key, length, fields.get(), &result); })
-      .IgnoreError();
-}
-
-void CoreWorkload::DoTransactionReadModifyWrite(Backend& db, ThreadState& state, Measurements* measurements) {
-  const std::string key = BuildKeyName(NextKeynum(state));
-  const std::unique_ptr<FieldList> fields = FieldsToRead(state);
-  const Record values = config_.write_all_fields ? BuildValues(state, key) : BuildSingleValue(state, key);
-  // As YCSB: the read and the update are measured on their own, and the pair as READ-MODIFY-WRITE.
-  Measured(Operation::kReadModifyWrite, measurements, [&] {
-    Record result;
-    absl::Status read =
-        Measured(Operation::kRead, measurements, [&] { return db.Read(config_.table, key, fields.get(), &result); });
-    absl::Status update =
-        Measured(Operation::kUpdate, measurements, [&] { return db.Update(config_.table, key, values); });
-    return read.ok() ? update : read;
-  }).IgnoreError();
 }
 
 }  // namespace fathom::ycsb

@@ -56,6 +56,17 @@ struct WorkloadConfig {
   static absl::StatusOr<WorkloadConfig> FromProperties(const Properties& props);
 };
 
+// One operation as the workload chose it, before it runs: the synchronous driver runs it at once, the
+// asynchronous one (async_runner.h) starts it on a node thread and finishes it in a callback.
+struct PlannedOperation {
+  Operation op = Operation::kRead;
+  std::string key;                    // for a scan, the start key
+  std::unique_ptr<FieldList> fields;  // read, scan, read-modify-write: the fields to read (null: all)
+  Record values;                      // update, insert, read-modify-write: what to write
+  int64_t scan_length = 0;
+  int64_t insert_keynum = -1;         // a run-phase insert: acknowledged by Finish
+};
+
 class CoreWorkload {
  public:
   // One client thread's randomness: its Rng and its own copies of the generators.
@@ -81,6 +92,13 @@ class CoreWorkload {
   // Runs one operation chosen by the proportions; returns which. `measurements` may be null (warm-up).
   Operation DoTransaction(Backend& db, ThreadState& state, Measurements* measurements);
 
+  // The same choices, for a driver that runs operations itself (the random draws happen in the same order
+  // as in DoInsert / DoTransaction). Every planned run-phase operation must be passed to Finish once it
+  // completed, successfully or not: a run-phase insert is acknowledged there (YCSB's "latest" window).
+  PlannedOperation PlanInsert(ThreadState& state);
+  PlannedOperation PlanTransaction(ThreadState& state);
+  absl::Status Finish(const PlannedOperation& op);
+
   std::string BuildKeyName(int64_t keynum) const;
   // The next operation type, without running it (exposed for the proportion tests).
   Operation ChooseOperation(ThreadState& state) const;
@@ -94,11 +112,8 @@ class CoreWorkload {
   Record BuildSingleValue(ThreadState& state, const std::string& key);
   std::unique_ptr<FieldList> FieldsToRead(ThreadState& state);
 
-  void DoTransactionRead(Backend& db, ThreadState& state, Measurements* measurements);
-  void DoTransactionUpdate(Backend& db, ThreadState& state, Measurements* measurements);
-  void DoTransactionInsert(Backend& db, ThreadState& state, Measurements* measurements);
-  void DoTransactionScan(Backend& db, ThreadState& state, Measurements* measurements);
-  void DoTransactionReadModifyWrite(Backend& db, ThreadState& state, Measurements* measurements);
+  // Runs a planned run-phase operation on `db`, measured.
+  void Execute(Backend& db, const PlannedOperation& op, Measurements* measurements);
 
   const WorkloadConfig config_;
   CounterGenerator load_key_sequence_;                       // keys of the load phase

@@ -181,6 +181,56 @@ TEST(CoreWorkloadTest, SameSeedSameOperations) {
   }
 }
 
+// Records what DoTransaction asks of the store, to compare with the plans.
+class RecordingBackend final : public Backend {
+ public:
+  absl::Status Read(const std::string&, const std::string& key, const FieldList* fields, Record*) override {
+    calls.push_back("read " + key + (fields ? " " + fields->at(0) : ""));
+    return absl::OkStatus();
+  }
+  absl::Status Update(const std::string&, const std::string& key, const Record& values) override {
+    calls.push_back("update " + key + " " + values.begin()->first + "=" + values.begin()->second);
+    return absl::OkStatus();
+  }
+  absl::Status Insert(const std::string&, const std::string& key, const Record& values) override {
+    calls.push_back("insert " + key + " " + std::to_string(values.size()));
+    return absl::OkStatus();
+  }
+  absl::Status Delete(const std::string&, const std::string& key) override { return absl::OkStatus(); }
+  std::vector<std::string> calls;
+};
+
+TEST(CoreWorkloadTest, PlansAreTheOperationsDoTransactionRuns) {
+  // Workload F's mix with single-field reads: every kind of draw (keys, fields, values) is exercised.
+  Properties props = Workload('f');
+  ASSERT_TRUE(props.SetFromAssignment("readallfields=false").ok());
+  ASSERT_TRUE(props.SetFromAssignment("insertproportion=0.1").ok());
+  auto planner = MustCreate(props);
+  auto runner = MustCreate(props);
+  auto a = planner->NewThreadState(9);
+  auto b = runner->NewThreadState(9);
+  RecordingBackend db;
+  for (int i = 0; i < 500; ++i) {
+    const PlannedOperation plan = planner->PlanTransaction(*a);
+    db.calls.clear();
+    ASSERT_EQ(runner->DoTransaction(db, *b, nullptr), plan.op);
+    ASSERT_TRUE(planner->Finish(plan).ok());
+    ASSERT_FALSE(db.calls.empty());
+    const std::string key = db.calls[0].substr(db.calls[0].find(' ') + 1, plan.key.size());
+    EXPECT_EQ(key, plan.key) << i;
+    if (plan.op == Operation::kRead) {
+      EXPECT_EQ(db.calls[0], "read " + plan.key + " " + plan.fields->at(0));
+    }
+    if (plan.op == Operation::kReadModifyWrite) {
+      ASSERT_EQ(db.calls.size(), 2u);
+      EXPECT_EQ(db.calls[1], "update " + plan.key + " " + plan.values.begin()->first + "=" + plan.values.begin()->second);
+    }
+    if (plan.op == Operation::kInsert) {
+      EXPECT_EQ(db.calls[0], "insert " + plan.key + " 10");
+    }
+  }
+}
+
 TEST(CoreWorkloadTest, WarmupIsNotMeasuredAndTargetThrottles) {
   auto workload = MustCreate(Workload('a'));
   MemoryStore store;

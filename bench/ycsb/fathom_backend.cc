@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "bench/ycsb/record_codec.h"
+#include "txn/run_async.h"
 
 namespace fathom::ycsb {
 namespace {
@@ -51,12 +53,40 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
     if (!opened.ok()) return opened.status();
     fathom->tables_.push_back(std::move(*opened));
   }
+  if (absl::Status s = fathom->SetUpLanes(); !s.ok()) return s;
   return fathom;
 }
 
+absl::Status FathomCluster::SetUpLanes() {
+  const int nodes = options_.nodes;
+  for (int lane = 0; lane < nodes * options_.threads_per_node; ++lane) {
+    const int node = lane % nodes;
+    // The TxnThread lives as long as the service; ask the thread itself for it.
+    txn::TxnThread* thread = nullptr;
+    absl::Notification found;
+    absl::Status posted = services_[static_cast<size_t>(node)]->Post(lane / nodes, [&](txn::TxnThread& t) {
+      thread = &t;
+      found.Notify();
+    });
+    if (!posted.ok()) return posted;
+    found.WaitForNotification();
+    lanes_.push_back(std::make_unique<FathomAsyncBackend>(thread, tables_[static_cast<size_t>(node)],
+                                                          0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(lane) + 1)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FathomCluster::Post(int lane, std::function<void()> task) {
+  if (lane < 0 || lane >= lanes()) return absl::InvalidArgumentError(absl::StrCat("no lane ", lane));
+  const int nodes = options_.nodes;
+  return services_[static_cast<size_t>(lane % nodes)]->Post(lane / nodes,
+                                                              [task = std::move(task)](txn::TxnThread&) { task(); });
+}
+
 FathomCluster::~FathomCluster() {
-  // The nodes stop first: their threads use the transaction layer.
+  // The nodes stop first: their threads use the transaction layer and the lanes.
   cluster_.reset();
+  lanes_.clear();
   tables_.clear();
   services_.clear();
 }
@@ -99,5 +129,42 @@ absl::Status FathomBackend::Insert(const std::string& table, const std::string& 
 }
 
 absl::Status FathomBackend::Delete(const std::string& table, const std::string& key) { return table_.Delete(key); }
+
+void FathomAsyncBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,
+                              ReadDone done) {
+  table_.GetAsync(*thread_, key, [fields, done = std::move(done)](kv::GetResult r) {
+    if (!r.value.ok()) return done(r.value.status());
+    auto record = DecodeRecord(*r.value);
+    if (!record.ok()) return done(record.status());
+    done(ProjectFields(std::move(*record), fields));
+  });
+}
+
+void FathomAsyncBackend::Update(const std::string& table, const std::string& key, const Record& values, Done done) {
+  // As the blocking Update: read, merge, write back, in one transaction (retried on conflicts).
+  // `key` and `values` outlive `done` (async_backend.h), and so every attempt.
+  txn::TxnThread& thread = *thread_;
+  const kv::Table* kv_table = &table_;
+  auto body = [&thread, kv_table, &key, &values](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
+    kv_table->GetAsync(thread, tx, key, [&thread, kv_table, tx, &key, &values, body_done](absl::StatusOr<std::string> bytes) {
+      if (!bytes.ok()) return body_done(bytes.status());
+      auto record = DecodeRecord(*bytes);
+      if (!record.ok()) return body_done(record.status());
+      for (const auto& [name, value] : values) (*record)[name] = value;
+      kv_table->PutAsync(thread, tx, key, EncodeRecord(*record), body_done);
+    });
+  };
+  txn::RetryOptions retry;
+  retry.seed = seed_++;
+  txn::RunTransactionAsync(thread, std::move(body), std::move(done), retry);
+}
+
+void FathomAsyncBackend::Insert(const std::string& table, const std::string& key, const Record& values, Done done) {
+  table_.PutAsync(*thread_, key, EncodeRecord(values), std::move(done));
+}
+
+void FathomAsyncBackend::Delete(const std::string& table, const std::string& key, Done done) {
+  table_.DeleteAsync(*thread_, key, std::move(done));
+}
 
 }  // namespace fathom::ycsb

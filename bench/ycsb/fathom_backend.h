@@ -1,12 +1,16 @@
 // The fathom backend: YCSB's records in a Fathom KV table (kv/kv.h) on an embedded cluster the driver
 // starts in its own process, over the real UCX fabric (shared memory by default, or tcp; never the
-// simulation). Each client thread talks to one node of the cluster (round robin), from an application
-// thread: a read is a lock-free one-sided GET of the key's bucket (plus the out-of-line record), an update
-// is a transaction that reads the record and writes it back merged, an insert a PUT, a delete a DELETE,
-// all replicated to f+1 nodes. A record is stored as record_codec.h encodes it for memcached.
+// simulation). A read is a lock-free one-sided GET of the key's bucket (plus the out-of-line record), an
+// update is a transaction that reads the record and writes it back merged, an insert a PUT, a delete a
+// DELETE, all replicated to f+1 nodes. A record is stored as record_codec.h encodes it for memcached.
+//
+// Clients run either on the cluster's node threads (the cluster is an AsyncLanes: one lane per node
+// thread, FaRM's model of applications running on the nodes; async_runner.h), or on application threads
+// with the blocking API (NewBackend: each thread talks to one node, round robin).
 //
 //   ASSIGN_OR_RETURN(auto cluster, FathomCluster::Start({.records = 100000}));
-//   BackendFactory make = [&] { return cluster->NewBackend(); };
+//   RunPhaseAsync(*workload, *cluster, options);                       // clients on node threads
+//   BackendFactory make = [&] { return cluster->NewBackend(); };       // or on application threads
 #ifndef FATHOM_BENCH_YCSB_FATHOM_BACKEND_H_
 #define FATHOM_BENCH_YCSB_FATHOM_BACKEND_H_
 
@@ -16,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/ycsb/async_backend.h"
 #include "bench/ycsb/backend.h"
 #include "kv/catalog.h"
 #include "kv/kv.h"
@@ -32,22 +37,31 @@ struct FathomClusterOptions {
   uint64_t records = 0;   // records the table must hold (sizes the table and memory)
 };
 
-class FathomCluster {
+class FathomCluster final : public AsyncLanes {
  public:
   static absl::StatusOr<std::unique_ptr<FathomCluster>> Start(const FathomClusterOptions& options);
-  ~FathomCluster();
+  ~FathomCluster() override;
 
-  // A backend on the next node (round robin).
+  // A blocking backend for an application thread, on the next node (round robin).
   std::unique_ptr<Backend> NewBackend();
-  std::string Describe() const;
+
+  // AsyncLanes: lane l is thread l / nodes of node l % nodes + 1, so consecutive clients go to different
+  // nodes.
+  int lanes() const override { return static_cast<int>(lanes_.size()); }
+  absl::Status Post(int lane, std::function<void()> task) override;
+  AsyncBackend& backend(int lane) override { return *lanes_.at(static_cast<size_t>(lane)); }
+  std::string Describe() const override;
 
  private:
   FathomCluster() = default;
+  absl::Status SetUpLanes();
+
   FathomClusterOptions options_;
   std::unique_ptr<node::EmbeddedCluster> cluster_;
   std::vector<std::unique_ptr<txn::TransactionService>> services_;
   kv::InProcessCatalog catalog_;
   std::vector<kv::Table> tables_;  // one handle per node
+  std::vector<std::unique_ptr<AsyncBackend>> lanes_;
   std::atomic<uint64_t> next_{0};
   uint64_t buckets_ = 0;
 };
@@ -65,6 +79,23 @@ class FathomBackend final : public Backend {
  private:
   txn::TransactionService* txns_;
   kv::Table table_;
+};
+
+// A lane's backend: the table's asynchronous API on one node thread.
+class FathomAsyncBackend final : public AsyncBackend {
+ public:
+  FathomAsyncBackend(txn::TxnThread* thread, kv::Table table, uint64_t seed)
+      : thread_(thread), table_(std::move(table)), seed_(seed) {}
+
+  void Read(const std::string& table, const std::string& key, const FieldList* fields, ReadDone done) override;
+  void Update(const std::string& table, const std::string& key, const Record& values, Done done) override;
+  void Insert(const std::string& table, const std::string& key, const Record& values, Done done) override;
+  void Delete(const std::string& table, const std::string& key, Done done) override;
+
+ private:
+  txn::TxnThread* const thread_;
+  const kv::Table table_;
+  uint64_t seed_;  // retry jitter, a new one per update
 };
 
 }  // namespace fathom::ycsb

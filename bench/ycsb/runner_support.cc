@@ -1,0 +1,56 @@
+#include "bench/ycsb/runner_support.h"
+
+#include <cstdio>
+
+#include "absl/time/clock.h"
+#include "platform/base/mutex.h"
+
+namespace fathom::ycsb {
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+uint64_t ClientSeed(uint64_t seed, bool load, int client) {
+  return Mix(seed ^ Mix((load ? 0x10000 : 0x20000) + static_cast<uint64_t>(client)));
+}
+
+ProgressReporter::ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done)
+    : phase_(phase), interval_(interval), done_(done), thread_([this] { Loop(); }) {}
+
+ProgressReporter::~ProgressReporter() {
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  cv_.Signal();
+  thread_.join();
+}
+
+void ProgressReporter::Loop() {
+  const absl::Time start = absl::Now();
+  absl::Time last_time = start;
+  int64_t last_done = 0;
+  MutexLock lock(&mu_);
+  while (true) {
+    const absl::Time deadline = last_time + interval_;
+    while (!stop_ && !WaitWithDeadline(&cv_, &mu_, deadline)) {
+    }
+    if (stop_) return;
+    const absl::Time now = absl::Now();
+    const int64_t done = done_->load(std::memory_order_relaxed);
+    const double rate = static_cast<double>(done - last_done) / absl::ToDoubleSeconds(now - last_time);
+    std::fprintf(stderr, "%s %lld sec: %lld operations; %.1f current ops/sec\n", phase_,
+                 static_cast<long long>(absl::ToInt64Seconds(now - start)), static_cast<long long>(done), rate);
+    last_time = now;
+    last_done = done;
+  }
+}
+
+}  // namespace fathom::ycsb

@@ -1,0 +1,50 @@
+// What the synchronous and the asynchronous drivers (runner.h, async_runner.h) share: the operation budget,
+// per-client seeds, and the progress line on stderr.
+#ifndef FATHOM_BENCH_YCSB_RUNNER_SUPPORT_H_
+#define FATHOM_BENCH_YCSB_RUNNER_SUPPORT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace fathom::ycsb {
+
+// The generator seed of client `client` in a phase: SplitMix64 of (seed, phase, client), well separated.
+uint64_t ClientSeed(uint64_t seed, bool load, int client);
+
+// Hands out operation slots from a fixed budget to all clients.
+class Budget {
+ public:
+  explicit Budget(int64_t total) : remaining_(total) {}
+  bool Take() { return remaining_.fetch_sub(1, std::memory_order_relaxed) > 0; }
+
+ private:
+  std::atomic<int64_t> remaining_;
+};
+
+// Prints "<phase> <N> sec: <ops> operations; <rate> current ops/sec" to stderr every `interval` until
+// destroyed, as YCSB's status thread does.
+class ProgressReporter {
+ public:
+  ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done);
+  ~ProgressReporter();
+
+ private:
+  void Loop();
+
+  const char* const phase_;
+  const absl::Duration interval_;
+  const std::atomic<int64_t>* const done_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: starts after the members it reads
+};
+
+}  // namespace fathom::ycsb
+
+#endif  // FATHOM_BENCH_YCSB_RUNNER_SUPPORT_H_
