@@ -29,6 +29,7 @@
 #include "absl/time/clock.h"
 #include "bench/ycsb/async_runner.h"
 #include "bench/ycsb/core_workload.h"
+#include "bench/ycsb/cpu_usage.h"
 #include "bench/ycsb/fathom_backend.h"
 #include "bench/ycsb/memcached_backend.h"
 #include "bench/ycsb/memory_backend.h"
@@ -217,8 +218,18 @@ absl::Status Main(int argc, char** argv) {
   for (Phase phase : {Phase::kLoad, Phase::kRun}) {
     if ((phase == Phase::kLoad && !do_load) || (phase == Phase::kRun && !do_run)) continue;
     options.phase = phase;
+    // CPU: the server process we started (an embedded cluster's server is this process), and ours.
+    const pid_t server_pid = server_process != nullptr ? server_process->pid() : 0;
+    const double driver_cpu_before = SelfCpuSeconds();
+    const absl::StatusOr<double> server_cpu_before = ProcessCpuSeconds(server_pid);
     ASSIGN_OR_RETURN(PhaseResult result, async_lanes ? RunPhaseAsync(*workload, *fathom_cluster, options)
                                                      : RunPhase(*workload, make_backend, options));
+    result.driver_cpu_seconds = SelfCpuSeconds() - driver_cpu_before;
+    if (fathom_cluster != nullptr) result.server_cpu_seconds = result.driver_cpu_seconds;
+    if (const absl::StatusOr<double> after = ProcessCpuSeconds(server_pid); server_pid > 0 && after.ok() &&
+                                                                               server_cpu_before.ok()) {
+      result.server_cpu_seconds = *after - *server_cpu_before;
+    }
     std::cout << "# " << result.phase << " phase: backend=" << backend
               << (backend == "fathom" ? absl::StrCat(" fabric=", absl::GetFlag(FLAGS_fathom_fabric),
                                                      " clients=", absl::GetFlag(FLAGS_fathom_clients))

@@ -63,6 +63,16 @@ std::string JsonLatency(const LatencyHistogram& h) {
   for (const Percentile& p : kPercentiles) {
     absl::StrAppend(&out, ", \"", p.json_name, "\": ", Micros(h.ValueAtPercentile(p.value)));
   }
+  // The latency distribution for CDF plots: every whole percentile, then the tail.
+  out += ", \"cdf_us\": [";
+  std::vector<double> points;
+  for (int p = 1; p <= 99; ++p) points.push_back(p);
+  for (double p : {99.5, 99.9, 99.99, 100.0}) points.push_back(p);
+  for (size_t i = 0; i < points.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", "[", points[i], ", ",
+                    Micros(points[i] >= 100 ? h.max() : h.ValueAtPercentile(points[i])), "]");
+  }
+  out += "]";
   return out;
 }
 
@@ -71,6 +81,11 @@ std::string JsonLatency(const LatencyHistogram& h) {
 double PhaseResult::Throughput() const {
   const double seconds = absl::ToDoubleSeconds(runtime);
   return seconds > 0 ? static_cast<double>(operations) / seconds : 0.0;
+}
+
+double PhaseResult::CpuPerMillion(double cpu_seconds) const {
+  if (cpu_seconds < 0 || operations == 0) return -1;
+  return cpu_seconds * 1e6 / static_cast<double>(operations);
 }
 
 std::string FormatYcsbText(const PhaseResult& result) {
@@ -90,6 +105,14 @@ std::string FormatYcsbText(const PhaseResult& result) {
     if (m.Latencies(op, /*failed=*/true).count() > 0) {
       AppendLatencyLines(name + "-FAILED", m.Latencies(op, /*failed=*/true), &out);
     }
+  }
+  if (result.server_cpu_seconds >= 0) {
+    absl::StrAppend(&out, "[CPU], ServerSecondsPerMillionOps, ",
+                    absl::StrFormat("%.2f", result.CpuPerMillion(result.server_cpu_seconds)), "\n");
+  }
+  if (result.driver_cpu_seconds >= 0) {
+    absl::StrAppend(&out, "[CPU], DriverSecondsPerMillionOps, ",
+                    absl::StrFormat("%.2f", result.CpuPerMillion(result.driver_cpu_seconds)), "\n");
   }
   return out;
 }
@@ -131,7 +154,8 @@ std::string FormatJson(const std::vector<std::pair<std::string, std::string>>& c
         first = false;
       }
     }
-    out += "}}";
+    absl::StrAppend(&out, "},\n     \"server_cpu_s\": ", absl::StrFormat("%.3f", phase.server_cpu_seconds),
+                    ", \"driver_cpu_s\": ", absl::StrFormat("%.3f", phase.driver_cpu_seconds), "}");
   }
   out += "\n  ]\n}\n";
   return out;

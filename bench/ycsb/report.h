@@ -11,6 +11,7 @@
 //   [READ], 99thPercentileLatency(us), 190.463
 //   [READ], 99.9thPercentileLatency(us), 700.415
 //   [READ], Return=OK, 496
+//   [CPU], ServerSecondsPerMillionOps, 41.2     (when measured; also DriverSecondsPerMillionOps)
 //
 // Latencies are measured in ns and printed in µs with three decimals (YCSB prints whole µs, too coarse for
 // a sub-microsecond store); percentiles carry the histogram's < 0.8% error (latency_histogram.h).
@@ -34,14 +35,22 @@ struct PhaseResult {
   absl::Duration runtime;
   uint64_t operations = 0;  // every operation attempted, failed ones included (a read-modify-write is one)
   Measurements measurements;
+  // CPU seconds (user + system) spent during the phase, -1 where not measured: by the server processes
+  // (memcached, redis-server; for an embedded Fathom cluster, this process, clients included), and by
+  // this driver process.
+  double server_cpu_seconds = -1;
+  double driver_cpu_seconds = -1;
 
   double Throughput() const;
+  // CPU seconds per million operations (-1 if not measured), as Pilaf and PERK report server cost.
+  double CpuPerMillion(double cpu_seconds) const;
 };
 
 std::string FormatYcsbText(const PhaseResult& result);
 // {"config": {...}, "phases": [{"phase": "run", "runtime_ms": ..., "throughput_ops_per_sec": ...,
 //   "operations": ..., "measurements": {"READ": {"operations": ..., "average_us": ..., "min_us": ...,
-//   "max_us": ..., "p50_us": ..., "p95_us": ..., "p99_us": ..., "p999_us": ..., "returns": {"OK": ...}}}}]}
+//   "max_us": ..., "p50_us": ..., "p95_us": ..., "p99_us": ..., "p999_us": ..., "cdf_us": [[p, latency at p], ...], "returns": {"OK": ...}}},
+//   "server_cpu_s": ..., "driver_cpu_s": ...}]}
 std::string FormatJson(const std::vector<std::pair<std::string, std::string>>& config,
                        const std::vector<PhaseResult>& phases);
 

@@ -64,5 +64,19 @@ TEST(ReportTest, JsonCarriesTheSameNumbers) {
   EXPECT_EQ(depth, 0);
 }
 
+TEST(ReportTest, CpuCostPerMillionOperationsAndTheLatencyCdf) {
+  PhaseResult result = Sample();
+  EXPECT_FALSE(absl::StrContains(FormatYcsbText(result), "[CPU]"));  // not measured: not printed
+  result.server_cpu_seconds = 0.05;                                    // 1000 operations
+  result.driver_cpu_seconds = 0.2;
+  const std::string text = FormatYcsbText(result);
+  EXPECT_TRUE(absl::StrContains(text, "[CPU], ServerSecondsPerMillionOps, 50.00\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "[CPU], DriverSecondsPerMillionOps, 200.00\n")) << text;
+  const std::string json = FormatJson({}, {result});
+  EXPECT_TRUE(absl::StrContains(json, "\"server_cpu_s\": 0.050, \"driver_cpu_s\": 0.200")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"cdf_us\": [[1, 50.000], [2, 50.000]")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "[99.99, 50.000], [100, 50.000]]")) << json;
+}
+
 }  // namespace
 }  // namespace fathom::ycsb
