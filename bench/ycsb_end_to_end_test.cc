@@ -90,6 +90,28 @@ TEST_P(EndToEndTest, WorkloadALoadsAndRunsWithoutErrors) {
   EXPECT_TRUE(absl::StrContains(json.str(), "\"returns\": {\"OK\": " + std::to_string(reads) + "}"));
 }
 
+// The bank: every transfer commits and the total is conserved (fathom: node-thread clients and application
+// threads; redis: WATCH/MULTI/EXEC); memcached reports NOT_IMPLEMENTED.
+TEST_P(EndToEndTest, BankConservesTheTotal) {
+  const Output out = RunYcsb({"--backend=" + GetParam(), "--workload=bank", "--threads=6", "--seed=11", "-p",
+                              "recordcount=100", "-p", "operationcount=2000"});
+  ASSERT_EQ(out.exit_code, 0) << out.text;
+  EXPECT_EQ(Count(out, "run [BANK], Total"), 100000) << out.text;
+  EXPECT_EQ(Count(out, "run [BANK], ExpectedTotal"), 100000);
+  if (GetParam() == "memcached") {
+    EXPECT_EQ(Count(out, "run [TRANSFER], Return=NOT_IMPLEMENTED"), 2000) << out.text;
+  } else {
+    EXPECT_EQ(Count(out, "run [TRANSFER], Return=OK"), 2000) << out.text;
+  }
+  if (GetParam() == "fathom") {
+    const Output app = RunYcsb({"--backend=fathom", "--fathom_clients=app", "--workload=bank", "--threads=3",
+                                "-p", "recordcount=50", "-p", "operationcount=600"});
+    ASSERT_EQ(app.exit_code, 0) << app.text;
+    EXPECT_EQ(Count(app, "run [TRANSFER], Return=OK"), 600) << app.text;
+    EXPECT_EQ(Count(app, "run [BANK], Total"), 50000);
+  }
+}
+
 // The fathom backend's other client placements and the read-modify-write path: clients on application
 // threads (blocking calls), and workload F on node-thread clients.
 TEST(EndToEndFathomTest, ApplicationThreadClientsAndReadModifyWrites) {

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,8 @@
 #include "bench/ycsb/server_process.h"
 #include "platform/base/status_macros.h"
 
-ABSL_FLAG(std::string, workload, "a", "workload a..f: bench/workloads/workload<letter> from the runfiles");
+ABSL_FLAG(std::string, workload, "a",
+          "workload a..f, or bank (transactional transfers): bench/workloads/workload<name> from the runfiles");
 ABSL_FLAG(std::string, workload_file, "", "a workload properties file (overrides --workload)");
 ABSL_FLAG(std::string, backend, "fathom",
           "fathom (an embedded Fathom cluster in this process) | memcached | redis | memory");
@@ -241,6 +243,17 @@ absl::Status Main(int argc, char** argv) {
     results.push_back(std::move(result));
   }
 
+  // The bank: transfers must have conserved the total.
+  std::optional<int64_t> bank_total;
+  if (do_run && config.transfer_proportion > 0) {
+    std::unique_ptr<Backend> checker = make_backend();
+    RETURN_IF_ERROR(checker->Init());
+    ASSIGN_OR_RETURN(bank_total, workload->SumBalances(*checker));
+    checker->Cleanup().IgnoreError();
+    std::cout << "[BANK], Total, " << *bank_total << "\n[BANK], ExpectedTotal, " << workload->ExpectedTotal() << "\n"
+              << std::flush;
+  }
+
   if (const std::string json_path = absl::GetFlag(FLAGS_json_out); !json_path.empty()) {
     std::vector<std::pair<std::string, std::string>> config_entries = {
         {"backend", backend},
@@ -252,9 +265,17 @@ absl::Status Main(int argc, char** argv) {
         {"warmup_ops", std::to_string(options.warmup_ops)},
         {"seed", std::to_string(seed)}};
     for (const auto& [key, value] : props.values()) config_entries.emplace_back(absl::StrCat("property.", key), value);
+    if (bank_total.has_value()) {
+      config_entries.emplace_back("bank_total", std::to_string(*bank_total));
+      config_entries.emplace_back("bank_expected_total", std::to_string(workload->ExpectedTotal()));
+    }
     std::ofstream out(json_path);
     out << FormatJson(config_entries, results);
     if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", json_path));
+  }
+  if (bank_total.has_value() && *bank_total != workload->ExpectedTotal()) {
+    return absl::DataLossError(absl::StrCat("bank total ", *bank_total, " after the run, expected ",
+                                            workload->ExpectedTotal(), ": a transfer was not atomic"));
   }
   return absl::OkStatus();
 }

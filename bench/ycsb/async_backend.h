@@ -31,6 +31,10 @@ class AsyncBackend {
                     Done done) {
     done(absl::UnimplementedError("scan not supported by this backend"));
   }
+  virtual void Transfer(const std::string& table, const std::string& from, const std::string& to, int64_t amount,
+                        Done done) {
+    done(absl::UnimplementedError("transfer not supported by this backend"));
+  }
 };
 
 // Where asynchronous clients run: `lanes()` threads, each running the tasks posted to it one at a time,

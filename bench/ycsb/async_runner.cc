@@ -65,6 +65,11 @@ void StartOperation(AsyncBackend& db, const std::string& table, const PlannedOpe
                                    done();
                                  });
                      });
+    case Operation::kTransfer:
+      return db.Transfer(table, op.key, op.to_key, op.amount, [record, done](absl::Status s) {
+        record(Operation::kTransfer, s);
+        done();
+      });
     case Operation::kDelete:
       return done();
   }

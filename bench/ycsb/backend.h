@@ -52,7 +52,22 @@ class Backend {
   // Writes a whole record (overwriting one with the same key).
   virtual absl::Status Insert(const std::string& table, const std::string& key, const Record& values) = 0;
   virtual absl::Status Delete(const std::string& table, const std::string& key) = 0;
+  // The bank's operation (not YCSB's): atomically moves `amount` from the "balance" field of `from` to
+  // that of `to` (balances may go negative), leaving their other fields alone. Optional: the default is
+  // Unimplemented (memcached has no multi-key transactions).
+  virtual absl::Status Transfer(const std::string& table, const std::string& from, const std::string& to,
+                                int64_t amount) {
+    return absl::UnimplementedError("transfer (a multi-key transaction) not supported by this backend");
+  }
 };
+
+// The bank's balance field, and the checks every backend's Transfer shares.
+inline constexpr char kBalanceField[] = "balance";
+// The balance in `record` (DataLoss naming `key` if it has none or it is not an integer).
+absl::StatusOr<int64_t> BalanceOf(const Record& record, const std::string& key);
+// Moves `amount` between two records' balances (DataLoss if either has no valid balance).
+absl::Status ApplyTransfer(Record& from, const std::string& from_key, Record& to, const std::string& to_key,
+                           int64_t amount);
 
 // YCSB's Status codes that this driver reports.
 enum class ReturnCode { kOk, kNotFound, kNotImplemented, kError };

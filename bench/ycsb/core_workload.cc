@@ -88,6 +88,9 @@ absl::StatusOr<WorkloadConfig> WorkloadConfig::FromProperties(const Properties& 
                    props.GetInt("core_workload_insertion_retry_limit", c.insertion_retry_limit));
   ASSIGN_OR_RETURN(c.insertion_retry_interval_s,
                    props.GetInt("core_workload_insertion_retry_interval", c.insertion_retry_interval_s));
+  ASSIGN_OR_RETURN(c.transfer_proportion, props.GetDouble("transferproportion", c.transfer_proportion));
+  ASSIGN_OR_RETURN(c.initial_balance, props.GetInt("initialbalance", c.initial_balance));
+  ASSIGN_OR_RETURN(c.max_transfer, props.GetInt("maxtransfer", c.max_transfer));
 
   if (c.record_count < 1 || c.operation_count < 0 || c.insert_start < 0 || c.insert_count < 1) {
     return absl::InvalidArgumentError("need recordcount >= 1, operationcount >= 0, insertcount >= 1");
@@ -99,12 +102,16 @@ absl::StatusOr<WorkloadConfig> WorkloadConfig::FromProperties(const Properties& 
     return absl::InvalidArgumentError("need 1 <= minscanlength <= maxscanlength");
   }
   for (double p : {c.read_proportion, c.update_proportion, c.insert_proportion, c.scan_proportion,
-                   c.read_modify_write_proportion}) {
+                   c.read_modify_write_proportion, c.transfer_proportion}) {
     if (p < 0) return absl::InvalidArgumentError("operation proportions must not be negative");
   }
   if (c.read_proportion + c.update_proportion + c.insert_proportion + c.scan_proportion +
-          c.read_modify_write_proportion <= 0) {
+          c.read_modify_write_proportion + c.transfer_proportion <= 0) {
     return absl::InvalidArgumentError("all operation proportions are zero");
+  }
+  if (c.transfer_proportion > 0 && (c.insert_count < 2 || c.max_transfer < 1 || c.insert_proportion > 0)) {
+    return absl::InvalidArgumentError(
+        "transfers need insertcount >= 2, maxtransfer >= 1 and no run-phase inserts (the total must be known)");
   }
   return c;
 }
@@ -167,6 +174,7 @@ std::unique_ptr<CoreWorkload::ThreadState> CoreWorkload::NewThreadState(uint64_t
   if (c.read_modify_write_proportion > 0) {
     state->operation_chooser.Add(c.read_modify_write_proportion, Operation::kReadModifyWrite);
   }
+  if (c.transfer_proportion > 0) state->operation_chooser.Add(c.transfer_proportion, Operation::kTransfer);
   return state;
 }
 
@@ -198,6 +206,7 @@ Record CoreWorkload::BuildValues(ThreadState& state, const std::string& key) {
     values[absl::StrCat(config_.field_name_prefix, field)] =
         RandomPrintable(state.rng, state.field_length->Next(state.rng));
   }
+  if (config_.transfer_proportion > 0) values[kBalanceField] = std::to_string(config_.initial_balance);
   return values;
 }
 
@@ -243,6 +252,17 @@ PlannedOperation CoreWorkload::PlanTransaction(ThreadState& state) {
       planned.fields = FieldsToRead(state);
       planned.values = config_.write_all_fields ? BuildValues(state, planned.key) : BuildSingleValue(state, planned.key);
       break;
+    case Operation::kTransfer: {
+      const int64_t from = NextKeynum(state);
+      int64_t to = NextKeynum(state);
+      // Two distinct accounts; with a skewed distribution a few redraws may be needed.
+      for (int redraw = 0; to == from && redraw < 64; ++redraw) to = NextKeynum(state);
+      if (to == from) to = from == config_.insert_start ? from + 1 : config_.insert_start;
+      planned.key = BuildKeyName(from);
+      planned.to_key = BuildKeyName(to);
+      planned.amount = 1 + static_cast<int64_t>(state.rng() % static_cast<uint64_t>(config_.max_transfer));
+      break;
+    }
     case Operation::kDelete:
       break;  // not part of the core workload's mix
   }
@@ -307,9 +327,27 @@ void CoreWorkload::Execute(Backend& db, const PlannedOperation& op, Measurements
         return read.ok() ? update : read;
       }).IgnoreError();
       break;
+    case Operation::kTransfer:
+      Measured(Operation::kTransfer, measurements,
+               [&] { return db.Transfer(table, op.key, op.to_key, op.amount); })
+          .IgnoreError();
+      break;
     case Operation::kDelete:
       break;
   }
+}
+
+absl::StatusOr<int64_t> CoreWorkload::SumBalances(Backend& db) const {
+  int64_t total = 0;
+  const FieldList fields = {kBalanceField};
+  for (int64_t i = config_.insert_start; i < config_.insert_start + config_.insert_count; ++i) {
+    const std::string key = BuildKeyName(i);
+    Record record;
+    RETURN_IF_ERROR(db.Read(config_.table, key, &fields, &record));
+    ASSIGN_OR_RETURN(int64_t balance, BalanceOf(record, key));
+    total += balance;
+  }
+  return total;
 }
 
 }  // namespace fathom::ycsb

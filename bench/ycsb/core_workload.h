@@ -52,6 +52,12 @@ struct WorkloadConfig {
   double hotspot_operation_fraction = 0.8;            // hotspotopnfraction
   int64_t insertion_retry_limit = 0;                  // core_workload_insertion_retry_limit
   int64_t insertion_retry_interval_s = 3;             // core_workload_insertion_retry_interval
+  // The transactional bank (ours, not YCSB's): a transfer moves 1..maxtransfer between the "balance" fields
+  // of two records chosen by the request distribution, atomically (Backend::Transfer). With
+  // transferproportion > 0 every loaded record gets a balance of initialbalance, so the total is known.
+  double transfer_proportion = 0.0;                   // transferproportion
+  int64_t initial_balance = 1000;                     // initialbalance
+  int64_t max_transfer = 10;                          // maxtransfer
 
   static absl::StatusOr<WorkloadConfig> FromProperties(const Properties& props);
 };
@@ -65,6 +71,8 @@ struct PlannedOperation {
   Record values;                      // update, insert, read-modify-write: what to write
   int64_t scan_length = 0;
   int64_t insert_keynum = -1;         // a run-phase insert: acknowledged by Finish
+  std::string to_key;                 // transfer: from `key` to `to_key`
+  int64_t amount = 0;
 };
 
 class CoreWorkload {
@@ -98,6 +106,11 @@ class CoreWorkload {
   PlannedOperation PlanInsert(ThreadState& state);
   PlannedOperation PlanTransaction(ThreadState& state);
   absl::Status Finish(const PlannedOperation& op);
+
+  // The bank's check: reads the balance of every loaded record through `db` and returns their sum, which
+  // must equal ExpectedTotal() once no transfer is running (transfers move money, never make or lose it).
+  absl::StatusOr<int64_t> SumBalances(Backend& db) const;
+  int64_t ExpectedTotal() const { return config_.insert_count * config_.initial_balance; }
 
   std::string BuildKeyName(int64_t keynum) const;
   // The next operation type, without running it (exposed for the proportion tests).

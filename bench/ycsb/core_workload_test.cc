@@ -231,6 +231,47 @@ TEST(CoreWorkloadTest, PlansAreTheOperationsDoTransactionRuns) {
   }
 }
 
+TEST(CoreWorkloadTest, BankTransfersConserveTheTotal) {
+  Properties props;
+  ASSERT_TRUE(props.ParseText("recordcount=50\noperationcount=4000\nfieldcount=1\nreadproportion=0\n"
+                              "updateproportion=0\ntransferproportion=1\ninitialbalance=500\n"
+                              "requestdistribution=zipfian\n").ok());
+  auto workload = MustCreate(props);
+  MemoryStore store;
+  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 2});
+  const PhaseResult run = MustRun(*workload, &store, {.phase = Phase::kRun, .threads = 4});
+  EXPECT_EQ(run.measurements.Returns(Operation::kTransfer, ReturnCode::kOk), 4000u);
+  MemoryBackend db(&store);
+  absl::StatusOr<int64_t> total = workload->SumBalances(db);
+  ASSERT_TRUE(total.ok()) << total.status();
+  EXPECT_EQ(*total, 50 * 500);
+  EXPECT_EQ(workload->ExpectedTotal(), 50 * 500);
+  // Money did move: some account is off its initial balance.
+  bool moved = false;
+  {
+    MutexLock lock(&store.mu);
+    for (const auto& [key, record] : store.records) moved |= record.at(kBalanceField) != "500";
+  }
+  EXPECT_TRUE(moved);
+  // A record that lost its balance makes the check fail loudly.
+  {
+    MutexLock lock(&store.mu);
+    store.records.begin()->second.erase(kBalanceField);
+  }
+  EXPECT_EQ(workload->SumBalances(db).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(CoreWorkloadTest, BankRefusesInsertsAndTooFewAccounts) {
+  for (const char* bad : {"recordcount=10\noperationcount=1\ntransferproportion=1\ninsertproportion=0.1\n",
+                          "recordcount=1\noperationcount=1\ntransferproportion=1\n",
+                          "recordcount=10\noperationcount=1\ntransferproportion=1\nmaxtransfer=0\n",
+                          "recordcount=10\noperationcount=1\ntransferproportion=-1\n"}) {
+    Properties props;
+    ASSERT_TRUE(props.ParseText(bad).ok());
+    EXPECT_EQ(CoreWorkload::Create(props).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(CoreWorkloadTest, WarmupIsNotMeasuredAndTargetThrottles) {
   auto workload = MustCreate(Workload('a'));
   MemoryStore store;

@@ -128,6 +128,23 @@ absl::Status FathomBackend::Insert(const std::string& table, const std::string& 
   return table_.Put(key, EncodeRecord(values));
 }
 
+absl::Status FathomBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
+                                     int64_t amount) {
+  return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) -> absl::Status {
+    auto from_bytes = table_.Get(tx, from);
+    if (!from_bytes.ok()) return from_bytes.status();
+    auto to_bytes = table_.Get(tx, to);
+    if (!to_bytes.ok()) return to_bytes.status();
+    auto a = DecodeRecord(*from_bytes);
+    if (!a.ok()) return a.status();
+    auto b = DecodeRecord(*to_bytes);
+    if (!b.ok()) return b.status();
+    if (absl::Status s = ApplyTransfer(*a, from, *b, to, amount); !s.ok()) return s;
+    if (absl::Status s = table_.Put(tx, from, EncodeRecord(*a)); !s.ok()) return s;
+    return table_.Put(tx, to, EncodeRecord(*b));
+  });
+}
+
 absl::Status FathomBackend::Delete(const std::string& table, const std::string& key) { return table_.Delete(key); }
 
 void FathomAsyncBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,
@@ -161,6 +178,35 @@ void FathomAsyncBackend::Update(const std::string& table, const std::string& key
 
 void FathomAsyncBackend::Insert(const std::string& table, const std::string& key, const Record& values, Done done) {
   table_.PutAsync(*thread_, key, EncodeRecord(values), std::move(done));
+}
+
+void FathomAsyncBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
+                                  int64_t amount, Done done) {
+  // Both records read in the transaction, both written back; `from` and `to` outlive `done`.
+  txn::TxnThread& thread = *thread_;
+  const kv::Table* t = &table_;
+  auto body = [&thread, t, &from, &to, amount](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
+    t->GetAsync(thread, tx, from, [&thread, t, tx, &from, &to, amount, body_done](absl::StatusOr<std::string> a) {
+      if (!a.ok()) return body_done(a.status());
+      t->GetAsync(thread, tx, to, [&thread, t, tx, &from, &to, amount, body_done, a](absl::StatusOr<std::string> b) {
+        if (!b.ok()) return body_done(b.status());
+        auto from_record = DecodeRecord(*a);
+        if (!from_record.ok()) return body_done(from_record.status());
+        auto to_record = DecodeRecord(*b);
+        if (!to_record.ok()) return body_done(to_record.status());
+        if (absl::Status s = ApplyTransfer(*from_record, from, *to_record, to, amount); !s.ok()) return body_done(s);
+        std::string to_bytes = EncodeRecord(*to_record);
+        t->PutAsync(thread, tx, from, EncodeRecord(*from_record),
+                    [&thread, t, tx, &to, to_bytes = std::move(to_bytes), body_done](absl::Status s) mutable {
+                      if (!s.ok()) return body_done(s);
+                      t->PutAsync(thread, tx, to, std::move(to_bytes), body_done);
+                    });
+      });
+    });
+  };
+  txn::RetryOptions retry;
+  retry.seed = seed_++;
+  txn::RunTransactionAsync(thread, std::move(body), std::move(done), retry);
 }
 
 void FathomAsyncBackend::Delete(const std::string& table, const std::string& key, Done done) {

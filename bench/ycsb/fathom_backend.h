@@ -75,6 +75,8 @@ class FathomBackend final : public Backend {
   absl::Status Update(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Insert(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Delete(const std::string& table, const std::string& key) override;
+  absl::Status Transfer(const std::string& table, const std::string& from, const std::string& to,
+                        int64_t amount) override;
 
  private:
   txn::TransactionService* txns_;
@@ -91,6 +93,8 @@ class FathomAsyncBackend final : public AsyncBackend {
   void Update(const std::string& table, const std::string& key, const Record& values, Done done) override;
   void Insert(const std::string& table, const std::string& key, const Record& values, Done done) override;
   void Delete(const std::string& table, const std::string& key, Done done) override;
+  void Transfer(const std::string& table, const std::string& from, const std::string& to, int64_t amount,
+                Done done) override;
 
  private:
   txn::TxnThread* const thread_;

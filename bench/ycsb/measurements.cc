@@ -16,6 +16,8 @@ const char* OperationName(Operation op) {
       return "READ-MODIFY-WRITE";
     case Operation::kDelete:
       return "DELETE";
+    case Operation::kTransfer:
+      return "TRANSFER";
   }
   return "UNKNOWN";
 }

@@ -17,10 +17,11 @@
 namespace fathom::ycsb {
 
 // In the order the report prints them.
-enum class Operation { kRead, kUpdate, kInsert, kScan, kReadModifyWrite, kDelete };
-inline constexpr int kOperationCount = 6;
+// kTransfer is ours, not YCSB's: the transactional bank (core_workload.h, transferproportion).
+enum class Operation { kRead, kUpdate, kInsert, kScan, kReadModifyWrite, kDelete, kTransfer };
+inline constexpr int kOperationCount = 7;
 
-// YCSB's names: "READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE".
+// YCSB's names: "READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE", "DELETE"; and "TRANSFER".
 const char* OperationName(Operation op);
 
 class Measurements {

@@ -1,6 +1,7 @@
 #include "bench/ycsb/memory_backend.h"
 
 #include "platform/base/mutex.h"
+#include "platform/base/status_macros.h"
 
 namespace fathom::ycsb {
 absl::Status MemoryBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,
@@ -33,6 +34,20 @@ absl::Status MemoryBackend::Update(const std::string& table, const std::string& 
 absl::Status MemoryBackend::Insert(const std::string& table, const std::string& key, const Record& values) {
   MutexLock lock(&store_->mu);
   store_->records[key] = values;
+  return absl::OkStatus();
+}
+
+absl::Status MemoryBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
+                                     int64_t amount) {
+  MutexLock lock(&store_->mu);
+  auto a = store_->records.find(from);
+  auto b = store_->records.find(to);
+  if (a == store_->records.end()) return absl::NotFoundError(from);
+  if (b == store_->records.end()) return absl::NotFoundError(to);
+  Record from_record = a->second, to_record = b->second;
+  RETURN_IF_ERROR(ApplyTransfer(from_record, from, to_record, to, amount));
+  a->second = std::move(from_record);
+  b->second = std::move(to_record);
   return absl::OkStatus();
 }
 

@@ -33,6 +33,8 @@ class MemoryBackend final : public Backend {
   absl::Status Update(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Insert(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Delete(const std::string& table, const std::string& key) override;
+  absl::Status Transfer(const std::string& table, const std::string& from, const std::string& to,
+                        int64_t amount) override;
 
  private:
   MemoryStore* const store_;

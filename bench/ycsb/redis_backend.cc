@@ -10,7 +10,8 @@ namespace fathom::ycsb {
 namespace {
 
 constexpr char kIndexKey[] = "_indices";
-constexpr timeval kTimeout = {5, 0};  // a hung server fails an operation instead of hanging the driver
+constexpr timeval kTimeout = {5, 0};
+constexpr int kTransferAttempts = 1000;  // a hung server fails an operation instead of hanging the driver
 
 }  // namespace
 
@@ -135,6 +136,31 @@ absl::Status RedisBackend::Insert(const std::string& table, const std::string& k
   RETURN_IF_ERROR(Update(table, key, values));
   ASSIGN_OR_RETURN(Reply reply, Command({"ZADD", kIndexKey, std::to_string(JavaStringHashCode(key)), key}));
   return absl::OkStatus();
+}
+
+absl::Status RedisBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
+                                    int64_t amount) {
+  for (int attempt = 0; attempt < kTransferAttempts; ++attempt) {
+    ASSIGN_OR_RETURN(Reply watched, Command({"WATCH", from, to}));
+    Record a, b;
+    const FieldList fields = {kBalanceField};
+    absl::Status read = Read(table, from, &fields, &a);
+    if (read.ok()) read = Read(table, to, &fields, &b);
+    if (read.ok()) read = ApplyTransfer(a, from, b, to, amount);
+    if (!read.ok()) {
+      Command({"UNWATCH"}).IgnoreError();
+      return read;
+    }
+    ASSIGN_OR_RETURN(Reply multi, Command({"MULTI"}));
+    ASSIGN_OR_RETURN(Reply set_from, Command({"HSET", from, kBalanceField, a[kBalanceField]}));
+    ASSIGN_OR_RETURN(Reply set_to, Command({"HSET", to, kBalanceField, b[kBalanceField]}));
+    ASSIGN_OR_RETURN(Reply exec, Command({"EXEC"}));
+    if (exec->type == REDIS_REPLY_ARRAY) return absl::OkStatus();
+    if (exec->type != REDIS_REPLY_NIL) return absl::InternalError("redis EXEC: unexpected reply type");
+    // Nil: a watched key changed since WATCH; nothing was written. Try again.
+  }
+  return absl::AbortedError(absl::StrCat("redis transfer ", from, " -> ", to, ": still conflicting after ",
+                                         kTransferAttempts, " attempts"));
 }
 
 absl::Status RedisBackend::Delete(const std::string& table, const std::string& key) {

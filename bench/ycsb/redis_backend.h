@@ -35,6 +35,10 @@ class RedisBackend final : public Backend {
   absl::Status Update(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Insert(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Delete(const std::string& table, const std::string& key) override;
+  // Optimistic, as Redis offers transactions: WATCH both keys, read, MULTI, write both, EXEC; again while
+  // EXEC reports that a watched key changed (up to kTransferAttempts, then Aborted).
+  absl::Status Transfer(const std::string& table, const std::string& from, const std::string& to,
+                        int64_t amount) override;
 
  private:
   struct ReplyDeleter {

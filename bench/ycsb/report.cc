@@ -9,7 +9,8 @@ namespace {
 constexpr ReturnCode kReturnCodes[] = {ReturnCode::kOk, ReturnCode::kNotFound, ReturnCode::kNotImplemented,
                                        ReturnCode::kError};
 constexpr Operation kOperations[] = {Operation::kRead, Operation::kUpdate, Operation::kInsert,
-                                     Operation::kScan, Operation::kReadModifyWrite, Operation::kDelete};
+                                     Operation::kScan, Operation::kReadModifyWrite, Operation::kDelete,
+                                     Operation::kTransfer};
 
 std::string Micros(uint64_t ns) { return absl::StrFormat("%.3f", static_cast<double>(ns) / 1000.0); }
 

@@ -1,4 +1,7 @@
 // The memcached and Redis backends against real servers started on free loopback ports.
+#include <atomic>
+#include <thread>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,6 +12,7 @@
 #include "bench/ycsb/memcached_backend.h"
 #include "bench/ycsb/redis_backend.h"
 #include "bench/ycsb/server_process.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace fathom::ycsb {
@@ -105,6 +109,49 @@ TEST(RedisBackendTest, ScanWalksTheHashCodeIndex) {
   EXPECT_EQ(out.size(), 2u);
 }
 
+TEST(RedisBackendTest, ConcurrentTransfersConserveTheTotal) {
+  // Four clients move money among five accounts: WATCH/MULTI/EXEC must retry, never lose an update.
+  Server server = StartServer("redis");
+  ASSERT_NE(server.backend, nullptr);
+  constexpr int kAccounts = 5;
+  for (int a = 0; a < kAccounts; ++a) {
+    ASSERT_TRUE(server.backend->Insert("t", absl::StrCat("acct", a), {{kBalanceField, "100"}, {"f", "x"}}).ok());
+  }
+  std::vector<std::thread> clients;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      RedisBackend db("127.0.0.1", server.process->port());
+      if (!db.Init().ok()) return failures.fetch_add(1), void();
+      for (int i = 0; i < 200; ++i) {
+        const int from = (c + i) % kAccounts;
+        const int to = (c + 2 * i + 1) % kAccounts;
+        if (from == to) continue;
+        if (!db.Transfer("t", absl::StrCat("acct", from), absl::StrCat("acct", to), 1 + i % 7).ok()) failures++;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  int64_t total = 0;
+  for (int a = 0; a < kAccounts; ++a) {
+    Record record;
+    ASSERT_TRUE(server.backend->Read("t", absl::StrCat("acct", a), nullptr, &record).ok());
+    EXPECT_EQ(record.at("f"), "x");  // the other fields stay
+    total += std::stoll(record.at(kBalanceField));
+  }
+  EXPECT_EQ(total, kAccounts * 100);
+  // A missing account or one without a balance is an error, and nothing changes.
+  EXPECT_EQ(ReturnCodeOf(server.backend->Transfer("t", "acct0", "nobody", 1)), ReturnCode::kNotFound);
+  // (HMGET cannot tell a record without the field from no record: NotFound.)
+  ASSERT_TRUE(server.backend->Insert("t", "plain", {{"f", "y"}}).ok());
+  Record before, after;
+  ASSERT_TRUE(server.backend->Read("t", "acct0", nullptr, &before).ok());
+  EXPECT_FALSE(server.backend->Transfer("t", "plain", "acct0", 1).ok());
+  ASSERT_TRUE(server.backend->Read("t", "acct0", nullptr, &after).ok());
+  EXPECT_EQ(before, after);
+}
+
 TEST(RedisBackendTest, JavaHashCodeMatchesJava) {
   EXPECT_EQ(JavaStringHashCode(""), 0);
   EXPECT_EQ(JavaStringHashCode("a"), 97);
@@ -112,11 +159,12 @@ TEST(RedisBackendTest, JavaHashCodeMatchesJava) {
   EXPECT_EQ(JavaStringHashCode("user6284781860667377211"), -594971599);  // wraps negative
 }
 
-TEST(MemcachedBackendTest, ScanIsNotImplemented) {
+TEST(MemcachedBackendTest, ScanAndTransferAreNotImplemented) {
   Server server = StartServer("memcached");
   ASSERT_NE(server.backend, nullptr);
   std::vector<Record> out;
   EXPECT_EQ(ReturnCodeOf(server.backend->Scan("usertable", "user1", 10, nullptr, &out)), ReturnCode::kNotImplemented);
+  EXPECT_EQ(ReturnCodeOf(server.backend->Transfer("usertable", "user1", "user2", 5)), ReturnCode::kNotImplemented);
 }
 
 // Writes `value` under `key` with memcached's text protocol, bypassing the record encoding.
