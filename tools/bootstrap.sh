@@ -21,6 +21,8 @@ PACKAGES=(
   libxxhash-dev libssl-dev
   # comparison baselines
   memcached redis-server libmemcached-dev libhiredis-dev
+  # comparison plots (PNG)
+  gnuplot-nox
   # used by tests and scripts (free ports, process control, network namespaces)
   procps iproute2 python3
 )

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Turns a directory of YCSB driver JSON reports (tools/compare_ycsb.sh) into the comparison section of
+docs/benchmarks.md (between "<!-- ycsb-comparison:begin -->" and "<!-- ycsb-comparison:end -->") and PNG
+plots drawn with gnuplot.
+
+Report files are named <system>_<workload>_<threads>_<rep>.json (system: fathom-shm, fathom-tcp,
+memcached, redis). Tables quote, per workload and system, the run with the median throughput of its reps.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+
+SYSTEMS = ["fathom-shm", "fathom-tcp", "memcached", "redis"]
+WORKLOADS = [("a", "YCSB-A (50% reads, 50% updates, zipfian)"),
+             ("b", "YCSB-B (95% reads, 5% updates, zipfian)"),
+             ("c", "YCSB-C (100% reads, zipfian)"),
+             ("f", "YCSB-F (50% reads, 50% read-modify-writes, zipfian)"),
+             ("bank", "Bank (100% two-account transfers, zipfian; Redis: WATCH/MULTI/EXEC)")]
+# The write-side operation reported for each workload.
+WRITE_OP = {"a": "UPDATE", "b": "UPDATE", "c": None, "f": "READ-MODIFY-WRITE", "bank": "TRANSFER"}
+BEGIN, END = "<!-- ycsb-comparison:begin -->", "<!-- ycsb-comparison:end -->"
+NAME = re.compile(r"^(fathom-shm|fathom-tcp|memcached|redis)_([a-z]+)_(\d+)_(\d+)\.json$")
+
+
+def load_runs(directory):
+    runs = {}
+    for name in sorted(os.listdir(directory)):
+        m = NAME.match(name)
+        if not m:
+            continue
+        with open(os.path.join(directory, name)) as f:
+            report = json.load(f)
+        run = [p for p in report["phases"] if p["phase"] == "run"]
+        if not run:
+            continue
+        key = (m.group(1), m.group(2), int(m.group(3)))
+        runs.setdefault(key, []).append(run[0])
+    return runs
+
+
+def median_run(phases):
+    ordered = sorted(phases, key=lambda p: p["throughput_ops_per_sec"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def fmt_rate(x):
+    return f"{x:,.0f}"
+
+
+def fmt_us(op):
+    if op is None:
+        return "–"
+    return f"{op['p50_us']:.1f} / {op['p99_us']:.1f}"
+
+
+def fmt_cpu(seconds, ops):
+    if seconds is None or seconds < 0 or ops == 0:
+        return "–"
+    return f"{seconds * 1e6 / ops:.1f}"
+
+
+def errors(phase):
+    bad = 0
+    for name, m in phase["measurements"].items():
+        if name.endswith("-FAILED"):
+            continue
+        for code, n in m.get("returns", {}).items():
+            if code != "OK":
+                bad += n
+    return bad
+
+
+def table(runs, workload, threads):
+    rows = ["| system | throughput (ops/s), median [min–max] | read p50 / p99 (µs) | "
+            f"{(WRITE_OP[workload] or 'write').lower()} p50 / p99 (µs) | server CPU s / M ops | "
+            "driver CPU s / M ops | non-OK returns |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    rates = {}
+    for system in SYSTEMS:
+        phases = runs.get((system, workload, threads))
+        if not phases:
+            if system == "memcached" and workload == "bank":
+                rows.append("| memcached | not run: no multi-key transactions | | | | | |")
+            continue
+        med = median_run(phases)
+        all_rates = [p["throughput_ops_per_sec"] for p in phases]
+        rates[system] = med["throughput_ops_per_sec"]
+        m = med["measurements"]
+        write = m.get(WRITE_OP[workload]) if WRITE_OP[workload] else None
+        rows.append(f"| {system} | {fmt_rate(rates[system])} [{fmt_rate(min(all_rates))}–{fmt_rate(max(all_rates))}]"
+                    f" | {fmt_us(m.get('READ'))} | {fmt_us(write)} | "
+                    f"{fmt_cpu(med.get('server_cpu_s'), med['operations'])} | "
+                    f"{fmt_cpu(med.get('driver_cpu_s'), med['operations'])} | {errors(med)} |")
+    return "\n".join(rows), rates
+
+
+def ratio_line(rates):
+    baselines = {s: rates[s] for s in ("memcached", "redis") if s in rates}
+    if not baselines:
+        return ""
+    best_name = max(baselines, key=baselines.get)
+    parts = []
+    for system in ("fathom-shm", "fathom-tcp"):
+        if system in rates:
+            parts.append(f"{system} = **{rates[system] / baselines[best_name]:.1f}×** {best_name} (the faster baseline)")
+    return "Ratio: " + "; ".join(parts) + "."
+
+
+def gnuplot(script):
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+def plot_sweep(runs, img):
+    points = {}
+    for (system, workload, threads), phases in runs.items():
+        if workload == "b":
+            points.setdefault(system, []).append((threads, median_run(phases)["throughput_ops_per_sec"]))
+    if not points:
+        return None
+    data = []
+    plots = []
+    for system in SYSTEMS:
+        if system not in points:
+            continue
+        path = os.path.join(img, f"sweep_{system}.dat")
+        with open(path, "w") as f:
+            for t, r in sorted(points[system]):
+                f.write(f"{t} {r}\n")
+        data.append(path)
+        plots.append(f"'{path}' using 1:2 with linespoints title '{system}'")
+    out = os.path.join(img, "ycsb_b_throughput_vs_clients.png")
+    gnuplot(f"""set terminal pngcairo size 800,500
+set output '{out}'
+set title 'YCSB-B: throughput against concurrent clients'
+set xlabel 'client threads (fathom: clients on node threads)'
+set ylabel 'operations / s'
+set logscale x 2
+set logscale y 10
+set grid
+set key left top
+plot {', '.join(plots)}
+""")
+    for path in data:
+        os.remove(path)
+    return out
+
+
+def plot_cdf(runs, img, threads, workload="b", op="READ"):
+    plots, data = [], []
+    for system in SYSTEMS:
+        phases = runs.get((system, workload, threads))
+        if not phases:
+            continue
+        m = median_run(phases)["measurements"].get(op)
+        if not m or "cdf_us" not in m:
+            continue
+        path = os.path.join(img, f"cdf_{system}.dat")
+        with open(path, "w") as f:
+            for pct, us in m["cdf_us"]:
+                f.write(f"{max(us, 0.01)} {pct}\n")
+        data.append(path)
+        plots.append(f"'{path}' using 1:2 with lines lw 2 title '{system}'")
+    if not plots:
+        return None
+    out = os.path.join(img, f"ycsb_{workload}_{op.lower()}_latency_cdf.png")
+    gnuplot(f"""set terminal pngcairo size 800,500
+set output '{out}'
+set title 'YCSB-{workload.upper()}: {op} latency CDF ({threads} clients)'
+set xlabel 'latency (µs)'
+set ylabel 'percent of operations'
+set logscale x 10
+set yrange [0:100]
+set grid
+set key right bottom
+plot {', '.join(plots)}
+""")
+    for path in data:
+        os.remove(path)
+    return out
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    def version(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
+        except (OSError, IndexError):
+            return "?"
+    return (f"{os.cpu_count()} cores ({cpu}), {mem}, Linux {platform.release()}; "
+            f"{version(['redis-server', '--version'])}; {version(['memcached', '-V'])}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", required=True)
+    ap.add_argument("--doc", required=True)
+    ap.add_argument("--img", required=True)
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--command", required=True)
+    args = ap.parse_args()
+    runs = load_runs(args.runs)
+    if not runs:
+        sys.exit(f"ycsb_report: no reports in {args.runs}")
+    doc_dir = os.path.dirname(os.path.abspath(args.doc))
+    lines = [BEGIN, "", "## YCSB: Fathom beside memcached and Redis (issue 8)", "",
+             f"Generated by `{args.command}` on {datetime.date.today().isoformat()}. Machine: {machine()}. "
+             "All systems ran on the same machine in the same run, one after another. Every system gets "
+             f"{args.threads} concurrent clients: memcached and Redis one driver thread and connection each "
+             "(the driver starts the servers on loopback ports, persistence off); Fathom runs the driver's "
+             "embedded cluster (3 nodes × 2 threads, f = 1, every write replicated) with its clients on the "
+             "node threads, one operation in flight each (FaRM's model: the application runs on the nodes). "
+             "So Fathom's CPU column counts its whole process, clients included, while memcached's and Redis' "
+             "count only the server. Latencies are client-side; p50 / p99 in µs.", ""]
+    summary = {}
+    for workload, title in WORKLOADS:
+        text, rates = table(runs, workload, args.threads)
+        if len(text.splitlines()) <= 2:
+            continue
+        summary[workload] = rates
+        lines += [f"### {title}", "", text, "", ratio_line(rates), ""]
+    sweep = plot_sweep(runs, args.img)
+    cdf = plot_cdf(runs, args.img, args.threads)
+    for path, caption in ((sweep, "YCSB-B throughput against client threads"),
+                          (cdf, "YCSB-B read latency CDF")):
+        if path:
+            lines += [f"![{caption}]({os.path.relpath(path, doc_dir)})", ""]
+    b = summary.get("b", {})
+    if b:
+        baselines = [b[s] for s in ("memcached", "redis") if s in b]
+        verdicts = []
+        if "fathom-shm" in b and baselines:
+            r = b["fathom-shm"] / max(baselines)
+            verdicts.append(f"over shm Fathom is {r:.1f}× the faster baseline on YCSB-B: the 20× goal is "
+                            + ("**met**" if r >= 20 else "**not met**"))
+        if "fathom-tcp" in b and baselines:
+            r = b["fathom-tcp"] / max(baselines)
+            verdicts.append(f"over tcp it is {r:.1f}×: " + ("ahead of both" if r > 1 else "**behind**"))
+        lines += ["Goal check: " + "; ".join(verdicts) + ".", ""]
+    lines.append(END)
+    section = "\n".join(lines) + "\n"
+    existing = open(args.doc).read() if os.path.exists(args.doc) else ""
+    if BEGIN in existing and END in existing:
+        head, rest = existing.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        updated = head + section.rstrip("\n") + tail
+    else:
+        updated = existing + ("\n" if existing and not existing.endswith("\n") else "") + "\n" + section
+    with open(args.doc, "w") as f:
+        f.write(updated)
+
+
+if __name__ == "__main__":
+    main()
