@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# tools/ycsb_report.py on made-up driver reports: the table quotes the median of the reps, the ratio and
+# the goal check follow from it, memcached's bank is marked not run, the plots are written, and the doc's
+# other content survives a second run that replaces (not duplicates) the section.
+set -euo pipefail
+report="$1"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/runs" "$dir/docs/img"
+
+# write <system> <workload> <threads> <rep> <throughput>
+write() {
+  cat >"$dir/runs/$1_$2_$3_$4.json" <<JSON
+{"config": {"backend": "x"}, "phases": [
+ {"phase": "load", "runtime_ms": 1, "operations": 1, "throughput_ops_per_sec": 1.0, "measurements": {}, "server_cpu_s": -1, "driver_cpu_s": -1},
+ {"phase": "run", "runtime_ms": 1000, "operations": 1000000, "throughput_ops_per_sec": $5,
+  "measurements": {"READ": {"operations": 10, "average_us": 2.0, "min_us": 1.0, "max_us": 9.0, "p50_us": 2.5, "p95_us": 3.0, "p99_us": 7.5, "p999_us": 9.0,
+    "cdf_us": [[1, 1.0], [50, 2.5], [99, 7.5], [100, 9.0]], "returns": {"OK": 10, "NOT_FOUND": 2}},
+   "UPDATE": {"operations": 3, "average_us": 20.0, "min_us": 10.0, "max_us": 90.0, "p50_us": 25.0, "p95_us": 30.0, "p99_us": 75.0, "p999_us": 90.0,
+    "cdf_us": [[1, 10.0], [100, 90.0]], "returns": {"OK": 3}}},
+  "server_cpu_s": 4.0, "driver_cpu_s": 6.0}]}
+JSON
+}
+write fathom-shm b 8 1 3000000
+write fathom-shm b 8 2 1000000
+write fathom-shm b 8 3 2000000
+write redis b 8 1 100000
+write memcached b 8 1 50000
+write redis bank 8 1 7000
+write fathom-shm b 1 1 500000
+write redis b 1 1 20000
+
+printf '# Benchmarks\n\nHand-written intro.\n' >"$dir/docs/benchmarks.md"
+for attempt in 1 2; do
+  python3 "$report" --runs "$dir/runs" --doc "$dir/docs/benchmarks.md" --img "$dir/docs/img" --threads 8 \
+    --command "tools/compare_ycsb.sh --test"
+done
+doc="$dir/docs/benchmarks.md"
+fail() { echo "FAIL: $*"; cat "$doc"; exit 1; }
+grep -q "Hand-written intro." "$doc" || fail "the doc's own content was lost"
+[[ "$(grep -c "ycsb-comparison:begin" "$doc")" -eq 1 ]] || fail "the section was duplicated"
+grep -q "| fathom-shm | 2,000,000 \[1,000,000–3,000,000\] | 2.5 / 7.5 | 25.0 / 75.0 | 4.0 | 6.0 | 2 |" "$doc" \
+  || fail "fathom-shm's row does not quote the median run"
+grep -q "fathom-shm = \*\*20.0×\*\* redis" "$doc" || fail "ratio against the faster baseline"
+grep -q "the 20× goal is \*\*met\*\*" "$doc" || fail "goal check"
+grep -q "| memcached | not run: no multi-key transactions" "$doc" || fail "memcached's bank row"
+grep -q "tools/compare_ycsb.sh --test" "$doc" || fail "the command is not quoted"
+for png in ycsb_b_throughput_vs_clients.png ycsb_b_read_latency_cdf.png; do
+  [[ -s "$dir/docs/img/$png" ]] || fail "no plot $png"
+  grep -q "(img/$png)" "$doc" || fail "plot $png not linked relative to the doc"
+done
+echo PASS
