@@ -49,6 +49,7 @@ ABSL_FLAG(std::string, backend, "fathom",
 ABSL_FLAG(std::string, fathom_fabric, "shm", "fathom backend: shm (UCX shared memory) or tcp (UCX tcp)");
 ABSL_FLAG(int, fathom_nodes, 3, "fathom backend: nodes of the embedded cluster");
 ABSL_FLAG(int, fathom_backups, 1, "fathom backend: f, backups of every record");
+ABSL_FLAG(int, fathom_threads, 2, "fathom backend: node threads per node");
 ABSL_FLAG(std::string, fathom_clients, "node",
           "fathom backend: node (clients run on the cluster's node threads, asynchronously, one operation in "
           "flight each) or app (one application thread per client, blocking calls)");
@@ -172,6 +173,8 @@ absl::Status Main(int argc, char** argv) {
     FathomClusterOptions fathom_options;
     fathom_options.nodes = absl::GetFlag(FLAGS_fathom_nodes);
     fathom_options.backups = absl::GetFlag(FLAGS_fathom_backups);
+    fathom_options.threads_per_node = absl::GetFlag(FLAGS_fathom_threads);
+    if (fathom_options.threads_per_node < 1) return absl::InvalidArgumentError("--fathom_threads must be >= 1");
     fathom_options.tcp = fabric == "tcp";
     const WorkloadConfig& sizing = workload->config();
     // Room for the load and for the run's inserts.

@@ -127,11 +127,12 @@ void NodeThread::Loop() {
       sleep = kFirstSleep;
       continue;
     }
-    busy_since = config_.clock->Now();
+    const absl::Time now = config_.clock->Now();
+    busy_since = now;
     // Recently busy: more is likely on its way, and a write into our rings raises no event, so poll again
     // (yielding, since nodes share cores). Idle for longer: sleep on the worker, which tcp traffic and
     // posted tasks wake, a little longer each time up to idle_wait.
-    if (config_.clock->Now() - last_work < config_.busy_poll_window) {
+    if (now - last_work < config_.busy_poll_window) {
       std::this_thread::yield();
     } else {
       worker_->Wait(sleep);
