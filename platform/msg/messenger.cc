@@ -22,10 +22,15 @@ Messenger::Messenger(MessengerOptions options) : options_(std::move(options)) {
   options_.receiver.clock = options_.clock;
 }
 
-Messenger::~Messenger() {
-  pending_.TakeAll(finished_);
-  RunCallbacks(absl::CancelledError("messenger destroyed"));
-  for (auto& [id, peer] : peers_) NotifyWritten(*peer, absl::CancelledError("messenger destroyed"));
+Messenger::~Messenger() { CancelPending(); }
+
+void Messenger::CancelPending() {
+  // A callback may start another call or write (a commit's abort); those are cancelled in the next round.
+  for (int round = 0; round < 16 && (!pending_.empty() || written_waiters_ > 0); ++round) {
+    pending_.TakeAll(finished_);
+    RunCallbacks(absl::CancelledError("messenger destroyed"));
+    for (auto& [id, peer] : peers_) NotifyWritten(*peer, absl::CancelledError("messenger destroyed"));
+  }
 }
 
 absl::Status Messenger::Register(MessageType type, Handler handler) {

@@ -85,10 +85,15 @@ struct MessengerOptions {
 class Messenger {
  public:
   explicit Messenger(MessengerOptions options = {});
-  // Pending calls complete with Cancelled.
+  // Pending calls complete with Cancelled (CancelPending).
   ~Messenger();
   Messenger(const Messenger&) = delete;
   Messenger& operator=(const Messenger&) = delete;
+
+  // Completes every pending call and write-completion wait with Cancelled. Their callbacks may still use
+  // this messenger (release set-aside room, send), so an owner tearing it down calls this first, while the
+  // messenger is still reachable through the owner, and destroys it after.
+  void CancelPending();
 
   // See HandlerRegistry::Register. FailedPrecondition inside Poll.
   absl::Status Register(MessageType type, Handler handler);

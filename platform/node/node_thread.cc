@@ -140,7 +140,10 @@ void NodeThread::Loop() {
     }
   }
   // Tear down on the thread that owns it all: the messenger before the endpoints it sends through, the
-  // endpoints before the worker.
+  // endpoints before the worker. Its pending callbacks run first, while messenger() still returns it
+  // (unique_ptr::reset clears the pointer before the destructor runs, and a commit's callback releases
+  // ring room through messenger()).
+  messenger_->CancelPending();
   messenger_.reset();
   pollers_.clear();
   peers_.clear();
