@@ -41,6 +41,8 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
   restore.epoch = restore.image.max_epoch + 1;
 
   const txn::ReplicaSet replicas(restore.epoch, members, backups);
+  std::set<uint32_t> own_regions;
+  for (memory::LocalRegion* region : node.data_regions()) own_regions.insert(region->id());
   for (const auto& [raw, state] : restore.image.newest) {
     const uint32_t region = state.address.region;
     const uint32_t primary = txn::PrimaryOf(region);
@@ -48,7 +50,14 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
       return absl::InvalidArgumentError(absl::StrCat("a logged state of ", state.address.ToString(),
                                                      " belongs to node ", primary, ", which is not a member"));
     }
-    if (primary == self) continue;
+    if (primary == self) {
+      // Not silently dropped: a node restarted with less memory than its log covers must say so.
+      if (!own_regions.contains(region)) {
+        return absl::InvalidArgumentError(absl::StrCat("node ", self, " has no region ", region, " for its logged ",
+                                                       state.address.ToString(), " (started with less memory?)"));
+      }
+      continue;
+    }
     auto holders = replicas.BackupsOf(region);
     if (!holders.ok()) return holders.status();
     if (std::find(holders->begin(), holders->end(), self) != holders->end()) restore.backup_regions.insert(region);
