@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -163,9 +164,11 @@ absl::StatusOr<ChunkReply> DecodeChunkReply(std::string_view bytes, uint64_t off
 }
 
 void ServeLogSnapshot(msg::Messenger& messenger, std::shared_ptr<const std::string> snapshot) {
+  // The messenger owns the handler, so the pointer stays valid as long as the handler can run.
+  msg::Messenger* ring = &messenger;
   messenger
       .Register(kLogSnapshotMessage,
-                [snapshot](const msg::Message& message, std::string* reply) -> absl::Status {
+                [snapshot, ring](const msg::Message& message, std::string* reply) -> absl::Status {
                   if (reply == nullptr) return absl::InvalidArgumentError("a log snapshot request must be a call");
                   auto offset = DecodeChunkRequest(message.payload);
                   if (!offset.ok()) return offset.status();
@@ -173,7 +176,15 @@ void ServeLogSnapshot(msg::Messenger& messenger, std::shared_ptr<const std::stri
                     return absl::OutOfRangeError(absl::StrCat("log snapshot offset ", *offset, " past its ",
                                                               snapshot->size(), " bytes"));
                   }
-                  const size_t n = std::min(kSnapshotChunkBytes, snapshot->size() - *offset);
+                  // A reply must fit the ring back to the asker (small rings in tests, 64 KiB in fathomd).
+                  auto room = ring->max_payload(message.peer);
+                  if (!room.ok()) return room.status();
+                  if (*room <= kChunkReplyHeaderBytes) {
+                    return absl::FailedPreconditionError(absl::StrCat("a ring of ", *room, " bytes to node ",
+                                                                      message.peer, " cannot carry a log chunk"));
+                  }
+                  const size_t n = std::min({kSnapshotChunkBytes, *room - kChunkReplyHeaderBytes,
+                                             snapshot->size() - *offset});
                   *reply = EncodeChunkReply(snapshot->size(), std::string_view(*snapshot).substr(*offset, n));
                   return absl::OkStatus();
                 })

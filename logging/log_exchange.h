@@ -33,7 +33,7 @@ namespace fathom::logging {
 inline constexpr msg::MessageType kLogSnapshotMessage = 200;
 inline constexpr uint8_t kSnapshotFormat = 1;
 inline constexpr size_t kSnapshotHeaderBytes = 24;
-// Bytes of the stream per reply: well below a ring's largest message (64 KiB rings take ~32 KiB).
+// Bytes of the stream per reply at most; less when the ring back to the asker takes less.
 inline constexpr size_t kSnapshotChunkBytes = 16 << 10;
 // A chunk request is 9 bytes; a reply is 9 bytes of header and the chunk.
 inline constexpr size_t kChunkRequestBytes = 9;

@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
+#include "platform/node/embedded_cluster.h"
 
 namespace fathom::logging {
 namespace {
@@ -131,6 +132,57 @@ TEST(LogExchangeTest, ChunkMessagesAreChecked) {
   EXPECT_FALSE(DecodeChunkReply(std::string(kSnapshotChunkBytes + 9 + 1, '\1'), 0).ok());
   EXPECT_FALSE(DecodeChunkReply("\1abc", 0).ok());
   EXPECT_OK(DecodeChunkReply(EncodeChunkReply(3, "abc"), 0).status());
+}
+
+// Over a real node runtime (SimFabric): a log of many chunks arrives whole; a damaged one is refused.
+TEST(LogExchangeTest, APeerFetchesALogOfManyChunksAndRefusesADamagedOne) {
+  PeerLog big;
+  big.has_log = true;
+  big.contents.node_id = 2;
+  big.contents.position = 1000;
+  for (uint32_t i = 0; i < 600; ++i) {
+    ObjectState s;
+    s.address = memory::GlobalAddress{(2 << 16) | 1, 256 * i};
+    s.capacity = 256;
+    s.flags = 1;
+    s.version = 1 + i % 7;
+    s.payload = std::string(100 + i % 50, static_cast<char>('a' + i % 26));
+    s.role = Role::kPrimary;
+    s.position = 1 + i;
+    big.contents.states.push_back(s);
+  }
+  std::map<uint32_t, std::shared_ptr<const std::string>> served;
+  served[1] = std::make_shared<const std::string>(EncodeLogSnapshot(PeerLog{.contents = {.node_id = 1}}));
+  served[2] = std::make_shared<const std::string>(EncodeLogSnapshot(big));
+  ASSERT_GT(served[2]->size(), 5 * kSnapshotChunkBytes);
+  PeerLog three = big;
+  three.contents.node_id = 3;
+  std::string damaged = EncodeLogSnapshot(three);
+  damaged[damaged.size() / 2] ^= 0x08;
+  served[3] = std::make_shared<const std::string>(damaged);
+
+  node::EmbeddedClusterOptions options;
+  options.fabric = node::EmbeddedFabric::kSim;
+  options.customize = [&served](node::NodeOptions& node) {
+    node.register_handlers = [snapshot = served.at(node.node_id)](msg::Messenger& m, int) {
+      ServeLogSnapshot(m, snapshot);
+    };
+  };
+  ASSERT_OK_AND_ASSIGN(auto cluster, node::EmbeddedCluster::Start(options));
+
+  ASSERT_OK_AND_ASSIGN(PeerLog fetched, FetchLogSnapshot(cluster->node(1), 2, absl::Seconds(10)));
+  EXPECT_TRUE(fetched.has_log);
+  ASSERT_EQ(fetched.contents.states.size(), 600u);
+  for (size_t i = 0; i < 600; ++i) {
+    EXPECT_EQ(fetched.contents.states[i].payload, big.contents.states[i].payload) << i;
+    EXPECT_EQ(fetched.contents.states[i].version, big.contents.states[i].version) << i;
+  }
+  ASSERT_OK_AND_ASSIGN(PeerLog none, FetchLogSnapshot(cluster->node(2), 1, absl::Seconds(10)));
+  EXPECT_FALSE(none.has_log);
+  auto bad = FetchLogSnapshot(cluster->node(1), 3, absl::Seconds(10));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << bad.status();
+  EXPECT_NE(bad.status().message().find("node 3"), std::string::npos) << bad.status();
 }
 
 }  // namespace

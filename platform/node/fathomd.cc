@@ -76,6 +76,9 @@ ABSL_FLAG(int, backups, 1, "f: backups of every region in memory (transactions r
 ABSL_FLAG(std::string, data_dir, "",
           "directory of this node's SSD log (created if missing); if it holds a log, the node restarts from it "
           "(with every other member, listed in --peers). Empty: no log");
+ABSL_FLAG(bool, log_fsync, false,
+          "fsync every log batch: the log then survives power loss, not only a killed process (costs latency "
+          "on the log's own thread, not on Commit)");
 ABSL_FLAG(std::string, txn_members, "",
           "without --zk: the nodes that hold data and replicas, id,id,... (default: this node and --peers); "
           "every node of the cluster must list the same. With --zk the configuration says.");
@@ -314,6 +317,7 @@ int Run() {
     logging::ObjectLogOptions log_options;
     log_options.dir = data_dir;
     log_options.node_id = id;
+    log_options.sync = absl::GetFlag(FLAGS_log_fsync);
     auto opened = logging::ObjectLog::Open(log_options);
     if (!opened.ok()) {
       Log(id, absl::StrCat("node ", id, " cannot open its log: ", opened.status().ToString()));

@@ -210,7 +210,9 @@ TEST(FathomdRestartTest, AnIntactLogIsRestoredAndADamagedOneStopsStartup) {
     // The control: the same log, undamaged, is restored and served.
     const std::string dir = FreshDir("intact") + "/node1";
     WriteLog(dir, 6, /*flush_to_sst=*/true);
-    ASSERT_OK_AND_ASSIGN(FathomdProcess node, StartFathomd(1, SingleNodeFlags(dir)));
+    std::vector<std::string> flags = SingleNodeFlags(dir);
+    flags.push_back("--log_fsync");
+    ASSERT_OK_AND_ASSIGN(FathomdProcess node, StartFathomd(1, flags));
     ASSERT_OK_AND_ASSIGN(auto client, ConnectControl(node.control_address, RestartCluster::kToken));
     ASSERT_OK_AND_ASSIGN(auto stats, client->Stats());
     EXPECT_EQ(stats.counters().at("restart.primaries"), 6u);
@@ -261,6 +263,26 @@ TEST(FathomdRestartTest, AnIntactLogIsRestoredAndADamagedOneStopsStartup) {
     }
     ExpectStartupRefused(dir, {"node 1 cannot restart from its log in " + dir, ".sst"});
   }
+}
+
+// A restart needs every member's log: a member that has none is named, and the restart stops.
+TEST(FathomdRestartTest, ARestartIsRefusedWhenAMemberHasNoLog) {
+  const std::string dir = FreshDir("member_without_log");
+  WriteLog(dir + "/node1", 4, false);
+  std::vector<std::string> flags = SingleNodeFlags(dir + "/node2");
+  flags.push_back("--txn_members=1,2");  // the later flag wins
+  flags.push_back("--backups=1");
+  ASSERT_OK_AND_ASSIGN(FathomdProcess fresh, StartFathomd(2, flags));  // an empty directory: starts fresh
+  flags = SingleNodeFlags(dir + "/node1");
+  flags.push_back("--txn_members=1,2");
+  flags.push_back("--backups=1");
+  flags.push_back("--peers=2@" + fresh.control_address);
+  ASSERT_OK_AND_ASSIGN(FathomdExit exit, RunFathomdToExit(1, flags, dir + "/node1.stderr"));
+  std::cerr << "[ info ] fathomd refused to start:\n" << exit.stderr_text;
+  EXPECT_EQ(exit.exit_code, 1);
+  EXPECT_NE(exit.stderr_text.find("node 2 has no log, but node 1 restarts from its log in " + dir + "/node1"),
+            std::string::npos)
+      << exit.stderr_text;
 }
 
 }  // namespace
