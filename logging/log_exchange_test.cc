@@ -122,7 +122,8 @@ TEST(LogExchangeTest, ChunkMessagesAreChecked) {
   wrong[0] = 9;
   EXPECT_FALSE(DecodeChunkRequest(wrong).ok());
 
-  ASSERT_OK_AND_ASSIGN(ChunkReply reply, DecodeChunkReply(EncodeChunkReply(100, "abc"), 97));
+  const std::string encoded = EncodeChunkReply(100, "abc");  // the reply's chunk points into it
+  ASSERT_OK_AND_ASSIGN(ChunkReply reply, DecodeChunkReply(encoded, 97));
   EXPECT_EQ(reply.total, 100u);
   EXPECT_EQ(reply.chunk, "abc");
   EXPECT_FALSE(DecodeChunkReply(EncodeChunkReply(100, "abcd"), 97).ok());     // past the total
