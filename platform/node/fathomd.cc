@@ -182,6 +182,34 @@ absl::Status CheckPeersListMembers(uint32_t self, const std::vector<PeerAddress>
   return absl::OkStatus();
 }
 
+// Joins every member and rebuilds this node's memory from every member's log (logging/node_restart.h).
+absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromMembers(Node& node, const logging::LogContents& own,
+                                                                         const std::vector<uint32_t>& members,
+                                                                         int backups) {
+  if (absl::Status joined = node.JoinPeers(); !joined.ok()) return joined;
+  auto restore = logging::RestoreNode(node, own, members, backups, node.options().call_timeout);
+  if (!restore.ok()) return restore.status();
+  return std::make_unique<logging::NodeRestore>(std::move(*restore));
+}
+
+// Opens the node's log in `dir`; after a restart, first appends the states only peers had persisted, so
+// this node's log covers its memory again. Before the transaction layer runs, so no newer state of the
+// same object can be appended ahead of them.
+absl::StatusOr<std::unique_ptr<logging::ObjectLog>> OpenNodeLog(uint32_t id, const std::string& dir,
+                                                                const logging::NodeRestore* restored) {
+  logging::ObjectLogOptions options;
+  options.dir = dir;
+  options.node_id = id;
+  options.sync = absl::GetFlag(FLAGS_log_fsync);
+  auto log = logging::ObjectLog::Open(options);
+  if (!log.ok() || restored == nullptr) return log;
+  for (const logging::ObjectState& state : restored->adopted) (*log)->Append(state);
+  if (absl::Status s = (*log)->WaitForPersisted(absl::Seconds(30)); !s.ok()) {
+    Log(id, absl::StrCat("warning: adopted states not yet on disk: ", s.ToString()));
+  }
+  return log;
+}
+
 int Run() {
   NodeOptions options;
   options.node_id = absl::GetFlag(FLAGS_node_id);
@@ -297,28 +325,18 @@ int Run() {
   std::unique_ptr<logging::NodeRestore> restored;
   if (restart) {
     Log(id, absl::StrCat("restarting from ", data_dir, ": joining ", options.peers.size(), " peers"));
-    if (absl::Status joined = (*node)->JoinPeers(); !joined.ok()) {
-      Log(id, joined.ToString());
-      (*node)->Stop();
-      return 1;
-    }
-    auto restore = logging::RestoreNode(**node, starting->log.contents, members, txn_options.backups,
-                                        options.call_timeout);
+    auto restore = RestoreFromMembers(**node, starting->log.contents, members, txn_options.backups);
     if (!restore.ok()) {
       Log(id, absl::StrCat("node ", id, " cannot restart: ", restore.status().ToString()));
       (*node)->Stop();
       return 1;
     }
-    restored = std::make_unique<logging::NodeRestore>(std::move(*restore));
+    restored = std::move(*restore);
     epoch = restored->epoch;
     txn_options.restore_backups = restored->BackupRestorer();
   }
   if (!data_dir.empty()) {
-    logging::ObjectLogOptions log_options;
-    log_options.dir = data_dir;
-    log_options.node_id = id;
-    log_options.sync = absl::GetFlag(FLAGS_log_fsync);
-    auto opened = logging::ObjectLog::Open(log_options);
+    auto opened = OpenNodeLog(id, data_dir, restored.get());
     if (!opened.ok()) {
       Log(id, absl::StrCat("node ", id, " cannot open its log: ", opened.status().ToString()));
       (*node)->Stop();
@@ -336,11 +354,6 @@ int Run() {
     return 1;
   }
   if (restored != nullptr) {
-    // States only a peer had persisted: logging them here makes this node's log cover its memory again.
-    for (const logging::ObjectState& state : restored->adopted) log->Append(state);
-    if (absl::Status s = log->WaitForPersisted(absl::Seconds(30)); !s.ok()) {
-      Log(id, absl::StrCat("warning: adopted states not yet on disk: ", s.ToString()));
-    }
     Log(id, absl::StrCat("restored ", restored->primaries, " objects in its regions, ", restored->backups,
                          " in backup copies (", restored->adopted.size(), " only peers had logged); epoch ", epoch));
     const uint64_t primaries = restored->primaries, backups = restored->backups, adopted = restored->adopted.size();
