@@ -36,6 +36,9 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
     }
     logs.push_back(std::move(fetched->contents));
   }
+  // The same order on every node, so ties (equal versions, which are equal states) resolve alike.
+  std::sort(logs.begin(), logs.end(),
+            [](const LogContents& a, const LogContents& b) { return a.node_id < b.node_id; });
   NodeRestore restore;
   restore.image = MergeLogs(logs);
   restore.epoch = restore.image.max_epoch + 1;

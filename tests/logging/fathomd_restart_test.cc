@@ -139,6 +139,15 @@ TEST(FathomdRestartTest, KilledMidWorkloadEachAccountComesBackAtOrAfterTheDurabl
   ASSERT_OK(clients.first_error());
   ASSERT_OK_AND_ASSIGN(std::vector<int64_t> last, ReadBalances(cluster->client(), accounts));
   EXPECT_EQ(Sum(last), Sum(restored));
+
+  // What the restarted cluster did is as durable as anything: caught up, killed, restarted, all there.
+  ASSERT_OK(cluster->WaitForLogsCaughtUp().status());
+  const uint64_t second_epoch = cluster->epoch();
+  cluster->KillAll();
+  ASSERT_OK(cluster->Restart());
+  ExpectRestarted(*cluster, second_epoch, /*expect_nothing_adopted=*/true);
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> again, ReadBalances(cluster->client(), accounts));
+  EXPECT_EQ(again, last);
 }
 
 // Node 1's first data region (index 0 is its ring region).
