@@ -11,7 +11,16 @@
 // runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
 // until SIGTERM, SIGINT or a Shutdown call. Exit codes: 0 clean stop, 1 a runtime
-// failure (port in use, peer unreachable, memory not available), 2 bad flags.
+// failure (port in use, peer unreachable, memory not available, a damaged log), 2 bad flags.
+//
+// With --data_dir the node logs every object state it installs (as primary and as backup) to a RocksDB
+// database there (logging/object_log.h; counters log.* in Stats). If the directory already holds a log,
+// the node restarts from it: it validates the whole log first (any damage or unknown format version
+// stops startup, exit 1, naming the node, directory and key), joins every other member (--peers must
+// list them all, and they must restart with their directories too), fetches their logs over the fabric,
+// and rebuilds its primaries and backup copies from the newest state of each object in any member's log
+// (docs/formats/ssd-log.md, "Whole-cluster restart") before the transaction layer attaches. The
+// restarted cluster runs in configuration epoch (newest logged epoch + 1), shown as txn.epoch in Stats.
 #include <signal.h>
 #include <time.h>
 
@@ -31,6 +40,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/zookeeper_coordinator.h"
+#include "logging/log_exchange.h"
+#include "logging/log_reader.h"
+#include "logging/node_restart.h"
+#include "logging/object_log.h"
+#include "logging/txn_hook.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
 #include "platform/node/lease_agent.h"
 #include "platform/node/membership.h"
@@ -59,6 +73,12 @@ ABSL_FLAG(std::string, tls_key, "", "TLS private key (PEM)");
 ABSL_FLAG(std::string, tls_ca, "", "CA certificate to verify peers' control services (PEM)");
 ABSL_FLAG(absl::Duration, join_timeout, absl::Seconds(30), "how long to wait for the listed peers");
 ABSL_FLAG(int, backups, 1, "f: backups of every region in memory (transactions replicate to f+1 nodes)");
+ABSL_FLAG(std::string, data_dir, "",
+          "directory of this node's SSD log (created if missing); if it holds a log, the node restarts from it "
+          "(with every other member, listed in --peers). Empty: no log");
+ABSL_FLAG(bool, log_fsync, false,
+          "fsync every log batch: the log then survives power loss, not only a killed process (costs latency "
+          "on the log's own thread, not on Commit)");
 ABSL_FLAG(std::string, txn_members, "",
           "without --zk: the nodes that hold data and replicas, id,id,... (default: this node and --peers); "
           "every node of the cluster must list the same. With --zk the configuration says.");
@@ -123,6 +143,73 @@ absl::StatusOr<std::vector<uint32_t>> TxnMembers(uint32_t self, const std::vecto
   return members;
 }
 
+// This node's log as found at start: what it serves to restarting peers, and what it restarts from.
+struct StartingLog {
+  logging::PeerLog log;
+  std::shared_ptr<const std::string> snapshot;  // the log as the restart exchange ships it
+};
+
+// Reads and validates the log in `dir` (NotFound: a fresh node). Any damage is an error naming the
+// directory and key.
+absl::StatusOr<StartingLog> ReadStartingLog(uint32_t id, const std::string& dir) {
+  StartingLog start;
+  start.log.contents.node_id = id;
+  if (!dir.empty()) {
+    auto contents = logging::ReadLog(dir, id);
+    if (contents.ok()) {
+      start.log.has_log = true;
+      start.log.contents = std::move(*contents);
+    } else if (!absl::IsNotFound(contents.status())) {
+      return contents.status();
+    }
+  }
+  start.snapshot = std::make_shared<const std::string>(logging::EncodeLogSnapshot(start.log));
+  return start;
+}
+
+// Every member but this node must be a listed peer: a restart gathers their logs before it serves.
+absl::Status CheckPeersListMembers(uint32_t self, const std::vector<PeerAddress>& peers,
+                                   const std::vector<uint32_t>& members) {
+  for (uint32_t member : members) {
+    if (member == self) continue;
+    bool listed = false;
+    for (const PeerAddress& peer : peers) listed |= peer.node_id == member;
+    if (!listed) {
+      return absl::InvalidArgumentError(absl::StrCat("restarting from a log needs every other member in --peers; "
+                                                     "node ", member, " is not listed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Joins every member and rebuilds this node's memory from every member's log (logging/node_restart.h).
+absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromMembers(Node& node, const logging::LogContents& own,
+                                                                         const std::vector<uint32_t>& members,
+                                                                         int backups) {
+  if (absl::Status joined = node.JoinPeers(); !joined.ok()) return joined;
+  auto restore = logging::RestoreNode(node, own, members, backups, node.options().call_timeout);
+  if (!restore.ok()) return restore.status();
+  return std::make_unique<logging::NodeRestore>(std::move(*restore));
+}
+
+// Opens the node's log in `dir`; after a restart, first appends the states only peers had persisted, so
+// this node's log covers its memory again. Before the transaction layer runs, so no newer state of the
+// same object can be appended ahead of them.
+absl::StatusOr<std::unique_ptr<logging::ObjectLog>> OpenNodeLog(uint32_t id, const std::string& dir,
+                                                                const logging::NodeRestore* restored) {
+  logging::ObjectLogOptions options;
+  options.dir = dir;
+  options.node_id = id;
+  options.sync = absl::GetFlag(FLAGS_log_fsync);
+  auto log = logging::ObjectLog::Open(options);
+  if (!log.ok() || restored == nullptr) return log;
+  for (const logging::ObjectState& state : restored->adopted) (*log)->Append(state);
+  if (absl::Status s = (*log)->WaitForPersisted(absl::Seconds(30)); !s.ok()) {
+    Log(id, absl::StrCat("warning: adopted states not yet on disk: ", s.ToString()));
+  }
+  return log;
+}
+
 int Run() {
   NodeOptions options;
   options.node_id = absl::GetFlag(FLAGS_node_id);
@@ -151,6 +238,27 @@ int Run() {
   options.tls_ca_path = absl::GetFlag(FLAGS_tls_ca);
   options.join_timeout = absl::GetFlag(FLAGS_join_timeout);
   const uint32_t id = options.node_id;
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+
+  // The log first: a damaged one stops startup before anything else is started.
+  auto starting = ReadStartingLog(id, data_dir);
+  if (!starting.ok()) {
+    Log(id, absl::StrCat("node ", id, " cannot restart from its log in ", data_dir, ": ",
+                         starting.status().ToString()));
+    return 1;
+  }
+  const bool restart = starting->log.has_log;
+  if (restart && !zk.empty()) {
+    return BadFlags("restarting from a log (--data_dir holds one) works with --peers; with --zk it is not built yet");
+  }
+  if (restart) {
+    Log(id, absl::StrCat("log in ", data_dir, ": ", starting->log.contents.states.size(), " objects, position ",
+                         starting->log.contents.position));
+  }
+  // Every node answers restarting peers, with its log or with "no log".
+  options.register_handlers = [snapshot = starting->snapshot](msg::Messenger& messenger, int) {
+    logging::ServeLogSnapshot(messenger, snapshot);
+  };
 
   // ZooKeeper first: if it cannot be reached, nothing else is worth starting.
   std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator;
@@ -191,30 +299,76 @@ int Run() {
   Log(id, absl::StrCat("starting: ", options.memory_bytes >> 20, " MiB in regions of ", options.region_bytes >> 20,
                        " MiB, ", options.worker_threads, " threads, transports '",
                        ucx.transports.empty() ? "(UCX_TLS or UCX default)" : ucx.transports, "'"));
+  std::unique_ptr<logging::ObjectLog> log;  // outlives the node: its threads append to it
   auto node = Node::Start(options, std::move(*fabric));
   if (!node.ok()) {
     Log(id, absl::StrCat("cannot start: ", node.status().ToString()));
     return absl::IsInvalidArgument(node.status()) ? 2 : 1;
   }
   Log(id, absl::StrCat("control service on ", (*node)->control_address(), ", incarnation ", (*node)->incarnation()));
-  // The transaction layer, before any peer can send it a record.
   txn::TxnOptions txn_options;
   txn_options.backups = absl::GetFlag(FLAGS_backups);
+  std::vector<uint32_t> members;
+  if (coordinator == nullptr) {
+    auto listed = TxnMembers(id, options.peers);
+    absl::Status valid = listed.status();
+    if (valid.ok() && restart) valid = CheckPeersListMembers(id, options.peers, *listed);
+    if (!valid.ok()) {
+      (*node)->Stop();
+      return BadFlags(std::string(valid.message()));
+    }
+    members = *listed;
+  }
+  // A restart gathers every member's log before the transaction layer exists, so nothing is installed
+  // here before memory holds the restored image. (Clients wait for every node's READY line.)
+  uint64_t epoch = 1;
+  std::unique_ptr<logging::NodeRestore> restored;
+  if (restart) {
+    Log(id, absl::StrCat("restarting from ", data_dir, ": joining ", options.peers.size(), " peers"));
+    auto restore = RestoreFromMembers(**node, starting->log.contents, members, txn_options.backups);
+    if (!restore.ok()) {
+      Log(id, absl::StrCat("node ", id, " cannot restart: ", restore.status().ToString()));
+      (*node)->Stop();
+      return 1;
+    }
+    restored = std::move(*restore);
+    epoch = restored->epoch;
+    txn_options.restore_backups = restored->BackupRestorer();
+  }
+  if (!data_dir.empty()) {
+    auto opened = OpenNodeLog(id, data_dir, restored.get());
+    if (!opened.ok()) {
+      Log(id, absl::StrCat("node ", id, " cannot open its log: ", opened.status().ToString()));
+      (*node)->Stop();
+      return 1;
+    }
+    log = std::move(*opened);
+    (*node)->AddCounterSource(log->CounterSource());
+    txn_options.on_install = logging::InstallObserverFor(log.get());
+  }
+  // The transaction layer, before any peer can send it a record.
   auto txns = txn::TransactionService::Attach(node->get(), txn_options);
   if (!txns.ok()) {
     Log(id, absl::StrCat("cannot start transactions: ", txns.status().ToString()));
     (*node)->Stop();
     return 1;
   }
-  if (coordinator == nullptr) {
-    auto members = TxnMembers(id, options.peers);
-    if (!members.ok()) {
-      (*node)->Stop();
-      return BadFlags(std::string(members.status().message()));
-    }
-    (*txns)->SetConfiguration(1, *members);
+  if (restored != nullptr) {
+    Log(id, absl::StrCat("restored ", restored->primaries, " objects in its regions, ", restored->backups,
+                         " in backup copies (", restored->adopted.size(), " only peers had logged); epoch ", epoch));
+    const uint64_t primaries = restored->primaries, backups = restored->backups, adopted = restored->adopted.size();
+    (*node)->AddCounterSource([primaries, backups, adopted](std::map<std::string, uint64_t>& counters) {
+      counters["restart.primaries"] = primaries;
+      counters["restart.backups"] = backups;
+      counters["restart.adopted"] = adopted;
+    });
   }
-  if (!options.peers.empty()) {
+  txn::TransactionService* service = txns->get();
+  (*node)->AddCounterSource([service](std::map<std::string, uint64_t>& counters) {
+    counters["txn.epoch"] = service->replicas()->epoch();
+  });
+  if (coordinator == nullptr) (*txns)->SetConfiguration(epoch, members);
+  if (!options.peers.empty() && !restart) {
     Log(id, absl::StrCat("joining ", options.peers.size(), " peers"));
     if (absl::Status joined = (*node)->JoinPeers(); !joined.ok()) {
       Log(id, joined.ToString());
@@ -249,7 +403,6 @@ int Run() {
       return 1;
     }
     follower = std::move(*started);
-    txn::TransactionService* service = txns->get();
     txn_subscription = coordinator->Subscribe([service](const coordinator::Configuration& configuration) {
       std::vector<uint32_t> members;
       for (const auto& member : configuration.members()) members.push_back(member.node_id());
@@ -293,6 +446,7 @@ int Run() {
   txn_subscription.reset();
   if (coordinator != nullptr) coordinator->Leave().IgnoreError();
   (*node)->Stop();  // before the transaction layer goes: the node's threads use it
+  if (log != nullptr) log->Stop();  // writes what is queued
   Log(id, "stopped");
   return 0;
 }

@@ -1,16 +1,23 @@
 #include "tests/util/fathomd_process.h"
 
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/str_cat.h"
 
 namespace fathom::testing {
 
-absl::StatusOr<FathomdProcess> StartFathomd(int node_id, const std::vector<std::string>& flags,
-                                            absl::Duration ready_timeout) {
+absl::StatusOr<std::unique_ptr<Subprocess>> LaunchFathomd(int node_id, const std::vector<std::string>& flags) {
   std::vector<std::string> argv = {RunfilePath("platform/node/fathomd"), absl::StrCat("--node_id=", node_id)};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  auto process = Subprocess::Start(argv);
-  if (!process.ok()) return process.status();
-  auto line = (*process)->ReadLine(ready_timeout);
+  return Subprocess::Start(argv);
+}
+
+absl::StatusOr<FathomdProcess> WaitForReady(int node_id, std::unique_ptr<Subprocess> process,
+                                            absl::Duration ready_timeout) {
+  auto line = process->ReadLine(ready_timeout);
   if (!line.ok()) {
     return absl::Status(line.status().code(), absl::StrCat("fathomd node ", node_id, ": ", line.status().message()));
   }
@@ -18,7 +25,39 @@ absl::StatusOr<FathomdProcess> StartFathomd(int node_id, const std::vector<std::
   if (line->rfind(prefix, 0) != 0) {
     return absl::InternalError(absl::StrCat("fathomd node ", node_id, " printed '", *line, "' instead of READY"));
   }
-  return FathomdProcess{std::move(*process), line->substr(prefix.size())};
+  return FathomdProcess{std::move(process), line->substr(prefix.size())};
+}
+
+absl::StatusOr<FathomdProcess> StartFathomd(int node_id, const std::vector<std::string>& flags,
+                                            absl::Duration ready_timeout) {
+  auto process = LaunchFathomd(node_id, flags);
+  if (!process.ok()) return process.status();
+  return WaitForReady(node_id, std::move(*process), ready_timeout);
+}
+
+absl::StatusOr<FathomdExit> RunFathomdToExit(int node_id, const std::vector<std::string>& flags,
+                                             const std::string& stderr_path, absl::Duration timeout) {
+  // A shell redirects stderr and then becomes fathomd (exec), so the pid and exit code are fathomd's.
+  std::vector<std::string> argv = {"/bin/sh", "-c", "err=$1; shift; exec \"$@\" 2>\"$err\"", "sh", stderr_path,
+                                   RunfilePath("platform/node/fathomd"), absl::StrCat("--node_id=", node_id)};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  auto process = Subprocess::Start(argv);
+  if (!process.ok()) return process.status();
+  FathomdExit exit;
+  // Its stdout closes when it exits: a line, or end of file.
+  auto line = (*process)->ReadLine(timeout);
+  if (line.ok()) exit.stdout_line = *line;
+  if (line.ok() && line->rfind("READY", 0) == 0) {
+    return absl::DeadlineExceededError(absl::StrCat("fathomd node ", node_id, " started: ", *line));
+  }
+  auto status = (*process)->Wait(timeout);
+  if (!status.ok()) return status.status();
+  exit.exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+  std::ifstream in(stderr_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  exit.stderr_text = text.str();
+  return exit;
 }
 
 absl::StatusOr<std::unique_ptr<control::ControlClient>> ConnectControl(const std::string& address,

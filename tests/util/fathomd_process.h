@@ -27,6 +27,24 @@ struct FathomdProcess {
 absl::StatusOr<FathomdProcess> StartFathomd(int node_id, const std::vector<std::string>& flags,
                                             absl::Duration ready_timeout = absl::Seconds(60));
 
+// The two halves of StartFathomd, for starting several nodes at once (a whole-cluster restart, where
+// every node waits for all the others before it prints READY): start without waiting, then wait.
+absl::StatusOr<std::unique_ptr<Subprocess>> LaunchFathomd(int node_id, const std::vector<std::string>& flags);
+absl::StatusOr<FathomdProcess> WaitForReady(int node_id, std::unique_ptr<Subprocess> process,
+                                            absl::Duration ready_timeout = absl::Seconds(60));
+
+// How a fathomd that is expected to fail at startup ended: its exit code and what it wrote on stderr.
+struct FathomdExit {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string stdout_line;  // its first stdout line, if any
+  std::string stderr_text;
+};
+// Runs fathomd with `flags`, its stderr into `stderr_path`, and waits for it to exit; DeadlineExceeded
+// (and SIGKILL) if it is still running after `timeout`, or if it printed READY.
+absl::StatusOr<FathomdExit> RunFathomdToExit(int node_id, const std::vector<std::string>& flags,
+                                             const std::string& stderr_path,
+                                             absl::Duration timeout = absl::Seconds(60));
+
 // A control client for `address` with the cluster token.
 absl::StatusOr<std::unique_ptr<control::ControlClient>> ConnectControl(const std::string& address,
                                                                        const std::string& token,

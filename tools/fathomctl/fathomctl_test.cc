@@ -5,6 +5,9 @@
 #include <sys/wait.h>
 #include <zookeeper/zookeeper.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
@@ -100,11 +103,17 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
   SKIP_JSON_CHECKS_UNDER_TSAN();
   std::vector<std::unique_ptr<testing::Subprocess>> nodes;
   std::vector<std::string> controls;
+  // Node 1 logs to a data directory (its log lag is shown), node 2 does not ("off").
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string data_dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/fathomctl_live_node1";
+  std::filesystem::remove_all(data_dir);
   for (int id = 1; id <= 2; ++id) {
-    auto node = testing::StartFathomd(
-        id, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=16M", "--region_size=16M",
-             "--threads=2", "--transports=sm", "--cluster=live", absl::StrCat("--zk=", zk_->connect_string()),
-             "--zk_session_timeout=2s"});
+    std::vector<std::string> node_flags = {
+        absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=16M", "--region_size=16M",
+        "--threads=2", "--transports=sm", "--cluster=live", absl::StrCat("--zk=", zk_->connect_string()),
+        "--zk_session_timeout=2s"};
+    if (id == 1) node_flags.push_back("--data_dir=" + data_dir);
+    auto node = testing::StartFathomd(id, node_flags);
     ASSERT_TRUE(node.ok()) << node.status();
     controls.push_back(node->control_address);
     nodes.push_back(std::move(node->process));
@@ -148,6 +157,13 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
     EXPECT_TRUE(stats.at("coordinator_connected").bool_value());
     EXPECT_EQ(stats.at("peers").number_value(), 1) << json.output;
     EXPECT_EQ(stats.at("incarnation").string_value(), m.at("incarnation").string_value());
+    if (i == 0) {
+      const auto& log = stats.at("log").struct_value().fields();
+      EXPECT_EQ(log.at("lag_records").number_value(), 0) << json.output;
+      EXPECT_FALSE(log.at("failing").bool_value()) << json.output;
+    } else {
+      EXPECT_TRUE(stats.at("log").has_null_value()) << json.output;
+    }
   }
 
   std::vector<std::string> args = {"status"};
@@ -163,6 +179,9 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
   EXPECT_NE(text.output.find("  ok     1      connected  "), std::string::npos);
   EXPECT_EQ(text.output.find("unreachable"), std::string::npos);
   EXPECT_NE(text.output.find("no regions"), std::string::npos);
+  EXPECT_NE(text.output.find("LOG LAG"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("  0 rec/0us\n"), std::string::npos) << text.output;  // node 1
+  EXPECT_NE(text.output.find("  off\n"), std::string::npos) << text.output;        // node 2
 
   // A wrong token: every member is unreachable (PermissionDenied), which is not a failure of fathomctl.
   Result denied = RunCtl({"status", flags[0], flags[1], "--token=not-the-cluster-token-at-all"});

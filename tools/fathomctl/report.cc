@@ -77,6 +77,28 @@ std::string RegionsJsonArray(const Configuration& config) {
   return absl::StrCat("[", absl::StrJoin(regions, ","), "]");
 }
 
+// The SSD log's durability lag from the log.* counters (logging/object_log.h): records appended but not
+// yet on disk, and the age of the oldest of them.
+bool HasLog(const control::StatsResponse& stats) { return HasCounter(stats, "log.lag_records"); }
+
+std::string LogLagText(const control::StatsResponse& stats) {
+  if (!HasLog(stats)) return "off";
+  const uint64_t micros = Counter(stats, "log.lag_micros");
+  return absl::StrCat(Counter(stats, "log.lag_records"), " rec/",
+                      micros < 1000 ? absl::StrCat(micros, "us") : HumanDuration(micros),
+                      Counter(stats, "log.error") != 0 ? " FAILING" : "");
+}
+
+std::string LogJson(const control::StatsResponse& stats) {
+  if (!HasLog(stats)) return "null";
+  return absl::StrCat("{\"lag_records\":", Counter(stats, "log.lag_records"),
+                      ",\"lag_micros\":", Counter(stats, "log.lag_micros"),
+                      ",\"enqueued_position\":", Counter(stats, "log.enqueued_position"),
+                      ",\"persisted_position\":", Counter(stats, "log.persisted_position"),
+                      ",\"write_errors\":", Counter(stats, "log.write_errors"),
+                      ",\"failing\":", Counter(stats, "log.error") != 0 ? "true" : "false", "}");
+}
+
 std::string StatsJson(const MemberStats& s) {
   if (!s.status.ok()) return absl::StrCat("{\"reachable\":false,\"error\":", JsonString(s.status.ToString()), "}");
   // Counters in name order, so equal stats print equally.
@@ -87,6 +109,7 @@ std::string StatsJson(const MemberStats& s) {
                       ",\"coordinator_connected\":", Counter(s.stats, "coordinator.connected") != 0 ? "true" : "false",
                       ",\"applied_epoch\":", Counter(s.stats, "coordinator.applied_epoch"),
                       ",\"uptime_seconds\":", absl::StrFormat("%.3f", s.stats.uptime_micros() / 1e6),
+                      ",\"log\":", LogJson(s.stats),
                       ",\"incarnation\":\"", s.stats.incarnation(), "\",\"counters\":{", absl::StrJoin(entries, ","),
                       "}}");
 }
@@ -219,7 +242,7 @@ std::string FormatStatusText(const StatusView& view) {
   std::vector<std::vector<std::string>> rows;
   if (with_stats) {
     rows.push_back({"NODE", "ROLE", "CONTROL", "FABRIC", "MEMORY", "INCARNATION", "STATS", "PEERS", "ZK", "EPOCH",
-                    "UPTIME"});
+                    "UPTIME", "LOG LAG"});
   } else {
     rows.push_back({"NODE", "ROLE", "CONTROL", "FABRIC", "MEMORY", "INCARNATION"});
   }
@@ -233,7 +256,7 @@ std::string FormatStatusText(const StatusView& view) {
     if (with_stats && i < static_cast<int>(view.stats.size())) {
       const MemberStats& s = view.stats[i];
       if (!s.status.ok()) {
-        row.insert(row.end(), {"unreachable", "-", "-", "-", "-"});
+        row.insert(row.end(), {"unreachable", "-", "-", "-", "-", "-"});
         problems.push_back(absl::StrCat("node ", m.node_id(), " unreachable: ", s.status.ToString()));
       } else {
         const bool restarted = s.stats.incarnation() != m.incarnation();
@@ -245,7 +268,11 @@ std::string FormatStatusText(const StatusView& view) {
                     HasCounter(s.stats, "coordinator.applied_epoch")
                         ? absl::StrCat(Counter(s.stats, "coordinator.applied_epoch"))
                         : "?",
-                    HumanDuration(s.stats.uptime_micros())});
+                    HumanDuration(s.stats.uptime_micros()), LogLagText(s.stats)});
+        if (HasLog(s.stats) && Counter(s.stats, "log.error") != 0) {
+          problems.push_back(absl::StrCat("node ", m.node_id(), ": SSD log writes failing (",
+                                          Counter(s.stats, "log.write_errors"), " errors so far); its lag grows"));
+        }
         if (restarted) {
           problems.push_back(absl::StrCat("node ", m.node_id(), " answers with incarnation ", s.stats.incarnation(),
                                           ", not the configuration's ", m.incarnation(), " (restarted)"));

@@ -9,7 +9,9 @@
 // and would lose digits as doubles in jq or JavaScript):
 //   status:  {"cluster","zookeeper","epoch","manager","members":[{"node_id","control_address","fabric",
 //             "memory_bytes","incarnation","manager","stats":{"reachable":true,"peers","coordinator_connected",
-//             "applied_epoch","uptime_seconds","incarnation","counters":{...}} | {"reachable":false,"error"}}],
+//             "applied_epoch","uptime_seconds","log":{"lag_records","lag_micros","enqueued_position",
+//             "persisted_position","write_errors","failing"} | null (no --data_dir),"incarnation",
+//             "counters":{...}} | {"reachable":false,"error"}}],
 //             "leases":[{"node_id","age_ms","expires_in_ms","renewals"}] (as the manager reports them),
 //             "regions":[...],"lost_regions":[...],"tables":[...]}
 //   regions: {"epoch","regions":[{"region_id","size_bytes","primary","backups":[...]}],"lost_regions":[...]}

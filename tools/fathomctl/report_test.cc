@@ -92,10 +92,10 @@ TEST(ReportTest, StatusText) {
   EXPECT_EQ(text,
             "cluster 'prod' (ZooKeeper zk:2181): epoch 7, manager node 2, 3 members, 2 regions\n"
             "\n"
-            "NODE  ROLE     CONTROL        FABRIC  MEMORY  INCARNATION           STATS        PEERS  ZK         EPOCH  UPTIME\n"
-            "1     -        10.0.0.1:7000  tcp     4GiB    18000000000000000001  ok           2      connected  7      2m05s\n"
-            "2     manager  10.0.0.2:7000  tcp     4GiB    18000000000000000002  restarted    2      connected  7      2m05s\n"
-            "3     -        10.0.0.3:7000  tcp     4GiB    18000000000000000003  unreachable  -      -          -      -\n"
+            "NODE  ROLE     CONTROL        FABRIC  MEMORY  INCARNATION           STATS        PEERS  ZK         EPOCH  UPTIME  LOG LAG\n"
+            "1     -        10.0.0.1:7000  tcp     4GiB    18000000000000000001  ok           2      connected  7      2m05s   off\n"
+            "2     manager  10.0.0.2:7000  tcp     4GiB    18000000000000000002  restarted    2      connected  7      2m05s   off\n"
+            "3     -        10.0.0.3:7000  tcp     4GiB    18000000000000000003  unreachable  -      -          -      -       -\n"
             "node 2 answers with incarnation 99, not the configuration's 18000000000000000002 (restarted)\n"
             "node 3 unreachable: DEADLINE_EXCEEDED: Control.Stats to 10.0.0.3:7000: Deadline Exceeded\n"
             "\n"
@@ -178,6 +178,49 @@ TEST(ReportTest, LeasesAsTheManagerSeesThem) {
   EXPECT_NE(json.find("\"leases\":[{\"node_id\":1,\"age_ms\":120,\"expires_in_ms\":1880,\"renewals\":42}]"),
             std::string::npos)
       << json;
+}
+
+}  // namespace
+}  // namespace fathom::fathomctl
+
+namespace fathom::fathomctl {
+namespace {
+
+// The SSD log's lag per node, from its log.* counters: a column of the status table and "log" in JSON.
+TEST(ReportTest, LogLagPerNode) {
+  SKIP_JSON_CHECKS_UNDER_TSAN();
+  const Configuration config = ThreeMembers();
+  std::vector<MemberStats> stats = Stats(config);
+  auto& first = *stats[0].stats.mutable_counters();
+  first["log.lag_records"] = 12;
+  first["log.lag_micros"] = 850;
+  first["log.enqueued_position"] = 1012;
+  first["log.persisted_position"] = 1000;
+  first["log.write_errors"] = 0;
+  first["log.error"] = 0;
+  auto& second = *stats[1].stats.mutable_counters();
+  second["log.lag_records"] = 4000;
+  second["log.lag_micros"] = 2'500'000;
+  second["log.write_errors"] = 7;
+  second["log.error"] = 1;
+  const std::string text = FormatStatusText({"prod", "zk:2181", config, stats});
+  EXPECT_NE(text.find("2m05s   12 rec/850us\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("2m05s   4000 rec/2.5s FAILING\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("node 2: SSD log writes failing (7 errors so far); its lag grows\n"), std::string::npos) << text;
+
+  google::protobuf::Struct parsed = ParseJson(FormatStatusJson({"prod", "zk:2181", config, stats}));
+  const auto& members = parsed.fields().at("members").list_value().values();
+  const auto& log = members[0].struct_value().fields().at("stats").struct_value().fields().at("log").struct_value().fields();
+  EXPECT_EQ(log.at("lag_records").number_value(), 12);
+  EXPECT_EQ(log.at("lag_micros").number_value(), 850);
+  EXPECT_EQ(log.at("persisted_position").number_value(), 1000);
+  EXPECT_FALSE(log.at("failing").bool_value());
+  const auto& failing = members[1].struct_value().fields().at("stats").struct_value().fields().at("log").struct_value().fields();
+  EXPECT_TRUE(failing.at("failing").bool_value());
+  EXPECT_EQ(failing.at("write_errors").number_value(), 7);
+  // No log (fathomd without --data_dir): null.
+  const std::string plain = FormatStatusJson({"prod", "zk:2181", config, Stats(config)});
+  EXPECT_NE(plain.find("\"log\":null"), std::string::npos) << plain;
 }
 
 }  // namespace
