@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "kv/kv.h"
+#include "platform/base/mutex.h"
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/sim/test_seed.h"
 #include "txn/run_async.h"
@@ -43,7 +43,7 @@ class TableTxAsyncTest : public ::testing::TestWithParam<txn::testing::TestFabri
 
   // Runs `body` as one retried transaction on node 1's thread 0 and returns its outcome.
   absl::Status RunOnNode1(std::function<void(TxnThread&, std::shared_ptr<TxState>, DoneCallback)> body) {
-    absl::Notification done;
+    fathom::Notification done;
     absl::Status result;
     absl::Status posted = cluster_->service(1).Post(0, [&](TxnThread& thread) {
       txn::RunTransactionAsync(
@@ -71,7 +71,7 @@ TEST_P(TableTxAsyncTest, ConcurrentTransfersConserveTheTotal) {
   for (int a = 0; a < kAccounts; ++a) ASSERT_OK(tables_[0].Put(absl::StrCat("acct", a), EncodeInt(100)));
   std::atomic<int> pending{3 * 2 * kPerThread};
   std::atomic<int> failures{0};
-  absl::Notification all_done;
+  fathom::Notification all_done;
   for (uint32_t n = 1; n <= 3; ++n) {
     for (int t = 0; t < 2; ++t) {
       const Table table = tables_[n - 1];

@@ -5,8 +5,8 @@
 
 #include <atomic>
 
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "platform/base/mutex.h"
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/sim/test_seed.h"
 #include "txn/testing/txn_cluster.h"
@@ -70,7 +70,7 @@ TEST_P(RunAsyncTest, ConcurrentIncrementsFromEveryThreadAllCount) {
   constexpr int kPerThread = 40;
   std::atomic<int> pending{0};
   std::atomic<int> failures{0};
-  absl::Notification all_done;
+  fathom::Notification all_done;
   const int threads = cluster_->size() * cluster_->service(1).threads();
   pending = threads * kPerThread;
   for (uint32_t node = 1; node <= static_cast<uint32_t>(cluster_->size()); ++node) {
@@ -99,7 +99,7 @@ TEST_P(RunAsyncTest, ConcurrentIncrementsFromEveryThreadAllCount) {
 }
 
 TEST_P(RunAsyncTest, BodyErrorIsReturnedAndNothingCommits) {
-  absl::Notification done;
+  fathom::Notification done;
   absl::Status result;
   ASSERT_OK(cluster_->service(1).Post(0, [&](TxnThread& thread) {
     RunTransactionAsync(thread, Increment(thread, 5, absl::FailedPreconditionError("no funds")),
@@ -116,7 +116,7 @@ TEST_P(RunAsyncTest, BodyErrorIsReturnedAndNothingCommits) {
 }
 
 TEST_P(RunAsyncTest, ZeroAttemptsIsInvalid) {
-  absl::Notification done;
+  fathom::Notification done;
   absl::Status result;
   ASSERT_OK(cluster_->service(1).Post(0, [&](TxnThread& thread) {
     RunTransactionAsync(thread, Increment(thread, 1), [&](absl::Status s) {

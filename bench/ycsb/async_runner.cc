@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "bench/ycsb/runner_support.h"
+#include "platform/base/mutex.h"
 
 namespace fathom::ycsb {
 namespace {
@@ -83,7 +83,7 @@ struct Pass {
   Budget* budget = nullptr;
   std::atomic<int64_t>* operations_done = nullptr;
   std::atomic<int> clients_left{0};
-  absl::Notification finished;
+  fathom::Notification finished;
 
   void ClientFinished() {
     if (clients_left.fetch_sub(1, std::memory_order_acq_rel) == 1) finished.Notify();

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "bench/ycsb/record_codec.h"
+#include "platform/base/mutex.h"
 #include "txn/run_async.h"
 
 namespace fathom::ycsb {
@@ -63,7 +63,7 @@ absl::Status FathomCluster::SetUpLanes() {
     const int node = lane % nodes;
     // The TxnThread lives as long as the service; ask the thread itself for it.
     txn::TxnThread* thread = nullptr;
-    absl::Notification found;
+    fathom::Notification found;
     absl::Status posted = services_[static_cast<size_t>(node)]->Post(lane / nodes, [&](txn::TxnThread& t) {
       thread = &t;
       found.Notify();

@@ -17,6 +17,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 
 namespace fathom {
@@ -60,6 +61,38 @@ inline bool WaitWithDeadline(absl::CondVar* cv, absl::Mutex* mu, absl::Time dead
   TsanAcquire(mu);
   return timed_out;
 }
+
+// absl::Notification, visible to TSan (absl's is as invisible as its Mutex): one thread Notify()s, others
+// wait; everything written before Notify() is visible after the wait returns.
+class Notification {
+ public:
+  void Notify() {
+    MutexLock lock(&mu_);
+    notified_ = true;
+    cv_.SignalAll();
+  }
+  bool HasBeenNotified() {
+    MutexLock lock(&mu_);
+    return notified_;
+  }
+  void WaitForNotification() { WaitForNotificationWithDeadline(absl::InfiniteFuture()); }
+  bool WaitForNotificationWithTimeout(absl::Duration timeout) {
+    return WaitForNotificationWithDeadline(absl::Now() + timeout);
+  }
+  // True if notified, false if the deadline passed first.
+  bool WaitForNotificationWithDeadline(absl::Time deadline) {
+    MutexLock lock(&mu_);
+    while (!notified_) {
+      if (WaitWithDeadline(&cv_, &mu_, deadline)) return notified_;
+    }
+    return true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool notified_ ABSL_GUARDED_BY(mu_) = false;
+};
 
 }  // namespace fathom
 
