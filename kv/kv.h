@@ -94,6 +94,12 @@ class Table {
                 std::function<void(absl::Status)> done) const;
   void DeleteAsync(txn::TxnThread& thread, std::string key, std::function<void(absl::Status)> done) const;
 
+  // Tests only: a lock-free GET that missed in its first bucket and has more to read calls `pause` on its
+  // node thread (once per GET, before its second read) and goes on when `pause` calls `resume`. Lets a
+  // test move keys between a GET's reads. Set before using this Table object.
+  using GetPause = std::function<void(txn::TxnThread& thread, std::function<void()> resume)>;
+  void SetGetPauseForTesting(GetPause pause) { get_pause_ = std::make_shared<GetPause>(std::move(pause)); }
+
   // The node holding `key`'s home bucket (clients may send work there to make GETs local).
   uint32_t HomeNode(std::string_view key) const;
   const std::string& name() const;
@@ -110,6 +116,7 @@ class Table {
   txn::TransactionService* txns_;
   std::shared_ptr<const TableState> state_;
   TableOptions options_;
+  std::shared_ptr<const GetPause> get_pause_;  // tests only
 };
 
 }  // namespace fathom::kv

@@ -24,8 +24,9 @@ constexpr int kMutateAttempts = 64;
 class GetRun : public std::enable_shared_from_this<GetRun> {
  public:
   GetRun(txn::TxnThread& thread, std::shared_ptr<const TableState> table, std::string_view key,
-         std::function<void(GetResult)> done)
-      : thread_(thread), table_(std::move(table)), key_(key), hash_(KeyHash(key_)), done_(std::move(done)) {}
+         std::function<void(GetResult)> done, std::shared_ptr<const Table::GetPause> pause)
+      : thread_(thread), table_(std::move(table)), key_(key), hash_(KeyHash(key_)), done_(std::move(done)),
+        pause_(std::move(pause)) {}
 
   void Start() {
     ++attempts_;
@@ -80,6 +81,15 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
       if (!more.ok()) return Finish(more.status());
       next_.assign(more->begin(), more->end());
     }
+    if (!next_.empty() && first && pause_ != nullptr) {
+      auto self = shared_from_this();
+      auto pause = std::move(pause_);  // once per GET
+      return (*pause)(thread_, [self] { self->ReadNextOrValidate(); });
+    }
+    ReadNextOrValidate();
+  }
+
+  void ReadNextOrValidate() {
     if (!next_.empty()) {
       const uint64_t b = next_.front();
       next_.pop_front();
@@ -123,6 +133,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   const std::string key_;
   const uint64_t hash_;
   const std::function<void(GetResult)> done_;
+  std::shared_ptr<const Table::GetPause> pause_;  // tests only
   std::shared_ptr<txn::TxState> tx_;
   bool tx_open_ = true;           // tx_ still to be aborted (not committed)
   std::string bucket_;            // the bucket being scanned
@@ -167,7 +178,7 @@ void Mutate(txn::TxnThread& thread, std::shared_ptr<const TableState> table, OpK
 
 void Table::GetAsync(txn::TxnThread& thread, std::string_view key, std::function<void(GetResult)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(GetResult{s, 0});
-  std::make_shared<GetRun>(thread, state_, key, std::move(done))->Start();
+  std::make_shared<GetRun>(thread, state_, key, std::move(done), get_pause_)->Start();
 }
 
 void Table::PutAsync(txn::TxnThread& thread, std::string key, std::string value,

@@ -4,12 +4,16 @@
 // concurrent clients on all nodes (no lost keys; final state equals the model of committed operations),
 // a full table, bad input, and the catalog.
 #include <map>
+#include <optional>
 #include <random>
+#include <atomic>
 #include <thread>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "kv/index.h"
 #include "kv/kv.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
@@ -48,6 +52,20 @@ class TableTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>>
     while (v.size() < size) v.push_back(static_cast<char>('a' + (v.size() + version) % 26));
     v.resize(std::max(size, v.size()));
     return v;
+  }
+
+  // A lock-free GET from node 1's first thread, with its count of reads.
+  GetResult GetOnNodeThread(const Table& t, const std::string& key) {
+    auto result = std::make_shared<std::optional<GetResult>>();
+    auto done = std::make_shared<absl::Notification>();
+    EXPECT_OK(txns(1).Post(0, [t, key, result, done](txn::TxnThread& thread) {
+      t.GetAsync(thread, key, [result, done](GetResult r) {
+        *result = std::move(r);
+        done->Notify();
+      });
+    }));
+    done->WaitForNotification();
+    return std::move(**result);
   }
 
   void CheckReplicas() {
@@ -261,6 +279,105 @@ TEST_P(TableTest, AsyncClientsOnNodeThreads) {
   }
   MutexLock lock(&tally->mu);
   EXPECT_EQ(tally->failure, "");
+}
+
+// Names whose home bucket (hopscotch, `buckets` buckets) is `home`, skipping those in `taken`.
+std::vector<std::string> KeysWithHome(uint64_t buckets, uint64_t home, int count, const std::string& prefix) {
+  HopscotchIndex index(buckets);
+  std::vector<std::string> keys;
+  for (int i = 0; static_cast<int>(keys.size()) < count; ++i) {
+    std::string key = absl::StrCat(prefix, i);
+    if (index.Home(KeyHash(key)) == home) keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+// A lock-free GET reads a key's home bucket, then the bucket its spill bits name; a key moved between
+// those two reads (forward, to a bucket the first read did not name) is in neither copy. The GET must
+// notice (its miss is validated) and find the key, never say NotFound. The move is forced between the
+// reads: bucket 0 holds 8 keys of home 0, so K (home 0) lives in bucket 1, which then fills with keys of
+// home 1; the GET of K pauses after reading bucket 0 while one more key of home 1 is put, which moves
+// the guest K on to bucket 2 to take its slot.
+TEST_P(TableTest, ALockFreeGetFindsAKeyMovedBetweenItsReads) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  if (kind() != IndexKind::kHopscotch) GTEST_SKIP() << "the layout below is hopscotch's";
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "race", With({.buckets = 4})));
+  for (const std::string& key : KeysWithHome(4, 0, 8, "zero")) ASSERT_OK(t.Put(key, "0"));
+  const std::string k = KeysWithHome(4, 0, 9, "zero").back();
+  ASSERT_OK(t.Put(k, "the value"));
+  const std::vector<std::string> ones = KeysWithHome(4, 1, 8, "one");
+  for (int i = 0; i < 7; ++i) ASSERT_OK(t.Put(ones[i], "1"));
+  std::atomic<bool> moved{false};
+  Table paused = t;
+  paused.SetGetPauseForTesting([t, last = ones[7], &moved](txn::TxnThread& thread, std::function<void()> resume) {
+    t.PutAsync(thread, last, "1", [&moved, resume](absl::Status s) {
+      EXPECT_OK(s);
+      moved = s.ok();
+      resume();
+    });
+  });
+  ASSERT_OK_AND_ASSIGN(std::string got, paused.Get(k));
+  EXPECT_EQ(got, "the value");
+  EXPECT_TRUE(moved.load());
+  // And the key did move: a fresh GET finds it in bucket 2, reading buckets 0 and 2.
+  GetResult fresh = GetOnNodeThread(t, k);
+  ASSERT_OK_AND_ASSIGN(std::string again, fresh.value);
+  EXPECT_EQ(again, "the value");
+  EXPECT_EQ(fresh.reads, 2);
+}
+
+// The same race in a cuckoo table of 4 buckets: K's first candidate A is full when K is put, so K lives
+// in its second, B; then every bucket fills up except one free slot in A. The GET of K pauses after
+// reading A while X (candidates B, C, D: all full; B first) is put: the displacement path moves K, the
+// first entry of B, to its free candidate A, and X takes K's slot. The GET then misses in B and in K's
+// third candidate, and must not say NotFound.
+TEST_P(TableTest, ALockFreeGetFindsAKeyCuckooedBetweenItsReads) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  if (kind() != IndexKind::kCuckoo) GTEST_SKIP() << "the layout below is cuckoo's";
+  const CuckooIndex index(4);
+  auto find = [&](const std::string& prefix, int count, auto wanted) {
+    std::vector<std::string> keys;
+    for (int i = 0; static_cast<int>(keys.size()) < count; ++i) {
+      std::string key = absl::StrCat(prefix, i);
+      if (wanted(index.Candidates(KeyHash(key)))) keys.push_back(std::move(key));
+    }
+    return keys;
+  };
+  const uint64_t a = 0;
+  const std::string k = find("k", 1, [&](auto c) { return c[0] == a; })[0];
+  const uint64_t b = index.Candidates(KeyHash(k))[1];
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "race", With({.buckets = 4})));
+  const std::vector<std::string> in_a = find("a", 8, [&](auto c) { return c[0] == a; });
+  for (const std::string& key : in_a) ASSERT_OK(t.Put(key, "a"));
+  ASSERT_OK(t.Put(k, "the value"));  // A is full: K goes to B, as B's first entry
+  for (uint64_t bucket = 0; bucket < 4; ++bucket) {
+    if (bucket == a) continue;
+    for (const std::string& key : find(absl::StrCat("f", bucket, "-"), bucket == b ? 7 : 8,
+                                       [&](auto c) { return c[0] == bucket; })) {
+      ASSERT_OK(t.Put(key, "f"));
+    }
+  }
+  ASSERT_OK(t.Delete(in_a[0]));  // one free slot, in A
+  const std::string x = find("x", 1, [&](auto c) { return c[0] == b && c[1] != a && c[2] != a; })[0];
+  std::atomic<bool> moved{false};
+  Table paused = t;
+  paused.SetGetPauseForTesting([t, x, &moved](txn::TxnThread& thread, std::function<void()> resume) {
+    t.PutAsync(thread, x, "x", [&moved, resume](absl::Status s) {
+      EXPECT_OK(s);
+      moved = s.ok();
+      resume();
+    });
+  });
+  ASSERT_OK_AND_ASSIGN(std::string got, paused.Get(k));
+  EXPECT_EQ(got, "the value");
+  EXPECT_TRUE(moved.load());
+  // K did move to A: one read finds it now.
+  GetResult fresh = GetOnNodeThread(t, k);
+  ASSERT_OK_AND_ASSIGN(std::string again, fresh.value);
+  EXPECT_EQ(again, "the value");
+  EXPECT_EQ(fresh.reads, 1);
+  ASSERT_OK_AND_ASSIGN(std::string xv, t.Get(x));
+  EXPECT_EQ(xv, "x");
 }
 
 TEST_P(TableTest, AFullTableSaysResourceExhaustedAndKeepsItsKeys) {
