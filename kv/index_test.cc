@@ -269,6 +269,53 @@ TEST_P(IndexTest, FillAndReadsPerLookup) {
   }
 }
 
+// A bucket that decodes but does not belong where it was read (a key out of its home's reach or not in
+// one of its candidates; spill bits a cuckoo bucket never has, or beyond a small table's reach) is
+// DataLoss: the transactional path checks every bucket it reads before it trusts or rewrites it.
+TEST(IndexCheckTest, BucketsThatDoNotBelongAreDataLoss) {
+  Entry e;
+  e.key = "some key";
+  e.hash = KeyHash(e.key);
+  e.key_bytes = static_cast<uint16_t>(e.key.size());
+  e.value = "v";
+  e.value_bytes = 1;
+  Bucket bucket;
+  bucket.entries.push_back(e);
+
+  const HopscotchIndex hop(64);
+  const uint64_t home = hop.Home(e.hash);
+  for (int d = 0; d < kHopscotchReach; ++d) {
+    EXPECT_OK(hop.CheckBucket(hop.Next(home, d), bucket));
+  }
+  EXPECT_TRUE(absl::IsDataLoss(hop.CheckBucket(hop.Next(home, kHopscotchReach), bucket)));
+  EXPECT_TRUE(absl::IsDataLoss(hop.CheckBucket(hop.Next(home, 63), bucket)));  // before its home
+  const HopscotchIndex small(3);  // reach 3: bits for distances 3..7 cannot be set
+  Bucket bits;
+  bits.spilled = 0b11;
+  EXPECT_OK(small.CheckBucket(0, bits));
+  bits.spilled = 0b100;
+  EXPECT_TRUE(absl::IsDataLoss(small.CheckBucket(0, bits)));
+
+  const CuckooIndex cuckoo(64);
+  const auto c = cuckoo.Candidates(e.hash);
+  EXPECT_NE(c[0], c[1]);
+  EXPECT_NE(c[0], c[2]);
+  EXPECT_NE(c[1], c[2]);
+  for (uint64_t b : c) EXPECT_OK(cuckoo.CheckBucket(b, bucket));
+  for (uint64_t b = 0; b < 64; ++b) {
+    if (b != c[0] && b != c[1] && b != c[2]) {
+      EXPECT_TRUE(absl::IsDataLoss(cuckoo.CheckBucket(b, bucket))) << b;
+    }
+  }
+  Bucket spilled = bucket;
+  spilled.spilled = 1;
+  EXPECT_TRUE(absl::IsDataLoss(cuckoo.CheckBucket(c[0], spilled)));
+  // And a table too small for an index is refused when it is made.
+  EXPECT_TRUE(absl::IsInvalidArgument(MakeIndex(IndexKind::kCuckoo, 2).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(MakeIndex(IndexKind::kHopscotch, 1).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(MakeIndex(static_cast<IndexKind>(7), 64).status()));
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, IndexTest, ::testing::Values(IndexKind::kHopscotch, IndexKind::kCuckoo),
                          [](const auto& info) { return KindName(info.param); });
 
