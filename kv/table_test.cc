@@ -11,7 +11,6 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "kv/index.h"
 #include "kv/kv.h"
@@ -56,16 +55,27 @@ class TableTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>>
 
   // A lock-free GET from node 1's first thread, with its count of reads.
   GetResult GetOnNodeThread(const Table& t, const std::string& key) {
-    auto result = std::make_shared<std::optional<GetResult>>();
-    auto done = std::make_shared<absl::Notification>();
-    EXPECT_OK(txns(1).Post(0, [t, key, result, done](txn::TxnThread& thread) {
-      t.GetAsync(thread, key, [result, done](GetResult r) {
-        *result = std::move(r);
-        done->Notify();
+    struct Shared {
+      absl::Mutex mu;
+      std::optional<GetResult> result ABSL_GUARDED_BY(mu);
+    };
+    auto shared = std::make_shared<Shared>();
+    EXPECT_OK(txns(1).Post(0, [t, key, shared](txn::TxnThread& thread) {
+      t.GetAsync(thread, key, [shared](GetResult r) {
+        MutexLock lock(&shared->mu);
+        shared->result = std::move(r);
       });
     }));
-    done->WaitForNotification();
-    return std::move(**result);
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < deadline) {
+      {
+        MutexLock lock(&shared->mu);
+        if (shared->result.has_value()) return std::move(*shared->result);
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    ADD_FAILURE() << "GET of " << key << " gave no result";
+    return GetResult{absl::DeadlineExceededError("no result"), 0};
   }
 
   void CheckReplicas() {
