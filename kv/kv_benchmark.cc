@@ -8,6 +8,7 @@
 // re-reads of a miss), one_read_gets (the fraction of GETs that took exactly one read).
 //
 //   bazel run -c opt //kv:kv_benchmark -- --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//   (add --fabric=tcp for UCX over loopback tcp instead of shared memory)
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -25,6 +26,9 @@ namespace {
 
 constexpr uint64_t kBuckets = 512;  // 4096 slots
 
+// --fabric=tcp runs the cluster over UCX's tcp transport (loopback) instead of shared memory.
+node::EmbeddedFabric g_fabric = node::EmbeddedFabric::kUcxSharedMemory;
+
 struct Setup {
   std::unique_ptr<txn::testing::TxnCluster> cluster;
   InProcessCatalog catalog;
@@ -37,6 +41,7 @@ Setup& GetSetup() {
     options.nodes = 3;
     options.threads = 2;
     options.memory_bytes = 192 << 20;
+    options.fabric = g_fabric;
     auto cluster = txn::testing::TxnCluster::Start(options);
     if (!cluster.ok()) {
       fprintf(stderr, "cluster: %s\n", cluster.status().ToString().c_str());
@@ -277,4 +282,23 @@ BENCHMARK(BM_PutBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);
 }  // namespace
 }  // namespace fathom::kv
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // Our one flag, taken out before Google Benchmark sees the rest.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--fabric=tcp") {
+      fathom::kv::g_fabric = fathom::node::EmbeddedFabric::kUcxTcp;
+    } else if (arg == "--fabric=shm") {
+      fathom::kv::g_fabric = fathom::node::EmbeddedFabric::kUcxSharedMemory;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
