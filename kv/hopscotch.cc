@@ -212,13 +212,18 @@ Step HopscotchIndex::Put(std::string_view key, uint64_t hash, const Entry& entry
   // whose neighbourhood includes it moves there, freeing its own slot nearer h; until the free slot is
   // in h's neighbourhood. Earliest bucket first (the longest hop), guests before keys at home.
   if (!planned) {
-    if (auto need = need_until(window_)) return *need;
+    // The nearest free slot: first within 16 buckets, then within the whole window (each bucket read
+    // joins the transaction's read set, so read the far ones only when needed).
     int free = -1;
-    for (int d = reach_; d < window_; ++d) {
-      if (HasRoom(ws.buckets.at(Next(home, d)))) {
-        free = d;
-        break;
+    for (int limit : {std::min(16, window_), window_}) {
+      if (auto need = need_until(limit)) return *need;
+      for (int d = reach_; d < limit; ++d) {
+        if (HasRoom(ws.buckets.at(Next(home, d)))) {
+          free = d;
+          break;
+        }
       }
+      if (free >= 0) break;
     }
     while (free >= reach_) {
       std::optional<PlannedMove> hop;
