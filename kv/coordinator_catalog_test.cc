@@ -40,6 +40,23 @@ TEST(CoordinatorCatalogTest, TablesAreFoundByNameFromEveryNode) {
   EXPECT_EQ(tables[0].root, seen_by_3.root);
   EXPECT_EQ(tables[0].kind, IndexKind::kHopscotch);
 
+  // A cuckoo table: its kind is in the descriptor, and node 3 opens it as cuckoo.
+  ASSERT_OK_AND_ASSIGN(Table cuckoo, Table::Create(cluster->service(1), catalog1, "cuckoo",
+                                                   {.kind = IndexKind::kCuckoo, .buckets = 64}));
+  ASSERT_OK(cuckoo.Put("bob", "42"));
+  absl::StatusOr<Table> cuckoo3 = absl::NotFoundError("not yet");
+  for (int i = 0; i < 200 && !cuckoo3.ok(); ++i) {
+    cuckoo3 = Table::Open(cluster->service(3), catalog3, "cuckoo");
+    if (!cuckoo3.ok()) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_OK(cuckoo3.status());
+  EXPECT_EQ(cuckoo3->kind(), IndexKind::kCuckoo);
+  ASSERT_OK_AND_ASSIGN(std::string bob, cuckoo3->Get("bob"));
+  EXPECT_EQ(bob, "42");
+  ASSERT_OK_AND_ASSIGN(TableInfo cuckoo_info, catalog3.Find("cuckoo"));
+  EXPECT_EQ(cuckoo_info.kind, IndexKind::kCuckoo);
+  ASSERT_OK(Table::Drop(cluster->service(1), catalog1, "cuckoo"));
+
   ASSERT_OK(Table::Drop(cluster->service(1), catalog1, "users"));
   EXPECT_TRUE(absl::IsNotFound(catalog1.Find("users").status()));
   EXPECT_TRUE(absl::IsNotFound(catalog1.Remove("users")));

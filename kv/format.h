@@ -17,6 +17,9 @@
 namespace fathom::kv {
 
 inline constexpr int kSlotsPerBucket = 8;   // H: FaRM's neighbourhood size
+// Hopscotch: a key lives in its home bucket or one of the next kHopscotchReach - 1 buckets; the home
+// bucket's header has a bit per distance, so a lookup reads only the buckets that may hold it.
+inline constexpr int kHopscotchReach = 8;
 inline constexpr size_t kBucketHeaderBytes = 8;
 inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr size_t kPointerBytes = 24;  // address 8, incarnation 4, capacity 4, checksum 8
@@ -51,7 +54,9 @@ struct Entry {
 };
 
 struct Bucket {
-  uint8_t spilled = 0;  // hopscotch: keys whose home is this bucket that live in the next one
+  // Hopscotch: bit d-1 is set when some key whose home is this bucket lives d buckets further on
+  // (d = 1..7). Always zero in cuckoo tables.
+  uint8_t spilled = 0;
   uint32_t epoch = 0;   // low 32 bits of the table epoch the bucket was written in
   std::vector<Entry> entries;
 
@@ -76,7 +81,7 @@ struct RawMatch {
   size_t next = 0;  // offset of the following entry
 };
 absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, size_t from);
-// The bucket's spill count (bytes[1]), or DataLoss if the bucket is too short.
+// The bucket's spill bits (bytes[1]), or DataLoss if the bucket is too short.
 absl::StatusOr<uint8_t> BucketSpilled(std::string_view bucket);
 
 // An out-of-line value object's payload: u32 key length, key, value. Its checksum is stored in the pointer.

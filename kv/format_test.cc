@@ -119,6 +119,15 @@ TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
   bad[10] = 0;  // 70000 becomes 4464 buckets: no longer 3 chunks
   EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
   EXPECT_TRUE(absl::IsDataLoss(DecodeRefs("short").status()));
+  // The index kind: both kinds round trip; any other byte is DataLoss.
+  root.kind = IndexKind::kCuckoo;
+  ASSERT_OK_AND_ASSIGN(Root cuckoo, DecodeRoot(EncodeRoot(root)));
+  EXPECT_EQ(cuckoo.kind, IndexKind::kCuckoo);
+  for (int kind : {0, 3, 255}) {
+    bad = bytes;
+    bad[6] = static_cast<char>(kind);
+    EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status())) << kind;
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Fathom key-value tables: hash tables of byte-string keys and values living in the cluster's shared,
-// replicated objects. GET is lock-free and one-sided: it copies the key's bucket (one object, a whole
-// neighbourhood of 8 slots) with a one-sided read and checks it, with no CPU of the node holding it
-// involved. PUT and DELETE are transactions (txn.h), so they are strictly serializable and replicated,
+// replicated objects. GET is lock-free and one-sided: it copies the key's bucket (one object of 8 slots)
+// with a one-sided read and checks it, with no CPU of the node holding it involved; most GETs need that
+// one read, a few read another bucket or two (hopscotch or 3-way cuckoo index, TableOptions.kind). PUT and DELETE are transactions (txn.h), so they are strictly serializable and replicated,
 // and they compose with other objects and other tables inside one user transaction.
 //
 //   // Once, from any node: create the table (its buckets spread over the nodes round robin).
@@ -31,8 +31,8 @@
 //   RETURN_IF_ERROR(kv::Table::Drop(txns, catalog, "users"));
 //
 // Errors: InvalidArgument for an empty or oversized key or value (limits in TableOptions), NotFound for
-// a missing key or unknown table, ResourceExhausted when the key's neighbourhood is full (tables do not
-// resize yet: size `buckets` for the data), Aborted when a transaction kept conflicting, Unavailable when
+// a missing key or unknown table, ResourceExhausted when no displacement makes room for a new key (from
+// about 94% fill; tables do not resize yet: size `buckets` for the data), Aborted when a transaction kept conflicting, Unavailable when
 // a node is unreachable. Layouts: docs/formats/kv.md.
 #ifndef FATHOM_KV_KV_H_
 #define FATHOM_KV_KV_H_
@@ -57,8 +57,9 @@ struct TableState;  // operation.h
 inline constexpr uint32_t kDefaultMaxValueBytes = (1u << 20) - 2048;
 
 struct TableOptions {
-  IndexKind kind = IndexKind::kHopscotch;  // kCuckoo: not implemented yet (Unimplemented)
-  uint64_t buckets = 1024;                  // each holds up to 8 keys; at least 2
+  // kHopscotch (FaRM) or kCuckoo (Pilaf, 3-way); recorded in the root and the catalog.
+  IndexKind kind = IndexKind::kHopscotch;
+  uint64_t buckets = 1024;  // each holds up to 8 keys; at least 2 (hopscotch) or 3 (cuckoo)
   uint32_t max_key_bytes = 1024;
   uint32_t max_value_bytes = kDefaultMaxValueBytes;
   // Key + value up to this size sit in the bucket itself (one read per GET); larger ones go to an object
@@ -111,6 +112,12 @@ class Table {
   void DeleteAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string key,
                    std::function<void(absl::Status)> done) const;
 
+  // Tests only: a lock-free GET that missed in its first bucket and has more to read calls `pause` on its
+  // node thread (once per GET, before its second read) and goes on when `pause` calls `resume`. Lets a
+  // test move keys between a GET's reads. Set before using this Table object.
+  using GetPause = std::function<void(txn::TxnThread& thread, std::function<void()> resume)>;
+  void SetGetPauseForTesting(GetPause pause) { get_pause_ = std::make_shared<GetPause>(std::move(pause)); }
+
   // The node holding `key`'s home bucket (clients may send work there to make GETs local).
   uint32_t HomeNode(std::string_view key) const;
   const std::string& name() const;
@@ -127,6 +134,7 @@ class Table {
   txn::TransactionService* txns_;
   std::shared_ptr<const TableState> state_;
   TableOptions options_;
+  std::shared_ptr<const GetPause> get_pause_;  // tests only
 };
 
 }  // namespace fathom::kv

@@ -1,14 +1,18 @@
 // kv GET and PUT throughput and latency on a 3-node embedded cluster over UCX shared memory, by value
-// size (16 B - 4 KiB), with the key's home bucket on the measuring node (local) or on another (remote).
+// size (16 B - 4 KiB), index (hopscotch, cuckoo), table fill (50%, 75%, 90%), with the key's first bucket
+// on the measuring node (local) or on another (remote).
 // The asynchronous runs issue operations from one node thread with `depth` in flight (how a server
 // thread would use the table); the blocking runs issue one call at a time from an application thread
 // (each a round trip to a node thread). Counters: ops_per_s (of the one measuring thread), p50/p99
-// latency, reads_per_get (one-sided object reads per GET: buckets and out-of-line values).
+// latency, reads_per_get (one-sided object reads per GET: buckets, out-of-line values, and validation
+// re-reads of a miss), one_read_gets (the fraction of GETs that took exactly one read).
 //
 //   bazel run -c opt //kv:kv_benchmark -- --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+//   (add --fabric=tcp for UCX over loopback tcp instead of shared memory)
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -20,15 +24,14 @@
 namespace fathom::kv {
 namespace {
 
-constexpr int kKeysPerSize = 2048;
-constexpr uint64_t kBuckets = 512;  // 2048 keys in 4096 slots: 50% fill
+constexpr uint64_t kBuckets = 512;  // 4096 slots
+
+// --fabric=tcp runs the cluster over UCX's tcp transport (loopback) instead of shared memory.
+node::EmbeddedFabric g_fabric = node::EmbeddedFabric::kUcxSharedMemory;
 
 struct Setup {
   std::unique_ptr<txn::testing::TxnCluster> cluster;
   InProcessCatalog catalog;
-  std::unique_ptr<Table> table;  // opened on node 1, the measuring node
-  // By value size: keys whose home bucket is on node 1 (local) and elsewhere (remote).
-  std::map<int, std::vector<std::string>> local, remote;
 };
 
 Setup& GetSetup() {
@@ -38,30 +41,52 @@ Setup& GetSetup() {
     options.nodes = 3;
     options.threads = 2;
     options.memory_bytes = 192 << 20;
+    options.fabric = g_fabric;
     auto cluster = txn::testing::TxnCluster::Start(options);
     if (!cluster.ok()) {
       fprintf(stderr, "cluster: %s\n", cluster.status().ToString().c_str());
       abort();
     }
     s->cluster = std::move(*cluster);
-    for (int size : {16, 100, 1024, 4096}) {
-      auto table = Table::Create(s->cluster->service(1), s->catalog, absl::StrCat("bench", size), {.buckets = kBuckets});
-      if (!table.ok()) abort();
-      for (int i = 0; i < kKeysPerSize; ++i) {
-        std::string key = absl::StrCat("user", i);
-        if (!table->Put(key, std::string(size, 'v')).ok()) abort();
-        (table->HomeNode(key) == 1 ? s->local : s->remote)[size].push_back(key);
-      }
-    }
     return s;
   }();
   return *setup;
+}
+
+// A loaded table, opened on node 1 (the measuring node), and its keys by where their first bucket is.
+struct Loaded {
+  std::unique_ptr<Table> table;
+  std::vector<std::string> local, remote;
+};
+
+// The table of `kind` filled to `fill_percent` with values of `size` bytes, created on first use (so a
+// --benchmark_filter run loads only what it measures).
+Loaded& GetTable(IndexKind kind, int size, int fill_percent) {
+  static auto* tables = new std::map<std::tuple<IndexKind, int, int>, Loaded>;
+  Loaded& loaded = (*tables)[{kind, size, fill_percent}];
+  if (loaded.table != nullptr) return loaded;
+  Setup& s = GetSetup();
+  const std::string name = absl::StrCat("bench-", static_cast<int>(kind), "-", size, "-", fill_percent);
+  auto table = Table::Create(s.cluster->service(1), s.catalog, name, {.kind = kind, .buckets = kBuckets});
+  if (!table.ok()) abort();
+  const int keys = static_cast<int>(kBuckets * kSlotsPerBucket * fill_percent / 100);
+  for (int i = 0; i < keys; ++i) {
+    std::string key = absl::StrCat("user", i);
+    if (absl::Status put = table->Put(key, std::string(size, 'v')); !put.ok()) {
+      fprintf(stderr, "loading %s: %s\n", name.c_str(), put.ToString().c_str());
+      abort();
+    }
+    (table->HomeNode(key) == 1 ? loaded.local : loaded.remote).push_back(std::move(key));
+  }
+  loaded.table = std::make_unique<Table>(*table);
+  return loaded;
 }
 
 struct LoopResult {
   double ops_per_s = 0;
   double p50_us = 0, p99_us = 0;
   double reads_per_get = 0;
+  double one_read_gets = 0;  // fraction of GETs served by one read
   uint64_t failed = 0;
   absl::Status first_failure;
 };
@@ -77,7 +102,7 @@ LoopResult RunAsync(const Table& table, const std::vector<std::string>& keys, co
     bool put;
     int left_to_start;
     int in_flight = 0;
-    uint64_t next = 0, reads = 0, gets = 0, failed = 0;
+    uint64_t next = 0, reads = 0, gets = 0, one_read = 0, failed = 0;
     absl::Status first_failure;
     std::vector<double> latencies;
     absl::Mutex mu;
@@ -102,6 +127,7 @@ LoopResult RunAsync(const Table& table, const std::vector<std::string>& keys, co
       latencies.push_back(absl::ToDoubleMicroseconds(absl::Now() - began));
       if (!ok) ++failed;
       reads += r;
+      one_read += r == 1;
       ++gets;
       --in_flight;
       if (left_to_start > 0) return StartOne();
@@ -137,6 +163,7 @@ LoopResult RunAsync(const Table& table, const std::vector<std::string>& keys, co
   r.p50_us = loop->latencies[loop->latencies.size() / 2];
   r.p99_us = loop->latencies[loop->latencies.size() * 99 / 100];
   r.reads_per_get = put ? 0 : static_cast<double>(loop->reads) / loop->gets;
+  r.one_read_gets = put ? 0 : static_cast<double>(loop->one_read) / loop->gets;
   r.failed = loop->failed;
   r.first_failure = loop->first_failure;
   return r;
@@ -147,17 +174,27 @@ void Report(benchmark::State& state, const LoopResult& r, int count) {
   state.counters["ops_per_s"] = r.ops_per_s;
   state.counters["p50_us"] = r.p50_us;
   state.counters["p99_us"] = r.p99_us;
-  if (r.reads_per_get > 0) state.counters["reads_per_get"] = r.reads_per_get;
+  if (r.reads_per_get > 0) {
+    state.counters["reads_per_get"] = r.reads_per_get;
+    state.counters["one_read_gets"] = r.one_read_gets;
+  }
   state.SetItemsProcessed(state.iterations() * count);
 }
 
-// Args: value bytes, local (1) or remote (0) home bucket, depth.
+// Args: value bytes, local (1) or remote (0) first bucket, depth, index kind (1 hopscotch, 2 cuckoo),
+// fill percent.
+Loaded& TableFor(const benchmark::State& state) {
+  return GetTable(static_cast<IndexKind>(state.range(3)), static_cast<int>(state.range(0)),
+                  static_cast<int>(state.range(4)));
+}
+const std::vector<std::string>& KeysFor(const benchmark::State& state, const Loaded& loaded) {
+  return state.range(1) ? loaded.local : loaded.remote;
+}
+
 void BM_GetAsync(benchmark::State& state) {
-  Setup& s = GetSetup();
-  const int size = static_cast<int>(state.range(0));
-  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
-  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
-  if (!table.ok()) abort();
+  Loaded& loaded = TableFor(state);
+  const auto& keys = KeysFor(state, loaded);
+  const Table* table = loaded.table.get();
   constexpr int kCount = 200000;
   LoopResult r;
   for (auto _ : state) {
@@ -168,11 +205,10 @@ void BM_GetAsync(benchmark::State& state) {
 }
 
 void BM_PutAsync(benchmark::State& state) {
-  Setup& s = GetSetup();
+  Loaded& loaded = TableFor(state);
+  const auto& keys = KeysFor(state, loaded);
+  const Table* table = loaded.table.get();
   const int size = static_cast<int>(state.range(0));
-  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
-  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
-  if (!table.ok()) abort();
   constexpr int kCount = 10000;
   LoopResult r;
   for (auto _ : state) {
@@ -182,13 +218,11 @@ void BM_PutAsync(benchmark::State& state) {
   Report(state, r, kCount);
 }
 
-// One call at a time from this (application) thread.
+// One call at a time from this (application) thread. Args as above.
 void BM_GetBlocking(benchmark::State& state) {
-  Setup& s = GetSetup();
-  const int size = static_cast<int>(state.range(0));
-  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
-  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
-  if (!table.ok()) abort();
+  Loaded& loaded = TableFor(state);
+  const auto& keys = KeysFor(state, loaded);
+  const Table* table = loaded.table.get();
   uint64_t i = 0;
   for (auto _ : state) {
     if (!table->Get(keys[(i++ * 7919) % keys.size()]).ok()) state.SkipWithError("get failed");
@@ -197,11 +231,10 @@ void BM_GetBlocking(benchmark::State& state) {
 }
 
 void BM_PutBlocking(benchmark::State& state) {
-  Setup& s = GetSetup();
+  Loaded& loaded = TableFor(state);
+  const auto& keys = KeysFor(state, loaded);
+  const Table* table = loaded.table.get();
   const int size = static_cast<int>(state.range(0));
-  const auto& keys = state.range(1) ? s.local[size] : s.remote[size];
-  auto table = Table::Open(s.cluster->service(1), s.catalog, absl::StrCat("bench", size));
-  if (!table.ok()) abort();
   const std::string value(size, 'b');
   uint64_t i = 0;
   for (auto _ : state) {
@@ -210,22 +243,38 @@ void BM_PutBlocking(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+constexpr int kHop = static_cast<int>(IndexKind::kHopscotch);
+constexpr int kCuckoo = static_cast<int>(IndexKind::kCuckoo);
+
 void AsyncArgs(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"bytes", "local", "depth"});
-  for (int size : {16, 100, 1024, 4096}) {
-    for (int local : {1, 0}) b->Args({size, local, 8});
+  b->ArgNames({"bytes", "local", "depth", "index", "fill"});
+  for (int kind : {kHop, kCuckoo}) {
+    for (int size : {16, 100, 1024, 4096}) {
+      for (int local : {1, 0}) b->Args({size, local, 8, kind, 50});
+    }
   }
-  for (int depth : {1, 4, 16}) b->Args({100, 0, depth});
+  for (int depth : {1, 4, 16}) b->Args({100, 0, depth, kHop, 50});
+}
+
+// GETs only: how the reads per GET grow with the fill.
+void FillArgs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"bytes", "local", "depth", "index", "fill"});
+  for (int kind : {kHop, kCuckoo}) {
+    for (int fill : {75, 90}) b->Args({100, 0, 8, kind, fill});
+  }
 }
 
 void BlockingArgs(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"bytes", "local"});
-  for (int size : {16, 100, 4096}) {
-    for (int local : {1, 0}) b->Args({size, local});
+  b->ArgNames({"bytes", "local", "depth", "index", "fill"});
+  for (int kind : {kHop, kCuckoo}) {
+    for (int size : {16, 100, 4096}) {
+      for (int local : {1, 0}) b->Args({size, local, 1, kind, 50});
+    }
   }
 }
 
 BENCHMARK(BM_GetAsync)->Apply(AsyncArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GetAsync)->Name("BM_GetAsyncByFill")->Apply(FillArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PutAsync)->Apply(AsyncArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GetBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PutBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);
@@ -233,4 +282,23 @@ BENCHMARK(BM_PutBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);
 }  // namespace
 }  // namespace fathom::kv
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // Our one flag, taken out before Google Benchmark sees the rest.
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--fabric=tcp") {
+      fathom::kv::g_fabric = fathom::node::EmbeddedFabric::kUcxTcp;
+    } else if (arg == "--fabric=shm") {
+      fathom::kv::g_fabric = fathom::node::EmbeddedFabric::kUcxSharedMemory;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

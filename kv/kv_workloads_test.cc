@@ -1,13 +1,16 @@
 // Workloads on KV keys, on 3-node embedded clusters (UCX shared memory, and SimFabric with torn copies
-// under a seed):
+// under a seed), with each index (hopscotch and cuckoo):
 //   list-append  every key holds a list; writers append inside transactions (Get(tx) + Put(tx)) while
 //                readers use the lock-free one-sided GET; the recorded history (single-key GETs as
 //                one-read transactions) must be strictly serializable — so lock-free GETs are
-//                linearizable (tests/history);
+//                linearizable (tests/history). Churners insert and delete filler keys meanwhile to keep
+//                the small table nearly full, so inserts displace keys (the listed ones too) while they
+//                are being read;
 //   bank         accounts are KV keys; transfers move money with Get(tx)/Put(tx); the total is conserved
 //                at every multi-key snapshot and at the end.
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -44,14 +47,18 @@ std::vector<int64_t> DecodeList(const std::string& text) {
   return list;
 }
 
-class KvWorkloadTest : public ::testing::TestWithParam<Fabric> {};
+class KvWorkloadTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>> {
+ protected:
+  static Fabric fabric() { return std::get<0>(GetParam()); }
+  static IndexKind kind() { return std::get<1>(GetParam()); }
+};
 
 TEST_P(KvWorkloadTest, LockFreeGetsAndTransactionalAppendsAreStrictlySerializable) {
   const uint64_t seed = fabric::sim::TestSeed();
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
-  ASSERT_OK_AND_ASSIGN(auto cluster, StartCluster(GetParam(), seed));
+  ASSERT_OK_AND_ASSIGN(auto cluster, StartCluster(fabric(), seed));
   InProcessCatalog catalog;
-  ASSERT_OK_AND_ASSIGN(Table created, Table::Create(cluster->service(1), catalog, "lists", {.buckets = 8}));
+  ASSERT_OK_AND_ASSIGN(Table created, Table::Create(cluster->service(1), catalog, "lists", {.kind = kind(), .buckets = 8}));
   constexpr int kKeys = 5;
   for (int k = 0; k < kKeys; ++k) ASSERT_OK(created.Put(absl::StrCat("key", k), ""));
 
@@ -59,6 +66,23 @@ TEST_P(KvWorkloadTest, LockFreeGetsAndTransactionalAppendsAreStrictlySerializabl
   absl::Mutex mu;
   int64_t next_value = 1;
   std::vector<std::thread> threads;
+  // Churners: 64 slots, 5 listed keys, up to 60 filler keys put twice as often as deleted, so the table
+  // stays near full and most inserts must displace keys. Full-table errors are expected here.
+  std::atomic<int> writers_running{3};
+  std::atomic<int> filler_puts{0};
+  for (uint32_t node = 1; node <= 3; ++node) {
+    threads.emplace_back([&, node] {
+      auto table = Table::Open(cluster->service(node), catalog, "lists");
+      ASSERT_OK(table.status());
+      std::mt19937_64 random(seed * 17 + node);
+      while (writers_running.load() > 0) {
+        const std::string filler = absl::StrCat("filler", random() % 60);
+        absl::Status s = random() % 3 != 0 ? table->Put(filler, "f") : table->Delete(filler);
+        if (s.ok()) ++filler_puts;
+        ASSERT_TRUE(s.ok() || absl::IsNotFound(s) || absl::IsResourceExhausted(s)) << s;
+      }
+    });
+  }
   for (uint32_t node = 1; node <= 3; ++node) {
     for (int role = 0; role < 2; ++role) {  // one appender and one lock-free reader per node
       const int process = static_cast<int>(node * 2 + role);
@@ -101,6 +125,7 @@ TEST_P(KvWorkloadTest, LockFreeGetsAndTransactionalAppendsAreStrictlySerializabl
                                    : absl::IsAborted(s) ? history::EventType::kFail : history::EventType::kInfo,
                             {history::MicroOp::Append(key, value)});
         }
+        if (role == 0) --writers_running;
       });
     }
   }
@@ -109,6 +134,7 @@ TEST_P(KvWorkloadTest, LockFreeGetsAndTransactionalAppendsAreStrictlySerializabl
   const history::CheckResult result = history::CheckHistory(parsed);
   EXPECT_TRUE(result.valid()) << result.ToString() << "\n" << recorder.Text();
   EXPECT_GT(result.ok, 100);
+  EXPECT_GT(filler_puts.load(), 0) << "the churners did not run";
   ASSERT_OK(cluster->WaitForQuiescence());
   ASSERT_OK(cluster->CheckReplicasIdentical());
 }
@@ -116,9 +142,9 @@ TEST_P(KvWorkloadTest, LockFreeGetsAndTransactionalAppendsAreStrictlySerializabl
 TEST_P(KvWorkloadTest, BankOnKvKeysConservesTheTotal) {
   const uint64_t seed = fabric::sim::TestSeed();
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
-  ASSERT_OK_AND_ASSIGN(auto cluster, StartCluster(GetParam(), seed));
+  ASSERT_OK_AND_ASSIGN(auto cluster, StartCluster(fabric(), seed));
   InProcessCatalog catalog;
-  ASSERT_OK_AND_ASSIGN(Table bank, Table::Create(cluster->service(1), catalog, "bank", {.buckets = 16}));
+  ASSERT_OK_AND_ASSIGN(Table bank, Table::Create(cluster->service(1), catalog, "bank", {.kind = kind(), .buckets = 16}));
   constexpr int kAccounts = 12;
   constexpr int64_t kInitial = 100;
   for (int a = 0; a < kAccounts; ++a) ASSERT_OK(bank.Put(absl::StrCat("acct", a), absl::StrCat(kInitial)));
@@ -193,8 +219,14 @@ TEST_P(KvWorkloadTest, BankOnKvKeysConservesTheTotal) {
   ASSERT_OK(cluster->CheckReplicasIdentical());
 }
 
-INSTANTIATE_TEST_SUITE_P(Fabrics, KvWorkloadTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
-                         [](const auto& info) { return txn::testing::TestFabricName(info.param); });
+INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, KvWorkloadTest,
+                         ::testing::Combine(::testing::Values(Fabric::kShm, Fabric::kSim),
+                                            ::testing::Values(IndexKind::kHopscotch, IndexKind::kCuckoo)),
+                         [](const auto& info) {
+                           return absl::StrCat(txn::testing::TestFabricName(std::get<0>(info.param)),
+                                               std::get<1>(info.param) == IndexKind::kHopscotch ? "Hopscotch"
+                                                                                               : "Cuckoo");
+                         });
 
 }  // namespace
 }  // namespace fathom::kv

@@ -95,6 +95,7 @@ class Run : public std::enable_shared_from_this<Run> {
           for (size_t i = 0; i < buckets.size(); ++i) {
             auto bucket = DecodeBucket((*r)[i]);
             if (!bucket.ok()) return self->Fail(bucket.status());
+            if (absl::Status s = self->table_->index->CheckBucket(buckets[i], *bucket); !s.ok()) return self->Fail(s);
             self->ws_.buckets[buckets[i]] = std::move(*bucket);
           }
           self->Loop();

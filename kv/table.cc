@@ -26,8 +26,12 @@ uint32_t BucketCapacity(uint32_t inline_bytes) {
 
 absl::Status CheckOptions(std::string_view name, const TableOptions& o) {
   if (name.empty()) return absl::InvalidArgumentError("a kv table needs a name");
-  if (o.kind == IndexKind::kCuckoo) return absl::UnimplementedError("cuckoo kv tables are not implemented yet");
-  if (o.kind != IndexKind::kHopscotch) return absl::InvalidArgumentError("unknown kv index kind");
+  if (o.kind != IndexKind::kHopscotch && o.kind != IndexKind::kCuckoo) {
+    return absl::InvalidArgumentError("unknown kv index kind");
+  }
+  if (o.kind == IndexKind::kCuckoo && o.buckets < 3) {
+    return absl::InvalidArgumentError(absl::StrCat("a cuckoo kv table has at least 3 buckets, not ", o.buckets));
+  }
   if (o.buckets < 2 || o.buckets > (uint64_t{1} << 32)) {
     return absl::InvalidArgumentError(absl::StrCat("a kv table has 2 to 2^32 buckets, not ", o.buckets));
   }
@@ -96,7 +100,11 @@ absl::StatusOr<std::shared_ptr<TableState>> LoadState(txn::TransactionService& t
     return absl::DataLossError(absl::StrCat("kv table ", info.name, ": root says ", root.buckets, " buckets, chunks hold ",
                                             state->bucket_refs.size()));
   }
-  state->index = std::make_unique<HopscotchIndex>(root.buckets);
+  if (root.kind != info.kind) {
+    return absl::DataLossError(absl::StrCat("kv table ", info.name, ": the catalog says index kind ",
+                                            static_cast<int>(info.kind), ", its root ", static_cast<int>(root.kind)));
+  }
+  ASSIGN_OR_RETURN(state->index, MakeIndex(root.kind, root.buckets));
   state->root = std::move(root);
   return state;
 }

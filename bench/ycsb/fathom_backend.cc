@@ -21,10 +21,11 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
   }
   std::unique_ptr<FathomCluster> fathom(new FathomCluster());
   fathom->options_ = options;
-  // Buckets hold 8 keys and a table fills to about 57% before an insert fails (docs/formats/kv.md): size
-  // for 40%. A YCSB record (10 fields of 100 bytes) goes out of line into a 2 KiB slot.
+  // Buckets hold 8 keys; at 50% fill 99% of GETs take one bucket read (docs/formats/kv.md), and tables
+  // do not resize yet: size for 50%. A YCSB record (10 fields of 100 bytes) goes out of line into a 2 KiB
+  // slot.
   const uint64_t records = std::max<uint64_t>(options.records, 1000);
-  fathom->buckets_ = std::max<uint64_t>(64, records * 10 / 32);
+  fathom->buckets_ = std::max<uint64_t>(64, records / 4);
   const uint64_t bytes = (fathom->buckets_ * 2048 + records * 2048) * 3 / 2 / options.nodes;
   node::EmbeddedClusterOptions cluster;
   cluster.nodes = options.nodes;
