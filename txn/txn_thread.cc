@@ -246,6 +246,11 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
         if (ref.ok()) note(*ref);
         done(ref);
       });
+  // A full ring (or too many calls in flight) to the owner is transient, like a full log at LOCK: the
+  // caller retries the transaction (Aborted) rather than taking it for memory exhausted.
+  if (absl::IsResourceExhausted(posted)) {
+    return done(absl::AbortedError(absl::StrCat("allocation request to node ", node, " not sent: ", posted.message())));
+  }
   if (!posted.ok()) done(posted);
 }
 
