@@ -28,6 +28,7 @@ ABSL_FLAG(int, depth, 4, "closed loop: transactions in flight per node thread");
 ABSL_FLAG(int, rounds, 3, "closed loop runs per mode (alternating off/async)");
 ABSL_FLAG(absl::Duration, batch_delay, absl::Milliseconds(1), "ObjectLogOptions::batch_delay");
 ABSL_FLAG(bool, raw, true, "run the log throughput part");
+ABSL_FLAG(int64_t, fold_bytes, fathom::logging::ObjectLogOptions().fold_bytes, "ObjectLogOptions::fold_bytes");
 
 namespace fathom::logging {
 namespace {
@@ -49,7 +50,9 @@ double ProcessCpuSeconds() {
 void LogThroughput(bool sync, int appends) {
   const std::string dir = absl::StrCat(absl::GetFlag(FLAGS_dir), "/raw", sync ? "_sync" : "");
   std::filesystem::remove_all(dir);
-  auto log = ObjectLog::Open({.dir = dir, .node_id = 1, .sync = sync});
+  ObjectLogOptions options{.dir = dir, .node_id = 1, .sync = sync};
+  options.fold_bytes = absl::GetFlag(FLAGS_fold_bytes);
+  auto log = ObjectLog::Open(options);
   if (!log.ok()) Die(log.status());
   const absl::Time start = absl::Now();
   const double cpu_start = ProcessCpuSeconds();
@@ -68,10 +71,10 @@ void LogThroughput(bool sync, int appends) {
   const double cpu = ProcessCpuSeconds() - cpu_start;
   const ObjectLogStats stats = (*log)->Stats();
   printf("log throughput, sync=%d: %d states (8-byte payloads, 10000 objects): enqueue %.0f/s, persisted %.0f/s, "
-         "CPU %.2f us/state, %lu batches (%.0f states each), %.1f MB values\n",
+         "CPU %.2f us/state, %lu batches (%.0f states each), %lu folds, %.1f MB values\n",
          sync, appends, appends / absl::ToDoubleSeconds(enqueued), appends / absl::ToDoubleSeconds(persisted),
          cpu * 1e6 / appends, stats.batches, double(stats.persisted) / std::max<uint64_t>(1, stats.batches),
-         stats.bytes / 1e6);
+         stats.folds, stats.bytes / 1e6);
 }
 
 void CommitThroughput(bool logging, int round) {
@@ -83,6 +86,7 @@ void CommitThroughput(bool logging, int round) {
   std::filesystem::remove_all(options.root);
   options.logging = logging;
   options.log.batch_delay = absl::GetFlag(FLAGS_batch_delay);
+  options.log.fold_bytes = absl::GetFlag(FLAGS_fold_bytes);
   auto cluster = testing::LoggedCluster::Start(options);
   if (!cluster.ok()) Die(cluster.status());
   std::vector<object::ObjectRef> objects;
@@ -127,14 +131,17 @@ void CommitThroughput(bool logging, int round) {
     if (absl::Status s = (*cluster)->WaitForQuiescence(); !s.ok()) Die(s);
     const absl::Time start = absl::Now();
     if (absl::Status s = (*cluster)->WaitForLogs(); !s.ok()) Die(s);
-    uint64_t persisted = 0, batches = 0;
+    uint64_t persisted = 0, batches = 0, folds = 0;
     for (int i = 1; i <= 3; ++i) {
-      persisted += (*cluster)->log(i)->Stats().persisted;
-      batches += (*cluster)->log(i)->Stats().batches;
+      const ObjectLogStats stats = (*cluster)->log(i)->Stats();
+      persisted += stats.persisted;
+      batches += stats.batches;
+      folds += stats.folds;
     }
     lag = absl::StrFormat(
-        "lag max %lu states / %.2f ms, mean %.3f ms; %lu states persisted in %lu batches; drained %.1f ms after",
-        max_lag_records, max_lag_micros / 1e3, samples ? sum_lag_micros / 1e3 / samples : 0.0, persisted, batches,
+        "lag max %lu states / %.2f ms, mean %.3f ms; %lu states persisted in %lu batches, %lu folds; drained %.1f ms "
+        "after",
+        max_lag_records, max_lag_micros / 1e3, samples ? sum_lag_micros / 1e3 / samples : 0.0, persisted, batches, folds,
         absl::ToDoubleMilliseconds(absl::Now() - start));
   }
   // Through the drain, so the writers' work is counted; node threads poll while idle, so this includes

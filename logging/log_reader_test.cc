@@ -153,8 +153,12 @@ TEST(LogReaderTest, AnUnknownFormatVersionIsRefused) {
 TEST(LogReaderTest, StrayKeysAndStatesPastThePositionAreRefused) {
   const std::string dir = FreshDir("stray");
   WriteLog(dir, 2, false);
-  Plant(dir, "zzz", "hello");
-  ExpectError(ReadLog(dir), absl::StatusCode::kDataLoss, dir, "not an object key");
+  Plant(dir, "zzz", "hello");  // sorts after the segments
+  ExpectError(ReadLog(dir), absl::StatusCode::kDataLoss, dir, "not a segment key");
+  const std::string early = FreshDir("stray_early");
+  WriteLog(early, 2, false);
+  Plant(early, "n", "hello");  // between the metadata and the object keys
+  ExpectError(ReadLog(early), absl::StatusCode::kDataLoss, early, "not an object key");
 
   const std::string ahead = FreshDir("ahead");
   WriteLog(ahead, 2, false);
