@@ -106,11 +106,12 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
   uint64_t max_position = 0;
   std::map<uint64_t, ObjectState> latest;  // by address
   std::string last_key;
+  const std::string first_segment = SegmentKey(0);
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(VerifyingRead()));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
     const std::string_view value(it->value().data(), it->value().size());
-    if (key >= std::string_view(SegmentKey(0))) break;  // segments: below, in position order
+    if (key >= std::string_view(first_segment)) break;  // segments: below, in position order
     last_key.assign(key);
     if (!key.empty() && key[0] == 'm') {
       auto decoded = DecodeMeta(key, value);
