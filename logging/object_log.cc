@@ -229,7 +229,7 @@ void ObjectLog::Shutdown(bool drain) {
   db_.reset();
 }
 
-void ObjectLog::Append(ObjectState state) {
+uint64_t ObjectLog::Append(ObjectState state) {
   Core& c = *core_;
   const absl::Time now = c.clock->Now();
   MutexLock lock(&c.mu);
@@ -244,13 +244,24 @@ void ObjectLog::Append(ObjectState state) {
   if (c.queue.size() >= options_.max_queued_records || c.stop) {
     ++c.stats.dropped;
     if (c.gap_position == 0) c.gap_position = position;
-    return;
+    return position;
   }
   ++c.stats.enqueued;
   state.position = position;
   c.queue.push_back({std::move(state), now});
   // The writer waits for the first state, or for a full batch; it wakes for nothing else.
   if (c.queue.size() == 1 || c.queue.size() == options_.max_batch_records) c.work_cv.Signal();
+  return position;
+}
+
+absl::StatusOr<uint64_t> ObjectLog::PersistedPosition() const {
+  Core& c = *core_;
+  MutexLock lock(&c.mu);
+  if (c.gap_position != 0) {
+    return absl::DataLossError(absl::StrCat("log ", options_.dir, ": states dropped (queue full) from position ",
+                                            c.gap_position, ", it cannot persist them"));
+  }
+  return c.stats.persisted_position;
 }
 
 absl::Status ObjectLog::WaitForPersisted(absl::Duration timeout) {
@@ -299,6 +310,7 @@ void ObjectLog::WriterLoop() {
       while (c.queue.size() < options_.max_batch_records && !c.stop) {
         if (WaitWithDeadline(&c.work_cv, &c.mu, until)) break;
       }
+      if (!c.drain) return;  // abandoned while gathering: the batch is lost, as in a crash
       const size_t n = std::min(c.queue.size(), options_.max_batch_records);
       c.inflight = true;
       c.inflight_since = c.queue.front().enqueued;

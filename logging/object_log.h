@@ -100,8 +100,10 @@ class ObjectLog {
   ~ObjectLog();
 
   // Enqueues `state` (its position is assigned here) and returns at once unless the queue is full.
-  // Thread-safe; called on node threads.
-  void Append(ObjectState state);
+  // Returns the position. Thread-safe; called on node threads.
+  uint64_t Append(ObjectState state);
+  // The last position on disk; DataLoss once states were dropped (the log can no longer cover them).
+  absl::StatusOr<uint64_t> PersistedPosition() const;
   // Waits until everything appended before the call is on disk; DeadlineExceeded (with the lag and last
   // write error) otherwise.
   absl::Status WaitForPersisted(absl::Duration timeout);

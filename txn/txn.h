@@ -80,7 +80,11 @@ class Transaction {
   // A new object with room for `payload_capacity` bytes; it exists for others once the transaction commits.
   absl::StatusOr<object::ObjectRef> Alloc(uint32_t payload_capacity, AllocHint hint = {});
   absl::Status Free(const object::ObjectRef& ref);
-  // Runs the commit protocol. After Commit (whatever it returns) the transaction is finished.
+  // This transaction's durability (TxnOptions::durability unless set). Call before Commit.
+  void SetDurability(Durability durability);
+  // Runs the commit protocol. After Commit (whatever it returns) the transaction is finished. With
+  // kSync, also DeadlineExceeded: not yet on every replica's disk within TxnOptions::sync_timeout (its
+  // objects stay locked until it is), or FailedPrecondition if the layer has no SSD log.
   absl::Status Commit();
   void Abort();
   bool finished() const;
