@@ -1,7 +1,8 @@
 // What the SSD log costs and how far it lags:
 //   1. log throughput on one node: states appended by one thread, persisted by the writer (sync off/on);
 //   2. commit throughput of a 3-node embedded cluster (shm, f = 1, closed loop, read-write transactions
-//      of 2 objects) with logging off and async, and the lag sampled every millisecond meanwhile.
+//      of 2 objects) with logging off, async and sync (Durability::kSync: Commit waits for every
+//      replica's log), and the lag sampled every millisecond meanwhile.
 //
 //   bazel run -c opt //logging:log_benchmark -- --commits_per_thread=5000 --rounds=3
 #include <sys/resource.h>
@@ -19,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "logging/object_log.h"
 #include "logging/testing/logged_cluster.h"
+#include "txn/txn_options.h"
 #include "txn/workloads/closed_loop.h"
 #include "txn/workloads/support.h"
 
@@ -27,7 +29,8 @@ ABSL_FLAG(int, appends, 200000, "states appended in the log throughput run");
 ABSL_FLAG(int, sync_appends, 5000, "states appended with sync per batch");
 ABSL_FLAG(int, commits_per_thread, 5000, "closed loop: commits per node thread (6 threads)");
 ABSL_FLAG(int, depth, 4, "closed loop: transactions in flight per node thread");
-ABSL_FLAG(int, rounds, 3, "closed loop runs per mode (alternating off/async)");
+ABSL_FLAG(int, rounds, 3, "closed loop runs per mode (alternating off/async/sync)");
+ABSL_FLAG(bool, sync, true, "also run sync durability rounds (a tenth of the commits: they wait for the disk)");
 ABSL_FLAG(absl::Duration, batch_delay, absl::Milliseconds(1), "ObjectLogOptions::batch_delay");
 ABSL_FLAG(bool, raw, true, "run the log throughput part");
 ABSL_FLAG(int64_t, fold_bytes, fathom::logging::ObjectLogOptions().fold_bytes, "ObjectLogOptions::fold_bytes");
@@ -81,7 +84,11 @@ void LogThroughput(bool sync, int appends) {
 
 // Commits per second of one closed-loop run. (Process CPU per commit says little here: node threads poll
 // while they wait, so it tracks 1 / throughput.)
-double CommitThroughput(bool logging, int round) {
+enum class Mode { kOff, kAsync, kSync };
+const char* ModeName(Mode mode) { return mode == Mode::kOff ? "off" : mode == Mode::kAsync ? "async" : "sync"; }
+
+double CommitThroughput(Mode mode, int round) {
+  const bool logging = mode != Mode::kOff;
   testing::LoggedClusterOptions options;
   options.cluster.nodes = 3;
   options.cluster.threads = 2;
@@ -91,6 +98,7 @@ double CommitThroughput(bool logging, int round) {
   options.logging = logging;
   options.log.batch_delay = absl::GetFlag(FLAGS_batch_delay);
   options.log.fold_bytes = absl::GetFlag(FLAGS_fold_bytes);
+  options.txn.durability = mode == Mode::kSync ? txn::Durability::kSync : txn::Durability::kAsync;
   auto cluster = testing::LoggedCluster::Start(options);
   if (!cluster.ok()) Die(cluster.status());
   std::vector<object::ObjectRef> objects;
@@ -123,7 +131,7 @@ double CommitThroughput(bool logging, int round) {
   spec.kind = txn::workloads::TxnKind::kReadWrite;
   spec.objects = 2;
   spec.depth = absl::GetFlag(FLAGS_depth);
-  spec.commits_per_thread = absl::GetFlag(FLAGS_commits_per_thread);
+  spec.commits_per_thread = absl::GetFlag(FLAGS_commits_per_thread) / (mode == Mode::kSync ? 10 : 1);
   spec.seed = round + 1;
   auto result = txn::workloads::RunClosedLoop((*cluster)->services(), objects, spec);
   done = true;
@@ -148,7 +156,7 @@ double CommitThroughput(bool logging, int round) {
         absl::ToDoubleMilliseconds(absl::Now() - start));
   }
   printf("commits, logging %-5s round %d: %.0f commits/s, p50 %.0f us, p99 %.0f us, %lu aborted; %s\n",
-         logging ? "async" : "off", round, result->commits_per_second(),
+         ModeName(mode), round, result->commits_per_second(),
          absl::ToDoubleMicroseconds(result->Percentile(0.5)), absl::ToDoubleMicroseconds(result->Percentile(0.99)),
          result->aborted, lag.c_str());
   fflush(stdout);
@@ -172,10 +180,15 @@ int main(int argc, char** argv) {
   }
   // Off and async alternate, and each round's ratio compares two runs seconds apart: the machine is
   // shared, so single figures swing; the median ratio is the figure to quote.
-  std::vector<double> off, async, ratios;
+  using fathom::logging::Mode;
+  std::vector<double> off, async, sync, ratios, sync_ratios;
   for (int round = 1; round <= absl::GetFlag(FLAGS_rounds); ++round) {
-    off.push_back(fathom::logging::CommitThroughput(false, round));
-    async.push_back(fathom::logging::CommitThroughput(true, round));
+    off.push_back(fathom::logging::CommitThroughput(Mode::kOff, round));
+    async.push_back(fathom::logging::CommitThroughput(Mode::kAsync, round));
+    if (absl::GetFlag(FLAGS_sync)) {
+      sync.push_back(fathom::logging::CommitThroughput(Mode::kSync, round));
+      sync_ratios.push_back(sync.back() / off.back());
+    }
     ratios.push_back(async.back() / off.back());
   }
   if (!ratios.empty()) {
@@ -183,6 +196,12 @@ int main(int argc, char** argv) {
            ratios.size(), fathom::logging::Median(off), fathom::logging::Median(async),
            fathom::logging::Median(ratios), *std::min_element(ratios.begin(), ratios.end()),
            *std::max_element(ratios.begin(), ratios.end()));
+  }
+  if (!sync_ratios.empty()) {
+    printf("commits, %zu rounds: median sync %.0f/s, median sync/off %.3f (min %.3f, max %.3f)\n", sync_ratios.size(),
+           fathom::logging::Median(sync), fathom::logging::Median(sync_ratios),
+           *std::min_element(sync_ratios.begin(), sync_ratios.end()),
+           *std::max_element(sync_ratios.begin(), sync_ratios.end()));
   }
   return 0;
 }

@@ -21,7 +21,8 @@
 //
 // Every region has a primary (the node that owns it) and TxnOptions::backups backups on the next members
 // in id order (replica_map.h). Commit returns OK once the writes are in the memory of all f+1 replicas
-// and at least one primary has been told to install them.
+// and at least one primary has been told to install them; with Durability::kSync (txn_options.h), also
+// in the SSD log of all f+1 replicas.
 #ifndef FATHOM_TXN_TXN_H_
 #define FATHOM_TXN_TXN_H_
 
