@@ -99,6 +99,8 @@ double CommitThroughput(Mode mode, int round) {
   options.log.batch_delay = absl::GetFlag(FLAGS_batch_delay);
   options.log.fold_bytes = absl::GetFlag(FLAGS_fold_bytes);
   options.txn.durability = mode == Mode::kSync ? txn::Durability::kSync : txn::Durability::kAsync;
+  // Sync durability is for surviving a power cut, so its logs fsync every batch as they would in use.
+  options.log.sync = mode == Mode::kSync;
   auto cluster = testing::LoggedCluster::Start(options);
   if (!cluster.ok()) Die(cluster.status());
   std::vector<object::ObjectRef> objects;
