@@ -9,6 +9,8 @@
 // returns DeadlineExceeded after sync_timeout and the phase goes on in the background; if a replica's log
 // cannot persist any more (a gap: states were dropped), Commit returns that error and the transaction
 // stays locked until recovery (not built yet) deals with the node.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "txn/commit.h"
 
@@ -72,8 +74,11 @@ void CommitOperation::OnPersistReply(Replica* replica, absl::StatusOr<PersistRep
                      absl::FormatDuration(thread_.options().sync_timeout),
                      "; it stays locked (invisible) until it is, then commits")));
   }
+  // Past the deadline the caller has its answer: ask less often (a log may stay down for long).
+  const absl::Duration interval = finished_ ? std::max(thread_.options().sync_poll_interval, absl::Milliseconds(10))
+                                            : thread_.options().sync_poll_interval;
   auto self = shared_from_this();
-  thread_.After(thread_.options().sync_poll_interval, [self] { self->PersistRound(); });
+  thread_.After(interval, [self] { self->PersistRound(); });
 }
 
 }  // namespace fathom::txn
