@@ -1,6 +1,7 @@
 #include "logging/log_reader.h"
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -15,7 +16,61 @@ absl::Status InLog(const std::string& dir, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat("log ", dir, ": ", s.message()));
 }
 
+rocksdb::ReadOptions VerifyingRead() {
+  rocksdb::ReadOptions read;
+  read.verify_checksums = true;
+  read.fill_cache = false;
+  return read;
+}
+
 }  // namespace
+
+absl::Status CheckLogFormat(std::optional<uint64_t> format) {
+  if (!format.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat("log format 1 (no ", kFormatKey, "; written by an older build), ",
+                                                      "this build reads only log format ", kLogFormat));
+  }
+  if (*format != kLogFormat) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("log format ", *format, ", this build reads only log format ", kLogFormat));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSegments(rocksdb::DB& db, uint64_t folded, uint64_t position,
+                          const std::function<void(ObjectState&&)>& apply) {
+  if (folded > position) {
+    return absl::DataLossError(absl::StrCat("folded up to position ", folded, ", past the persisted position ", position));
+  }
+  uint64_t next = folded + 1;  // the first position the next segment must cover
+  std::string last_key;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(VerifyingRead()));
+  for (it->Seek(SegmentKey(0)); it->Valid(); it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    last_key.assign(key);
+    auto segment = DecodeSegment(key, std::string_view(it->value().data(), it->value().size()));
+    if (!segment.ok()) return segment.status();
+    if (segment->first != next) {
+      return absl::DataLossError(absl::StrCat(DescribeKey(key), " starts at position ", segment->first,
+                                              " but the log covers positions up to ", next - 1,
+                                              next > folded + 1 ? "" : " (folded)", ": positions are missing"));
+    }
+    if (segment->last > position) {
+      return absl::DataLossError(absl::StrCat(DescribeKey(key), " reaches position ", segment->last,
+                                              " but the persisted position is ", position));
+    }
+    next = segment->last + 1;
+    for (ObjectState& state : segment->states) apply(std::move(state));
+  }
+  if (!it->status().ok()) {
+    return FromRocks(it->status(), absl::StrCat("reading after ", last_key.empty() ? "the object keys" : DescribeKey(last_key)));
+  }
+  if (next != position + 1) {
+    return absl::DataLossError(absl::StrCat("the segments cover positions up to ", next - 1,
+                                            " but the persisted position is ", position, ": segments are missing"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_node, rocksdb::Env* env) {
   std::error_code ec;
@@ -35,16 +90,28 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
   std::unique_ptr<rocksdb::DB> db(raw);
   LogContents contents;
   contents.dir = dir;
-  std::optional<uint64_t> node, position;
+  std::optional<uint64_t> node, position, format, folded;
+  // The metadata keys sort first; they are checked before any state is trusted.
+  bool meta_checked = false;
+  auto check_meta = [&]() -> absl::Status {
+    meta_checked = true;
+    if (!node.has_value()) return absl::DataLossError(absl::StrCat("log ", dir, ": no node id (", kNodeKey, ")"));
+    if (expected_node != 0 && *node != expected_node) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("log ", dir, " belongs to node ", *node, ", not node ", expected_node));
+    }
+    if (absl::Status s = CheckLogFormat(format); !s.ok()) return InLog(dir, s);
+    return absl::OkStatus();
+  };
   uint64_t max_position = 0;
+  std::map<uint64_t, ObjectState> latest;  // by address
   std::string last_key;
-  rocksdb::ReadOptions read;
-  read.verify_checksums = true;
-  read.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(read));
+  const std::string first_segment = SegmentKey(0);
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(VerifyingRead()));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
     const std::string_view value(it->value().data(), it->value().size());
+    if (key >= std::string_view(first_segment)) break;  // segments: below, in position order
     last_key.assign(key);
     if (!key.empty() && key[0] == 'm') {
       auto decoded = DecodeMeta(key, value);
@@ -53,6 +120,10 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
         node = *decoded;
       } else if (key == std::string_view(kPositionKey)) {
         position = *decoded;
+      } else if (key == std::string_view(kFormatKey)) {
+        format = *decoded;
+      } else if (key == std::string_view(kFoldedKey)) {
+        folded = *decoded;
       } else if (key == std::string_view(kGapKey)) {
         return absl::FailedPreconditionError(absl::StrCat("log ", dir, ": has a gap: states from position ",
                                                           *decoded, " on were dropped"));
@@ -61,27 +132,38 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
       }
       continue;
     }
+    if (!meta_checked) {
+      if (absl::Status s = check_meta(); !s.ok()) return s;
+    }
     auto state = DecodeState(key, value);
     if (!state.ok()) return InLog(dir, state.status());
     max_position = std::max(max_position, state->position);
-    contents.states.push_back(std::move(*state));
+    const uint64_t address = state->address.raw();
+    latest.emplace_hint(latest.end(), address, std::move(*state));
   }
   if (!it->status().ok()) {
     return FromRocks(it->status(), absl::StrCat("log ", dir, ": reading after ",
                                                 last_key.empty() ? "the start" : DescribeKey(last_key)));
   }
-  if (!node.has_value()) return absl::DataLossError(absl::StrCat("log ", dir, ": no node id (", kNodeKey, ")"));
-  if (expected_node != 0 && *node != expected_node) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("log ", dir, " belongs to node ", *node, ", not node ", expected_node));
+  if (!meta_checked) {
+    if (absl::Status s = check_meta(); !s.ok()) return s;
   }
   contents.node_id = static_cast<uint32_t>(*node);
   contents.position = position.value_or(0);
-  // Positions and states are written in the same batches: a state past the position means damage.
-  if (max_position > contents.position) {
-    return absl::DataLossError(absl::StrCat("log ", dir, " (node ", contents.node_id, "): a state at position ",
-                                            max_position, " but the persisted position is ", contents.position));
+  // Object keys hold what was folded: a state past the folded position (or the persisted one) is damage.
+  const uint64_t folded_position = folded.value_or(0);
+  if (max_position > std::min(folded_position, contents.position)) {
+    return absl::DataLossError(absl::StrCat("log ", dir, " (node ", contents.node_id, "): an object key at position ",
+                                            max_position, " but the folded position is ", folded_position,
+                                            " and the persisted position is ", contents.position));
   }
+  // Segments hold what came after; a later state of an object replaces the folded one.
+  absl::Status segments = ReadSegments(*db, folded_position, contents.position, [&](ObjectState&& state) {
+    latest[state.address.raw()] = std::move(state);
+  });
+  if (!segments.ok()) return InLog(dir, segments);
+  contents.states.reserve(latest.size());
+  for (auto& [address, state] : latest) contents.states.push_back(std::move(state));
   return contents;
 }
 

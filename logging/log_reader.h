@@ -8,6 +8,8 @@
 #define FATHOM_LOGGING_LOG_READER_H_
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "logging/record_format.h"
 
 namespace rocksdb {
+class DB;
 class Env;
 }  // namespace rocksdb
 
@@ -31,10 +34,22 @@ struct LogContents {
 // carries its own position) and validates every key:
 //   NotFound       no log in `dir`;
 //   DataLoss       RocksDB reports corruption (a damaged or truncated file), a value fails its checksum
-//                  or is cut short, a key is not a log key, a record's position is past the persisted one;
-//   FailedPrecondition  a record or metadata of an unknown format version, a gap (states were dropped),
-//                  or a log of another node than `expected_node` (when non-zero).
+//                  or is cut short, a key is not a log key, a record's position is past the persisted one,
+//                  the segments do not cover exactly the positions after m:folded up to m:position;
+//   FailedPrecondition  a record or metadata of an unknown format version, a log of another log format
+//                  (m:format), a gap (states were dropped), or a log of another node than `expected_node`
+//                  (when non-zero).
 absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_node = 0, rocksdb::Env* env = nullptr);
+
+// The log format check shared with ObjectLog::Open: OK for kLogFormat; FailedPrecondition otherwise
+// (`format` absent: a log written before m:format existed, i.e. log format 1).
+absl::Status CheckLogFormat(std::optional<uint64_t> format);
+
+// Every segment of an open log, validated and in position order: they must cover exactly the positions
+// folded+1..position (none if folded == position). Calls `apply` with each state. Errors (DataLoss, or
+// FailedPrecondition for an unknown record format) name the segment, not the directory.
+absl::Status ReadSegments(rocksdb::DB& db, uint64_t folded, uint64_t position,
+                          const std::function<void(ObjectState&&)>& apply);
 
 }  // namespace fathom::logging
 

@@ -153,8 +153,12 @@ TEST(LogReaderTest, AnUnknownFormatVersionIsRefused) {
 TEST(LogReaderTest, StrayKeysAndStatesPastThePositionAreRefused) {
   const std::string dir = FreshDir("stray");
   WriteLog(dir, 2, false);
-  Plant(dir, "zzz", "hello");
-  ExpectError(ReadLog(dir), absl::StatusCode::kDataLoss, dir, "not an object key");
+  Plant(dir, "zzz", "hello");  // sorts after the segments
+  ExpectError(ReadLog(dir), absl::StatusCode::kDataLoss, dir, "not a segment key");
+  const std::string early = FreshDir("stray_early");
+  WriteLog(early, 2, false);
+  Plant(early, "n", "hello");  // between the metadata and the object keys
+  ExpectError(ReadLog(early), absl::StatusCode::kDataLoss, early, "not an object key");
 
   const std::string ahead = FreshDir("ahead");
   WriteLog(ahead, 2, false);
@@ -172,6 +176,94 @@ TEST(LogReaderTest, StrayKeysAndStatesPastThePositionAreRefused) {
     delete db;
   }
   ExpectError(ReadLog(no_node), absl::StatusCode::kDataLoss, no_node, "no node id");
+}
+
+// A log of node 1 left as a crash leaves it: `objects` objects written twice, one batch (segment) per
+// append, none folded. Segment k covers position k.
+void WriteCrashedLog(const std::string& dir, int objects) {
+  ObjectLogOptions options{.dir = dir, .node_id = 1, .sync = true};
+  options.fold_bytes = 1 << 30;
+  auto log = ObjectLog::Open(options);
+  ASSERT_OK(log.status());
+  for (uint64_t v = 1; v <= 2; ++v) {
+    for (int i = 0; i < objects; ++i) {
+      (*log)->Append(State(128 * i, v, "payload-" + std::to_string(i) + "-v" + std::to_string(v)));
+      ASSERT_OK((*log)->WaitForPersisted(absl::Seconds(10)));
+    }
+  }
+  (*log)->Abandon();
+}
+
+void Delete(const std::string& dir, const std::string& key) {
+  rocksdb::DB* db = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), dir, &db).ok());
+  ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), key).ok());
+  ASSERT_TRUE(db->Close().ok());
+  delete db;
+}
+
+TEST(LogReaderTest, ACrashedLogIsReadFromItsSegments) {
+  const std::string dir = FreshDir("segments");
+  WriteCrashedLog(dir, 4);
+  EXPECT_EQ(Stored(dir, SegmentKey(8)).empty(), false);
+  ASSERT_OK_AND_ASSIGN(LogContents contents, ReadLog(dir, 1));
+  EXPECT_EQ(contents.position, 8u);
+  ASSERT_EQ(contents.states.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(contents.states[i].payload, "payload-" + std::to_string(i) + "-v2");
+    EXPECT_EQ(contents.states[i].position, 5u + i);
+  }
+}
+
+TEST(LogReaderTest, AMissingOrDamagedSegmentIsRefused) {
+  const std::string missing = FreshDir("segment_missing");
+  WriteCrashedLog(missing, 4);
+  Delete(missing, SegmentKey(3));
+  ExpectError(ReadLog(missing), absl::StatusCode::kDataLoss, missing, "segment 4 starts at position 4");
+  EXPECT_EQ(ObjectLog::Open({.dir = missing, .node_id = 1}).status().code(), absl::StatusCode::kDataLoss);
+
+  const std::string last = FreshDir("segment_last_missing");
+  WriteCrashedLog(last, 4);
+  Delete(last, SegmentKey(8));
+  ExpectError(ReadLog(last), absl::StatusCode::kDataLoss, last, "segments are missing");
+
+  const std::string flipped = FreshDir("segment_flipped");
+  WriteCrashedLog(flipped, 4);
+  std::string value = Stored(flipped, SegmentKey(6));
+  value[kSegmentHeaderBytes + kSegmentEntryBytes + 2] ^= 0x04;  // a payload byte
+  Plant(flipped, SegmentKey(6), value);
+  ExpectError(ReadLog(flipped), absl::StatusCode::kDataLoss, flipped, "segment 6: checksum mismatch");
+  auto reopened = ObjectLog::Open({.dir = flipped, .node_id = 1});
+  EXPECT_EQ(reopened.status().code(), absl::StatusCode::kDataLoss) << reopened.status();
+  EXPECT_NE(reopened.status().message().find("segment 6"), std::string::npos) << reopened.status();
+
+  // A segment copied under the next one's key: its own position gives it away.
+  const std::string moved = FreshDir("segment_moved");
+  WriteCrashedLog(moved, 4);
+  Plant(moved, SegmentKey(9), Stored(moved, SegmentKey(8)));
+  ExpectError(ReadLog(moved), absl::StatusCode::kDataLoss, moved, "segment 9");
+}
+
+TEST(LogReaderTest, FoldedPositionsMustAgreeWithThePersistedOne) {
+  const std::string dir = FreshDir("folded_ahead");
+  WriteLog(dir, 2, false);
+  Plant(dir, kFoldedKey, EncodeMeta(kFoldedKey, 99));
+  ExpectError(ReadLog(dir), absl::StatusCode::kDataLoss, dir, "folded up to position 99, past the persisted position 4");
+}
+
+TEST(LogReaderTest, ALogOfTheOlderFormatIsRefused) {
+  const std::string dir = FreshDir("format_1");
+  WriteLog(dir, 2, false);
+  Delete(dir, kFormatKey);  // what a log written before format 2 looks like
+  ExpectError(ReadLog(dir), absl::StatusCode::kFailedPrecondition, dir, "log format 1");
+  auto log = ObjectLog::Open({.dir = dir, .node_id = 1});
+  EXPECT_EQ(log.status().code(), absl::StatusCode::kFailedPrecondition) << log.status();
+  EXPECT_NE(log.status().message().find("log format 1"), std::string::npos) << log.status();
+
+  const std::string later = FreshDir("format_3");
+  WriteLog(later, 2, false);
+  Plant(later, kFormatKey, EncodeMeta(kFormatKey, 3));
+  ExpectError(ReadLog(later), absl::StatusCode::kFailedPrecondition, later, "log format 3");
 }
 
 TEST(LogReaderTest, AMissingLogIsNotFound) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "logging/log_reader.h"
 #include "logging/rocksdb_status.h"
 #include "platform/base/mutex.h"
 #include "rocksdb/db.h"
@@ -54,6 +55,7 @@ void ObjectLogStats::AddTo(std::map<std::string, uint64_t>& counters) const {
   counters["log.superseded"] += superseded;
   counters["log.dropped"] += dropped;
   counters["log.batches"] += batches;
+  counters["log.folds"] += folds;
   counters["log.bytes"] += bytes;
   counters["log.write_errors"] += write_errors;
   counters["log.enqueued_position"] = enqueued_position;
@@ -73,6 +75,26 @@ rocksdb::Options DbOptions(const ObjectLogOptions& options) {
   db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
   if (options.env != nullptr) db_options.env = options.env;
   return db_options;
+}
+
+// Adds to `write_batch` a fold: the latest state of every object in `unfolded` under its object key (in
+// address order), m:folded = `position`, and the deletion of every segment up to it. Returns value bytes.
+uint64_t AddFold(rocksdb::WriteBatch& write_batch, const absl::flat_hash_map<uint64_t, ObjectState>& unfolded,
+                 uint64_t position) {
+  std::vector<const ObjectState*> states;
+  states.reserve(unfolded.size());
+  for (const auto& [address, state] : unfolded) states.push_back(&state);
+  std::sort(states.begin(), states.end(),
+            [](const ObjectState* a, const ObjectState* b) { return a->address.raw() < b->address.raw(); });
+  uint64_t bytes = 0;
+  for (const ObjectState* state : states) {
+    const std::string value = EncodeState(*state);
+    bytes += value.size();
+    write_batch.Put(ObjectKey(state->address), value);
+  }
+  write_batch.Put(std::string(kFoldedKey), EncodeMeta(kFoldedKey, position));
+  write_batch.DeleteRange(SegmentKey(0), SegmentKey(position + 1));
+  return bytes;
 }
 
 }  // namespace
@@ -133,19 +155,48 @@ absl::StatusOr<std::unique_ptr<ObjectLog>> ObjectLog::Open(ObjectLogOptions opti
   }
   auto position = meta(kPositionKey);
   if (!position.ok()) return position.status();
+  auto format = meta(kFormatKey);
+  if (!format.ok()) return format.status();
+  auto folded = meta(kFoldedKey);
+  if (!folded.ok()) return folded.status();
+  rocksdb::WriteOptions write;
+  write.sync = true;
   if (!node->has_value()) {
-    rocksdb::WriteOptions write;
-    write.sync = true;
-    const std::string key(kNodeKey);
-    if (rocksdb::Status s = db->Put(write, key, EncodeMeta(kNodeKey, options.node_id)); !s.ok()) {
+    rocksdb::WriteBatch created;
+    created.Put(std::string(kNodeKey), EncodeMeta(kNodeKey, options.node_id));
+    created.Put(std::string(kFormatKey), EncodeMeta(kFormatKey, kLogFormat));
+    if (rocksdb::Status s = db->Write(write, &created); !s.ok()) {
       return FromRocks(s, absl::StrCat("log ", options.dir, ": writing the node id"));
     }
+  } else if (absl::Status s = CheckLogFormat(*format); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("log ", options.dir, " (node ", options.node_id, "): ", s.message()));
   }
-  return std::unique_ptr<ObjectLog>(new ObjectLog(std::move(options), std::move(db), position->value_or(0)));
+  // Fold what the last run left in segments (a crash; a clean stop folds), so the writer starts with none.
+  const uint64_t persisted = position->value_or(0);
+  absl::flat_hash_map<uint64_t, ObjectState> unfolded;
+  absl::Status read = ReadSegments(*db, folded->value_or(0), persisted, [&](ObjectState&& state) {
+    const uint64_t address = state.address.raw();
+    unfolded.insert_or_assign(address, std::move(state));
+  });
+  if (!read.ok()) {
+    return absl::Status(read.code(), absl::StrCat("log ", options.dir, " (node ", options.node_id, "): ", read.message()));
+  }
+  if (folded->value_or(0) < persisted) {
+    rocksdb::WriteBatch fold;
+    AddFold(fold, unfolded, persisted);
+    if (rocksdb::Status s = db->Write(write, &fold); !s.ok()) {
+      return FromRocks(s, absl::StrCat("log ", options.dir, ": folding the segments up to position ", persisted));
+    }
+  }
+  return std::unique_ptr<ObjectLog>(new ObjectLog(std::move(options), std::move(db), persisted));
 }
 
 ObjectLog::ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position)
-    : options_(std::move(options)), db_(std::move(db)), core_(std::make_shared<Core>(options_.clock)) {
+    : options_(std::move(options)),
+      db_(std::move(db)),
+      core_(std::make_shared<Core>(options_.clock)),
+      segment_start_(position + 1),
+      backoff_(options_.retry_backoff) {
   {
     MutexLock lock(&core_->mu);
     core_->stats.enqueued_position = position;
@@ -178,7 +229,7 @@ void ObjectLog::Shutdown(bool drain) {
   db_.reset();
 }
 
-void ObjectLog::Append(ObjectState state) {
+uint64_t ObjectLog::Append(ObjectState state) {
   Core& c = *core_;
   const absl::Time now = c.clock->Now();
   MutexLock lock(&c.mu);
@@ -193,13 +244,24 @@ void ObjectLog::Append(ObjectState state) {
   if (c.queue.size() >= options_.max_queued_records || c.stop) {
     ++c.stats.dropped;
     if (c.gap_position == 0) c.gap_position = position;
-    return;
+    return position;
   }
   ++c.stats.enqueued;
   state.position = position;
   c.queue.push_back({std::move(state), now});
   // The writer waits for the first state, or for a full batch; it wakes for nothing else.
   if (c.queue.size() == 1 || c.queue.size() == options_.max_batch_records) c.work_cv.Signal();
+  return position;
+}
+
+absl::StatusOr<uint64_t> ObjectLog::PersistedPosition() const {
+  Core& c = *core_;
+  MutexLock lock(&c.mu);
+  if (c.gap_position != 0) {
+    return absl::DataLossError(absl::StrCat("log ", options_.dir, ": states dropped (queue full) from position ",
+                                            c.gap_position, ", it cannot persist them"));
+  }
+  return c.stats.persisted_position;
 }
 
 absl::Status ObjectLog::WaitForPersisted(absl::Duration timeout) {
@@ -235,7 +297,6 @@ std::function<void(std::map<std::string, uint64_t>&)> ObjectLog::CounterSource()
 
 void ObjectLog::WriterLoop() {
   Core& c = *core_;
-  absl::Duration backoff = options_.retry_backoff;
   std::vector<ObjectState> batch;
   for (;;) {
     batch.clear();
@@ -243,11 +304,13 @@ void ObjectLog::WriterLoop() {
     {
       MutexLock lock(&c.mu);
       while (c.queue.empty() && !c.stop) WaitWithDeadline(&c.work_cv, &c.mu, absl::InfiniteFuture());
-      if (c.queue.empty() || !c.drain) return;
+      if (c.queue.empty() && c.drain) break;
+      if (!c.drain) return;
       const absl::Time until = absl::Now() + options_.batch_delay;
       while (c.queue.size() < options_.max_batch_records && !c.stop) {
         if (WaitWithDeadline(&c.work_cv, &c.mu, until)) break;
       }
+      if (!c.drain) return;  // abandoned while gathering: the batch is lost, as in a crash
       const size_t n = std::min(c.queue.size(), options_.max_batch_records);
       c.inflight = true;
       c.inflight_since = c.queue.front().enqueued;
@@ -258,64 +321,117 @@ void ObjectLog::WriterLoop() {
       gap = c.gap_position;
       c.room_cv.SignalAll();
     }
-    rocksdb::WriteBatch write_batch;
-    uint64_t superseded = 0, bytes = 0;
-    for (const ObjectState& state : batch) {
-      auto [it, inserted] = written_versions_.try_emplace(state.address.raw(), state.version);
-      if (!inserted) {
-        if (it->second >= state.version) {
-          ++superseded;
-          continue;
-        }
-        it->second = state.version;
-      }
-      const std::string value = EncodeState(state);
-      bytes += value.size();
-      write_batch.Put(ObjectKey(state.address), value);
-    }
-    const uint64_t last = batch.back().position;
-    write_batch.Put(std::string(kPositionKey), EncodeMeta(kPositionKey, last));
-    // The gap goes to disk with the first batch after it, so a reader cannot miss it.
-    if (gap != 0) write_batch.Put(std::string(kGapKey), EncodeMeta(kGapKey, gap));
-    rocksdb::WriteOptions write_options;
-    write_options.sync = options_.sync;
-    rocksdb::Status reopened;
-    bool tried_since_stop = false;
-    for (;;) {
-      rocksdb::Status s = db_ != nullptr ? db_->Write(write_options, &write_batch) : reopened;
-      if (s.ok()) break;
-      {
-        MutexLock lock(&c.mu);
-        ++c.stats.write_errors;
-        c.stats.last_error = FromRocks(s, absl::StrCat("log ", options_.dir, ": writing positions ",
-                                                       batch.front().position, "..", last));
-        // Stopping while the disk fails: one more try, then give up (what is lost is what a crash now
-        // would lose; the persisted position says so).
-        if (c.stop && (tried_since_stop || !c.drain)) {
-          c.inflight = false;
-          return;
-        }
-        if (c.stop) {
-          tried_since_stop = true;
-        } else {
-          WaitWithDeadline(&c.work_cv, &c.mu, absl::Now() + backoff);
-          tried_since_stop = c.stop;
-        }
-      }
-      backoff = std::min(backoff * 2, options_.max_retry_backoff);
-      reopened = Reopen();  // if this fails, db_ is null and the next turn reports why
-    }
-    backoff = options_.retry_backoff;
-    MutexLock lock(&c.mu);
-    c.inflight = false;
-    c.stats.persisted += batch.size();
-    c.stats.superseded += superseded;
-    c.stats.bytes += bytes;
-    ++c.stats.batches;
-    c.stats.persisted_position = last;
-    c.stats.last_error = absl::OkStatus();
-    c.persisted_cv.SignalAll();
+    if (!WriteBatchOf(batch, gap)) return;
   }
+  // A clean stop folds everything, so a closed log holds object keys only (one try: what stays unfolded
+  // is still in its segments, and the next Open folds it).
+  if (unfolded_.empty() || db_ == nullptr) return;
+  rocksdb::WriteBatch fold;
+  AddFold(fold, unfolded_, segment_start_ - 1);
+  rocksdb::WriteOptions write_options;
+  write_options.sync = options_.sync;
+  if (rocksdb::Status s = db_->Write(write_options, &fold); !s.ok()) {
+    MutexLock lock(&c.mu);
+    ++c.stats.write_errors;
+    c.stats.last_error = FromRocks(s, absl::StrCat("log ", options_.dir, ": folding at stop"));
+    return;
+  }
+  unfolded_.clear();
+  unfolded_bytes_ = 0;
+  MutexLock lock(&c.mu);
+  ++c.stats.folds;
+}
+
+bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap) {
+  uint64_t superseded = 0;
+  size_t batch_bytes = 0;
+  std::vector<ObjectState*> fresh;
+  fresh.reserve(batch.size());
+  for (ObjectState& state : batch) {
+    auto [it, inserted] = written_versions_.try_emplace(state.address.raw(), state.version);
+    if (!inserted) {
+      if (it->second >= state.version) {
+        ++superseded;
+        continue;
+      }
+      it->second = state.version;
+    }
+    fresh.push_back(&state);
+    batch_bytes += kSegmentEntryBytes + state.payload.size();
+  }
+  const uint64_t last = batch.back().position;
+  const bool fold = unfolded_bytes_ + batch_bytes >= options_.fold_bytes;
+  rocksdb::WriteBatch write_batch;
+  uint64_t bytes = 0;
+  if (!fold) {
+    SegmentEncoder segment(segment_start_);
+    for (const ObjectState* state : fresh) segment.Add(*state);
+    const std::string value = segment.Finish(last);
+    bytes += value.size();
+    write_batch.Put(SegmentKey(segment_start_), value);
+  }
+  for (ObjectState* state : fresh) {
+    const uint64_t address = state->address.raw();
+    unfolded_.insert_or_assign(address, std::move(*state));
+  }
+  unfolded_bytes_ += batch_bytes;
+  if (fold) bytes += AddFold(write_batch, unfolded_, last);
+  write_batch.Put(std::string(kPositionKey), EncodeMeta(kPositionKey, last));
+  // The gap goes to disk with the first batch after it, so a reader cannot miss it.
+  if (gap != 0) write_batch.Put(std::string(kGapKey), EncodeMeta(kGapKey, gap));
+  if (!WriteWithRetries(write_batch, absl::StrCat("writing positions ", batch.front().position, "..", last))) {
+    return false;
+  }
+  segment_start_ = last + 1;
+  if (fold) {
+    unfolded_.clear();
+    unfolded_bytes_ = 0;
+  }
+  Core& c = *core_;
+  MutexLock lock(&c.mu);
+  c.inflight = false;
+  c.stats.persisted += batch.size();
+  c.stats.superseded += superseded;
+  c.stats.bytes += bytes;
+  ++c.stats.batches;
+  if (fold) ++c.stats.folds;
+  c.stats.persisted_position = last;
+  c.stats.last_error = absl::OkStatus();
+  c.persisted_cv.SignalAll();
+  return true;
+}
+
+bool ObjectLog::WriteWithRetries(rocksdb::WriteBatch& write_batch, const std::string& what) {
+  Core& c = *core_;
+  rocksdb::WriteOptions write_options;
+  write_options.sync = options_.sync;
+  rocksdb::Status reopened;
+  bool tried_since_stop = false;
+  for (;;) {
+    rocksdb::Status s = db_ != nullptr ? db_->Write(write_options, &write_batch) : reopened;
+    if (s.ok()) break;
+    {
+      MutexLock lock(&c.mu);
+      ++c.stats.write_errors;
+      c.stats.last_error = FromRocks(s, absl::StrCat("log ", options_.dir, ": ", what));
+      // Stopping while the disk fails: one more try, then give up (what is lost is what a crash now
+      // would lose; the persisted position says so).
+      if (c.stop && (tried_since_stop || !c.drain)) {
+        c.inflight = false;
+        return false;
+      }
+      if (c.stop) {
+        tried_since_stop = true;
+      } else {
+        WaitWithDeadline(&c.work_cv, &c.mu, absl::Now() + backoff_);
+        tried_since_stop = c.stop;
+      }
+    }
+    backoff_ = std::min(backoff_ * 2, options_.max_retry_backoff);
+    reopened = Reopen();  // if this fails, db_ is null and the next turn reports why
+  }
+  backoff_ = options_.retry_backoff;
+  return true;
 }
 
 }  // namespace fathom::logging

@@ -1,8 +1,14 @@
 // ObjectLog: a node's asynchronous SSD log (DESIGN.md, logging). The transaction layer tells it every
 // object state the node installs (txn_hook.h); Append only enqueues, and one writer thread of the log's
-// own turns the queue into RocksDB WriteBatches. Each object has one key, so the database holds the latest
-// state of every object: that is the log's compaction (RocksDB drops the overwritten versions), and a
-// freed object is kept as a state whose live flag is clear, so its slot's incarnation survives too.
+// own turns the queue into RocksDB writes.
+//
+// Each batch is written as one segment: a single RocksDB value holding its states back to back, so a
+// state costs an encode into a buffer, not a RocksDB memtable insert of its own (that insert was most of
+// the log's CPU). Every `fold_bytes` of segments, the writer folds them instead: it writes the latest state
+// of every object they touched under one key per object and deletes them, in one atomic write. One key per
+// object is the log's compaction (RocksDB drops the overwritten versions), and a freed object is kept as a
+// state whose live flag is clear, so its slot's incarnation survives too. Open folds what a crash left, and
+// a clean Stop folds everything, so a closed log holds only object keys.
 //
 //   ASSIGN_OR_RETURN(auto log, logging::ObjectLog::Open({.dir = "/data/node1", .node_id = 1}));
 //   txn_options.on_install = logging::InstallObserverFor(log.get());   // txn_hook.h
@@ -10,7 +16,7 @@
 //   log->WaitForPersisted(absl::Seconds(5));   // lag 0: everything enqueued so far is on disk
 //
 // Positions: every appended state gets the next log position (1, 2, ...; continued across reopenings).
-// Each batch also writes the last position it covers (key m:position), atomically with its states, so
+// Each write also writes the last position it covers (key m:position), atomically with its states, so
 // the persisted position read back after a crash says exactly which appends survived.
 //
 // Errors: a failed write (disk full, I/O error) is counted and kept as status(); the writer retries the
@@ -28,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -41,6 +48,7 @@ namespace rocksdb {
 class DB;
 class Env;
 class Status;
+class WriteBatch;
 }  // namespace rocksdb
 
 namespace fathom::logging {
@@ -50,6 +58,10 @@ struct ObjectLogOptions {
   uint32_t node_id = 0;  // recorded in the log; reopening with another id fails
   bool sync = false;     // fsync every batch (WriteOptions.sync); otherwise the OS flushes
   size_t max_batch_records = 1024;
+  // Segments are folded into per-object keys once this many segment bytes are unfolded. Larger: fewer
+  // folds (cheaper when objects are written often), more disk and memory (the writer keeps the latest
+  // state of every object since the last fold) and a longer read at restart.
+  size_t fold_bytes = 16 << 20;
   // The writer waits this long after the first queued state for more to join its batch (or until the
   // batch is full): one RocksDB write per millisecond instead of one per commit, at up to this much lag.
   absl::Duration batch_delay = absl::Milliseconds(1);
@@ -67,7 +79,8 @@ struct ObjectLogStats {
   uint64_t superseded = 0;          // older than a state already written for the object (skipped)
   uint64_t dropped = 0;             // queue overflow (the log has a gap)
   uint64_t batches = 0;
-  uint64_t bytes = 0;               // value bytes written
+  uint64_t folds = 0;               // segments folded into object keys
+  uint64_t bytes = 0;               // value bytes written (segments and folded object states)
   uint64_t write_errors = 0;
   uint64_t enqueued_position = 0;   // the last position handed out
   uint64_t persisted_position = 0;  // the last position on disk
@@ -87,8 +100,10 @@ class ObjectLog {
   ~ObjectLog();
 
   // Enqueues `state` (its position is assigned here) and returns at once unless the queue is full.
-  // Thread-safe; called on node threads.
-  void Append(ObjectState state);
+  // Returns the position. Thread-safe; called on node threads.
+  uint64_t Append(ObjectState state);
+  // The last position on disk; DataLoss once states were dropped (the log can no longer cover them).
+  absl::StatusOr<uint64_t> PersistedPosition() const;
   // Waits until everything appended before the call is on disk; DeadlineExceeded (with the lag and last
   // write error) otherwise.
   absl::Status WaitForPersisted(absl::Duration timeout);
@@ -108,6 +123,11 @@ class ObjectLog {
   struct Core;
   ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position);
   void WriterLoop();
+  // Writes `batch` (writer thread): as a segment, or with every unfolded state as a fold. Retries failed
+  // writes until they succeed or the log stops; false if it gave up.
+  bool WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap);
+  // Writes `write_batch`, retrying as WriteBatchOf says; `what` names it in errors.
+  bool WriteWithRetries(rocksdb::WriteBatch& write_batch, const std::string& what);
   // After a failed write (writer thread): Resume, or close and open again; db_ is null if that failed.
   rocksdb::Status Reopen();
   void Shutdown(bool drain);
@@ -118,6 +138,11 @@ class ObjectLog {
   // Writer thread only: the newest version written per object (address, role), to skip stale appends
   // (backups apply on several threads and may report one object out of order).
   absl::flat_hash_map<uint64_t, uint64_t> written_versions_;
+  // Writer thread only: the latest state of every object in segments not yet folded, by address.
+  absl::flat_hash_map<uint64_t, ObjectState> unfolded_;
+  size_t unfolded_bytes_ = 0;
+  uint64_t segment_start_ = 0;  // the first position the next segment covers
+  absl::Duration backoff_;
   std::thread writer_;
   bool stopped_ = false;  // Stop/Abandon's caller only
 };

@@ -7,6 +7,7 @@
 #include "logging/log_reader.h"
 #include "logging/testing/failing_env.h"
 #include "platform/base/status_test_macros.h"
+#include "rocksdb/db.h"
 #include "rocksdb/env.h"
 
 namespace fathom::logging {
@@ -76,6 +77,75 @@ TEST(ObjectLogTest, KeepsTheLatestStatePerObjectAndItsPosition) {
   EXPECT_EQ(contents.states[1].payload, "b1");
   EXPECT_FALSE(contents.states[2].live());  // the free is kept, with its incarnation
   EXPECT_EQ(contents.states[2].incarnation, 1u);
+}
+
+// The keys of the database in `dir` that start with `prefix` (read directly, bypassing the log).
+int KeysStartingWith(const std::string& dir, char prefix) {
+  rocksdb::DB* db = nullptr;
+  EXPECT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::Options(), dir, &db).ok());
+  std::unique_ptr<rocksdb::DB> owned(db);
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  int n = 0;
+  for (it->Seek(std::string(1, prefix)); it->Valid() && it->key()[0] == prefix; it->Next()) ++n;
+  return n;
+}
+
+TEST(ObjectLogTest, SegmentsAreFoldedEveryFoldBytesAndAtACleanStop) {
+  const std::string dir = FreshDir("fold");
+  {
+    // A state here is 64 + 2 bytes in a segment: a fold about every 4 batches of one state.
+    ASSERT_OK_AND_ASSIGN(auto log, ObjectLog::Open({.dir = dir, .node_id = 1, .fold_bytes = 250}));
+    for (uint64_t v = 1; v <= 5; ++v) {
+      for (uint32_t i = 0; i < 4; ++i) {
+        log->Append(State(64 * i, v, "v" + std::to_string(v)));
+        ASSERT_OK(log->WaitForPersisted(absl::Seconds(10)));
+      }
+    }
+    const ObjectLogStats stats = log->Stats();
+    EXPECT_EQ(stats.folds, 5u);
+    EXPECT_EQ(stats.batches, 20u);
+    EXPECT_EQ(stats.persisted_position, 20u);
+    // Between folds, the latest states are split between object keys and segments; read together.
+    log->Append(State(0, 6, "v6"));
+    ASSERT_OK(log->WaitForPersisted(absl::Seconds(10)));
+  }
+  EXPECT_EQ(KeysStartingWith(dir, 's'), 0) << "a clean stop folds everything";
+  EXPECT_EQ(KeysStartingWith(dir, 'o'), 4);
+  ASSERT_OK_AND_ASSIGN(LogContents contents, ReadLog(dir, 1));
+  EXPECT_EQ(contents.position, 21u);
+  ASSERT_EQ(contents.states.size(), 4u);
+  EXPECT_EQ(contents.states[0].payload, "v6");
+  EXPECT_EQ(contents.states[0].position, 21u);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(contents.states[i].payload, "v5");
+}
+
+TEST(ObjectLogTest, OpenFoldsTheSegmentsACrashLeft) {
+  const std::string dir = FreshDir("fold_at_open");
+  {
+    ASSERT_OK_AND_ASSIGN(auto log, ObjectLog::Open({.dir = dir, .node_id = 1}));
+    log->Append(State(0, 1, "a1"));
+    log->Append(State(64, 1, "b1"));
+    ASSERT_OK(log->WaitForPersisted(absl::Seconds(10)));
+    log->Append(State(0, 2, "a2"));
+    ASSERT_OK(log->WaitForPersisted(absl::Seconds(10)));
+    log->Abandon();
+  }
+  EXPECT_GE(KeysStartingWith(dir, 's'), 1);
+  EXPECT_EQ(KeysStartingWith(dir, 'o'), 0);
+  {
+    ASSERT_OK_AND_ASSIGN(auto log, ObjectLog::Open({.dir = dir, .node_id = 1}));
+    EXPECT_EQ(log->Stats().persisted_position, 3u);
+    log->Append(State(64, 2, "b2"));
+    ASSERT_OK(log->WaitForPersisted(absl::Seconds(10)));
+    log->Abandon();  // b2 stays in a segment after the folded a2 and b1
+  }
+  ASSERT_OK_AND_ASSIGN(LogContents contents, ReadLog(dir, 1));
+  EXPECT_EQ(contents.position, 4u);
+  ASSERT_EQ(contents.states.size(), 2u);
+  EXPECT_EQ(contents.states[0].payload, "a2");
+  EXPECT_EQ(contents.states[1].payload, "b2");
+  EXPECT_EQ(KeysStartingWith(dir, 'o'), 2);
+  EXPECT_EQ(KeysStartingWith(dir, 's'), 1);
 }
 
 TEST(ObjectLogTest, AStaleStateReportedLateNeverReplacesANewerOne) {

@@ -54,6 +54,36 @@ absl::Status Damaged(std::string_view key, absl::string_view what) {
   return absl::DataLossError(absl::StrCat(DescribeKey(key), ": ", what));
 }
 
+// What is wrong with a decoded state whose checksum matched (a writer's bug, not rot); empty if nothing.
+std::string CheckFields(const ObjectState& state, uint32_t length) {
+  if ((state.flags & ~uint32_t{1}) != 0) return absl::StrFormat("unknown flags 0x%x", state.flags);
+  if (state.version > kMaxVersion) return absl::StrCat("version ", state.version, " out of range");
+  if (state.capacity < kObjectHeaderBytes || state.capacity % 8 != 0 ||
+      uint64_t{length} > state.capacity - kObjectHeaderBytes) {
+    return absl::StrCat("payload of ", length, " bytes in a slot of ", state.capacity);
+  }
+  if (state.position == 0) return "position 0";
+  return "";
+}
+
+std::string BigEndianKey(char prefix, uint64_t value) {
+  std::string key(9, '\0');
+  key[0] = prefix;
+  for (int i = 0; i < 8; ++i) key[1 + i] = static_cast<char>(value >> (56 - 8 * i));
+  return key;
+}
+
+uint64_t BigEndianValue(std::string_view key) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value = value << 8 | static_cast<uint8_t>(key[1 + i]);
+  return value;
+}
+
+absl::Status UnknownFormat(std::string_view key, uint8_t format) {
+  return absl::FailedPreconditionError(absl::StrCat(DescribeKey(key), ": record format version ", format,
+                                                    ", this build reads only ", kRecordFormat));
+}
+
 }  // namespace
 
 const char* RoleName(Role role) {
@@ -66,21 +96,18 @@ const char* RoleName(Role role) {
   return "unknown";
 }
 
-std::string ObjectKey(memory::GlobalAddress address) {
-  std::string key(9, '\0');
-  key[0] = 'o';
-  const uint64_t raw = address.raw();
-  for (int i = 0; i < 8; ++i) key[1 + i] = static_cast<char>(raw >> (56 - 8 * i));
-  return key;
-}
+std::string ObjectKey(memory::GlobalAddress address) { return BigEndianKey('o', address.raw()); }
+
+std::string SegmentKey(uint64_t first_position) { return BigEndianKey('s', first_position); }
 
 std::string DescribeKey(std::string_view key) {
   if (key.size() == 9 && key[0] == 'o') {
-    uint64_t raw = 0;
-    for (int i = 0; i < 8; ++i) raw = raw << 8 | static_cast<uint8_t>(key[1 + i]);
-    return absl::StrCat("object ", memory::GlobalAddress::FromRaw(raw).ToString());
+    return absl::StrCat("object ", memory::GlobalAddress::FromRaw(BigEndianValue(key)).ToString());
   }
-  if (key == std::string_view(kNodeKey) || key == std::string_view(kPositionKey) || key == std::string_view(kGapKey)) return absl::StrCat("meta ", std::string(key));
+  if (key.size() == 9 && key[0] == 's') return absl::StrCat("segment ", BigEndianValue(key));
+  for (std::string_view meta : {kNodeKey, kPositionKey, kGapKey, kFormatKey, kFoldedKey}) {
+    if (key == meta) return absl::StrCat("meta ", std::string(key));
+  }
   return absl::StrCat("key 0x", absl::BytesToHexString(absl::string_view(key.data(), key.size())));
 }
 
@@ -109,8 +136,7 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
   if (key.size() != 9 || key[0] != 'o') return Damaged(key, "not an object key");
   if (value.empty()) return Damaged(key, "empty value");
   if (const uint8_t format = static_cast<uint8_t>(value[0]); format != kRecordFormat) {
-    return absl::FailedPreconditionError(absl::StrCat(DescribeKey(key), ": record format version ", format,
-                                                      ", this build reads only ", kRecordFormat));
+    return UnknownFormat(key, format);
   }
   if (value.size() < kRecordHeaderBytes + kChecksumBytes) {
     return Damaged(key, absl::StrCat("truncated: ", value.size(), " bytes, a record has at least ",
@@ -132,9 +158,7 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
   }
   // The checksum matched: what follows catches a writer's bug, not rot.
   ObjectState state;
-  uint64_t raw = 0;
-  for (int i = 0; i < 8; ++i) raw = raw << 8 | static_cast<uint8_t>(key[1 + i]);
-  state.address = memory::GlobalAddress::FromRaw(raw);
+  state.address = memory::GlobalAddress::FromRaw(BigEndianValue(key));
   const uint8_t role = Get<uint8_t>(value, 1);
   if (role != 1 && role != 2) return Damaged(key, absl::StrCat("unknown role ", role));
   state.role = static_cast<Role>(role);
@@ -147,13 +171,7 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
   state.txn_epoch = Get<uint64_t>(value, 32);
   state.txn_counter = Get<uint64_t>(value, 40);
   state.txn_node = Get<uint32_t>(value, 48);
-  if ((state.flags & ~uint32_t{1}) != 0) return Damaged(key, absl::StrFormat("unknown flags 0x%x", state.flags));
-  if (state.version > kMaxVersion) return Damaged(key, absl::StrCat("version ", state.version, " out of range"));
-  if (state.capacity < kObjectHeaderBytes || state.capacity % 8 != 0 ||
-      uint64_t{length} > state.capacity - kObjectHeaderBytes) {
-    return Damaged(key, absl::StrCat("payload of ", length, " bytes in a slot of ", state.capacity));
-  }
-  if (state.position == 0) return Damaged(key, "position 0");
+  if (std::string problem = CheckFields(state, length); !problem.empty()) return Damaged(key, problem);
   state.payload.assign(value.data() + kRecordHeaderBytes, length);
   return state;
 }
@@ -169,8 +187,7 @@ std::string EncodeMeta(std::string_view key, uint64_t value) {
 absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value) {
   if (value.empty()) return Damaged(key, "empty value");
   if (const uint8_t format = static_cast<uint8_t>(value[0]); format != kRecordFormat) {
-    return absl::FailedPreconditionError(absl::StrCat(DescribeKey(key), ": record format version ", format,
-                                                      ", this build reads only ", kRecordFormat));
+    return UnknownFormat(key, format);
   }
   if (value.size() != 1 + 8 + kChecksumBytes) {
     return Damaged(key, absl::StrCat(value.size() < 17 ? "truncated: " : "wrong length: ", value.size(),
@@ -182,6 +199,128 @@ absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value
     return Damaged(key, absl::StrFormat("checksum mismatch (stored %016x, computed %016x)", stored, computed));
   }
   return Get<uint64_t>(value, 1);
+}
+
+//  Segment value                 (little-endian)
+//   0     1    format          kRecordFormat
+//   1     3    reserved        zero
+//   4     4    count           states that follow
+//   8     8    first position  = the key's
+//  16     8    last position   >= first
+//  24     ...  count entries:
+//              0  8 address, 8 1 role, 9 1 reserved (0), 10 2 txn thread, 12 4 capacity, 16 4 incarnation,
+//              20 4 flags, 24 8 version, 32 8 position, 40 8 txn epoch, 48 8 txn counter, 56 4 txn node,
+//              60 4 payload length, 64 n payload
+//  end    8    checksum        XXH3-64 of key bytes, then value bytes [0, end)
+SegmentEncoder::SegmentEncoder(uint64_t first_position) : first_(first_position) {
+  out_.resize(kSegmentHeaderBytes);
+  Put<uint8_t>(out_, 0, kRecordFormat);
+  Put<uint64_t>(out_, 8, first_);
+}
+
+void SegmentEncoder::Add(const ObjectState& state) {
+  const size_t at = out_.size();
+  out_.resize(at + kSegmentEntryBytes + state.payload.size());
+  Put<uint64_t>(out_, at, state.address.raw());
+  Put<uint8_t>(out_, at + 8, static_cast<uint8_t>(state.role));
+  Put<uint8_t>(out_, at + 9, 0);
+  Put<uint16_t>(out_, at + 10, state.txn_thread);
+  Put<uint32_t>(out_, at + 12, state.capacity);
+  Put<uint32_t>(out_, at + 16, state.incarnation);
+  Put<uint32_t>(out_, at + 20, state.flags);
+  Put<uint64_t>(out_, at + 24, state.version);
+  Put<uint64_t>(out_, at + 32, state.position);
+  Put<uint64_t>(out_, at + 40, state.txn_epoch);
+  Put<uint64_t>(out_, at + 48, state.txn_counter);
+  Put<uint32_t>(out_, at + 56, state.txn_node);
+  Put<uint32_t>(out_, at + 60, static_cast<uint32_t>(state.payload.size()));
+  if (!state.payload.empty()) std::memcpy(out_.data() + at + kSegmentEntryBytes, state.payload.data(), state.payload.size());
+  ++count_;
+}
+
+std::string SegmentEncoder::Finish(uint64_t last_position) {
+  Put<uint32_t>(out_, 4, count_);
+  Put<uint64_t>(out_, 16, last_position);
+  const std::string key = SegmentKey(first_);
+  const uint64_t checksum = Checksum(key, out_);
+  out_.resize(out_.size() + kChecksumBytes);
+  Put<uint64_t>(out_, out_.size() - kChecksumBytes, checksum);
+  return std::move(out_);
+}
+
+absl::StatusOr<Segment> DecodeSegment(std::string_view key, std::string_view value) {
+  if (key.size() != 9 || key[0] != 's') return Damaged(key, "not a segment key");
+  if (value.empty()) return Damaged(key, "empty value");
+  if (const uint8_t format = static_cast<uint8_t>(value[0]); format != kRecordFormat) {
+    return UnknownFormat(key, format);
+  }
+  if (value.size() < kSegmentHeaderBytes + kChecksumBytes) {
+    return Damaged(key, absl::StrCat("truncated: ", value.size(), " bytes, a segment has at least ",
+                                     kSegmentHeaderBytes + kChecksumBytes));
+  }
+  // The checksum first: every length inside is trusted only once it matched.
+  const size_t covered = value.size() - kChecksumBytes;
+  const uint64_t stored = Get<uint64_t>(value, covered);
+  const uint64_t computed = Checksum(key, value.substr(0, covered));
+  if (stored != computed) {
+    return Damaged(key, absl::StrFormat("checksum mismatch (stored %016x, computed %016x; truncated or damaged)",
+                                        stored, computed));
+  }
+  if (Get<uint8_t>(value, 1) != 0 || Get<uint16_t>(value, 2) != 0) return Damaged(key, "reserved bytes set");
+  Segment segment;
+  const uint32_t count = Get<uint32_t>(value, 4);
+  segment.first = Get<uint64_t>(value, 8);
+  segment.last = Get<uint64_t>(value, 16);
+  if (segment.first != BigEndianValue(key)) {
+    return Damaged(key, absl::StrCat("the value is the segment from position ", segment.first));
+  }
+  if (segment.first == 0 || segment.last < segment.first) {
+    return Damaged(key, absl::StrCat("positions ", segment.first, "..", segment.last));
+  }
+  if (count > segment.last - segment.first + 1) {
+    return Damaged(key, absl::StrCat(count, " states for positions ", segment.first, "..", segment.last));
+  }
+  segment.states.reserve(count);
+  size_t at = kSegmentHeaderBytes;
+  uint64_t previous = segment.first - 1;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (covered - at < kSegmentEntryBytes) {
+      return Damaged(key, absl::StrCat("state ", i, " of ", count, " is cut short at byte ", at));
+    }
+    ObjectState state;
+    state.address = memory::GlobalAddress::FromRaw(Get<uint64_t>(value, at));
+    const uint8_t role = Get<uint8_t>(value, at + 8);
+    if (role != 1 && role != 2) return Damaged(key, absl::StrCat("state ", i, ": unknown role ", role));
+    if (Get<uint8_t>(value, at + 9) != 0) return Damaged(key, absl::StrCat("state ", i, ": reserved byte set"));
+    state.role = static_cast<Role>(role);
+    state.txn_thread = Get<uint16_t>(value, at + 10);
+    state.capacity = Get<uint32_t>(value, at + 12);
+    state.incarnation = Get<uint32_t>(value, at + 16);
+    state.flags = Get<uint32_t>(value, at + 20);
+    state.version = Get<uint64_t>(value, at + 24);
+    state.position = Get<uint64_t>(value, at + 32);
+    state.txn_epoch = Get<uint64_t>(value, at + 40);
+    state.txn_counter = Get<uint64_t>(value, at + 48);
+    state.txn_node = Get<uint32_t>(value, at + 56);
+    const uint32_t length = Get<uint32_t>(value, at + 60);
+    if (std::string problem = CheckFields(state, length); !problem.empty()) {
+      return Damaged(key, absl::StrCat("state ", i, " (", state.address.ToString(), "): ", problem));
+    }
+    if (state.position <= previous || state.position > segment.last) {
+      return Damaged(key, absl::StrCat("state ", i, " at position ", state.position, ", after ", previous,
+                                       " in a segment of positions ", segment.first, "..", segment.last));
+    }
+    previous = state.position;
+    if (covered - at - kSegmentEntryBytes < length) {
+      return Damaged(key, absl::StrCat("state ", i, " of ", count, ": a payload of ", length,
+                                       " bytes runs past the end"));
+    }
+    state.payload.assign(value.data() + at + kSegmentEntryBytes, length);
+    at += kSegmentEntryBytes + length;
+    segment.states.push_back(std::move(state));
+  }
+  if (at != covered) return Damaged(key, absl::StrCat(covered - at, " bytes after the last state"));
+  return segment;
 }
 
 }  // namespace fathom::logging

@@ -1,5 +1,6 @@
-// The on-disk format of the SSD log (docs/formats/ssd-log.md): one RocksDB key per object, holding the
-// object's latest committed state on this node, and a few metadata keys. Every value carries a format
+// The on-disk format of the SSD log (docs/formats/ssd-log.md), log format 2: segments (one RocksDB value
+// per written batch, keyed by the first position it covers) that are folded, now and then, into one key
+// per object holding the object's latest state; and a few metadata keys. Every value carries a format
 // version and an XXH3-64 checksum over its key and itself, so a value that rots, is cut short, or is moved
 // under another key is refused with an error naming the key and what is wrong.
 #ifndef FATHOM_LOGGING_RECORD_FORMAT_H_
@@ -8,12 +9,16 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "platform/memory/global_address.h"
 
 namespace fathom::logging {
 
+// The layout of the whole database (m:format). 1 had object keys only; 2 added segments and m:folded.
+inline constexpr uint64_t kLogFormat = 2;
+// The format byte of object, metadata and segment values (each value's own layout, unchanged since 1).
 inline constexpr uint8_t kRecordFormat = 1;
 inline constexpr size_t kRecordHeaderBytes = 56;  // before the payload
 inline constexpr size_t kChecksumBytes = 8;       // after it
@@ -48,6 +53,8 @@ std::string ObjectKey(memory::GlobalAddress address);
 inline constexpr char kNodeKey[] = "m:node";          // the node id the log belongs to
 inline constexpr char kPositionKey[] = "m:position";  // the last persisted log position
 inline constexpr char kGapKey[] = "m:gap";            // first position dropped (queue overflow)
+inline constexpr char kFormatKey[] = "m:format";      // kLogFormat, written when the log is created
+inline constexpr char kFoldedKey[] = "m:folded";      // object keys hold every state up to this position
 
 std::string EncodeState(const ObjectState& state);
 // Validates everything: length, format version, checksum (over key and value), role, reserved bytes,
@@ -59,7 +66,41 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
 std::string EncodeMeta(std::string_view key, uint64_t value);
 absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value);
 
-// A key as people read it: "object r65536+0x40" or "meta m:position" (hex for anything else).
+// Segment keys: 's' and the first position the segment covers, big-endian (so they sort by position).
+// 9 bytes, after every object key.
+std::string SegmentKey(uint64_t first_position);
+
+// A segment: the states of positions first..last that were written (a state older than one already
+// written for its object is left out, and a dropped position has none), in position order.
+struct Segment {
+  uint64_t first = 0;
+  uint64_t last = 0;
+  std::vector<ObjectState> states;
+};
+inline constexpr size_t kSegmentHeaderBytes = 24;
+inline constexpr size_t kSegmentEntryBytes = 64;  // before each state's payload
+
+// Builds one segment value with no copy per state beyond its bytes.
+class SegmentEncoder {
+ public:
+  explicit SegmentEncoder(uint64_t first_position);
+  // REQUIRES: positions increase, each within [first, last] of Finish.
+  void Add(const ObjectState& state);
+  size_t states() const { return count_; }
+  std::string Finish(uint64_t last_position);
+
+ private:
+  const uint64_t first_;
+  std::string out_;
+  uint32_t count_ = 0;
+};
+
+// Validates as DecodeState does, per state, plus: a segment key whose position matches the value's,
+// first <= last, the state count, and each state's position within [first, last] and increasing.
+absl::StatusOr<Segment> DecodeSegment(std::string_view key, std::string_view value);
+
+// A key as people read it: "object r65536+0x40", "segment 1025" or "meta m:position" (hex for anything
+// else).
 std::string DescribeKey(std::string_view key);
 
 }  // namespace fathom::logging

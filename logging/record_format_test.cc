@@ -1,5 +1,11 @@
 #include "logging/record_format.h"
 
+#include <xxhash.h>
+
+#include <cstring>
+#include <functional>
+#include <vector>
+
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
 
@@ -131,6 +137,167 @@ TEST(RecordFormatTest, MetadataRoundTripsAndRefusesDamage) {
   }
   for (size_t n = 0; n < value.size(); ++n) EXPECT_FALSE(DecodeMeta(kPositionKey, value.substr(0, n)).ok()) << n;
   EXPECT_FALSE(DecodeMeta(kNodeKey, value).ok()) << "a position is not a node id";
+}
+
+// A segment of positions 10..20 holding three states (positions 10, 13, 20; the others superseded).
+std::string SampleSegment() {
+  SegmentEncoder encoder(10);
+  ObjectState s = Sample();
+  s.position = 10;
+  encoder.Add(s);
+  s.address = memory::GlobalAddress{(2 << 16) | 1, 8192};
+  s.position = 13;
+  s.payload = "";
+  s.flags = 0;  // a free
+  encoder.Add(s);
+  s = Sample();
+  s.position = 20;
+  s.version = 43;
+  s.payload = "balance:90";
+  encoder.Add(s);
+  return encoder.Finish(20);
+}
+
+// Puts a correct checksum back after the test changed the value: for lies a checksum cannot catch.
+void Reseal(const std::string& key, std::string& value) {
+  const size_t covered = value.size() - kChecksumBytes;
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  XXH3_64bits_update(state, key.data(), key.size());
+  XXH3_64bits_update(state, value.data(), covered);
+  const uint64_t checksum = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  std::memcpy(value.data() + covered, &checksum, sizeof checksum);
+}
+
+template <typename T>
+void Set(std::string& value, size_t at, T field) {
+  std::memcpy(value.data() + at, &field, sizeof field);
+}
+
+TEST(SegmentFormatTest, RoundTripsEveryStateInOrder) {
+  const std::string key = SegmentKey(10);
+  EXPECT_EQ(DescribeKey(key), "segment 10");
+  ASSERT_OK_AND_ASSIGN(Segment segment, DecodeSegment(key, SampleSegment()));
+  EXPECT_EQ(segment.first, 10u);
+  EXPECT_EQ(segment.last, 20u);
+  ASSERT_EQ(segment.states.size(), 3u);
+  const ObjectState s = Sample();
+  const ObjectState& d = segment.states[0];
+  EXPECT_EQ(d.address, s.address);
+  EXPECT_EQ(d.capacity, s.capacity);
+  EXPECT_EQ(d.incarnation, s.incarnation);
+  EXPECT_EQ(d.flags, s.flags);
+  EXPECT_EQ(d.version, s.version);
+  EXPECT_EQ(d.payload, s.payload);
+  EXPECT_EQ(d.role, s.role);
+  EXPECT_EQ(d.position, 10u);
+  EXPECT_EQ(d.txn_epoch, s.txn_epoch);
+  EXPECT_EQ(d.txn_node, s.txn_node);
+  EXPECT_EQ(d.txn_thread, s.txn_thread);
+  EXPECT_EQ(d.txn_counter, s.txn_counter);
+  EXPECT_FALSE(segment.states[1].live());
+  EXPECT_EQ(segment.states[1].payload, "");
+  EXPECT_EQ(segment.states[2].payload, "balance:90");
+  EXPECT_EQ(segment.states[2].position, 20u);
+  // An empty segment (every state of its batch superseded) still says which positions it covers.
+  ASSERT_OK_AND_ASSIGN(Segment empty, DecodeSegment(SegmentKey(21), SegmentEncoder(21).Finish(25)));
+  EXPECT_EQ(empty.last, 25u);
+  EXPECT_TRUE(empty.states.empty());
+}
+
+TEST(SegmentFormatTest, SegmentsSortByPositionAfterObjectKeys) {
+  EXPECT_LT(SegmentKey(255), SegmentKey(256));
+  EXPECT_LT(ObjectKey({0xffffffff, 0xffffffff}), SegmentKey(0));
+  EXPECT_LT(std::string(kFoldedKey), ObjectKey({0, 0}));
+  EXPECT_LT(std::string(kFormatKey), ObjectKey({0, 0}));
+}
+
+TEST(SegmentFormatTest, EveryFlippedByteIsRefusedNamingTheSegment) {
+  const std::string key = SegmentKey(10);
+  const std::string value = SampleSegment();
+  for (size_t i = 0; i < value.size(); ++i) {
+    for (uint8_t bit : {0x01, 0x80}) {
+      std::string bad = value;
+      bad[i] = static_cast<char>(bad[i] ^ bit);
+      auto decoded = DecodeSegment(key, bad);
+      ASSERT_FALSE(decoded.ok()) << "byte " << i << " bit " << int{bit};
+      EXPECT_NE(decoded.status().message().find("segment 10"), std::string::npos) << decoded.status();
+      EXPECT_EQ(decoded.status().code(),
+                i == 0 ? absl::StatusCode::kFailedPrecondition : absl::StatusCode::kDataLoss)
+          << decoded.status();
+    }
+  }
+}
+
+TEST(SegmentFormatTest, TruncatedOrExtendedSegmentsAreRefused) {
+  const std::string key = SegmentKey(10);
+  const std::string value = SampleSegment();
+  for (size_t n = 0; n < value.size(); ++n) {
+    auto decoded = DecodeSegment(key, value.substr(0, n));
+    ASSERT_FALSE(decoded.ok()) << n;
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << decoded.status();
+  }
+  EXPECT_EQ(DecodeSegment(key, value + "x").status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(SegmentFormatTest, AnUnknownFormatVersionIsNamed) {
+  std::string value = SampleSegment();
+  value[0] = 2;
+  auto decoded = DecodeSegment(SegmentKey(10), value);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(decoded.status().message().find("format version 2"), std::string::npos) << decoded.status();
+}
+
+TEST(SegmentFormatTest, ASegmentMovedUnderAnotherKeyIsRefused) {
+  auto decoded = DecodeSegment(SegmentKey(11), SampleSegment());
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(decoded.status().message().find("checksum"), std::string::npos) << decoded.status();
+  EXPECT_EQ(DecodeSegment(ObjectKey({1, 0}), SampleSegment()).status().code(), absl::StatusCode::kDataLoss);
+  // Resealed under the other key, the position inside still gives it away.
+  const std::string key = SegmentKey(11);
+  std::string value = SampleSegment();
+  Reseal(key, value);
+  decoded = DecodeSegment(key, value);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(decoded.status().message().find("from position 10"), std::string::npos) << decoded.status();
+}
+
+// Each lie with a correct checksum (a writer's bug): the decoder trusts no length or position.
+TEST(SegmentFormatTest, LiesUnderAGoodChecksumAreRefused) {
+  const std::string key = SegmentKey(10);
+  const size_t second = kSegmentHeaderBytes + kSegmentEntryBytes + Sample().payload.size();
+  struct Lie {
+    const char* what;
+    std::function<void(std::string&)> tell;
+    const char* error;
+  };
+  const std::vector<Lie> lies = {
+      {"more states than positions", [](std::string& v) { Set<uint32_t>(v, 4, 12); }, "12 states for positions"},
+      {"more states than there are", [](std::string& v) { Set<uint32_t>(v, 4, 4); }, "state 3 of 4 is cut short"},
+      {"more states than bytes", [](std::string& v) { Set<uint32_t>(v, 4, 3); v.resize(v.size() - 30); }, "cut short"},
+      {"fewer states than there are", [](std::string& v) { Set<uint32_t>(v, 4, 2); }, "bytes after the last state"},
+      {"a payload longer than the value",
+       [&](std::string& v) { Set<uint32_t>(v, second + 60, 1000); Set<uint32_t>(v, second + 12, 2048); },
+       "runs past the end"},
+      {"a payload longer than its slot", [](std::string& v) { Set<uint32_t>(v, kSegmentHeaderBytes + 12, 32); },
+       "in a slot of 32"},
+      {"positions out of order", [&](std::string& v) { Set<uint64_t>(v, second + 32, 9); }, "at position 9"},
+      {"a position past the segment", [&](std::string& v) { Set<uint64_t>(v, second + 32, 21); },
+       "at position 21"},
+      {"the last position before the first", [](std::string& v) { Set<uint64_t>(v, 16, 9); }, "positions 10..9"},
+      {"an unknown role", [](std::string& v) { Set<uint8_t>(v, kSegmentHeaderBytes + 8, 3); }, "unknown role 3"},
+      {"a reserved byte", [](std::string& v) { Set<uint8_t>(v, 2, 1); }, "reserved"},
+  };
+  for (const Lie& lie : lies) {
+    std::string value = SampleSegment();
+    lie.tell(value);
+    Reseal(key, value);
+    auto decoded = DecodeSegment(key, value);
+    ASSERT_FALSE(decoded.ok()) << lie.what;
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss) << lie.what << ": " << decoded.status();
+    EXPECT_NE(decoded.status().message().find(lie.error), std::string::npos) << lie.what << ": " << decoded.status();
+  }
 }
 
 }  // namespace

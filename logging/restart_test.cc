@@ -165,5 +165,35 @@ TEST(RestartTest, AfterACrashNothingPersistedIsLostAndTheRestartIsCheckedNotPart
   EXPECT_TRUE(result.violations.empty());
 }
 
+// Log format 2 under a cluster: segments folded many times during the run (a tiny fold_bytes), then a
+// crash with the last segments unfolded. Everything was persisted before the crash, so the restart must
+// give back memory byte for byte, whether a state came from an object key or a segment.
+TEST(RestartTest, FoldedKeysAndTheSegmentsACrashLeftTogetherRestoreEverything) {
+  const std::string root = FreshDir("folds");
+  std::map<uint32_t, std::string> before;
+  {
+    LoggedClusterOptions options = Options(root, /*restore=*/false);
+    options.log.fold_bytes = 4096;
+    ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(options));
+    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunBank(cluster->services(), Bank(11)));
+    EXPECT_TRUE(result.violations.empty());
+    ASSERT_OK(cluster->WaitForQuiescence());
+    ASSERT_OK(cluster->WaitForLogs());
+    for (int i = 1; i <= 3; ++i) {
+      const ObjectLogStats stats = cluster->log(i)->Stats();
+      EXPECT_GE(stats.folds, 2u) << "node " << i;
+      EXPECT_GT(stats.batches, stats.folds) << "node " << i << ": some batches stayed segments";
+    }
+    before = Memory(*cluster);
+    cluster->Crash();
+  }
+  ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(Options(root, /*restore=*/true)));
+  EXPECT_EQ(Memory(*cluster), before);
+  ASSERT_OK(cluster->CheckReplicasIdentical());
+  const ClusterImage image = MergeLogs(cluster->restored().logs);
+  ASSERT_OK_AND_ASSIGN(int64_t total, TotalOfLiveObjects(*cluster, image));
+  EXPECT_EQ(total, 2400);
+}
+
 }  // namespace
 }  // namespace fathom::logging

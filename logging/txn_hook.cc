@@ -24,4 +24,13 @@ txn::InstallObserver InstallObserverFor(ObjectLog* log) {
   };
 }
 
+txn::SyncLog SyncLogFor(ObjectLog* log) {
+  txn::SyncLog sync;
+  sync.append = [log](const txn::TxnId& id, const txn::WriteEntry& entry, uint64_t new_version, bool as_backup) {
+    return log->Append(StateOf(id, entry, new_version, as_backup));
+  };
+  sync.persisted = [log] { return log->PersistedPosition(); };
+  return sync;
+}
+
 }  // namespace fathom::logging

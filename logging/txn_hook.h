@@ -3,6 +3,7 @@
 //
 //   txn::TxnOptions options;
 //   options.on_install = logging::InstallObserverFor(log.get());
+//   options.sync_log = logging::SyncLogFor(log.get());   // lets transactions use Durability::kSync
 //   node->AddCounterSource(log->CounterSource());
 #ifndef FATHOM_LOGGING_TXN_HOOK_H_
 #define FATHOM_LOGGING_TXN_HOOK_H_
@@ -18,6 +19,8 @@ ObjectState StateOf(const txn::TxnId& id, const txn::WriteEntry& entry, uint64_t
 // Appends every installed state to `log`. REQUIRES: `log` outlives the node's transaction layer (stop
 // the node before destroying the log).
 txn::InstallObserver InstallObserverFor(ObjectLog* log);
+// The same log for sync durability (txn::TxnOptions::sync_log). REQUIRES: as above.
+txn::SyncLog SyncLogFor(ObjectLog* log);
 
 }  // namespace fathom::logging
 

@@ -7,6 +7,8 @@
 //   commit_phase.cc     COMMIT-BACKUP to every backup, waiting for the fabric's completions (not the backups'
 //                       CPUs), then COMMIT-PRIMARY to every primary; the caller hears OK at the first
 //                       completion; then the ids are owed to the replicas for truncation; ABORT on failure.
+//   persist_phase.cc    sync durability only, between the two: PERSIST to every replica until each has
+//                       the transaction's states in its SSD log (the primaries keep their locks meanwhile).
 // Read-only transactions skip LOCK and the commit records: they validate (if they read more than one
 // object) and are done.
 #ifndef FATHOM_TXN_COMMIT_H_
@@ -67,6 +69,11 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void OnPrimaryWritten(absl::Status status);
   void AbortAll(absl::Status why);
   void Finish(absl::Status status);
+  // persist_phase.cc
+  void AfterBackups();
+  void Persist();
+  void PersistRound();
+  void OnPersistReply(Replica* replica, absl::StatusOr<PersistReply> reply);
 
   TxnThread& thread_;
   std::shared_ptr<TxState> tx_;
@@ -80,6 +87,9 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   absl::Status first_error_;
   bool finished_ = false;
   bool phase_failed_ = false;
+  bool sync_ = false;                  // Durability::kSync
+  std::vector<Replica*> not_persisted_;  // replicas whose log does not have the states on disk yet
+  absl::Time persist_deadline_;
 };
 
 }  // namespace fathom::txn

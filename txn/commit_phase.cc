@@ -10,7 +10,7 @@ void CommitOperation::CommitBackups() {
   // for the backup's CPU, which applies it only at truncation.
   outstanding_ = backups_.size();
   first_error_ = absl::OkStatus();
-  if (outstanding_ == 0) return CommitPrimaries();
+  if (outstanding_ == 0) return AfterBackups();
   auto self = shared_from_this();
   for (Replica& b : backups_) {
     b.sent = true;
@@ -40,7 +40,7 @@ void CommitOperation::OnBackupWritten(absl::Status status) {
   // Nothing is visible yet and the primaries still hold their locks: a backup that cannot be reached
   // (recovery will reconfigure) makes this transaction abort.
   if (!first_error_.ok()) return AbortAll(first_error_);
-  CommitPrimaries();
+  AfterBackups();
 }
 
 void CommitOperation::CommitPrimaries() {

@@ -23,6 +23,10 @@ void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, Done
   auto op = std::make_shared<CommitOperation>(thread, std::move(tx), std::move(done));
   op->id_ = thread.NextId();
   if (op->tx_->writes.empty()) return op->ValidateReadOnly();
+  op->sync_ = op->tx_->durability.value_or(thread.options().durability) == Durability::kSync;
+  if (op->sync_ && (!thread.options().sync_log.append || !thread.options().sync_log.persisted)) {
+    return op->AbortAll(absl::FailedPreconditionError("sync durability needs the SSD log (TxnOptions::sync_log)"));
+  }
   if (absl::Status s = op->Plan(); !s.ok()) return op->AbortAll(s);
   if (absl::Status s = op->SetAsideLogRoom(); !s.ok()) return op->AbortAll(s);
   op->Lock();

@@ -117,6 +117,44 @@ absl::Status Participant::CommitBackup(Record record) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<PersistReply> Participant::Persist(const TxnId& id) {
+  if (!sync_log_.append || !sync_log_.persisted) {
+    return absl::FailedPreconditionError("sync durability needs the SSD log (TxnOptions::sync_log)");
+  }
+  const Key key = KeyOf(id);
+  uint64_t position = 0;
+  bool known = false;
+  // One node may be a primary of some of the objects and a backup of others: both are logged.
+  if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {
+    known = true;
+    PrimaryEntry& kept = it->second;
+    for (size_t i = 0; kept.persist_position == 0 && i < kept.record.entries.size(); ++i) {
+      const uint64_t new_version = ((kept.locked[i] & object::kVersionMask) + 1) & object::kVersionMask;
+      position = std::max(position, sync_log_.append(id, kept.record.entries[i], new_version, /*as_backup=*/false));
+    }
+    if (kept.persist_position == 0) kept.persist_position = position;
+    position = std::max(position, kept.persist_position);
+  }
+  if (auto it = backup_log_.find(key); it != backup_log_.end()) {
+    known = true;
+    uint64_t& kept = backup_persist_positions_[key];
+    for (size_t i = 0; kept == 0 && i < it->second.entries.size(); ++i) {
+      position = std::max(position, sync_log_.append(id, it->second.entries[i], it->second.entries[i].version,
+                                                     /*as_backup=*/true));
+    }
+    if (kept == 0) kept = position;
+    position = std::max(position, kept);
+  }
+  if (!known) {
+    ++stats_.rejected;
+    return absl::InvalidArgumentError(absl::StrCat("persist of ", id.ToString(), ", which holds no locks and no backup record here"));
+  }
+  if (position == 0) return absl::FailedPreconditionError(absl::StrCat(id.ToString(), " has no entries to persist"));
+  auto persisted = sync_log_.persisted();
+  if (!persisted.ok()) return persisted.status();
+  return PersistReply{position, *persisted};
+}
+
 void Participant::Abort(const TxnId& id) {
   const Key key = KeyOf(id);
   if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {
@@ -128,6 +166,7 @@ void Participant::Abort(const TxnId& id) {
     ++stats_.aborts;
   }
   if (backup_log_.erase(key) > 0) ++stats_.aborts;
+  backup_persist_positions_.erase(key);
 }
 
 absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity) {
@@ -172,6 +211,7 @@ void Participant::Truncate(uint32_t node, uint16_t thread, std::span<const uint6
     if (auto it = backup_log_.find(key); it != backup_log_.end()) {
       ApplyBackup(it->second);
       backup_log_.erase(it);
+      backup_persist_positions_.erase(key);
       ++stats_.truncated;
     }
     if (auto it = primary_log_.find(key); it != primary_log_.end() && it->second.committed) {

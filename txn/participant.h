@@ -81,6 +81,13 @@ class Participant {
   size_t reserved() const { return reserved_.size(); }
   // Told of every state installed from now on (TxnOptions::on_install). Set before the thread runs.
   void set_install_observer(InstallObserver observer) { on_install_ = std::move(observer); }
+  // The SSD log for sync durability (TxnOptions::sync_log). Set before the thread runs.
+  void set_sync_log(SyncLog log) { sync_log_ = std::move(log); }
+  // PERSIST: appends the states this node will have once `id` commits (as primary: the locked entries
+  // with their next versions; as backup: its COMMIT-BACKUP record), once, and says where they are and how
+  // far the log is on disk. InvalidArgument if the node holds neither for `id`; FailedPrecondition without
+  // a sync log; the log's error if it can no longer persist.
+  absl::StatusOr<PersistReply> Persist(const TxnId& id);
 
   // Truncation of these transactions of coordinator (node, thread).
   void Truncate(uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
@@ -96,6 +103,7 @@ class Participant {
     Record record;
     std::vector<uint64_t> locked;  // version locked, per entry
     bool committed = false;
+    uint64_t persist_position = 0;  // sync: the log position of its last state (0: not appended)
   };
   void ApplyBackup(const Record& record);
 
@@ -105,9 +113,11 @@ class Participant {
   std::function<uint64_t(uint32_t)> region_bytes_;
   absl::flat_hash_map<Key, PrimaryEntry> primary_log_;
   absl::flat_hash_map<Key, Record> backup_log_;
+  absl::flat_hash_map<Key, uint64_t> backup_persist_positions_;  // sync: as PrimaryEntry::persist_position
   absl::flat_hash_map<uint64_t, object::ObjectRef> reserved_;  // by raw address
   ParticipantStats stats_;
   InstallObserver on_install_;
+  SyncLog sync_log_;
 };
 
 }  // namespace fathom::txn

@@ -22,7 +22,7 @@ absl::Status Malformed(const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed transaction record: ", what));
 }
 
-bool ValidKind(uint8_t kind) { return kind >= 1 && kind <= 5; }
+bool ValidKind(uint8_t kind) { return kind >= 1 && kind <= 6; }
 bool ValidOp(uint8_t op) { return op >= 1 && op <= 3; }
 
 }  // namespace
@@ -167,6 +167,20 @@ absl::StatusOr<std::vector<uint64_t>> DecodeLockReply(std::string_view bytes, si
   std::vector<uint64_t> versions;
   for (size_t i = 0; i < expected_entries; ++i) versions.push_back(LoadU64(bytes.data() + 4 + 8 * i));
   return versions;
+}
+
+std::string EncodePersistReply(const PersistReply& reply) {
+  std::string out;
+  AppendU64(out, reply.position);
+  AppendU64(out, reply.persisted);
+  return out;
+}
+
+absl::StatusOr<PersistReply> DecodePersistReply(std::string_view bytes) {
+  if (bytes.size() != 16) return absl::DataLossError(absl::StrCat("persist reply of ", bytes.size(), " bytes, not 16"));
+  PersistReply reply{LoadU64(bytes.data()), LoadU64(bytes.data() + 8)};
+  if (reply.position == 0) return absl::DataLossError("persist reply with log position 0");
+  return reply;
 }
 
 std::string EncodeAllocRequest(uint32_t payload_capacity) {

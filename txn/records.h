@@ -27,13 +27,21 @@ inline constexpr msg::MessageType kAbortMessage = 103;         // one-way: a kAb
 inline constexpr msg::MessageType kTruncateMessage = 104;      // one-way: a kTruncate record
 inline constexpr msg::MessageType kAllocMessage = 105;         // RPC: AllocRequest -> AllocReply
 inline constexpr msg::MessageType kReleaseMessage = 106;       // one-way: a slot reserved by kAlloc, unused
+inline constexpr msg::MessageType kPersistMessage = 107;       // RPC: a kPersist record -> PersistReply
 
 inline constexpr uint8_t kRecordFormat = 1;
 // Bounds a decoder enforces (a record fits in one ring message anyway; these catch lies early).
 inline constexpr uint32_t kMaxEntriesPerRecord = 4096;
 inline constexpr uint32_t kMaxTruncatedPerRecord = 4096;
 
-enum class RecordKind : uint8_t { kLock = 1, kCommitBackup = 2, kCommitPrimary = 3, kAbort = 4, kTruncate = 5 };
+enum class RecordKind : uint8_t {
+  kLock = 1,
+  kCommitBackup = 2,
+  kCommitPrimary = 3,
+  kAbort = 4,
+  kTruncate = 5,
+  kPersist = 6,  // sync durability: log the transaction's states on this replica now (no entries)
+};
 enum class WriteOp : uint8_t { kWrite = 1, kAlloc = 2, kFree = 3 };
 const char* WriteOpName(WriteOp op);
 
@@ -83,6 +91,16 @@ absl::StatusOr<Record> DecodeRecord(std::string_view bytes);
 // The reply to a lock record: the version each entry was locked at, in entry order.
 std::string EncodeLockReply(const std::vector<uint64_t>& versions);
 absl::StatusOr<std::vector<uint64_t>> DecodeLockReply(std::string_view bytes, size_t expected_entries);
+
+// The reply to a kPersist record: the replica's log position of the transaction's last state there, and
+// the replica's last persisted position (the states are on disk once persisted >= position).
+struct PersistReply {
+  uint64_t position = 0;
+  uint64_t persisted = 0;
+};
+std::string EncodePersistReply(const PersistReply& reply);
+// DataLoss for a wrong length or position 0.
+absl::StatusOr<PersistReply> DecodePersistReply(std::string_view bytes);
 
 // kAlloc: reserve a slot with room for `payload_capacity` bytes on the receiving node.
 std::string EncodeAllocRequest(uint32_t payload_capacity);

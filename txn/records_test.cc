@@ -106,6 +106,34 @@ TEST(RecordsTest, HeaderCorruptionIsRefused) {
   refused(s, "an abort with entries");
 }
 
+TEST(RecordsTest, PersistRecordsAndRepliesRoundTripAndRefuseDamage) {
+  Record persist;
+  persist.kind = RecordKind::kPersist;
+  persist.id = SampleRecord().id;
+  const std::string good = EncodeRecord(persist);
+  ASSERT_OK_AND_ASSIGN(Record decoded, DecodeRecord(good));
+  EXPECT_EQ(decoded.kind, RecordKind::kPersist);
+  EXPECT_EQ(decoded.id, persist.id);
+  std::string s = good;
+  s[1] = 7;
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(s).status())) << "unknown kind";
+  Record with_entries = SampleRecord();
+  with_entries.kind = RecordKind::kPersist;
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(EncodeRecord(with_entries)).status())) << "entries";
+
+  const std::string reply = EncodePersistReply({.position = 42, .persisted = 40});
+  ASSERT_EQ(reply.size(), 16u);
+  ASSERT_OK_AND_ASSIGN(PersistReply r, DecodePersistReply(reply));
+  EXPECT_EQ(r.position, 42u);
+  EXPECT_EQ(r.persisted, 40u);
+  for (size_t n = 0; n < reply.size(); ++n) {
+    EXPECT_TRUE(absl::IsDataLoss(DecodePersistReply(reply.substr(0, n)).status())) << "truncated to " << n;
+  }
+  EXPECT_TRUE(absl::IsDataLoss(DecodePersistReply(reply + "x").status())) << "extended";
+  EXPECT_TRUE(absl::IsDataLoss(DecodePersistReply(EncodePersistReply({.position = 0, .persisted = 9})).status()))
+      << "position 0";
+}
+
 TEST(RecordsTest, EntryCorruptionIsRefused) {
   const std::string good = EncodeRecord(SampleRecord());
   const size_t entry = 32 + 16;  // header, two truncated ids

@@ -72,6 +72,11 @@ absl::Status Transaction::Free(const object::ObjectRef& ref) {
       .status();
 }
 
+void Transaction::SetDurability(Durability durability) {
+  // Between calls the node thread does not touch the state (each call waits for its operation).
+  if (state_ != nullptr) state_->durability = durability;
+}
+
 absl::Status Transaction::Commit() {
   auto state = state_;
   return OnThread<bool>([state](TxnThread& t, std::function<void(absl::StatusOr<bool>)> done) {

@@ -24,6 +24,7 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
                                                           options, node->options().clock));
     TxnThread* txn_thread = shared->threads.back().get();
     txn_thread->participant().set_install_observer(options.on_install);
+    txn_thread->participant().set_sync_log(options.sync_log);
     absl::Status installed = t->RunAndWait(
         [t, txn_thread, shared]() -> absl::Status {
           if (absl::Status s = txn_thread->Install(); !s.ok()) return s;

@@ -11,6 +11,7 @@
 #include "absl/container/btree_map.h"
 #include "platform/object/object_layout.h"
 #include "txn/records.h"
+#include "txn/txn_options.h"
 
 namespace fathom::txn {
 
@@ -32,6 +33,7 @@ struct TxState {
   absl::btree_map<uint64_t, BufferedWrite> writes;
   std::vector<object::ObjectRef> reserved;  // slots allocated by this transaction, not yet committed
   bool finished = false;                     // committed or aborted: no more operations
+  std::optional<Durability> durability;      // unset: TxnOptions::durability
 };
 
 }  // namespace fathom::txn

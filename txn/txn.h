@@ -21,7 +21,8 @@
 //
 // Every region has a primary (the node that owns it) and TxnOptions::backups backups on the next members
 // in id order (replica_map.h). Commit returns OK once the writes are in the memory of all f+1 replicas
-// and at least one primary has been told to install them.
+// and at least one primary has been told to install them; with Durability::kSync (txn_options.h), also
+// in the SSD log of all f+1 replicas.
 #ifndef FATHOM_TXN_TXN_H_
 #define FATHOM_TXN_TXN_H_
 
@@ -80,7 +81,11 @@ class Transaction {
   // A new object with room for `payload_capacity` bytes; it exists for others once the transaction commits.
   absl::StatusOr<object::ObjectRef> Alloc(uint32_t payload_capacity, AllocHint hint = {});
   absl::Status Free(const object::ObjectRef& ref);
-  // Runs the commit protocol. After Commit (whatever it returns) the transaction is finished.
+  // This transaction's durability (TxnOptions::durability unless set). Call before Commit.
+  void SetDurability(Durability durability);
+  // Runs the commit protocol. After Commit (whatever it returns) the transaction is finished. With
+  // kSync, also DeadlineExceeded: not yet on every replica's disk within TxnOptions::sync_timeout (its
+  // objects stay locked until it is), or FailedPrecondition if the layer has no SSD log.
   absl::Status Commit();
   void Abort();
   bool finished() const;

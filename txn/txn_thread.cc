@@ -37,7 +37,7 @@ TxnThread::TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* rep
 absl::Status TxnThread::Install() {
   msg::Messenger& m = thread_->messenger();
   for (msg::MessageType type : {kLockMessage, kCommitBackupMessage, kCommitPrimaryMessage, kAbortMessage,
-                                kTruncateMessage}) {
+                                kTruncateMessage, kPersistMessage}) {
     if (absl::Status s = m.Register(type, [this](const msg::Message& message, std::string* reply) {
           return OnRecord(message, reply);
         });
@@ -63,7 +63,27 @@ absl::Status TxnThread::Install() {
     stats_.truncate_messages += sent;
     return sent;
   });
+  thread_->AddPoller([this] {
+    if (timers_.empty()) return size_t{0};
+    const absl::Time now = clock_->Now();
+    std::vector<std::function<void()>> due;
+    for (size_t i = 0; i < timers_.size();) {
+      if (timers_[i].first <= now) {
+        due.push_back(std::move(timers_[i].second));
+        timers_[i] = std::move(timers_.back());
+        timers_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    for (auto& task : due) task();  // may add timers
+    return due.size();
+  });
   return absl::OkStatus();
+}
+
+void TxnThread::After(absl::Duration delay, std::function<void()> task) {
+  timers_.emplace_back(clock_->Now() + delay, std::move(task));
 }
 
 uint64_t TxnThread::RegionBytes(uint32_t region) {
@@ -294,10 +314,11 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
                               : message.type == kCommitBackupMessage ? RecordKind::kCommitBackup
                               : message.type == kCommitPrimaryMessage ? RecordKind::kCommitPrimary
                               : message.type == kAbortMessage        ? RecordKind::kAbort
+                              : message.type == kPersistMessage      ? RecordKind::kPersist
                                                                      : RecordKind::kTruncate;
   if (record->kind != expected) return absl::InvalidArgumentError("record kind does not match the message type");
-  if ((reply != nullptr) != (message.type == kLockMessage)) {
-    return absl::InvalidArgumentError("lock records are requests, the others one-way messages");
+  if ((reply != nullptr) != (message.type == kLockMessage || message.type == kPersistMessage)) {
+    return absl::InvalidArgumentError("lock and persist records are requests, the others one-way messages");
   }
   participant_.Truncate(record->id.node, record->id.thread, record->truncated);
   switch (record->kind) {
@@ -320,6 +341,12 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
       return absl::OkStatus();
     case RecordKind::kTruncate:
       return absl::OkStatus();
+    case RecordKind::kPersist: {
+      auto persisted = participant_.Persist(record->id);
+      if (!persisted.ok()) return persisted.status();
+      *reply = EncodePersistReply(*persisted);
+      return absl::OkStatus();
+    }
   }
   return absl::OkStatus();
 }

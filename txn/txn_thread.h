@@ -39,6 +39,7 @@ struct CoordinatorStats {
   uint64_t commit_backup_messages = 0;
   uint64_t commit_primary_messages = 0;
   uint64_t abort_messages = 0;
+  uint64_t persist_messages = 0;   // PERSIST requests (sync durability), repeats included
   uint64_t truncate_messages = 0;  // TRUNCATE records of their own (the rest ride on other records)
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
@@ -56,6 +57,7 @@ struct CoordinatorStats {
     commit_backup_messages += o.commit_backup_messages;
     commit_primary_messages += o.commit_primary_messages;
     abort_messages += o.abort_messages;
+    persist_messages += o.persist_messages;
     truncate_messages += o.truncate_messages;
     execution_reads += o.execution_reads;
     local_reads += o.local_reads;
@@ -109,6 +111,8 @@ class TxnThread {
   uint16_t index() const { return static_cast<uint16_t>(thread_->index()); }
   TxnId NextId();
   CoordinatorStats& stats() { return stats_; }
+  // Runs `task` on this thread once `delay` has passed (checked by a poller: not before, maybe later).
+  void After(absl::Duration delay, std::function<void()> task);
 
  private:
   // The participant's handlers.
@@ -134,6 +138,7 @@ class TxnThread {
   uint64_t next_counter_ = 1;
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;
+  std::vector<std::pair<absl::Time, std::function<void()>>> timers_;
 };
 
 }  // namespace fathom::txn

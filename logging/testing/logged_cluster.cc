@@ -63,7 +63,10 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
   result->restored_.epoch = options.restore ? image.max_epoch + 1 : 1;
   for (int i = 1; i <= n; ++i) {
     txn::TxnOptions txn = options.txn;
-    if (options.logging) txn.on_install = InstallObserverFor(result->logs_[i - 1].get());
+    if (options.logging) {
+      txn.on_install = InstallObserverFor(result->logs_[i - 1].get());
+      txn.sync_log = SyncLogFor(result->logs_[i - 1].get());
+    }
     size_t backups_restored = 0;
     if (options.restore) {
       // Attach calls it once, before it returns (the references are to this frame).

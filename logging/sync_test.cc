@@ -1,0 +1,197 @@
+// Sync durability (txn::Durability::kSync) on a cluster whose nodes log to RocksDB: a commit that
+// returned OK is on the disk of every replica, so a whole-cluster crash right after it loses nothing; and
+// a disk that fails makes sync commits wait (DeadlineExceeded, the objects stay locked) rather than
+// report success, then finish once the disk is back.
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "gtest/gtest.h"
+#include "logging/testing/failing_env.h"
+#include "logging/testing/logged_cluster.h"
+#include "platform/base/status_test_macros.h"
+#include "rocksdb/env.h"
+#include "txn/workloads/bank.h"
+#include "txn/txn.h"
+#include "txn/workloads/support.h"
+
+namespace fathom::logging {
+namespace {
+
+using testing::LoggedCluster;
+using testing::LoggedClusterOptions;
+
+std::string FreshDir(const std::string& name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/sync_test/" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+LoggedClusterOptions Options(const std::string& root, bool restore) {
+  LoggedClusterOptions options;
+  options.cluster.nodes = 3;
+  options.cluster.threads = 2;
+  options.cluster.memory_bytes = 8 << 20;
+  options.root = root;
+  options.restore = restore;
+  options.txn.durability = txn::Durability::kSync;
+  return options;
+}
+
+// Every node's data regions, byte for byte.
+std::map<uint32_t, std::string> Memory(LoggedCluster& cluster) {
+  std::map<uint32_t, std::string> memory;
+  for (int i = 1; i <= cluster.size(); ++i) {
+    for (memory::LocalRegion* region : cluster.cluster().node(i).data_regions()) {
+      memory[region->id()] = LoggedCluster::Copy(region->data(), region->size());
+    }
+  }
+  return memory;
+}
+
+// The logs wait 500 ms to fill a batch, so an async commit's states are still queued when the crash
+// comes right after its acknowledgement (this test fails with Durability::kAsync); a sync commit waited
+// for them. (Checked: with kAsync here the restart misses objects.)
+// The version of every object slot in `memory` (64-byte steps: the objects here are 64-byte slots).
+std::map<uint64_t, uint64_t> Versions(const std::map<uint32_t, std::string>& memory) {
+  std::map<uint64_t, uint64_t> versions;
+  for (const auto& [region, bytes] : memory) {
+    for (size_t at = 0; at + 64 <= bytes.size(); at += 64) {
+      uint64_t word;
+      std::memcpy(&word, bytes.data() + at + object::kVersionOffset, 8);
+      if (word != 0) versions[memory::GlobalAddress{region, static_cast<uint32_t>(at)}.raw()] = word & object::kVersionMask;
+    }
+  }
+  return versions;
+}
+
+TEST(SyncTest, ACrashRightAfterSyncCommitsLosesNoneOfThem) {
+  const std::string root = FreshDir("crash");
+  LoggedClusterOptions options = Options(root, /*restore=*/false);
+  options.log.batch_delay = absl::Milliseconds(500);
+  std::map<uint32_t, std::string> before;
+  std::vector<object::ObjectRef> counters;
+  {
+    ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(options));
+    txn::workloads::BankOptions bank;
+    bank.clients_per_node = 2;
+    bank.transfers_per_client = 2;
+    bank.seed = 3;
+    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunBank(cluster->services(), bank));
+    EXPECT_TRUE(result.violations.empty()) << result.violations.front();
+    EXPECT_GT(result.transfers, 0u);
+    // Then one counter per node, written together by each of 5 transactions.
+    {
+      txn::Transaction tx = cluster->service(1).Begin();
+      for (uint32_t node = 1; node <= 3; ++node) {
+        ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, tx.Alloc(8, {.node = node}));
+        ASSERT_OK(tx.Write(ref, txn::workloads::EncodeInt(0)));
+        counters.push_back(ref);
+      }
+      ASSERT_OK(tx.Commit());
+    }
+    for (int64_t i = 1; i <= 5; ++i) {
+      // Retried: a primary the previous commit did not wait for may still hold its lock a moment.
+      ASSERT_OK(txn::RunTransaction(cluster->service(1 + i % 3), [&](txn::Transaction& tx) -> absl::Status {
+        for (const object::ObjectRef& ref : counters) {
+          if (absl::Status s = tx.Write(ref, txn::workloads::EncodeInt(i)); !s.ok()) return s;
+        }
+        return absl::OkStatus();
+      }));
+    }
+    ASSERT_OK_AND_ASSIGN(txn::TxnStats stats, cluster->service(1).Stats());
+    EXPECT_GT(stats.coordinator.persist_messages, 0u);
+    // No quiescence, no waiting for the logs: the crash comes right after the last acknowledgement,
+    // with the backups' truncations and whatever else the logs had queued lost.
+    before = Memory(*cluster);
+    cluster->Crash();
+  }
+  ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(Options(root, /*restore=*/true)));
+  // Every object at least at the version it had (a primary may have installed its last write only after
+  // the snapshot: the log has it anyway).
+  const std::map<uint64_t, uint64_t> restored = Versions(Memory(*cluster));
+  for (const auto& [raw, version] : Versions(before)) {
+    auto it = restored.find(raw);
+    ASSERT_NE(it, restored.end()) << memory::GlobalAddress::FromRaw(raw).ToString() << " lost";
+    EXPECT_GE(it->second, version) << memory::GlobalAddress::FromRaw(raw).ToString() << " went back";
+  }
+  ASSERT_OK(cluster->CheckReplicasIdentical());
+  txn::Transaction tx = cluster->service(2).Begin();
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> values, tx.ReadMany(counters));
+  for (const std::string& value : values) EXPECT_EQ(txn::workloads::DecodeInt(value).value_or(-1), 5);
+}
+
+TEST(SyncTest, AFailingDiskMakesSyncCommitsWaitNeverSucceedAndTheyFinishWhenItRecovers) {
+  const std::string root = FreshDir("disk_full");
+  auto fs = std::make_shared<testing::DiskFullFileSystem>(rocksdb::FileSystem::Default());
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(fs);
+  LoggedClusterOptions options = Options(root, /*restore=*/false);
+  options.log.env = env.get();
+  options.log.max_retry_backoff = absl::Milliseconds(20);
+  options.txn.sync_timeout = absl::Milliseconds(300);
+  ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(options));
+  object::ObjectRef account;
+  {
+    txn::Transaction tx = cluster->service(1).Begin();
+    ASSERT_OK_AND_ASSIGN(account, tx.Alloc(8, {.node = 2}));
+    ASSERT_OK(tx.Write(account, txn::workloads::EncodeInt(100)));
+    ASSERT_OK(tx.Commit());
+  }
+
+  fs->set_full(true);
+  {
+    txn::Transaction tx = cluster->service(1).Begin();
+    ASSERT_OK(tx.Write(account, txn::workloads::EncodeInt(200)));
+    absl::Status committed = tx.Commit();
+    EXPECT_EQ(committed.code(), absl::StatusCode::kDeadlineExceeded) << committed;
+  }
+  // Not durable, so not visible: the account stays locked (a read gives up), and an async transaction
+  // cannot slip a write in either.
+  {
+    txn::Transaction tx = cluster->service(3).Begin();
+    auto read = tx.Read(account);
+    EXPECT_FALSE(read.ok()) << "read " << txn::workloads::DecodeInt(*read).value_or(-1);
+  }
+  fs->set_full(false);
+  // The disk is back: the logs catch up, the waiting transaction commits and unlocks.
+  absl::StatusOr<int64_t> balance;
+  for (int i = 0; i < 200; ++i) {
+    txn::Transaction tx = cluster->service(3).Begin();
+    auto read = tx.Read(account);
+    if (read.ok() && tx.Commit().ok()) {
+      balance = txn::workloads::DecodeInt(*read);
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_OK(balance.status());
+  EXPECT_EQ(*balance, 200);
+  // And it is on disk: a crash now keeps it.
+  cluster->Crash();
+  cluster.reset();
+  ASSERT_OK_AND_ASSIGN(cluster, LoggedCluster::Start(Options(root, /*restore=*/true)));
+  txn::Transaction tx = cluster->service(1).Begin();
+  ASSERT_OK_AND_ASSIGN(std::string bytes, tx.Read(account));
+  EXPECT_EQ(txn::workloads::DecodeInt(bytes).value_or(-1), 200);
+}
+
+TEST(SyncTest, WithoutALogSyncCommitsAreRefusedAndAsyncOnesStillCommit) {
+  LoggedClusterOptions options = Options(FreshDir("no_log"), /*restore=*/false);
+  options.logging = false;
+  ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(options));
+  txn::Transaction tx = cluster->service(1).Begin();
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, tx.Alloc(8, {.node = 2}));
+  ASSERT_OK(tx.Write(ref, txn::workloads::EncodeInt(1)));
+  absl::Status committed = tx.Commit();
+  EXPECT_EQ(committed.code(), absl::StatusCode::kFailedPrecondition) << committed;
+  txn::Transaction async = cluster->service(1).Begin();
+  async.SetDurability(txn::Durability::kAsync);
+  ASSERT_OK_AND_ASSIGN(ref, async.Alloc(8, {.node = 2}));
+  ASSERT_OK(async.Write(ref, txn::workloads::EncodeInt(1)));
+  EXPECT_OK(async.Commit());
+}
+
+}  // namespace
+}  // namespace fathom::logging
