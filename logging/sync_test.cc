@@ -139,6 +139,8 @@ TEST(SyncTest, AFailingDiskMakesSyncCommitsWaitNeverSucceedAndTheyFinishWhenItRe
     ASSERT_OK(tx.Write(account, txn::workloads::EncodeInt(100)));
     ASSERT_OK(tx.Commit());
   }
+  // The primary installs (and unlocks) after Commit returned; the next transaction must not find it locked.
+  ASSERT_OK(cluster->WaitForQuiescence());
 
   fs->set_full(true);
   {

@@ -345,6 +345,8 @@ int Run() {
     log = std::move(*opened);
     (*node)->AddCounterSource(log->CounterSource());
     txn_options.on_install = logging::InstallObserverFor(log.get());
+    // Replicas answer PERSIST from the same log, so coordinators' sync transactions work here too.
+    txn_options.sync_log = logging::SyncLogFor(log.get());
   }
   // The transaction layer, before any peer can send it a record.
   auto txns = txn::TransactionService::Attach(node->get(), txn_options);
