@@ -227,7 +227,7 @@ def main():
              "All systems ran on the same machine in the same run, one after another. Every system gets "
              f"{args.threads} concurrent clients: memcached and Redis one driver thread and connection each "
              "(the driver starts the servers on loopback ports, persistence off); Fathom runs the driver's "
-             "embedded cluster (3 nodes × 2 threads, f = 1, every write replicated) with its clients on the "
+             "embedded cluster (3 nodes × 1 node thread, f = 1, every write replicated) with its clients on the "
              "node threads, one operation in flight each (FaRM's model: the application runs on the nodes). "
              "So Fathom's CPU column counts its whole process, clients included, while memcached's and Redis' "
              "count only the server. Latencies are client-side; p50 / p99 in µs.", ""]
