@@ -65,17 +65,8 @@ std::optional<Step> CuckooIndex::Find(std::string_view key, uint64_t hash, const
       }
       return Step::NeedBuckets(std::move(need));
     }
-    const Bucket& bucket = it->second;
-    for (size_t k = 0; k < bucket.entries.size(); ++k) {
-      const Entry& e = bucket.entries[k];
-      if (e.hash != hash) continue;
-      std::optional<bool> match = EntryHasKey(e, key, ws);
-      if (!match.has_value()) return Step::NeedObject(e.ref);
-      if (*match) {
-        *where = Location{c[i], k};
-        return std::nullopt;
-      }
-    }
+    if (auto need = FindInBucket(c[i], key, hash, ws, where)) return need;
+    if (*where) return std::nullopt;
   }
   return std::nullopt;
 }
@@ -83,22 +74,14 @@ std::optional<Step> CuckooIndex::Find(std::string_view key, uint64_t hash, const
 Step CuckooIndex::Get(std::string_view key, uint64_t hash, Workspace& ws) const {
   std::optional<Location> where;
   if (auto need = Find(key, hash, ws, &where)) return *need;
-  if (!where) return Step::Done(absl::NotFoundError("no such key"));
-  Step done = Step::Done(absl::OkStatus());
-  done.found = ws.buckets[where->bucket].entries[where->index];
-  return done;
+  return FoundAt(where, ws);
 }
 
 Step CuckooIndex::Delete(std::string_view key, uint64_t hash, Workspace& ws) const {
   std::optional<Location> where;
   if (auto need = Find(key, hash, ws, &where)) return *need;
   if (!where) return Step::Done(absl::NotFoundError("no such key"));
-  Step done = Step::Done(absl::OkStatus());
-  Bucket& bucket = ws.buckets[where->bucket];
-  if (!bucket.entries[where->index].is_inline) done.freed.push_back(bucket.entries[where->index].ref);
-  bucket.entries.erase(bucket.entries.begin() + where->index);
-  ws.dirty.insert(where->bucket);
-  return done;
+  return RemoveAt(*where, ws);
 }
 
 Step CuckooIndex::Put(std::string_view key, uint64_t hash, const Entry& entry, Workspace& ws) const {

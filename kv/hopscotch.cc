@@ -20,17 +20,6 @@ struct PlannedMove {
 
 }  // namespace
 
-std::optional<bool> EntryHasKey(const Entry& e, std::string_view key, const Workspace& ws) {
-  if (e.key_bytes != key.size()) return false;
-  if (e.is_inline) return e.key == key;
-  auto it = ws.object_payloads.find(e.ref.address.raw());
-  if (it == ws.object_payloads.end()) return std::nullopt;
-  const std::string& payload = it->second;
-  // A malformed or replaced object never matches: the transaction that read it will not commit if it
-  // changed, and a corrupt one cannot be this key.
-  return payload.size() >= 4 + key.size() && std::string_view(payload).substr(4, key.size()) == key;
-}
-
 HopscotchIndex::HopscotchIndex(uint64_t buckets, int window)
     : buckets_(buckets),
       reach_(static_cast<int>(std::min<uint64_t>(kHopscotchReach, buckets))),
@@ -82,19 +71,9 @@ std::optional<Step> HopscotchIndex::Find(std::string_view key, uint64_t hash, co
     if (!ws.buckets.contains(order.back())) missing.push_back(order.back());
   }
   for (uint64_t b : order) {
-    auto it = ws.buckets.find(b);
-    if (it == ws.buckets.end()) return Step::NeedBuckets(std::move(missing));
-    const Bucket& bucket = it->second;
-    for (size_t i = 0; i < bucket.entries.size(); ++i) {
-      const Entry& e = bucket.entries[i];
-      if (e.hash != hash) continue;
-      std::optional<bool> match = EntryHasKey(e, key, ws);
-      if (!match.has_value()) return Step::NeedObject(e.ref);
-      if (*match) {
-        *where = Location{b, i};
-        return std::nullopt;
-      }
-    }
+    if (!ws.buckets.contains(b)) return Step::NeedBuckets(std::move(missing));
+    if (auto need = FindInBucket(b, key, hash, ws, where)) return need;
+    if (*where) return std::nullopt;
   }
   return std::nullopt;
 }
@@ -102,22 +81,14 @@ std::optional<Step> HopscotchIndex::Find(std::string_view key, uint64_t hash, co
 Step HopscotchIndex::Get(std::string_view key, uint64_t hash, Workspace& ws) const {
   std::optional<Location> where;
   if (auto need = Find(key, hash, ws, &where)) return *need;
-  if (!where) return Step::Done(absl::NotFoundError("no such key"));
-  Step done = Step::Done(absl::OkStatus());
-  done.found = ws.buckets[where->bucket].entries[where->index];
-  return done;
+  return FoundAt(where, ws);
 }
 
 Step HopscotchIndex::Delete(std::string_view key, uint64_t hash, Workspace& ws) const {
   std::optional<Location> where;
   if (auto need = Find(key, hash, ws, &where)) return *need;
   if (!where) return Step::Done(absl::NotFoundError("no such key"));
-  Step done = Step::Done(absl::OkStatus());
-  Bucket& bucket = ws.buckets[where->bucket];
-  const Entry& old = bucket.entries[where->index];
-  if (!old.is_inline) done.freed.push_back(old.ref);
-  bucket.entries.erase(bucket.entries.begin() + where->index);
-  ws.dirty.insert(where->bucket);
+  Step done = RemoveAt(*where, ws);
   ClearIfLast(Home(hash), where->bucket, ws);
   return done;
 }

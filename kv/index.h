@@ -62,6 +62,12 @@ struct Step {
   }
 };
 
+// Where an entry is: its bucket, and its index among the bucket's entries.
+struct Location {
+  uint64_t bucket = 0;
+  size_t index = 0;
+};
+
 // The interface both indexes implement. Every call is a pure function of the workspace and leaves it
 // unchanged unless it returns kDone with OK (then the changed buckets are in it, marked dirty).
 class Index {
@@ -108,10 +114,6 @@ class HopscotchIndex final : public Index {
   int reach() const { return reach_; }
 
  private:
-  struct Location {
-    uint64_t bucket = 0;
-    size_t index = 0;
-  };
   // Finds `key`: a Location, nullopt (absent), or a Step that needs more reads.
   std::optional<Step> Find(std::string_view key, uint64_t hash, const Workspace& ws,
                            std::optional<Location>* where) const;
@@ -146,10 +148,6 @@ class CuckooIndex final : public Index {
   std::array<uint64_t, 3> Candidates(uint64_t hash) const;
 
  private:
-  struct Location {
-    uint64_t bucket = 0;
-    size_t index = 0;
-  };
   std::optional<Step> Find(std::string_view key, uint64_t hash, const Workspace& ws,
                            std::optional<Location>* where) const;
   uint64_t buckets_;
@@ -162,6 +160,16 @@ absl::StatusOr<std::unique_ptr<Index>> MakeIndex(IndexKind kind, uint64_t bucket
 
 // Whether `e` holds `key`; nullopt when it is an out-of-line entry whose object is not in the workspace.
 std::optional<bool> EntryHasKey(const Entry& e, std::string_view key, const Workspace& ws);
+
+// What both indexes share once they know which buckets to look in (index.cc).
+// Looks for `key` in bucket `b` (in the workspace): sets *where on a match; returns a Step when an
+// out-of-line entry's object must be read first to tell.
+std::optional<Step> FindInBucket(uint64_t b, std::string_view key, uint64_t hash, const Workspace& ws,
+                                 std::optional<Location>* where);
+// Get's answer once the key was looked for: the entry at `where`, or NotFound.
+Step FoundAt(const std::optional<Location>& where, Workspace& ws);
+// Takes the entry at `where` out of its bucket (its out-of-line object to be freed); the bucket is dirty.
+Step RemoveAt(const Location& where, Workspace& ws);
 
 }  // namespace fathom::kv
 
