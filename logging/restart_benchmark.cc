@@ -5,8 +5,8 @@
 //                     of an embedded cluster in this process, so the same 2 cores serve both ends).
 // Each with 100-byte objects; bytes/s is the stream's (or the log's values') bytes.
 //
-//   bazel run -c opt //logging:restart_benchmark -- --benchmark_repetitions=5 \
-//       --benchmark_report_aggregates_only=true
+//   bazel run -c opt //logging:restart_benchmark -- --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true        (one command line)
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
