@@ -43,29 +43,7 @@ txn::workloads::BankOptions Bank(uint64_t seed) {
   return bank;
 }
 
-// Every node's data regions, byte for byte.
-std::map<uint32_t, std::string> Memory(LoggedCluster& cluster) {
-  std::map<uint32_t, std::string> memory;
-  for (int i = 1; i <= cluster.size(); ++i) {
-    for (memory::LocalRegion* region : cluster.cluster().node(i).data_regions()) {
-      memory[region->id()] = LoggedCluster::Copy(region->data(), region->size());
-    }
-  }
-  return memory;
-}
 
-// The version of every object slot in `memory` (64-byte steps; bank accounts are 64-byte slots).
-std::map<uint64_t, uint64_t> Versions(const std::map<uint32_t, std::string>& memory) {
-  std::map<uint64_t, uint64_t> versions;
-  for (const auto& [region, bytes] : memory) {
-    for (size_t at = 0; at + 64 <= bytes.size(); at += 64) {
-      uint64_t word;
-      std::memcpy(&word, bytes.data() + at + object::kVersionOffset, 8);
-      if (word != 0) versions[memory::GlobalAddress{region, static_cast<uint32_t>(at)}.raw()] = word & object::kVersionMask;
-    }
-  }
-  return versions;
-}
 
 // Reads every live object of the restored image through a transaction: the sum of the balances.
 absl::StatusOr<int64_t> TotalOfLiveObjects(LoggedCluster& cluster, const ClusterImage& image) {
@@ -102,7 +80,7 @@ TEST(RestartTest, AWholeClusterRestartsFromItsLogsWithEveryCommittedTransfer) {
     EXPECT_GT(counters.at("log.persisted_position"), 0u);
     EXPECT_EQ(counters.at("log.lag_records"), 0u);
     EXPECT_EQ(counters.at("log.error"), 0u);
-    before = Memory(*cluster);
+    before = cluster->Memory();
   }  // every node stops
   ASSERT_GT(transfers, 0u);
 
@@ -115,7 +93,7 @@ TEST(RestartTest, AWholeClusterRestartsFromItsLogsWithEveryCommittedTransfer) {
     EXPECT_EQ(cluster->restored().primaries, image.newest.size());
     EXPECT_EQ(cluster->restored().backups, image.newest.size());  // f = 1
     EXPECT_EQ(image.newest.size(), 24u * round);
-    EXPECT_EQ(Memory(*cluster), before);
+    EXPECT_EQ(cluster->Memory(), before);
     ASSERT_OK(cluster->CheckReplicasIdentical());
     EXPECT_EQ(cluster->restored().epoch, uint64_t(round) + 1);
     ASSERT_OK_AND_ASSIGN(int64_t total, TotalOfLiveObjects(*cluster, image));
@@ -131,7 +109,7 @@ TEST(RestartTest, AWholeClusterRestartsFromItsLogsWithEveryCommittedTransfer) {
     ASSERT_OK(cluster->WaitForQuiescence());
     ASSERT_OK(cluster->WaitForLogs());
     ASSERT_OK(cluster->CheckReplicasIdentical());
-    before = Memory(*cluster);
+    before = cluster->Memory();
   }
 }
 
@@ -144,7 +122,7 @@ TEST(RestartTest, AfterACrashNothingPersistedIsLostAndTheRestartIsCheckedNotPart
     EXPECT_TRUE(result.violations.empty());
     ASSERT_OK(cluster->WaitForQuiescence());
     ASSERT_OK(cluster->WaitForLogs());
-    durable = Versions(Memory(*cluster));
+    durable = LoggedCluster::SlotVersions(cluster->Memory());
     // More transfers, then a crash with whatever is still queued (and not yet truncated) lost.
     txn::workloads::BankOptions more = Bank(8);
     more.transfers_per_client = 30;
@@ -153,7 +131,7 @@ TEST(RestartTest, AfterACrashNothingPersistedIsLostAndTheRestartIsCheckedNotPart
     cluster->Crash();
   }
   ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(Options(root, /*restore=*/true)));
-  const std::map<uint64_t, uint64_t> restored = Versions(Memory(*cluster));
+  const std::map<uint64_t, uint64_t> restored = LoggedCluster::SlotVersions(cluster->Memory());
   for (const auto& [raw, version] : durable) {
     auto it = restored.find(raw);
     ASSERT_NE(it, restored.end()) << memory::GlobalAddress::FromRaw(raw).ToString() << " lost";
@@ -184,11 +162,11 @@ TEST(RestartTest, FoldedKeysAndTheSegmentsACrashLeftTogetherRestoreEverything) {
       EXPECT_GE(stats.folds, 2u) << "node " << i;
       EXPECT_GT(stats.batches, stats.folds) << "node " << i << ": some batches stayed segments";
     }
-    before = Memory(*cluster);
+    before = cluster->Memory();
     cluster->Crash();
   }
   ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(Options(root, /*restore=*/true)));
-  EXPECT_EQ(Memory(*cluster), before);
+  EXPECT_EQ(cluster->Memory(), before);
   ASSERT_OK(cluster->CheckReplicasIdentical());
   const ClusterImage image = MergeLogs(cluster->restored().logs);
   ASSERT_OK_AND_ASSIGN(int64_t total, TotalOfLiveObjects(*cluster, image));

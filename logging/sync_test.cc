@@ -40,33 +40,9 @@ LoggedClusterOptions Options(const std::string& root, bool restore) {
   return options;
 }
 
-// Every node's data regions, byte for byte.
-std::map<uint32_t, std::string> Memory(LoggedCluster& cluster) {
-  std::map<uint32_t, std::string> memory;
-  for (int i = 1; i <= cluster.size(); ++i) {
-    for (memory::LocalRegion* region : cluster.cluster().node(i).data_regions()) {
-      memory[region->id()] = LoggedCluster::Copy(region->data(), region->size());
-    }
-  }
-  return memory;
-}
-
 // The logs wait 500 ms to fill a batch, so an async commit's states are still queued when the crash
 // comes right after its acknowledgement (this test fails with Durability::kAsync); a sync commit waited
 // for them. (Checked: with kAsync here the restart misses objects.)
-// The version of every object slot in `memory` (64-byte steps: the objects here are 64-byte slots).
-std::map<uint64_t, uint64_t> Versions(const std::map<uint32_t, std::string>& memory) {
-  std::map<uint64_t, uint64_t> versions;
-  for (const auto& [region, bytes] : memory) {
-    for (size_t at = 0; at + 64 <= bytes.size(); at += 64) {
-      uint64_t word;
-      std::memcpy(&word, bytes.data() + at + object::kVersionOffset, 8);
-      if (word != 0) versions[memory::GlobalAddress{region, static_cast<uint32_t>(at)}.raw()] = word & object::kVersionMask;
-    }
-  }
-  return versions;
-}
-
 TEST(SyncTest, ACrashRightAfterSyncCommitsLosesNoneOfThem) {
   const std::string root = FreshDir("crash");
   LoggedClusterOptions options = Options(root, /*restore=*/false);
@@ -105,14 +81,14 @@ TEST(SyncTest, ACrashRightAfterSyncCommitsLosesNoneOfThem) {
     EXPECT_GT(stats.coordinator.persist_messages, 0u);
     // No quiescence, no waiting for the logs: the crash comes right after the last acknowledgement,
     // with the backups' truncations and whatever else the logs had queued lost.
-    before = Memory(*cluster);
+    before = cluster->Memory();
     cluster->Crash();
   }
   ASSERT_OK_AND_ASSIGN(auto cluster, LoggedCluster::Start(Options(root, /*restore=*/true)));
   // Every object at least at the version it had (a primary may have installed its last write only after
   // the snapshot: the log has it anyway).
-  const std::map<uint64_t, uint64_t> restored = Versions(Memory(*cluster));
-  for (const auto& [raw, version] : Versions(before)) {
+  const std::map<uint64_t, uint64_t> restored = LoggedCluster::SlotVersions(cluster->Memory());
+  for (const auto& [raw, version] : LoggedCluster::SlotVersions(before)) {
     auto it = restored.find(raw);
     ASSERT_NE(it, restored.end()) << memory::GlobalAddress::FromRaw(raw).ToString() << " lost";
     EXPECT_GE(it->second, version) << memory::GlobalAddress::FromRaw(raw).ToString() << " went back";

@@ -8,6 +8,8 @@
 #include "absl/time/clock.h"
 #include "logging/log_reader.h"
 #include "logging/txn_hook.h"
+#include "platform/memory/global_address.h"
+#include "platform/object/object_layout.h"
 #include "txn/testing/txn_cluster.h"
 
 namespace fathom::logging::testing {
@@ -117,6 +119,28 @@ absl::Status LoggedCluster::WaitForLogs(absl::Duration timeout) {
 
 absl::Status LoggedCluster::WaitForQuiescence(absl::Duration timeout) {
   return txn::testing::WaitForQuiescence(services_, timeout);
+}
+
+std::map<uint32_t, std::string> LoggedCluster::Memory() {
+  std::map<uint32_t, std::string> memory;
+  for (int i = 1; i <= size(); ++i) {
+    for (memory::LocalRegion* region : cluster().node(i).data_regions()) {
+      memory[region->id()] = Copy(region->data(), region->size());
+    }
+  }
+  return memory;
+}
+
+std::map<uint64_t, uint64_t> LoggedCluster::SlotVersions(const std::map<uint32_t, std::string>& memory) {
+  std::map<uint64_t, uint64_t> versions;
+  for (const auto& [region, bytes] : memory) {
+    for (size_t at = 0; at + 64 <= bytes.size(); at += 64) {
+      uint64_t word;
+      std::memcpy(&word, bytes.data() + at + object::kVersionOffset, 8);
+      if (word != 0) versions[memory::GlobalAddress{region, static_cast<uint32_t>(at)}.raw()] = word & object::kVersionMask;
+    }
+  }
+  return versions;
 }
 
 std::string LoggedCluster::Copy(const std::byte* bytes, size_t size) {

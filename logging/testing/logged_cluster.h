@@ -13,6 +13,7 @@
 #define FATHOM_LOGGING_TESTING_LOGGED_CLUSTER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,10 @@ class LoggedCluster {
   // A copy of `bytes` (8-byte aligned) taken with 8-byte atomic loads, as node threads write objects, so
   // reading memory they may touch is well-defined (and clean under ThreadSanitizer).
   static std::string Copy(const std::byte* bytes, size_t size);
+  // Every node's data regions, byte for byte, by region id.
+  std::map<uint32_t, std::string> Memory();
+  // The version of every object slot in `memory` (the 64-byte slots these tests use), by raw address.
+  static std::map<uint64_t, uint64_t> SlotVersions(const std::map<uint32_t, std::string>& memory);
 
  private:
   LoggedCluster() = default;
