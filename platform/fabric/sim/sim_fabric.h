@@ -41,7 +41,10 @@
 //   the endpoint stays healthy. A descriptor that lies about its length gets OutOfRange, never a wild copy.
 // - torn_copies: a Read or Write moves its bytes in chunks of 1..max_torn_chunk bytes, executed in random
 //   order at random moments within max_latency after delivery, as separate events; other endpoints' events
-//   interleave with them, so racing readers see mixed bytes. Atomics always execute as one event.
+//   interleave with them, so racing readers see mixed bytes. Chunks end on 8-byte boundaries of the region
+//   (or at the operation's end), so an aligned 8-byte word is never torn: real fabrics (x86 copies over
+//   shared memory, RDMA NICs) copy aligned words whole, and the object layer relies on its version word
+//   being read in one piece. Atomics always execute as one event.
 //
 // Threading: several threads may each drive their own workers at once; one mutex guards the whole network.
 // Runs with several threads are correct but not deterministic. Every object made from a SimNetwork (fabrics,
@@ -71,7 +74,8 @@ struct SimOptions {
   absl::Duration max_latency = absl::Microseconds(5);
   // A delivered operation fails with Unavailable("dropped ...") with this probability.
   double drop_probability = 0;
-  // Read/Write bytes move in chunks of 1..max_torn_chunk bytes, in random order, as separate events.
+  // Read/Write bytes move in chunks of 1..max_torn_chunk bytes (ending on 8-byte boundaries of the region),
+  // in random order, as separate events.
   bool torn_copies = false;
   size_t max_torn_chunk = 64;
   // operation_timeout (virtual time) and max_outstanding apply as in fabric.h; spin_time and

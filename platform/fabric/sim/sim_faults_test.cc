@@ -175,8 +175,9 @@ TEST(SimFaultsTest, CrashFailsPendingAndNewOperations) {
 }
 
 // A writer endpoint rewrites a 4 KiB buffer with whole-buffer patterns while a reader endpoint (another
-// node) reads it. Returns how many reads saw more than one pattern.
-int CountMixedReads(uint64_t seed, bool torn_copies, SimNetwork::Stats* stats) {
+// node) reads it. Returns how many reads saw more than one pattern; `torn_words` (if given) counts aligned
+// 8-byte words seen with bytes of two patterns, which real fabrics never show.
+int CountMixedReads(uint64_t seed, bool torn_copies, SimNetwork::Stats* stats, int* torn_words = nullptr) {
   SimOptions options = TestOptions(seed);
   options.torn_copies = torn_copies;
   options.max_torn_chunk = 64;
@@ -210,6 +211,9 @@ int CountMixedReads(uint64_t seed, bool torn_copies, SimNetwork::Stats* stats) {
     EXPECT_EQ(written + read, 2u);
     std::set<uint8_t> values(seen.begin(), seen.end());
     if (values.size() > 1) ++mixed;
+    for (size_t word = 0; torn_words != nullptr && word < seen.size(); word += 8) {
+      if (std::set<uint8_t>(seen.begin() + word, seen.begin() + word + 8).size() > 1) ++*torn_words;
+    }
   }
   *stats = cluster.network.stats();
   return mixed;
@@ -223,6 +227,16 @@ TEST(SimFaultsTest, TornCopiesShowRacingReadersMixedBytes) {
   EXPECT_GT(stats.torn_chunks, 0u);
   EXPECT_EQ(CountMixedReads(seed, /*torn_copies=*/false, &stats), 0);
   EXPECT_EQ(stats.torn_chunks, 0u);
+}
+
+TEST(SimFaultsTest, TornCopiesNeverTearAnAlignedWord) {
+  // The object layer reads a slot's version word (lock bit and version together) in one piece; a fabric
+  // that tore it could show a locked object's old bytes as a valid unlocked copy.
+  const uint64_t seed = TestSeed();
+  SimNetwork::Stats stats;
+  int torn_words = 0;
+  EXPECT_GT(CountMixedReads(seed, /*torn_copies=*/true, &stats, &torn_words), 0);
+  EXPECT_EQ(torn_words, 0);
 }
 
 TEST(SimFaultsTest, TornCopiesStillMoveEveryByte) {

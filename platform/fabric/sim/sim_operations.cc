@@ -185,9 +185,11 @@ void SimCore::Deliver(uint64_t id) {
 void SimCore::StartTornCopy(uint64_t id, Operation& op) {
   std::vector<std::pair<uint64_t, uint64_t>> chunks;  // (offset within the operation, length)
   for (uint64_t at = 0; at < op.length;) {
-    const uint64_t n = std::min<uint64_t>(op.length - at, UniformInt(1, options_.max_torn_chunk));
-    chunks.emplace_back(at, n);
-    at += n;
+    // A chunk ends on an 8-byte boundary of the region (or at the operation's end): aligned words move whole.
+    const uint64_t wanted_end = op.offset + at + UniformInt(1, options_.max_torn_chunk);
+    const uint64_t end = std::min<uint64_t>(op.length, (wanted_end + 7) / 8 * 8 - op.offset);
+    chunks.emplace_back(at, end - at);
+    at = end;
   }
   // Random order (Fisher-Yates on our generator), and random moments within the window.
   for (size_t i = chunks.size(); i > 1; --i) std::swap(chunks[i - 1], chunks[UniformInt(0, i - 1)]);
