@@ -14,6 +14,7 @@
 #include "logging/object_log.h"
 #include "platform/base/status_test_macros.h"
 #include "rocksdb/db.h"
+#include "tests/util/fresh_dir.h"
 
 namespace fathom::logging {
 namespace {
@@ -21,10 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string FreshDir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/log_reader_test/" + name;
-  fs::remove_all(dir);
-  return dir;
+  return fathom::testing::FreshTestDir("log_reader_test", name);
 }
 
 ObjectState State(uint32_t offset, uint64_t version, const std::string& payload) {

@@ -9,15 +9,13 @@
 #include "platform/base/status_test_macros.h"
 #include "rocksdb/db.h"
 #include "rocksdb/env.h"
+#include "tests/util/fresh_dir.h"
 
 namespace fathom::logging {
 namespace {
 
 std::string FreshDir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/object_log_test/" + name;
-  std::filesystem::remove_all(dir);
-  return dir;
+  return fathom::testing::FreshTestDir("object_log_test", name);
 }
 
 ObjectState State(uint32_t offset, uint64_t version, std::string payload, bool live = true) {

@@ -9,6 +9,7 @@
 #include "logging/testing/logged_cluster.h"
 #include "platform/base/status_test_macros.h"
 #include "platform/object/object_layout.h"
+#include "tests/util/fresh_dir.h"
 #include "txn/workloads/bank.h"
 #include "txn/workloads/support.h"
 
@@ -19,10 +20,7 @@ using testing::LoggedCluster;
 using testing::LoggedClusterOptions;
 
 std::string FreshDir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/restart_test/" + name;
-  std::filesystem::remove_all(dir);
-  return dir;
+  return fathom::testing::FreshTestDir("restart_test", name);
 }
 
 LoggedClusterOptions Options(const std::string& root, bool restore) {

@@ -12,8 +12,9 @@
 #include "logging/testing/logged_cluster.h"
 #include "platform/base/status_test_macros.h"
 #include "rocksdb/env.h"
-#include "txn/workloads/bank.h"
+#include "tests/util/fresh_dir.h"
 #include "txn/txn.h"
+#include "txn/workloads/bank.h"
 #include "txn/workloads/support.h"
 
 namespace fathom::logging {
@@ -23,10 +24,7 @@ using testing::LoggedCluster;
 using testing::LoggedClusterOptions;
 
 std::string FreshDir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/sync_test/" + name;
-  std::filesystem::remove_all(dir);
-  return dir;
+  return fathom::testing::FreshTestDir("sync_test", name);
 }
 
 LoggedClusterOptions Options(const std::string& root, bool restore) {

@@ -19,6 +19,7 @@
 #include "tests/logging/restart_cluster.h"
 #include "tests/logging/transfers.h"
 #include "tests/util/fathomd_process.h"
+#include "tests/util/fresh_dir.h"
 
 namespace fathom::testing {
 namespace {
@@ -29,9 +30,7 @@ constexpr int kAccounts = 24;
 constexpr int64_t kInitial = 100;
 
 std::string FreshDir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/fathomd_restart_test/" + name;
-  fs::remove_all(dir);
+  std::string dir = fathom::testing::FreshTestDir("fathomd_restart_test", name);
   fs::create_directories(dir);
   return dir;
 }
