@@ -14,7 +14,6 @@
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
 #include "kv/operation.h"
-#include "txn/run_async.h"
 
 namespace fathom::kv {
 namespace {
@@ -152,7 +151,7 @@ void Mutate(txn::TxnThread& thread, std::shared_ptr<const TableState> table, OpK
     if (absl::IsAborted(s) && attempt < kMutateAttempts) {
       // Back off (doubling from 10 us to 1 ms): a conflict or a full log needs the others to get on.
       const absl::Duration backoff = absl::Microseconds(10) * (1 << std::min(attempt - 1, 7));
-      txn::PostAfter(thread, thread.clock().Now() + backoff, [&thread, table, kind, key, value, done, attempt] {
+      thread.After(backoff, [&thread, table, kind, key, value, done, attempt] {
         Mutate(thread, table, kind, key, value, done, attempt + 1);
       });
       return;

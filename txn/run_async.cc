@@ -42,7 +42,7 @@ class AsyncRetry : public std::enable_shared_from_this<AsyncRetry> {
     const absl::Duration wait = backoff_ * std::uniform_real_distribution<double>(0.5, 1.5)(random_);
     backoff_ = std::min(backoff_ * 2, options_.max_backoff);
     auto self = shared_from_this();
-    PostAfter(thread_, thread_.clock().Now() + wait, [self] { self->Attempt(); });
+    thread_.After(wait, [self] { self->Attempt(); });
   }
 
   TxnThread& thread_;
@@ -59,11 +59,6 @@ class AsyncRetry : public std::enable_shared_from_this<AsyncRetry> {
 void RunTransactionAsync(TxnThread& thread, AsyncBody body, DoneCallback done, const RetryOptions& options) {
   if (options.max_attempts < 1) return done(absl::InvalidArgumentError("RetryOptions.max_attempts must be >= 1"));
   std::make_shared<AsyncRetry>(thread, std::move(body), std::move(done), options)->Attempt();
-}
-
-void PostAfter(TxnThread& thread, absl::Time at, std::function<void()> task) {
-  if (thread.clock().Now() >= at) return task();
-  if (!thread.thread().Post([&thread, at, task] { PostAfter(thread, at, task); })) task();
 }
 
 }  // namespace fathom::txn

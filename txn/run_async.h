@@ -31,11 +31,6 @@ using AsyncBody = std::function<void(std::shared_ptr<TxState> tx, DoneCallback b
 // does; options.sleep is not used (the wait keeps the node thread's loop running).
 void RunTransactionAsync(TxnThread& thread, AsyncBody body, DoneCallback done, const RetryOptions& options = {});
 
-// Runs `task` on the thread once the thread's clock reaches `at`. The node thread has no timers, so the task
-// re-posts itself each turn of the loop until then (the loop keeps polling meanwhile). Runs `task` at once if
-// the thread no longer takes tasks.
-void PostAfter(TxnThread& thread, absl::Time at, std::function<void()> task);
-
 }  // namespace fathom::txn
 
 #endif  // FATHOM_TXN_RUN_ASYNC_H_
