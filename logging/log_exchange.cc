@@ -49,6 +49,7 @@ std::string EncodeLogSnapshot(const PeerLog& log) {
   PutU64(out, log.contents.position);
   PutU32(out, static_cast<uint32_t>(log.has_log ? log.contents.states.size() : 0));
   PutU32(out, 0);
+  PutU64(out, log.contents.closed_epoch);
   if (log.has_log) {
     for (const ObjectState& state : log.contents.states) {
       const std::string key = ObjectKey(state.address);
@@ -84,6 +85,7 @@ absl::StatusOr<PeerLog> DecodeLogSnapshot(std::string_view bytes, uint32_t from)
     return Bad(from, 4, absl::StrCat("it says it is node ", log.contents.node_id));
   }
   log.contents.position = GetU64(p + 8);
+  log.contents.closed_epoch = GetU64(p + 24);
   const uint32_t count = GetU32(p + 16);
   if (!log.has_log && count != 0) return Bad(from, 16, "states without a log");
   // Each state takes at least its key, two lengths and a value header: a count that cannot fit is a lie.

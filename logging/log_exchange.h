@@ -31,8 +31,8 @@ namespace fathom::logging {
 
 // The logging layer's message type (the runtime has 1..99, txn 100..199).
 inline constexpr msg::MessageType kLogSnapshotMessage = 200;
-inline constexpr uint8_t kSnapshotFormat = 1;
-inline constexpr size_t kSnapshotHeaderBytes = 24;
+inline constexpr uint8_t kSnapshotFormat = 2;  // 2: the closed log epoch
+inline constexpr size_t kSnapshotHeaderBytes = 32;
 // Bytes of the stream per reply at most; less when the ring back to the asker takes less.
 inline constexpr size_t kSnapshotChunkBytes = 16 << 10;
 // A chunk request is 9 bytes; a reply is 9 bytes of header and the chunk.

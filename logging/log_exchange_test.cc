@@ -97,7 +97,7 @@ TEST(LogExchangeTest, LyingLengthsWrongNodeAndUnknownFormatAreRefused) {
   PutU32At(value_len, kSnapshotHeaderBytes + 1 + 9, 1u << 30);
   auto past = DecodeLogSnapshot(Reseal(value_len), 2);
   EXPECT_EQ(past.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_NE(past.status().message().find("at byte 34"), std::string::npos) << past.status();
+  EXPECT_NE(past.status().message().find("at byte 42"), std::string::npos) << past.status();
   // One byte shorter: the value no longer passes its own checksum.
   PutU32At(value_len, kSnapshotHeaderBytes + 1 + 9, EncodeState(Sample(2).contents.states[0]).size() - 1);
   EXPECT_FALSE(DecodeLogSnapshot(Reseal(value_len), 2).ok());
@@ -105,7 +105,7 @@ TEST(LogExchangeTest, LyingLengthsWrongNodeAndUnknownFormatAreRefused) {
   EXPECT_NE(DecodeLogSnapshot(stream, 3).status().message().find("says it is node 2"), std::string::npos);
   // A format this build does not read.
   std::string format = stream;
-  format[0] = 2;
+  format[0] = 3;
   EXPECT_EQ(DecodeLogSnapshot(Reseal(format), 2).status().code(), absl::StatusCode::kFailedPrecondition);
   // States from a node that says it has no log.
   std::string flag = stream;

@@ -72,6 +72,21 @@ absl::Status ReadSegments(rocksdb::DB& db, uint64_t folded, uint64_t position,
   return absl::OkStatus();
 }
 
+std::vector<ObjectState> NewestStates(const LogContents& log, uint64_t cut) {
+  std::vector<ObjectState> newest;
+  newest.reserve(log.states.size());
+  for (const ObjectState& state : log.states) {
+    if (state.log_epoch > cut) continue;
+    // An object's states are adjacent and in version order: a later one replaces an earlier one.
+    if (!newest.empty() && newest.back().address == state.address) {
+      newest.back() = state;
+    } else {
+      newest.push_back(state);
+    }
+  }
+  return newest;
+}
+
 absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_node, rocksdb::Env* env) {
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec)) {
@@ -90,7 +105,7 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
   std::unique_ptr<rocksdb::DB> db(raw);
   LogContents contents;
   contents.dir = dir;
-  std::optional<uint64_t> node, position, format, folded;
+  std::optional<uint64_t> node, position, format, folded, closed;
   // The metadata keys sort first; they are checked before any state is trusted.
   bool meta_checked = false;
   auto check_meta = [&]() -> absl::Status {
@@ -104,7 +119,8 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
     return absl::OkStatus();
   };
   uint64_t max_position = 0;
-  std::map<uint64_t, ObjectState> latest;  // by address
+  // By address: the folded state, then per log epoch the newest state in the segments (see LogContents).
+  std::map<uint64_t, std::vector<ObjectState>> latest;
   std::string last_key;
   const std::string first_segment = SegmentKey(0);
   std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(VerifyingRead()));
@@ -124,6 +140,8 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
         format = *decoded;
       } else if (key == std::string_view(kFoldedKey)) {
         folded = *decoded;
+      } else if (key == std::string_view(kClosedKey)) {
+        closed = *decoded;
       } else if (key == std::string_view(kGapKey)) {
         return absl::FailedPreconditionError(absl::StrCat("log ", dir, ": has a gap: states from position ",
                                                           *decoded, " on were dropped"));
@@ -139,7 +157,7 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
     if (!state.ok()) return InLog(dir, state.status());
     max_position = std::max(max_position, state->position);
     const uint64_t address = state->address.raw();
-    latest.emplace_hint(latest.end(), address, std::move(*state));
+    latest.emplace_hint(latest.end(), address, std::vector<ObjectState>{})->second.push_back(std::move(*state));
   }
   if (!it->status().ok()) {
     return FromRocks(it->status(), absl::StrCat("log ", dir, ": reading after ",
@@ -150,6 +168,7 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
   }
   contents.node_id = static_cast<uint32_t>(*node);
   contents.position = position.value_or(0);
+  contents.closed_epoch = closed.value_or(0);
   // Object keys hold what was folded: a state past the folded position (or the persisted one) is damage.
   const uint64_t folded_position = folded.value_or(0);
   if (max_position > std::min(folded_position, contents.position)) {
@@ -159,11 +178,19 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
   }
   // Segments hold what came after; a later state of an object replaces the folded one.
   absl::Status segments = ReadSegments(*db, folded_position, contents.position, [&](ObjectState&& state) {
-    latest[state.address.raw()] = std::move(state);
+    std::vector<ObjectState>& states = latest[state.address.raw()];
+    // An object's later states have later (or equal) log epochs: replace the newest of the same epoch.
+    if (!states.empty() && states.back().log_epoch >= state.log_epoch) {
+      states.back() = std::move(state);
+    } else {
+      states.push_back(std::move(state));
+    }
   });
   if (!segments.ok()) return InLog(dir, segments);
   contents.states.reserve(latest.size());
-  for (auto& [address, state] : latest) contents.states.push_back(std::move(state));
+  for (auto& [address, states] : latest) {
+    for (ObjectState& state : states) contents.states.push_back(std::move(state));
+  }
   return contents;
 }
 

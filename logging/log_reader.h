@@ -27,8 +27,15 @@ struct LogContents {
   std::string dir;
   uint32_t node_id = 0;
   uint64_t position = 0;             // the last persisted position
-  std::vector<ObjectState> states;   // the latest state of every object logged, in address order
+  uint64_t closed_epoch = 0;         // the newest log epoch whose every state is in the log (m:closed)
+  // Every object's newest state, in address order. Where an object's states not yet folded span several
+  // log epochs, the newest state of each earlier epoch (and the folded one) comes first, in version
+  // order: a restart restores only the epochs every member closed (NewestStates).
+  std::vector<ObjectState> states;
 };
+
+// Per object, the newest of `log`'s states whose log epoch is <= `cut` (in address order).
+std::vector<ObjectState> NewestStates(const LogContents& log, uint64_t cut = UINT64_MAX);
 
 // Opens the database read-only (RocksDB recovers its write-ahead log to the last complete batch, which
 // carries its own position) and validates every key:

@@ -258,10 +258,15 @@ TEST(LogReaderTest, ALogOfTheOlderFormatIsRefused) {
   EXPECT_EQ(log.status().code(), absl::StatusCode::kFailedPrecondition) << log.status();
   EXPECT_NE(log.status().message().find("log format 1"), std::string::npos) << log.status();
 
-  const std::string later = FreshDir("format_3");
+  const std::string older = FreshDir("format_2");
+  WriteLog(older, 2, false);
+  Plant(older, kFormatKey, EncodeMeta(kFormatKey, 2));  // no log epochs
+  ExpectError(ReadLog(older), absl::StatusCode::kFailedPrecondition, older, "log format 2");
+
+  const std::string later = FreshDir("format_4");
   WriteLog(later, 2, false);
-  Plant(later, kFormatKey, EncodeMeta(kFormatKey, 3));
-  ExpectError(ReadLog(later), absl::StatusCode::kFailedPrecondition, later, "log format 3");
+  Plant(later, kFormatKey, EncodeMeta(kFormatKey, 4));
+  ExpectError(ReadLog(later), absl::StatusCode::kFailedPrecondition, later, "log format 4");
 }
 
 TEST(LogReaderTest, AMissingLogIsNotFound) {

@@ -85,7 +85,9 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
   restore.primaries = *primaries;
 
   std::map<uint64_t, uint64_t> own_versions;
-  for (const ObjectState& state : own.states) own_versions[state.address.raw()] = state.version;
+  for (const ObjectState& state : NewestStates(own, restore.image.log_epoch)) {
+    own_versions[state.address.raw()] = state.version;
+  }
   for (const auto& [raw, state] : restore.image.newest) {
     const bool primary = txn::PrimaryOf(state.address.region) == self;
     if (!primary && !restore.backup_regions.contains(state.address.region)) continue;

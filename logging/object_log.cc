@@ -46,6 +46,8 @@ struct ObjectLog::Core {
   bool stop ABSL_GUARDED_BY(mu) = false;
   bool drain ABSL_GUARDED_BY(mu) = true;
   uint64_t gap_position ABSL_GUARDED_BY(mu) = 0;  // first dropped position (0: none)
+  // Ends of log epochs not yet on disk: (epoch, the last position appended before it), oldest first.
+  std::deque<std::pair<uint64_t, uint64_t>> markers ABSL_GUARDED_BY(mu);
   ObjectLogStats stats ABSL_GUARDED_BY(mu);
 };
 
@@ -60,6 +62,8 @@ void ObjectLogStats::AddTo(std::map<std::string, uint64_t>& counters) const {
   counters["log.write_errors"] += write_errors;
   counters["log.enqueued_position"] = enqueued_position;
   counters["log.persisted_position"] = persisted_position;
+  counters["log.closed_epoch"] = closed_epoch;
+  counters["log.durable_epoch"] = durable_epoch;
   counters["log.lag_records"] = lag_records;
   counters["log.lag_micros"] = lag_micros;
   counters["log.error"] = last_error.ok() ? 0 : 1;
@@ -77,17 +81,17 @@ rocksdb::Options DbOptions(const ObjectLogOptions& options) {
   return db_options;
 }
 
-// Adds to `write_batch` a fold: the latest state of every object in `unfolded` under its object key (in
-// address order), m:folded = `position`, and the deletion of every segment up to it. Returns value bytes.
-uint64_t AddFold(rocksdb::WriteBatch& write_batch, const absl::flat_hash_map<uint64_t, ObjectState>& unfolded,
-                 uint64_t position) {
-  std::vector<const ObjectState*> states;
-  states.reserve(unfolded.size());
-  for (const auto& [address, state] : unfolded) states.push_back(&state);
-  std::sort(states.begin(), states.end(),
-            [](const ObjectState* a, const ObjectState* b) { return a->address.raw() < b->address.raw(); });
+// Adds to `write_batch` a fold: the latest state of every object in `segments` (states in position order)
+// under its object key, m:folded = `position`, and the deletion of every segment up to it. Returns value
+// bytes.
+template <typename Iterator>
+uint64_t AddFold(rocksdb::WriteBatch& write_batch, Iterator begin, Iterator end, uint64_t position) {
+  std::map<uint64_t, const ObjectState*> latest;  // by address, so keys go in in order
+  for (Iterator segment = begin; segment != end; ++segment) {
+    for (const ObjectState& state : segment->states) latest[state.address.raw()] = &state;
+  }
   uint64_t bytes = 0;
-  for (const ObjectState* state : states) {
+  for (const auto& [address, state] : latest) {
     const std::string value = EncodeState(*state);
     bytes += value.size();
     write_batch.Put(ObjectKey(state->address), value);
@@ -171,37 +175,58 @@ absl::StatusOr<std::unique_ptr<ObjectLog>> ObjectLog::Open(ObjectLogOptions opti
   } else if (absl::Status s = CheckLogFormat(*format); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("log ", options.dir, " (node ", options.node_id, "): ", s.message()));
   }
-  // Fold what the last run left in segments (a crash; a clean stop folds), so the writer starts with none.
+  auto closed = meta(kClosedKey);
+  if (!closed.ok()) return closed.status();
+  // What the last run left in segments (a crash, or states not yet durable at a clean stop).
   const uint64_t persisted = position->value_or(0);
-  absl::flat_hash_map<uint64_t, ObjectState> unfolded;
+  Unfolded leftover;
+  leftover.last = persisted;
   absl::Status read = ReadSegments(*db, folded->value_or(0), persisted, [&](ObjectState&& state) {
-    const uint64_t address = state.address.raw();
-    unfolded.insert_or_assign(address, std::move(state));
+    if (options.cut.has_value() && state.log_epoch > *options.cut) return;  // not restored: gone for good
+    leftover.max_epoch = std::max(leftover.max_epoch, state.log_epoch);
+    leftover.bytes += kSegmentEntryBytes + state.payload.size();
+    leftover.states.push_back(std::move(state));
   });
   if (!read.ok()) {
     return absl::Status(read.code(), absl::StrCat("log ", options.dir, " (node ", options.node_id, "): ", read.message()));
   }
-  if (folded->value_or(0) < persisted) {
-    rocksdb::WriteBatch fold;
-    AddFold(fold, unfolded, persisted);
-    if (rocksdb::Status s = db->Write(write, &fold); !s.ok()) {
+  uint64_t closed_epoch = closed->value_or(0);
+  // Without a cut, only states of no log epoch are folded now: which epochs a restart keeps is not known.
+  const bool fold = folded->value_or(0) < persisted && (options.cut.has_value() || leftover.max_epoch == 0);
+  if (fold || (options.cut.has_value() && closed_epoch != *options.cut)) {
+    rocksdb::WriteBatch batch;
+    if (fold) AddFold(batch, &leftover, &leftover + 1, persisted);
+    if (options.cut.has_value()) {
+      closed_epoch = *options.cut;
+      batch.Put(std::string(kClosedKey), EncodeMeta(kClosedKey, closed_epoch));
+    }
+    if (rocksdb::Status s = db->Write(write, &batch); !s.ok()) {
       return FromRocks(s, absl::StrCat("log ", options.dir, ": folding the segments up to position ", persisted));
     }
   }
-  return std::unique_ptr<ObjectLog>(new ObjectLog(std::move(options), std::move(db), persisted));
+  auto log = std::unique_ptr<ObjectLog>(new ObjectLog(std::move(options), std::move(db), persisted, closed_epoch));
+  if (!fold && !leftover.states.empty()) {
+    log->unfolded_bytes_ = leftover.bytes;
+    log->unfolded_.push_back(std::move(leftover));
+  }
+  log->StartWriter();
+  return log;
 }
 
-ObjectLog::ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position)
+ObjectLog::ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position,
+                     uint64_t closed_epoch)
     : options_(std::move(options)),
       db_(std::move(db)),
       core_(std::make_shared<Core>(options_.clock)),
       segment_start_(position + 1),
       backoff_(options_.retry_backoff) {
-  {
-    MutexLock lock(&core_->mu);
-    core_->stats.enqueued_position = position;
-    core_->stats.persisted_position = position;
-  }
+  MutexLock lock(&core_->mu);
+  core_->stats.enqueued_position = position;
+  core_->stats.persisted_position = position;
+  core_->stats.closed_epoch = closed_epoch;
+}
+
+void ObjectLog::StartWriter() {
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -295,39 +320,81 @@ std::function<void(std::map<std::string, uint64_t>&)> ObjectLog::CounterSource()
   };
 }
 
+void ObjectLog::CloseEpoch(uint64_t epoch) {
+  Core& c = *core_;
+  MutexLock lock(&c.mu);
+  c.markers.emplace_back(epoch, c.stats.enqueued_position);
+  c.work_cv.Signal();
+}
+
+absl::StatusOr<uint64_t> ObjectLog::PersistedEpoch() const {
+  Core& c = *core_;
+  MutexLock lock(&c.mu);
+  if (c.gap_position != 0) {
+    return absl::DataLossError(absl::StrCat("log ", options_.dir, ": states dropped (queue full) from position ",
+                                            c.gap_position, ", it cannot persist them"));
+  }
+  return c.stats.closed_epoch;
+}
+
+void ObjectLog::SetDurableEpoch(uint64_t epoch) {
+  Core& c = *core_;
+  MutexLock lock(&c.mu);
+  c.stats.durable_epoch = std::max(c.stats.durable_epoch, epoch);
+}
+
 void ObjectLog::WriterLoop() {
   Core& c = *core_;
   std::vector<ObjectState> batch;
   for (;;) {
     batch.clear();
     uint64_t gap = 0;
+    uint64_t closes = 0;
     {
       MutexLock lock(&c.mu);
-      while (c.queue.empty() && !c.stop) WaitWithDeadline(&c.work_cv, &c.mu, absl::InfiniteFuture());
-      if (c.queue.empty() && c.drain) break;
-      if (!c.drain) return;
-      const absl::Time until = absl::Now() + options_.batch_delay;
-      while (c.queue.size() < options_.max_batch_records && !c.stop) {
-        if (WaitWithDeadline(&c.work_cv, &c.mu, until)) break;
+      while (c.queue.empty() && c.markers.empty() && !c.stop) {
+        WaitWithDeadline(&c.work_cv, &c.mu, absl::InfiniteFuture());
       }
-      if (!c.drain) return;  // abandoned while gathering: the batch is lost, as in a crash
-      const size_t n = std::min(c.queue.size(), options_.max_batch_records);
-      c.inflight = true;
-      c.inflight_since = c.queue.front().enqueued;
-      for (size_t i = 0; i < n; ++i) {
-        batch.push_back(std::move(c.queue.front().state));
-        c.queue.pop_front();
+      if (c.queue.empty() && c.markers.empty() && c.drain) break;
+      if (!c.drain) return;
+      if (!c.queue.empty()) {
+        const absl::Time until = absl::Now() + options_.batch_delay;
+        while (c.queue.size() < options_.max_batch_records && !c.stop) {
+          if (WaitWithDeadline(&c.work_cv, &c.mu, until)) break;
+        }
+        if (!c.drain) return;  // abandoned while gathering: the batch is lost, as in a crash
+        const size_t n = std::min(c.queue.size(), options_.max_batch_records);
+        c.inflight = true;
+        c.inflight_since = c.queue.front().enqueued;
+        for (size_t i = 0; i < n; ++i) {
+          batch.push_back(std::move(c.queue.front().state));
+          c.queue.pop_front();
+        }
+      }
+      // An epoch ends on disk with the batch that holds its last state (or on its own, after it).
+      const uint64_t last = batch.empty() ? c.stats.persisted_position : batch.back().position;
+      while (!c.markers.empty() && c.markers.front().second <= last) {
+        closes = c.markers.front().first;
+        c.markers.pop_front();
+      }
+      // Only states dropped on overflow leave a marker past every queued state; the gap already made
+      // the log unusable, so it is never written.
+      if (batch.empty() && closes == 0) {
+        c.markers.clear();
+        continue;
       }
       gap = c.gap_position;
       c.room_cv.SignalAll();
     }
-    if (!WriteBatchOf(batch, gap)) return;
+    if (!WriteBatchOf(batch, gap, closes)) return;
   }
-  // A clean stop folds everything, so a closed log holds object keys only (one try: what stays unfolded
-  // is still in its segments, and the next Open folds it).
+  // A clean stop folds what it may: the segments of durable epochs (one try: what stays unfolded is
+  // still in its segments, and a later Open folds it).
   if (unfolded_.empty() || db_ == nullptr) return;
   rocksdb::WriteBatch fold;
-  AddFold(fold, unfolded_, segment_start_ - 1);
+  uint64_t bytes = 0;
+  const size_t folded = AddFoldOfDurable(fold, bytes);
+  if (folded == 0) return;
   rocksdb::WriteOptions write_options;
   write_options.sync = options_.sync;
   if (rocksdb::Status s = db_->Write(write_options, &fold); !s.ok()) {
@@ -336,66 +403,91 @@ void ObjectLog::WriterLoop() {
     c.stats.last_error = FromRocks(s, absl::StrCat("log ", options_.dir, ": folding at stop"));
     return;
   }
-  unfolded_.clear();
-  unfolded_bytes_ = 0;
+  DropFolded(folded);
   MutexLock lock(&c.mu);
   ++c.stats.folds;
 }
 
-bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap) {
-  uint64_t superseded = 0;
-  size_t batch_bytes = 0;
-  std::vector<ObjectState*> fresh;
-  fresh.reserve(batch.size());
-  for (ObjectState& state : batch) {
-    auto [it, inserted] = written_versions_.try_emplace(state.address.raw(), state.version);
-    if (!inserted) {
-      if (it->second >= state.version) {
-        ++superseded;
-        continue;
-      }
-      it->second = state.version;
-    }
-    fresh.push_back(&state);
-    batch_bytes += kSegmentEntryBytes + state.payload.size();
+size_t ObjectLog::AddFoldOfDurable(rocksdb::WriteBatch& write_batch, uint64_t& bytes) {
+  uint64_t durable;
+  {
+    MutexLock lock(&core_->mu);
+    durable = core_->stats.durable_epoch;
   }
-  const uint64_t last = batch.back().position;
-  const bool fold = unfolded_bytes_ + batch_bytes >= options_.fold_bytes;
+  size_t n = 0;
+  while (n < unfolded_.size() && unfolded_[n].max_epoch <= durable) ++n;
+  if (n == 0) return 0;
+  bytes += AddFold(write_batch, unfolded_.begin(), unfolded_.begin() + n, unfolded_[n - 1].last);
+  return n;
+}
+
+void ObjectLog::DropFolded(size_t segments) {
+  for (size_t i = 0; i < segments; ++i) {
+    unfolded_bytes_ -= unfolded_.front().bytes;
+    unfolded_.pop_front();
+  }
+}
+
+bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes) {
+  uint64_t superseded = 0;
   rocksdb::WriteBatch write_batch;
   uint64_t bytes = 0;
-  if (!fold) {
-    SegmentEncoder segment(segment_start_);
-    for (const ObjectState* state : fresh) segment.Add(*state);
-    const std::string value = segment.Finish(last);
+  size_t folded = 0;
+  Unfolded segment;
+  if (!batch.empty()) {
+    SegmentEncoder encoder(segment_start_);
+    for (ObjectState& state : batch) {
+      auto [it, inserted] = written_versions_.try_emplace(state.address.raw(), state.version);
+      if (!inserted) {
+        if (it->second >= state.version) {
+          ++superseded;
+          continue;
+        }
+        it->second = state.version;
+      }
+      encoder.Add(state);
+      segment.bytes += kSegmentEntryBytes + state.payload.size();
+      segment.max_epoch = std::max(segment.max_epoch, state.log_epoch);
+      segment.states.push_back(std::move(state));
+    }
+    segment.last = batch.back().position;
+    const std::string value = encoder.Finish(segment.last);
     bytes += value.size();
     write_batch.Put(SegmentKey(segment_start_), value);
+    unfolded_bytes_ += segment.bytes;
+    unfolded_.push_back(std::move(segment));
+    // Every fold_bytes of segments, fold those whose epochs every member has closed (the one just put
+    // may be among them: its deletion comes after it in the same write).
+    if (unfolded_bytes_ >= options_.fold_bytes) folded = AddFoldOfDurable(write_batch, bytes);
+    write_batch.Put(std::string(kPositionKey), EncodeMeta(kPositionKey, unfolded_.back().last));
   }
-  for (ObjectState* state : fresh) {
-    const uint64_t address = state->address.raw();
-    unfolded_.insert_or_assign(address, std::move(*state));
-  }
-  unfolded_bytes_ += batch_bytes;
-  if (fold) bytes += AddFold(write_batch, unfolded_, last);
-  write_batch.Put(std::string(kPositionKey), EncodeMeta(kPositionKey, last));
+  if (closes != 0) write_batch.Put(std::string(kClosedKey), EncodeMeta(kClosedKey, closes));
   // The gap goes to disk with the first batch after it, so a reader cannot miss it.
   if (gap != 0) write_batch.Put(std::string(kGapKey), EncodeMeta(kGapKey, gap));
-  if (!WriteWithRetries(write_batch, absl::StrCat("writing positions ", batch.front().position, "..", last))) {
+  const std::string what = batch.empty() ? absl::StrCat("closing log epoch ", closes)
+                                         : absl::StrCat("writing positions ", batch.front().position, "..",
+                                                        unfolded_.back().last);
+  if (!WriteWithRetries(write_batch, what)) {
+    if (!batch.empty()) {
+      unfolded_bytes_ -= unfolded_.back().bytes;
+      unfolded_.pop_back();
+    }
     return false;
   }
-  segment_start_ = last + 1;
-  if (fold) {
-    unfolded_.clear();
-    unfolded_bytes_ = 0;
-  }
+  if (!batch.empty()) segment_start_ = unfolded_.back().last + 1;
+  DropFolded(folded);
   Core& c = *core_;
   MutexLock lock(&c.mu);
   c.inflight = false;
   c.stats.persisted += batch.size();
   c.stats.superseded += superseded;
   c.stats.bytes += bytes;
-  ++c.stats.batches;
-  if (fold) ++c.stats.folds;
-  c.stats.persisted_position = last;
+  if (!batch.empty()) {
+    ++c.stats.batches;
+    c.stats.persisted_position = segment_start_ - 1;
+  }
+  if (folded > 0) ++c.stats.folds;
+  if (closes != 0) c.stats.closed_epoch = closes;
   c.stats.last_error = absl::OkStatus();
   c.persisted_cv.SignalAll();
   return true;

@@ -32,6 +32,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +72,10 @@ struct ObjectLogOptions {
   absl::Duration max_retry_backoff = absl::Milliseconds(500);
   const Clock* clock = Clock::Real();  // the lag in microseconds
   rocksdb::Env* env = nullptr;         // tests: a fault-injecting environment (outlives the log)
+  // After a whole-cluster restart that restored exactly the log epochs up to `cut`: Open drops every
+  // state of a later epoch (it was not restored, and must never come back) and folds the rest, and the
+  // log's closed epoch becomes `cut`.
+  std::optional<uint64_t> cut;
 };
 
 struct ObjectLogStats {
@@ -84,6 +89,8 @@ struct ObjectLogStats {
   uint64_t write_errors = 0;
   uint64_t enqueued_position = 0;   // the last position handed out
   uint64_t persisted_position = 0;  // the last position on disk
+  uint64_t closed_epoch = 0;        // the newest log epoch whose marker is on disk
+  uint64_t durable_epoch = 0;       // every member's log has closed it: its states may be folded
   uint64_t lag_records = 0;         // enqueued_position - persisted_position
   uint64_t lag_micros = 0;          // age of the oldest state not yet on disk (0 when none)
   absl::Status last_error;          // the last write error (OK once a write succeeds again)
@@ -104,6 +111,14 @@ class ObjectLog {
   uint64_t Append(ObjectState state);
   // The last position on disk; DataLoss once states were dropped (the log can no longer cover them).
   absl::StatusOr<uint64_t> PersistedPosition() const;
+  // Log epochs (txn/log_epochs.h). The end of `epoch`: every state appended so far belongs to it or an
+  // earlier one; the writer writes m:closed = epoch with (or after) the last of them.
+  void CloseEpoch(uint64_t epoch);
+  // The newest epoch closed on disk; DataLoss once states were dropped.
+  absl::StatusOr<uint64_t> PersistedEpoch() const;
+  // Every member's log has closed `epoch`: segments whose states are all of epochs <= it may be folded
+  // (a restart never drops them). Until then they stay segments.
+  void SetDurableEpoch(uint64_t epoch);
   // Waits until everything appended before the call is on disk; DeadlineExceeded (with the lag and last
   // write error) otherwise.
   absl::Status WaitForPersisted(absl::Duration timeout);
@@ -121,11 +136,17 @@ class ObjectLog {
 
  private:
   struct Core;
-  ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position);
+  ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position, uint64_t closed_epoch);
+  void StartWriter();
   void WriterLoop();
-  // Writes `batch` (writer thread): as a segment, or with every unfolded state as a fold. Retries failed
-  // writes until they succeed or the log stops; false if it gave up.
-  bool WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap);
+  // Writes `batch` (writer thread) as a segment, with m:closed = `closes` if non-zero, and folds the
+  // foldable segments once there are fold_bytes of them. Retries failed writes until they succeed or the
+  // log stops; false if it gave up.
+  bool WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes);
+  // Adds to `write_batch` the fold of the oldest unfolded segments whose states are all of durable epochs;
+  // returns how many (0: none may be folded) and adds the value bytes to `bytes`.
+  size_t AddFoldOfDurable(rocksdb::WriteBatch& write_batch, uint64_t& bytes);
+  void DropFolded(size_t segments);
   // Writes `write_batch`, retrying as WriteBatchOf says; `what` names it in errors.
   bool WriteWithRetries(rocksdb::WriteBatch& write_batch, const std::string& what);
   // After a failed write (writer thread): Resume, or close and open again; db_ is null if that failed.
@@ -138,8 +159,14 @@ class ObjectLog {
   // Writer thread only: the newest version written per object (address, role), to skip stale appends
   // (backups apply on several threads and may report one object out of order).
   absl::flat_hash_map<uint64_t, uint64_t> written_versions_;
-  // Writer thread only: the latest state of every object in segments not yet folded, by address.
-  absl::flat_hash_map<uint64_t, ObjectState> unfolded_;
+  // Writer thread only: the segments on disk not yet folded, oldest first, with their states.
+  struct Unfolded {
+    uint64_t last = 0;       // the last position it covers
+    uint64_t max_epoch = 0;  // the newest log epoch of its states
+    size_t bytes = 0;
+    std::vector<ObjectState> states;
+  };
+  std::deque<Unfolded> unfolded_;
   size_t unfolded_bytes_ = 0;
   uint64_t segment_start_ = 0;  // the first position the next segment covers
   absl::Duration backoff_;

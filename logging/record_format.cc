@@ -26,8 +26,9 @@ namespace {
 //  40     8    txn counter
 //  48     4    txn node
 //  52     4    payload length  <= capacity - 32
-//  56     n    payload
-//  56+n   8    checksum        XXH3-64 of key bytes, then value bytes [0, 56+n)
+//  56     8    log epoch
+//  64     n    payload
+//  64+n   8    checksum        XXH3-64 of key bytes, then value bytes [0, 64+n)
 constexpr uint64_t kMaxVersion = (uint64_t{1} << 63) - 1;
 constexpr size_t kObjectHeaderBytes = 32;  // object::kHeaderBytes (the slot's own header)
 
@@ -105,7 +106,7 @@ std::string DescribeKey(std::string_view key) {
     return absl::StrCat("object ", memory::GlobalAddress::FromRaw(BigEndianValue(key)).ToString());
   }
   if (key.size() == 9 && key[0] == 's') return absl::StrCat("segment ", BigEndianValue(key));
-  for (std::string_view meta : {kNodeKey, kPositionKey, kGapKey, kFormatKey, kFoldedKey}) {
+  for (std::string_view meta : {kNodeKey, kPositionKey, kGapKey, kFormatKey, kFoldedKey, kClosedKey}) {
     if (key == meta) return absl::StrCat("meta ", std::string(key));
   }
   return absl::StrCat("key 0x", absl::BytesToHexString(absl::string_view(key.data(), key.size())));
@@ -126,6 +127,7 @@ std::string EncodeState(const ObjectState& state) {
   Put<uint64_t>(out, 40, state.txn_counter);
   Put<uint32_t>(out, 48, state.txn_node);
   Put<uint32_t>(out, 52, static_cast<uint32_t>(state.payload.size()));
+  Put<uint64_t>(out, 56, state.log_epoch);
   if (!state.payload.empty()) std::memcpy(out.data() + kRecordHeaderBytes, state.payload.data(), state.payload.size());
   const size_t covered = kRecordHeaderBytes + state.payload.size();
   Put<uint64_t>(out, covered, Checksum(key, std::string_view(out.data(), covered)));
@@ -171,6 +173,7 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
   state.txn_epoch = Get<uint64_t>(value, 32);
   state.txn_counter = Get<uint64_t>(value, 40);
   state.txn_node = Get<uint32_t>(value, 48);
+  state.log_epoch = Get<uint64_t>(value, 56);
   if (std::string problem = CheckFields(state, length); !problem.empty()) return Damaged(key, problem);
   state.payload.assign(value.data() + kRecordHeaderBytes, length);
   return state;
@@ -210,7 +213,7 @@ absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value
 //  24     ...  count entries:
 //              0  8 address, 8 1 role, 9 1 reserved (0), 10 2 txn thread, 12 4 capacity, 16 4 incarnation,
 //              20 4 flags, 24 8 version, 32 8 position, 40 8 txn epoch, 48 8 txn counter, 56 4 txn node,
-//              60 4 payload length, 64 n payload
+//              60 4 payload length, 64 8 log epoch, 72 n payload
 //  end    8    checksum        XXH3-64 of key bytes, then value bytes [0, end)
 SegmentEncoder::SegmentEncoder(uint64_t first_position) : first_(first_position) {
   out_.resize(kSegmentHeaderBytes);
@@ -234,6 +237,7 @@ void SegmentEncoder::Add(const ObjectState& state) {
   Put<uint64_t>(out_, at + 48, state.txn_counter);
   Put<uint32_t>(out_, at + 56, state.txn_node);
   Put<uint32_t>(out_, at + 60, static_cast<uint32_t>(state.payload.size()));
+  Put<uint64_t>(out_, at + 64, state.log_epoch);
   if (!state.payload.empty()) std::memcpy(out_.data() + at + kSegmentEntryBytes, state.payload.data(), state.payload.size());
   ++count_;
 }
@@ -303,6 +307,7 @@ absl::StatusOr<Segment> DecodeSegment(std::string_view key, std::string_view val
     state.txn_counter = Get<uint64_t>(value, at + 48);
     state.txn_node = Get<uint32_t>(value, at + 56);
     const uint32_t length = Get<uint32_t>(value, at + 60);
+    state.log_epoch = Get<uint64_t>(value, at + 64);
     if (std::string problem = CheckFields(state, length); !problem.empty()) {
       return Damaged(key, absl::StrCat("state ", i, " (", state.address.ToString(), "): ", problem));
     }

@@ -16,11 +16,12 @@
 
 namespace fathom::logging {
 
-// The layout of the whole database (m:format). 1 had object keys only; 2 added segments and m:folded.
-inline constexpr uint64_t kLogFormat = 2;
-// The format byte of object, metadata and segment values (each value's own layout, unchanged since 1).
-inline constexpr uint8_t kRecordFormat = 1;
-inline constexpr size_t kRecordHeaderBytes = 56;  // before the payload
+// The layout of the whole database (m:format). 1 had object keys only; 2 added segments and m:folded; 3
+// added log epochs (a state's log_epoch, m:closed).
+inline constexpr uint64_t kLogFormat = 3;
+// The format byte of object, metadata and segment values (2: states carry their log epoch).
+inline constexpr uint8_t kRecordFormat = 2;
+inline constexpr size_t kRecordHeaderBytes = 64;  // before the payload
 inline constexpr size_t kChecksumBytes = 8;       // after it
 inline constexpr size_t kMaxPayloadBytes = 1 << 20;
 
@@ -43,6 +44,8 @@ struct ObjectState {
   uint32_t txn_node = 0;
   uint16_t txn_thread = 0;
   uint64_t txn_counter = 0;
+  // The log epoch it committed in (txn/log_epochs.h); 0: the cluster ran no log epochs.
+  uint64_t log_epoch = 0;
 
   bool live() const { return (flags & 1) != 0; }
 };
@@ -55,6 +58,7 @@ inline constexpr char kPositionKey[] = "m:position";  // the last persisted log 
 inline constexpr char kGapKey[] = "m:gap";            // first position dropped (queue overflow)
 inline constexpr char kFormatKey[] = "m:format";      // kLogFormat, written when the log is created
 inline constexpr char kFoldedKey[] = "m:folded";      // object keys hold every state up to this position
+inline constexpr char kClosedKey[] = "m:closed";      // the newest log epoch whose every state is on disk
 
 std::string EncodeState(const ObjectState& state);
 // Validates everything: length, format version, checksum (over key and value), role, reserved bytes,
@@ -78,7 +82,7 @@ struct Segment {
   std::vector<ObjectState> states;
 };
 inline constexpr size_t kSegmentHeaderBytes = 24;
-inline constexpr size_t kSegmentEntryBytes = 64;  // before each state's payload
+inline constexpr size_t kSegmentEntryBytes = 72;  // before each state's payload
 
 // Builds one segment value with no copy per state beyond its bytes.
 class SegmentEncoder {

@@ -97,10 +97,10 @@ TEST(RecordFormatTest, TruncatedOrExtendedValuesAreRefused) {
 TEST(RecordFormatTest, AnUnknownFormatVersionIsNamed) {
   const ObjectState s = Sample();
   std::string value = EncodeState(s);
-  value[0] = 2;
+  value[0] = 3;
   auto decoded = DecodeState(ObjectKey(s.address), value);
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(decoded.status().message().find("format version 2"), std::string::npos) << decoded.status();
+  EXPECT_NE(decoded.status().message().find("format version 3"), std::string::npos) << decoded.status();
 }
 
 TEST(RecordFormatTest, AValueMovedUnderAnotherKeyFailsItsChecksum) {
@@ -243,10 +243,10 @@ TEST(SegmentFormatTest, TruncatedOrExtendedSegmentsAreRefused) {
 
 TEST(SegmentFormatTest, AnUnknownFormatVersionIsNamed) {
   std::string value = SampleSegment();
-  value[0] = 2;
+  value[0] = 3;
   auto decoded = DecodeSegment(SegmentKey(10), value);
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(decoded.status().message().find("format version 2"), std::string::npos) << decoded.status();
+  EXPECT_NE(decoded.status().message().find("format version 3"), std::string::npos) << decoded.status();
 }
 
 TEST(SegmentFormatTest, ASegmentMovedUnderAnotherKeyIsRefused) {

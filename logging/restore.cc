@@ -11,12 +11,15 @@ namespace fathom::logging {
 
 ClusterImage MergeLogs(const std::vector<LogContents>& logs) {
   ClusterImage image;
+  image.log_epoch = logs.empty() ? 0 : UINT64_MAX;
+  for (const LogContents& log : logs) image.log_epoch = std::min(image.log_epoch, log.closed_epoch);
   for (const LogContents& log : logs) {
-    for (const ObjectState& state : log.states) {
-      auto [it, inserted] = image.newest.try_emplace(state.address.raw(), state);
-      if (!inserted && it->second.version < state.version) it->second = state;
+    // Ids of dropped states count too: new transaction ids must not repeat any logged one.
+    for (const ObjectState& state : log.states) image.max_epoch = std::max(image.max_epoch, state.txn_epoch);
+    for (ObjectState& state : NewestStates(log, image.log_epoch)) {
       if (state.role == Role::kBackup) image.backup_regions[log.node_id].insert(state.address.region);
-      image.max_epoch = std::max(image.max_epoch, state.txn_epoch);
+      auto [it, inserted] = image.newest.try_emplace(state.address.raw(), state);
+      if (!inserted && it->second.version < state.version) it->second = std::move(state);
     }
   }
   return image;

@@ -9,10 +9,12 @@
 //     return logging::RestoreBackups(store, image, image.backup_regions[id], region_bytes).status();
 //   };
 //
-// Merging takes, per object, the state with the highest version in any node's log (a primary and its
-// backups log the same states; whichever persisted the newest wins), so the f+1 copies come back
-// identical. Within one node this is exact; across nodes it is only as consistent as the logs are (see
-// docs/formats/ssd-log.md, "Durability window").
+// Merging restores exactly the log epochs every node's log closed (txn/log_epochs.h: the smallest
+// m:closed of all logs), which is a consistent cut: whole transactions, and every transaction they read
+// from. Per object it takes, among the states of those epochs, the one with the highest version in any
+// node's log (a primary and its backups log the same states; whichever persisted the newest wins), so the
+// f+1 copies come back identical. Logs of a cluster without log epochs hold states of epoch 0 only, and
+// all of them are restored (the newest per object: consistent within a node only).
 #ifndef FATHOM_LOGGING_RESTORE_H_
 #define FATHOM_LOGGING_RESTORE_H_
 
@@ -33,6 +35,7 @@ struct ClusterImage {
   std::map<uint64_t, ObjectState> newest;                 // by raw address
   std::map<uint32_t, std::set<uint32_t>> backup_regions;  // node -> regions it logged backup states of
   uint64_t max_epoch = 0;                                 // the newest configuration epoch logged
+  uint64_t log_epoch = 0;  // the log epochs restored: every one up to this (the restarted cluster goes on after it)
 };
 
 ClusterImage MergeLogs(const std::vector<LogContents>& logs);

@@ -2,7 +2,8 @@
 
 namespace fathom::logging {
 
-ObjectState StateOf(const txn::TxnId& id, const txn::WriteEntry& entry, uint64_t new_version, bool as_backup) {
+ObjectState StateOf(const txn::TxnId& id, uint64_t log_epoch, const txn::WriteEntry& entry, uint64_t new_version,
+                    bool as_backup) {
   ObjectState state;
   state.address = entry.ref.address;
   state.capacity = entry.ref.capacity;
@@ -15,22 +16,21 @@ ObjectState StateOf(const txn::TxnId& id, const txn::WriteEntry& entry, uint64_t
   state.txn_node = id.node;
   state.txn_thread = id.thread;
   state.txn_counter = id.counter;
+  state.log_epoch = log_epoch;
   return state;
 }
 
 txn::InstallObserver InstallObserverFor(ObjectLog* log) {
-  return [log](const txn::TxnId& id, const txn::WriteEntry& entry, uint64_t new_version, bool as_backup) {
-    log->Append(StateOf(id, entry, new_version, as_backup));
-  };
+  return [log](const txn::TxnId& id, uint64_t log_epoch, const txn::WriteEntry& entry, uint64_t new_version,
+               bool as_backup) { log->Append(StateOf(id, log_epoch, entry, new_version, as_backup)); };
 }
 
-txn::SyncLog SyncLogFor(ObjectLog* log) {
-  txn::SyncLog sync;
-  sync.append = [log](const txn::TxnId& id, const txn::WriteEntry& entry, uint64_t new_version, bool as_backup) {
-    return log->Append(StateOf(id, entry, new_version, as_backup));
-  };
-  sync.persisted = [log] { return log->PersistedPosition(); };
-  return sync;
+txn::EpochLog EpochLogFor(ObjectLog* log) {
+  txn::EpochLog epochs;
+  epochs.close = [log](uint64_t epoch) { log->CloseEpoch(epoch); };
+  epochs.persisted = [log] { return log->PersistedEpoch(); };
+  epochs.durable = [log](uint64_t epoch) { log->SetDurableEpoch(epoch); };
+  return epochs;
 }
 
 }  // namespace fathom::logging

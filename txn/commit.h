@@ -7,8 +7,6 @@
 //   commit_phase.cc     COMMIT-BACKUP to every backup, waiting for the fabric's completions (not the backups'
 //                       CPUs), then COMMIT-PRIMARY to every primary; the caller hears OK at the first
 //                       completion; then the ids are owed to the replicas for truncation; ABORT on failure.
-//   persist_phase.cc    sync durability only, between the two: PERSIST to every replica until each has
-//                       the transaction's states in its SSD log (the primaries keep their locks meanwhile).
 // Read-only transactions skip LOCK and the commit records: they validate (if they read more than one
 // object) and are done.
 #ifndef FATHOM_TXN_COMMIT_H_
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "txn/records.h"
 #include "txn/tx_state.h"
 #include "txn/txn_thread.h"
@@ -27,10 +26,11 @@ namespace fathom::txn {
 
 class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
  public:
-  static void Start(TxnThread& thread, std::shared_ptr<TxState> tx, DoneCallback done);
+  // `sync`: Durability::kSync, `done` hears OK only once the transaction's log epoch is durable.
+  static void Start(TxnThread& thread, std::shared_ptr<TxState> tx, bool sync, DoneCallback done);
 
-  CommitOperation(TxnThread& thread, std::shared_ptr<TxState> tx, DoneCallback done)
-      : thread_(thread), tx_(std::move(tx)), done_(std::move(done)) {}
+  CommitOperation(TxnThread& thread, std::shared_ptr<TxState> tx, bool sync, DoneCallback done)
+      : thread_(thread), tx_(std::move(tx)), done_(std::move(done)), sync_(sync) {}
 
   // The records one replica gets.
   struct Replica {
@@ -57,7 +57,11 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   std::vector<const WriteEntry*> EntriesOf(const Replica& replica) const;
   // lock_phase.cc
   void Lock();
-  void OnLockReply(size_t primary, absl::StatusOr<std::vector<uint64_t>> versions);
+  void OnLockReply(size_t primary, absl::StatusOr<LockGrant> versions);
+  // A primary refused because a log epoch was closing: unlock, and LOCK again shortly with a new id.
+  void LockAgainLater();
+  static constexpr int kMaxEpochRetries = 1000;
+  static constexpr absl::Duration kEpochRetryDelay = absl::Microseconds(50);
   // validate_phase.cc
   void Validate();
   void ValidateReadOnly();
@@ -69,15 +73,16 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void OnPrimaryWritten(absl::Status status);
   void AbortAll(absl::Status why);
   void Finish(absl::Status status);
-  // persist_phase.cc
-  void AfterBackups();
-  void Persist();
-  void PersistRound();
-  void OnPersistReply(Replica* replica, absl::StatusOr<PersistReply> reply);
+  // Sync durability: OK once log_epoch_ is durable on every member, DeadlineExceeded at `give_up`.
+  void WaitDurable(absl::Time give_up);
 
   TxnThread& thread_;
   std::shared_ptr<TxState> tx_;
   DoneCallback done_;
+  const bool sync_;
+  uint64_t log_epoch_ = 0;    // the primaries granted the locks in it (0: no log epochs)
+  size_t lock_replies_ = 0;   // granted
+  int epoch_retries_ = 0;
   TxnId id_;
   std::vector<WriteEntry> writes_;    // lock-record entries, in address order
   std::vector<Replica> primaries_;
@@ -87,9 +92,6 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   absl::Status first_error_;
   bool finished_ = false;
   bool phase_failed_ = false;
-  bool sync_ = false;                  // Durability::kSync
-  std::vector<Replica*> not_persisted_;  // replicas whose log does not have the states on disk yet
-  absl::Time persist_deadline_;
 };
 
 }  // namespace fathom::txn

@@ -10,7 +10,7 @@ void CommitOperation::CommitBackups() {
   // for the backup's CPU, which applies it only at truncation.
   outstanding_ = backups_.size();
   first_error_ = absl::OkStatus();
-  if (outstanding_ == 0) return AfterBackups();
+  if (outstanding_ == 0) return CommitPrimaries();
   auto self = shared_from_this();
   for (Replica& b : backups_) {
     b.sent = true;
@@ -40,7 +40,7 @@ void CommitOperation::OnBackupWritten(absl::Status status) {
   // Nothing is visible yet and the primaries still hold their locks: a backup that cannot be reached
   // (recovery will reconfigure) makes this transaction abort.
   if (!first_error_.ok()) return AbortAll(first_error_);
-  AfterBackups();
+  CommitPrimaries();
 }
 
 void CommitOperation::CommitPrimaries() {
@@ -129,6 +129,16 @@ void CommitOperation::AbortAll(absl::Status why) {
 void CommitOperation::Finish(absl::Status status) {
   if (finished_) return;
   finished_ = true;
+  if (status.ok() && sync_) {
+    if (thread_.log_epochs() == nullptr || log_epoch_ == 0) {
+      status = absl::FailedPreconditionError(absl::StrCat(
+          id_.ToString(), " committed, but sync durability needs log epochs (the SSD log on every node); it is "
+          "not known to be durable"));
+    } else if (thread_.log_epochs()->durable() < log_epoch_) {
+      ++thread_.stats().sync_waits;
+      return WaitDurable(thread_.clock().Now() + thread_.options().sync_timeout);
+    }
+  }
   CoordinatorStats& stats = thread_.stats();
   if (status.ok()) {
     ++stats.committed;
@@ -139,6 +149,22 @@ void CommitOperation::Finish(absl::Status status) {
   }
   DoneCallback done = std::move(done_);
   done(std::move(status));
+}
+
+void CommitOperation::WaitDurable(absl::Time give_up) {
+  finished_ = true;  // whatever comes now reports nothing more
+  const uint64_t durable = thread_.log_epochs()->durable();
+  if (durable >= log_epoch_ || thread_.clock().Now() >= give_up) {
+    ++(durable >= log_epoch_ ? thread_.stats().committed : thread_.stats().failed);
+    DoneCallback done = std::move(done_);
+    if (durable >= log_epoch_) return done(absl::OkStatus());
+    return done(absl::DeadlineExceededError(absl::StrCat(
+        id_.ToString(), " committed in log epoch ", log_epoch_, ", which is not durable after ",
+        absl::FormatDuration(thread_.options().sync_timeout), " (every member's SSD log has epochs up to ", durable,
+        "); it becomes durable when the logs catch up")));
+  }
+  auto self = shared_from_this();
+  thread_.After(thread_.options().sync_poll_interval, [self, give_up] { self->WaitDurable(give_up); });
 }
 
 }  // namespace fathom::txn

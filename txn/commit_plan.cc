@@ -19,14 +19,10 @@ CommitOperation::Replica& ReplicaFor(std::vector<CommitOperation::Replica>& repl
 
 }  // namespace
 
-void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, DoneCallback done) {
-  auto op = std::make_shared<CommitOperation>(thread, std::move(tx), std::move(done));
+void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, bool sync, DoneCallback done) {
+  auto op = std::make_shared<CommitOperation>(thread, std::move(tx), sync, std::move(done));
   op->id_ = thread.NextId();
   if (op->tx_->writes.empty()) return op->ValidateReadOnly();
-  op->sync_ = op->tx_->durability.value_or(thread.options().durability) == Durability::kSync;
-  if (op->sync_ && (!thread.options().sync_log.append || !thread.options().sync_log.persisted)) {
-    return op->AbortAll(absl::FailedPreconditionError("sync durability needs the SSD log (TxnOptions::sync_log)"));
-  }
   if (absl::Status s = op->Plan(); !s.ok()) return op->AbortAll(s);
   if (absl::Status s = op->SetAsideLogRoom(); !s.ok()) return op->AbortAll(s);
   op->Lock();
@@ -100,6 +96,7 @@ Record CommitOperation::RecordFor(RecordKind kind, Replica& replica, bool with_e
   Record record;
   record.kind = kind;
   record.id = id_;
+  if (kind == RecordKind::kCommitBackup) record.log_epoch = log_epoch_;
   record.truncated = std::move(replica.truncated);
   replica.truncated.clear();
   if (with_entries) {
@@ -117,7 +114,7 @@ std::vector<const WriteEntry*> CommitOperation::EntriesOf(const Replica& replica
 
 std::string CommitOperation::EncodeFor(RecordKind kind, Replica& replica) {
   const bool with_entries = kind == RecordKind::kLock || kind == RecordKind::kCommitBackup;
-  std::string bytes = EncodeRecord(kind, id_, replica.truncated,
+  std::string bytes = EncodeRecord(kind, id_, kind == RecordKind::kCommitBackup ? log_epoch_ : 0, replica.truncated,
                                    with_entries ? EntriesOf(replica) : std::vector<const WriteEntry*>{});
   replica.truncated.clear();
   return bytes;

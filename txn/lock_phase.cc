@@ -1,5 +1,6 @@
 // Commit, LOCK: a lock record to the primary of every written object; each primary locks its objects with
 // a CPU compare-and-swap, checking the versions the transaction read, and answers with the versions locked.
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "txn/commit.h"
 
@@ -47,10 +48,17 @@ void CommitOperation::Lock() {
   }
 }
 
-void CommitOperation::OnLockReply(size_t primary, absl::StatusOr<std::vector<uint64_t>> versions) {
+void CommitOperation::OnLockReply(size_t primary, absl::StatusOr<LockGrant> versions) {
   Replica& p = primaries_[primary];
+  if (versions.ok() && lock_replies_ > 0 && versions->log_epoch != log_epoch_ && first_error_.ok()) {
+    // Cannot happen (log_epochs.h); if it did, the states would be stamped apart: retry instead.
+    first_error_ = absl::AbortedError(absl::StrCat("primaries granted locks in log epochs ", log_epoch_, " and ",
+                                                   versions->log_epoch));
+  }
   if (versions.ok()) {
-    p.locked = std::move(*versions);
+    log_epoch_ = versions->log_epoch;
+    ++lock_replies_;
+    p.locked = std::move(versions->versions);
     // The new versions go into the backups' records.
     for (size_t k = 0; k < p.entries.size(); ++k) writes_[p.entries[k]].version = p.locked[k] + 1;
   } else {
@@ -60,8 +68,52 @@ void CommitOperation::OnLockReply(size_t primary, absl::StatusOr<std::vector<uin
     if (first_error_.ok()) first_error_ = LockFailure(p.node, versions.status());
   }
   if (--outstanding_ > 0) return;
-  if (!first_error_.ok()) return AbortAll(first_error_);
+  if (!first_error_.ok()) {
+    if (absl::IsAborted(first_error_) && absl::StartsWith(first_error_.message(), kEpochClosing) &&
+        ++epoch_retries_ <= kMaxEpochRetries) {
+      return LockAgainLater();
+    }
+    return AbortAll(first_error_);
+  }
   Validate();
+}
+
+void CommitOperation::LockAgainLater() {
+  // Undo what was granted, as AbortAll does, but keep the transaction: its writes, reservations and
+  // read versions stay valid; only the epoch was closing.
+  for (Replica& p : primaries_) {
+    if (p.sent && !p.refused) {
+      if (p.local) {
+        thread_.participant().Abort(id_);
+      } else {
+        ++thread_.stats().abort_messages;
+        msg::SendOptions options;
+        options.set_aside = &p.set_aside;
+        thread_.messenger().Send(p.node, kAbortMessage, EncodeFor(RecordKind::kAbort, p), std::move(options)).IgnoreError();
+      }
+    }
+    p.sent = false;
+    p.refused = false;
+    p.locked.clear();
+  }
+  thread_.messenger().Flush().IgnoreError();
+  ReleaseLogRoom();
+  // The grants overwrote each entry's version with the new one (for COMMIT-BACKUP): LOCK must check the
+  // version the transaction read again.
+  for (WriteEntry& entry : writes_) {
+    if (!entry.check_version) continue;
+    entry.version = tx_->reads.at(entry.ref.address.raw()).version;
+  }
+  lock_replies_ = 0;
+  log_epoch_ = 0;
+  first_error_ = absl::OkStatus();
+  ++thread_.stats().epoch_retries;
+  auto self = shared_from_this();
+  thread_.After(kEpochRetryDelay, [self] {
+    self->id_ = self->thread_.NextId();
+    if (absl::Status s = self->SetAsideLogRoom(); !s.ok()) return self->AbortAll(s);
+    self->Lock();
+  });
 }
 
 }  // namespace fathom::txn

@@ -21,7 +21,7 @@ Participant::Participant(object::ObjectStore* store, memory::SlabAllocator* allo
                          std::function<uint64_t(uint32_t region)> region_bytes)
     : store_(store), allocator_(allocator), backups_(backups), region_bytes_(std::move(region_bytes)) {}
 
-absl::StatusOr<std::vector<uint64_t>> Participant::Lock(const Record& record) {
+absl::StatusOr<LockGrant> Participant::Lock(const Record& record) {
   const Key key = KeyOf(record.id);
   if (primary_log_.contains(key)) {
     ++stats_.rejected;
@@ -45,10 +45,17 @@ absl::StatusOr<std::vector<uint64_t>> Participant::Lock(const Record& record) {
     }
     objects.push_back(*object);
   }
+  // While a log epoch closes no lock is granted (log_epochs.h): the coordinator retries.
+  uint64_t epoch = 0;
+  if (epochs_ != nullptr && !epochs_->TryLock(&epoch)) {
+    ++stats_.locks_refused;
+    return absl::AbortedError(absl::StrCat(kEpochClosing, ": epoch ", epochs_->current()));
+  }
   std::vector<uint64_t> locked;
   locked.reserve(objects.size());
   auto undo = [&] {
     for (size_t i = 0; i < locked.size(); ++i) objects[i].Unlock(locked[i]);
+    if (epochs_ != nullptr) epochs_->Released(epoch);
     ++stats_.locks_refused;
   };
   for (size_t i = 0; i < objects.size(); ++i) {
@@ -68,8 +75,9 @@ absl::StatusOr<std::vector<uint64_t>> Participant::Lock(const Record& record) {
   ++stats_.locks_granted;
   PrimaryEntry& kept = primary_log_[key];
   kept.record = record;
+  kept.record.log_epoch = epoch;
   kept.locked = locked;
-  return locked;
+  return LockGrant{std::move(locked), epoch};
 }
 
 absl::Status Participant::CommitPrimary(const TxnId& id) {
@@ -85,7 +93,7 @@ absl::Status Participant::CommitPrimary(const TxnId& id) {
     // Told before the unlock, so the next writer of this object is told after us.
     if (on_install_) {
       const uint64_t new_version = ((kept.locked[i] & object::kVersionMask) + 1) & object::kVersionMask;
-      on_install_(id, entry, new_version, /*as_backup=*/false);
+      on_install_(id, kept.record.log_epoch, entry, new_version, /*as_backup=*/false);
     }
     object->InstallAndUnlock(kept.locked[i], Bytes(entry.payload), entry.new_incarnation(), entry.new_flags());
     if (entry.op == WriteOp::kAlloc) reserved_.erase(entry.ref.address.raw());
@@ -98,6 +106,7 @@ absl::Status Participant::CommitPrimary(const TxnId& id) {
     }
   }
   kept.committed = true;
+  if (epochs_ != nullptr) epochs_->Released(kept.record.log_epoch);
   ++stats_.commits_installed;
   return absl::OkStatus();
 }
@@ -117,44 +126,6 @@ absl::Status Participant::CommitBackup(Record record) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<PersistReply> Participant::Persist(const TxnId& id) {
-  if (!sync_log_.append || !sync_log_.persisted) {
-    return absl::FailedPreconditionError("sync durability needs the SSD log (TxnOptions::sync_log)");
-  }
-  const Key key = KeyOf(id);
-  uint64_t position = 0;
-  bool known = false;
-  // One node may be a primary of some of the objects and a backup of others: both are logged.
-  if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {
-    known = true;
-    PrimaryEntry& kept = it->second;
-    for (size_t i = 0; kept.persist_position == 0 && i < kept.record.entries.size(); ++i) {
-      const uint64_t new_version = ((kept.locked[i] & object::kVersionMask) + 1) & object::kVersionMask;
-      position = std::max(position, sync_log_.append(id, kept.record.entries[i], new_version, /*as_backup=*/false));
-    }
-    if (kept.persist_position == 0) kept.persist_position = position;
-    position = std::max(position, kept.persist_position);
-  }
-  if (auto it = backup_log_.find(key); it != backup_log_.end()) {
-    known = true;
-    uint64_t& kept = backup_persist_positions_[key];
-    for (size_t i = 0; kept == 0 && i < it->second.entries.size(); ++i) {
-      position = std::max(position, sync_log_.append(id, it->second.entries[i], it->second.entries[i].version,
-                                                     /*as_backup=*/true));
-    }
-    if (kept == 0) kept = position;
-    position = std::max(position, kept);
-  }
-  if (!known) {
-    ++stats_.rejected;
-    return absl::InvalidArgumentError(absl::StrCat("persist of ", id.ToString(), ", which holds no locks and no backup record here"));
-  }
-  if (position == 0) return absl::FailedPreconditionError(absl::StrCat(id.ToString(), " has no entries to persist"));
-  auto persisted = sync_log_.persisted();
-  if (!persisted.ok()) return persisted.status();
-  return PersistReply{position, *persisted};
-}
-
 void Participant::Abort(const TxnId& id) {
   const Key key = KeyOf(id);
   if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {
@@ -162,11 +133,11 @@ void Participant::Abort(const TxnId& id) {
       auto object = store_->Resolve(it->second.record.entries[i].ref);
       object->Unlock(it->second.locked[i]);
     }
+    if (epochs_ != nullptr) epochs_->Released(it->second.record.log_epoch);
     primary_log_.erase(it);
     ++stats_.aborts;
   }
   if (backup_log_.erase(key) > 0) ++stats_.aborts;
-  backup_persist_positions_.erase(key);
 }
 
 absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity) {
@@ -201,7 +172,7 @@ void Participant::ApplyBackup(const Record& record) {
       continue;
     }
     ++(*changed ? stats_.backup_objects_applied : stats_.backup_objects_skipped);
-    if (*changed && on_install_) on_install_(record.id, entry, entry.version, /*as_backup=*/true);
+    if (*changed && on_install_) on_install_(record.id, record.log_epoch, entry, entry.version, /*as_backup=*/true);
   }
 }
 
@@ -211,7 +182,6 @@ void Participant::Truncate(uint32_t node, uint16_t thread, std::span<const uint6
     if (auto it = backup_log_.find(key); it != backup_log_.end()) {
       ApplyBackup(it->second);
       backup_log_.erase(it);
-      backup_persist_positions_.erase(key);
       ++stats_.truncated;
     }
     if (auto it = primary_log_.find(key); it != primary_log_.end() && it->second.committed) {

@@ -26,6 +26,7 @@
 #include "platform/memory/slab_allocator.h"
 #include "platform/object/object_store.h"
 #include "txn/backup_store.h"
+#include "txn/log_epochs.h"
 #include "txn/records.h"
 #include "txn/txn_options.h"
 
@@ -64,9 +65,10 @@ class Participant {
   Participant(object::ObjectStore* store, memory::SlabAllocator* allocator, BackupStore* backups,
               std::function<uint64_t(uint32_t region)> region_bytes);
 
-  // LOCK. The versions locked, in entry order; Aborted if an object is locked, at another version, or not
-  // in the expected state (nothing stays locked then); InvalidArgument if an entry is not this node's.
-  absl::StatusOr<std::vector<uint64_t>> Lock(const Record& record);
+  // LOCK. The versions locked, in entry order, and the log epoch they are granted in; Aborted if an object
+  // is locked, at another version, or not in the expected state, or a log epoch is closing (nothing stays
+  // locked then); InvalidArgument if an entry is not this node's.
+  absl::StatusOr<LockGrant> Lock(const Record& record);
   // COMMIT-PRIMARY of a locked transaction. NotFound if there is none.
   absl::Status CommitPrimary(const TxnId& id);
   // COMMIT-BACKUP: keeps the record (entry versions are the new ones) until truncation.
@@ -81,13 +83,10 @@ class Participant {
   size_t reserved() const { return reserved_.size(); }
   // Told of every state installed from now on (TxnOptions::on_install). Set before the thread runs.
   void set_install_observer(InstallObserver observer) { on_install_ = std::move(observer); }
-  // The SSD log for sync durability (TxnOptions::sync_log). Set before the thread runs.
-  void set_sync_log(SyncLog log) { sync_log_ = std::move(log); }
-  // PERSIST: appends the states this node will have once `id` commits (as primary: the locked entries
-  // with their next versions; as backup: its COMMIT-BACKUP record), once, and says where they are and how
-  // far the log is on disk. InvalidArgument if the node holds neither for `id`; FailedPrecondition without
-  // a sync log; the log's error if it can no longer persist.
-  absl::StatusOr<PersistReply> Persist(const TxnId& id);
+  // The node's log epochs (log_epochs.h): locks are granted in its current epoch, and it is told of
+  // every lock held until it is installed or undone.
+  // Null: the cluster runs none. Set before the thread runs.
+  void set_log_epochs(LogEpochs* epochs) { epochs_ = epochs; }
 
   // Truncation of these transactions of coordinator (node, thread).
   void Truncate(uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
@@ -103,7 +102,6 @@ class Participant {
     Record record;
     std::vector<uint64_t> locked;  // version locked, per entry
     bool committed = false;
-    uint64_t persist_position = 0;  // sync: the log position of its last state (0: not appended)
   };
   void ApplyBackup(const Record& record);
 
@@ -113,11 +111,10 @@ class Participant {
   std::function<uint64_t(uint32_t)> region_bytes_;
   absl::flat_hash_map<Key, PrimaryEntry> primary_log_;
   absl::flat_hash_map<Key, Record> backup_log_;
-  absl::flat_hash_map<Key, uint64_t> backup_persist_positions_;  // sync: as PrimaryEntry::persist_position
   absl::flat_hash_map<uint64_t, object::ObjectRef> reserved_;  // by raw address
   ParticipantStats stats_;
   InstallObserver on_install_;
-  SyncLog sync_log_;
+  LogEpochs* epochs_ = nullptr;
 };
 
 }  // namespace fathom::txn

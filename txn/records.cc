@@ -12,7 +12,7 @@ using fabric::AppendU64;
 using fabric::LoadU32;
 using fabric::LoadU64;
 
-constexpr size_t kHeaderBytes = 32;
+constexpr size_t kHeaderBytes = 40;
 constexpr size_t kEntryHeaderBytes = 32;
 constexpr uint8_t kCheckVersionFlag = 1;
 
@@ -22,7 +22,7 @@ absl::Status Malformed(const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed transaction record: ", what));
 }
 
-bool ValidKind(uint8_t kind) { return kind >= 1 && kind <= 6; }
+bool ValidKind(uint8_t kind) { return kind >= 1 && kind <= 5; }
 bool ValidOp(uint8_t op) { return op >= 1 && op <= 3; }
 
 }  // namespace
@@ -48,10 +48,10 @@ std::string EncodeRecord(const Record& record) {
   std::vector<const WriteEntry*> entries;
   entries.reserve(record.entries.size());
   for (const WriteEntry& e : record.entries) entries.push_back(&e);
-  return EncodeRecord(record.kind, record.id, record.truncated, entries);
+  return EncodeRecord(record.kind, record.id, record.log_epoch, record.truncated, entries);
 }
 
-std::string EncodeRecord(RecordKind kind, const TxnId& id, const std::vector<uint64_t>& truncated,
+std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, const std::vector<uint64_t>& truncated,
                          std::span<const WriteEntry* const> entries) {
   std::string out;
   out.reserve(RecordSize(truncated.size(), entries));
@@ -64,6 +64,7 @@ std::string EncodeRecord(RecordKind kind, const TxnId& id, const std::vector<uin
   AppendU64(out, id.counter);
   AppendU32(out, static_cast<uint32_t>(truncated.size()));
   AppendU32(out, static_cast<uint32_t>(entries.size()));
+  AppendU64(out, log_epoch);
   for (uint64_t counter : truncated) AppendU64(out, counter);
   for (const WriteEntry* e : entries) {
     AppendU64(out, e->ref.address.raw());
@@ -97,10 +98,14 @@ absl::StatusOr<Record> DecodeRecord(std::string_view bytes) {
   record.id.counter = LoadU64(p + 16);
   const uint32_t truncated = LoadU32(p + 24);
   const uint32_t entries = LoadU32(p + 28);
+  record.log_epoch = LoadU64(p + 32);
   if (record.id.node == 0) return Malformed("node 0");
   if (truncated > kMaxTruncatedPerRecord) return Malformed(absl::StrCat(truncated, " truncated ids"));
   if (entries > kMaxEntriesPerRecord) return Malformed(absl::StrCat(entries, " entries"));
   const bool has_entries = record.kind == RecordKind::kLock || record.kind == RecordKind::kCommitBackup;
+  if (record.kind != RecordKind::kCommitBackup && record.log_epoch != 0) {
+    return Malformed(absl::StrCat("a record of kind ", kind, " with a log epoch"));
+  }
   if (!has_entries && entries != 0) return Malformed(absl::StrCat("a record of kind ", kind, " with entries"));
   if (has_entries && entries == 0) return Malformed("no entries");
   size_t at = kHeaderBytes;
@@ -152,35 +157,23 @@ absl::StatusOr<Record> DecodeRecord(std::string_view bytes) {
   return record;
 }
 
-std::string EncodeLockReply(const std::vector<uint64_t>& versions) {
+std::string EncodeLockReply(const LockGrant& grant) {
   std::string out;
-  AppendU32(out, static_cast<uint32_t>(versions.size()));
-  for (uint64_t v : versions) AppendU64(out, v);
+  AppendU32(out, static_cast<uint32_t>(grant.versions.size()));
+  AppendU64(out, grant.log_epoch);
+  for (uint64_t v : grant.versions) AppendU64(out, v);
   return out;
 }
 
-absl::StatusOr<std::vector<uint64_t>> DecodeLockReply(std::string_view bytes, size_t expected_entries) {
-  if (bytes.size() < 4 || LoadU32(bytes.data()) != expected_entries || bytes.size() != 4 + 8 * expected_entries) {
+absl::StatusOr<LockGrant> DecodeLockReply(std::string_view bytes, size_t expected_entries) {
+  if (bytes.size() < 12 || LoadU32(bytes.data()) != expected_entries || bytes.size() != 12 + 8 * expected_entries) {
     return absl::DataLossError(absl::StrCat("lock reply of ", bytes.size(), " bytes for ", expected_entries,
                                             " entries"));
   }
-  std::vector<uint64_t> versions;
-  for (size_t i = 0; i < expected_entries; ++i) versions.push_back(LoadU64(bytes.data() + 4 + 8 * i));
-  return versions;
-}
-
-std::string EncodePersistReply(const PersistReply& reply) {
-  std::string out;
-  AppendU64(out, reply.position);
-  AppendU64(out, reply.persisted);
-  return out;
-}
-
-absl::StatusOr<PersistReply> DecodePersistReply(std::string_view bytes) {
-  if (bytes.size() != 16) return absl::DataLossError(absl::StrCat("persist reply of ", bytes.size(), " bytes, not 16"));
-  PersistReply reply{LoadU64(bytes.data()), LoadU64(bytes.data() + 8)};
-  if (reply.position == 0) return absl::DataLossError("persist reply with log position 0");
-  return reply;
+  LockGrant grant;
+  grant.log_epoch = LoadU64(bytes.data() + 4);
+  for (size_t i = 0; i < expected_entries; ++i) grant.versions.push_back(LoadU64(bytes.data() + 12 + 8 * i));
+  return grant;
 }
 
 std::string EncodeAllocRequest(uint32_t payload_capacity) {

@@ -27,9 +27,10 @@ inline constexpr msg::MessageType kAbortMessage = 103;         // one-way: a kAb
 inline constexpr msg::MessageType kTruncateMessage = 104;      // one-way: a kTruncate record
 inline constexpr msg::MessageType kAllocMessage = 105;         // RPC: AllocRequest -> AllocReply
 inline constexpr msg::MessageType kReleaseMessage = 106;       // one-way: a slot reserved by kAlloc, unused
-inline constexpr msg::MessageType kPersistMessage = 107;       // RPC: a kPersist record -> PersistReply
+// 107 was PERSIST (sync durability before log epochs); retired, never reused.
+inline constexpr msg::MessageType kLogEpochMessage = 108;      // one-way: the log epoch protocol (log_epochs.h)
 
-inline constexpr uint8_t kRecordFormat = 1;
+inline constexpr uint8_t kRecordFormat = 2;
 // Bounds a decoder enforces (a record fits in one ring message anyway; these catch lies early).
 inline constexpr uint32_t kMaxEntriesPerRecord = 4096;
 inline constexpr uint32_t kMaxTruncatedPerRecord = 4096;
@@ -40,7 +41,6 @@ enum class RecordKind : uint8_t {
   kCommitPrimary = 3,
   kAbort = 4,
   kTruncate = 5,
-  kPersist = 6,  // sync durability: log the transaction's states on this replica now (no entries)
 };
 enum class WriteOp : uint8_t { kWrite = 1, kAlloc = 2, kFree = 3 };
 const char* WriteOpName(WriteOp op);
@@ -74,6 +74,10 @@ struct WriteEntry {
 struct Record {
   RecordKind kind = RecordKind::kLock;
   TxnId id;
+  // COMMIT-BACKUP: the log epoch the transaction commits in (the primaries granted its locks in it,
+  // log_epochs.h); the backups stamp the states they log with it. 0 in other records, and in a cluster
+  // that runs no log epochs.
+  uint64_t log_epoch = 0;
   // Counters of earlier transactions of the same coordinator thread that are truncated (piggybacked).
   std::vector<uint64_t> truncated;
   std::vector<WriteEntry> entries;  // kLock and kCommitBackup only
@@ -83,24 +87,19 @@ struct Record {
 size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries = {});
 std::string EncodeRecord(const Record& record);
 // The same encoding from parts kept elsewhere (the commit protocol encodes its entries without copying them).
-std::string EncodeRecord(RecordKind kind, const TxnId& id, const std::vector<uint64_t>& truncated,
+std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, const std::vector<uint64_t>& truncated,
                          std::span<const WriteEntry* const> entries);
 // InvalidArgument, naming the field, for anything malformed.
 absl::StatusOr<Record> DecodeRecord(std::string_view bytes);
 
-// The reply to a lock record: the version each entry was locked at, in entry order.
-std::string EncodeLockReply(const std::vector<uint64_t>& versions);
-absl::StatusOr<std::vector<uint64_t>> DecodeLockReply(std::string_view bytes, size_t expected_entries);
-
-// The reply to a kPersist record: the replica's log position of the transaction's last state there, and
-// the replica's last persisted position (the states are on disk once persisted >= position).
-struct PersistReply {
-  uint64_t position = 0;
-  uint64_t persisted = 0;
+// The reply to a lock record: the version each entry was locked at, in entry order, and the log epoch the
+// primary granted the locks in (0: it runs no log epochs).
+struct LockGrant {
+  std::vector<uint64_t> versions;
+  uint64_t log_epoch = 0;
 };
-std::string EncodePersistReply(const PersistReply& reply);
-// DataLoss for a wrong length or position 0.
-absl::StatusOr<PersistReply> DecodePersistReply(std::string_view bytes);
+std::string EncodeLockReply(const LockGrant& grant);
+absl::StatusOr<LockGrant> DecodeLockReply(std::string_view bytes, size_t expected_entries);
 
 // kAlloc: reserve a slot with room for `payload_capacity` bytes on the receiving node.
 std::string EncodeAllocRequest(uint32_t payload_capacity);

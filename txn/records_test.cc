@@ -81,7 +81,7 @@ TEST(RecordsTest, HeaderCorruptionIsRefused) {
     }
   };
   std::string s = good;
-  s[0] = 2;
+  s[0] = 3;
   refused(s, "format version");
   s = good;
   s[1] = 9;
@@ -106,37 +106,34 @@ TEST(RecordsTest, HeaderCorruptionIsRefused) {
   refused(s, "an abort with entries");
 }
 
-TEST(RecordsTest, PersistRecordsAndRepliesRoundTripAndRefuseDamage) {
-  Record persist;
-  persist.kind = RecordKind::kPersist;
-  persist.id = SampleRecord().id;
-  const std::string good = EncodeRecord(persist);
-  ASSERT_OK_AND_ASSIGN(Record decoded, DecodeRecord(good));
-  EXPECT_EQ(decoded.kind, RecordKind::kPersist);
-  EXPECT_EQ(decoded.id, persist.id);
-  std::string s = good;
-  s[1] = 7;
-  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(s).status())) << "unknown kind";
-  Record with_entries = SampleRecord();
-  with_entries.kind = RecordKind::kPersist;
-  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(EncodeRecord(with_entries)).status())) << "entries";
-
-  const std::string reply = EncodePersistReply({.position = 42, .persisted = 40});
-  ASSERT_EQ(reply.size(), 16u);
-  ASSERT_OK_AND_ASSIGN(PersistReply r, DecodePersistReply(reply));
-  EXPECT_EQ(r.position, 42u);
-  EXPECT_EQ(r.persisted, 40u);
-  for (size_t n = 0; n < reply.size(); ++n) {
-    EXPECT_TRUE(absl::IsDataLoss(DecodePersistReply(reply.substr(0, n)).status())) << "truncated to " << n;
-  }
-  EXPECT_TRUE(absl::IsDataLoss(DecodePersistReply(reply + "x").status())) << "extended";
-  EXPECT_TRUE(absl::IsDataLoss(DecodePersistReply(EncodePersistReply({.position = 0, .persisted = 9})).status()))
-      << "position 0";
+TEST(RecordsTest, TheLogEpochRoundTripsAndOnlyCommitBackupRecordsCarryOne) {
+  Record lock = SampleRecord();
+  lock.log_epoch = 77;
+  Record decoded;
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(EncodeRecord(lock)).status())) << "a LOCK with a log epoch";
+  lock.kind = RecordKind::kCommitBackup;
+  ASSERT_OK_AND_ASSIGN(decoded, DecodeRecord(EncodeRecord(lock)));
+  EXPECT_EQ(decoded.log_epoch, 77u);
+  Record commit;
+  commit.kind = RecordKind::kCommitPrimary;
+  commit.id = lock.id;
+  ASSERT_OK_AND_ASSIGN(decoded, DecodeRecord(EncodeRecord(commit)));
+  EXPECT_EQ(decoded.log_epoch, 0u);
+  commit.log_epoch = 5;
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(EncodeRecord(commit)).status())) << "a commit with a log epoch";
+  lock.log_epoch = 0;
+  lock.kind = RecordKind::kLock;
+  std::string s = EncodeRecord(lock);
+  s[1] = 6;  // was PERSIST, retired
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(s).status())) << "kind 6";
+  s = EncodeRecord(lock);
+  s[0] = 1;  // format 1 had no log epoch
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(s).status())) << "format 1";
 }
 
 TEST(RecordsTest, EntryCorruptionIsRefused) {
   const std::string good = EncodeRecord(SampleRecord());
-  const size_t entry = 32 + 16;  // header, two truncated ids
+  const size_t entry = 40 + 16;  // header, two truncated ids
   auto refused = [](std::string bytes, const char* what) {
     EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(bytes).status())) << what;
   };
@@ -174,10 +171,12 @@ TEST(RecordsTest, EntryCorruptionIsRefused) {
 }
 
 TEST(RecordsTest, RepliesAndSmallMessagesAreChecked) {
-  ASSERT_OK_AND_ASSIGN(auto versions, DecodeLockReply(EncodeLockReply({3, 4}), 2));
+  ASSERT_OK_AND_ASSIGN(auto grant, DecodeLockReply(EncodeLockReply({{3, 4}, 9}), 2));
+  EXPECT_EQ(grant.log_epoch, 9u);
+  const std::vector<uint64_t> versions = grant.versions;
   EXPECT_EQ(versions, (std::vector<uint64_t>{3, 4}));
-  EXPECT_FALSE(DecodeLockReply(EncodeLockReply({3, 4}), 3).ok());
-  EXPECT_FALSE(DecodeLockReply(EncodeLockReply({3, 4}).substr(0, 11), 2).ok());
+  EXPECT_FALSE(DecodeLockReply(EncodeLockReply({{3, 4}, 9}), 3).ok());
+  EXPECT_FALSE(DecodeLockReply(EncodeLockReply({{3, 4}, 9}).substr(0, 27), 2).ok());
   EXPECT_FALSE(DecodeLockReply("", 0).ok());
 
   ASSERT_OK_AND_ASSIGN(uint32_t capacity, DecodeAllocRequest(EncodeAllocRequest(100)));

@@ -8,6 +8,7 @@
 
 #include "platform/node/node.h"
 #include "txn/backup_store.h"
+#include "txn/log_epochs.h"
 #include "txn/replica_map.h"
 #include "txn/txn.h"
 #include "txn/txn_thread.h"
@@ -20,6 +21,7 @@ struct Transaction::Shared {
   const TxnOptions options;
   ReplicaMap replicas;
   BackupStore backups;
+  std::unique_ptr<LogEpochs> log_epochs;  // null: the cluster runs no log epochs
   // Created before the node threads use them, never resized after: each is touched only on its thread.
   std::vector<std::unique_ptr<TxnThread>> threads;
   std::atomic<uint64_t> next_thread{0};

@@ -9,7 +9,14 @@ namespace fathom::txn {
 
 absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(node::Node* node, TxnOptions options) {
   if (options.backups < 0) return absl::InvalidArgumentError("backups must not be negative");
+  const bool epochs = static_cast<bool>(options.epoch_log.close);
+  if (epochs && (!options.epoch_log.persisted || options.first_log_epoch == 0 ||
+                 options.log_epoch_interval <= absl::ZeroDuration())) {
+    return absl::InvalidArgumentError(
+        "log epochs need epoch_log.close and .persisted, a first epoch >= 1 and a positive interval");
+  }
   auto shared = std::make_shared<Transaction::Shared>(node, options);
+  if (epochs) shared->log_epochs = std::make_unique<LogEpochs>(options.first_log_epoch);
   std::vector<uint32_t> members = node->connected_peers();
   members.push_back(node->id());
   shared->replicas.Set(1, members);
@@ -21,10 +28,9 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
     if (!thread.ok()) return thread.status();
     node::NodeThread* t = *thread;
     shared->threads.push_back(std::make_unique<TxnThread>(t, node->id(), &shared->replicas, &shared->backups,
-                                                          options, node->options().clock));
+                                                          shared->log_epochs.get(), options, node->options().clock));
     TxnThread* txn_thread = shared->threads.back().get();
     txn_thread->participant().set_install_observer(options.on_install);
-    txn_thread->participant().set_sync_log(options.sync_log);
     absl::Status installed = t->RunAndWait(
         [t, txn_thread, shared]() -> absl::Status {
           if (absl::Status s = txn_thread->Install(); !s.ok()) return s;
@@ -38,8 +44,15 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
                                                          installed.message()));
     }
   }
+  if (epochs && options.start_log_epochs) shared->log_epochs->StartDriving();
   return std::unique_ptr<TransactionService>(new TransactionService(std::move(shared)));
 }
+
+void TransactionService::StartLogEpochs() {
+  if (shared_->log_epochs != nullptr) shared_->log_epochs->StartDriving();
+}
+
+const LogEpochs* TransactionService::log_epochs() const { return shared_->log_epochs.get(); }
 
 TransactionService::~TransactionService() = default;
 

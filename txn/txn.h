@@ -40,6 +40,7 @@
 #include "platform/object/object_layout.h"
 #include "txn/backup_store.h"
 #include "txn/participant.h"
+#include "txn/log_epochs.h"
 #include "txn/txn_options.h"
 #include "txn/txn_thread.h"
 
@@ -84,8 +85,9 @@ class Transaction {
   // This transaction's durability (TxnOptions::durability unless set). Call before Commit.
   void SetDurability(Durability durability);
   // Runs the commit protocol. After Commit (whatever it returns) the transaction is finished. With
-  // kSync, also DeadlineExceeded: not yet on every replica's disk within TxnOptions::sync_timeout (its
-  // objects stay locked until it is), or FailedPrecondition if the layer has no SSD log.
+  // kSync, also DeadlineExceeded: committed, but its log epoch not on every member's disk within
+  // TxnOptions::sync_timeout (it becomes durable when the logs catch up), or FailedPrecondition if the
+  // layer runs no log epochs (no SSD log).
   absl::Status Commit();
   void Abort();
   bool finished() const;
@@ -117,6 +119,10 @@ class TransactionService {
 
   // The configuration transactions run in (ids carry its epoch; regions' backups follow its members).
   void SetConfiguration(uint64_t epoch, std::vector<uint32_t> members);
+  // Lets the log epoch driver start (TxnOptions::start_log_epochs false). Harmless on other nodes.
+  void StartLogEpochs();
+  // The node's log epochs; null if the layer runs none.
+  const LogEpochs* log_epochs() const;
   std::shared_ptr<const ReplicaSet> replicas() const;
   // This node's copies of the regions it backs up.
   const BackupStore& backups() const;

@@ -18,22 +18,25 @@ class BackupStore;
 // Told of every object state this node installs: as primary at COMMIT-PRIMARY (as_backup false, called
 // while the object is still locked, so a primary's calls for one object come in version order) and as
 // backup when truncation changes its copy (as_backup true; appliers on different threads may report one
-// object out of order, the version tells). Runs on a node thread: it must only enqueue (logging/).
-using InstallObserver =
-    std::function<void(const TxnId& id, const WriteEntry& entry, uint64_t new_version, bool as_backup)>;
+// object out of order, the version tells). `log_epoch` is the transaction's (log_epochs.h; 0 without
+// them). Runs on a node thread: it must only enqueue (logging/).
+using InstallObserver = std::function<void(const TxnId& id, uint64_t log_epoch, const WriteEntry& entry,
+                                           uint64_t new_version, bool as_backup)>;
 
 // When Commit returns OK. kAsync: the writes are in the memory of all f+1 replicas (and reach their SSD
-// logs later). kSync: they are also in the SSD log of every one of those replicas; until then the
-// primaries keep the objects locked, so no other transaction reads a write that a whole-cluster power
-// cut could still take back.
+// logs later). kSync: also, the transaction's log epoch is durable: every member's SSD log has persisted
+// every state of that epoch and of the epochs before it, so a whole-cluster restart brings it back
+// (log_epochs.h). Others may read the writes before that (they are in the same epoch or a later one).
 enum class Durability : uint8_t { kAsync = 1, kSync = 2 };
 
-// The SSD log as sync durability needs it (logging/txn_hook.h: SyncLogFor). Both run on node threads.
-struct SyncLog {
-  // Appends a state (as InstallObserver is told of one) and returns its log position.
-  std::function<uint64_t(const TxnId& id, const WriteEntry& entry, uint64_t new_version, bool as_backup)> append;
-  // The last position on disk; an error if the log can no longer persist what it is given (a gap).
+// The SSD log as log epochs need it (logging/txn_hook.h: EpochLogFor). Called on node thread 0.
+struct EpochLog {
+  // Appends the end-of-epoch marker for `epoch`, after every state appended so far.
+  std::function<void(uint64_t epoch)> close;
+  // The newest epoch whose marker is on disk; an error once the log can no longer persist (a gap).
   std::function<absl::StatusOr<uint64_t>()> persisted;
+  // Every member's log has every epoch <= `epoch` on disk: the log may fold their states.
+  std::function<void(uint64_t epoch)> durable;
 };
 
 struct TxnOptions {
@@ -49,13 +52,20 @@ struct TxnOptions {
   absl::Duration locked_read_timeout = absl::Milliseconds(100);
   // Optional: the SSD log's hook (see InstallObserver).
   InstallObserver on_install;
-  // The default for transactions that do not choose (Transaction::SetDurability). kSync needs sync_log.
+  // Log epochs (log_epochs.h), on when epoch_log.close is set. Every member must agree: all or none.
+  EpochLog epoch_log;
+  uint64_t first_log_epoch = 1;  // after a restart: the restored epoch + 1
+  absl::Duration log_epoch_interval = absl::Milliseconds(10);
+  // Whether the driver (the member with the smallest id) starts ending epochs at Attach. false: only after
+  // TransactionService::StartLogEpochs, once every member is in the configuration (fathomd: members
+  // join after Attach, and a node alone would drive epochs of its own).
+  bool start_log_epochs = true;
+  // The default for transactions that do not choose (Transaction::SetDurability). kSync needs log epochs.
   Durability durability = Durability::kAsync;
-  SyncLog sync_log;
-  // kSync: how long Commit waits for every replica's log before it returns DeadlineExceeded (the
-  // transaction then stays locked, and invisible, until its states are on disk everywhere)...
+  // kSync: how long Commit waits for its epoch to be durable before it returns DeadlineExceeded (the
+  // transaction is committed in memory then; it becomes durable when the logs catch up)...
   absl::Duration sync_timeout = absl::Seconds(2);
-  // ...and how often it asks the replicas how far their logs are.
+  // ...and how often it looks.
   absl::Duration sync_poll_interval = absl::Microseconds(200);
   // Optional: fills this node's backup copies before any handler runs (restart from the SSD log).
   std::function<absl::Status(BackupStore&)> restore_backups;

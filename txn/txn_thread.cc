@@ -24,7 +24,7 @@ absl::Status CheckRef(const object::ObjectRef& ref) {
 }  // namespace
 
 TxnThread::TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* replicas, BackupStore* backups,
-                     const TxnOptions& options, const Clock* clock)
+                     LogEpochs* epochs, const TxnOptions& options, const Clock* clock)
     : thread_(thread),
       node_id_(node_id),
       replicas_(replicas),
@@ -32,12 +32,17 @@ TxnThread::TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* rep
       clock_(clock),
       participant_(&thread->store(), &thread->allocator(), backups,
                    [this](uint32_t region) { return RegionBytes(region); }),
-      truncator_(options.truncate_delay, options.truncate_batch) {}
+      truncator_(options.truncate_delay, options.truncate_batch),
+      epochs_(epochs) {
+  participant_.set_log_epochs(epochs);
+}
+
+TxnThread::~TxnThread() = default;
 
 absl::Status TxnThread::Install() {
   msg::Messenger& m = thread_->messenger();
   for (msg::MessageType type : {kLockMessage, kCommitBackupMessage, kCommitPrimaryMessage, kAbortMessage,
-                                kTruncateMessage, kPersistMessage}) {
+                                kTruncateMessage}) {
     if (absl::Status s = m.Register(type, [this](const msg::Message& message, std::string* reply) {
           return OnRecord(message, reply);
         });
@@ -79,6 +84,10 @@ absl::Status TxnThread::Install() {
     for (auto& task : due) task();  // may add timers
     return due.size();
   });
+  if (epochs_ != nullptr && index() == 0) {
+    protocol_ = std::make_unique<EpochProtocol>(*this, *epochs_, options_.epoch_log, options_.log_epoch_interval);
+    if (absl::Status s = protocol_->Install(); !s.ok()) return s;
+  }
   return absl::OkStatus();
 }
 
@@ -299,7 +308,15 @@ void TxnThread::Commit(std::shared_ptr<TxState> tx, DoneCallback done) {
   if (tx->finished) return done(absl::FailedPreconditionError("the transaction is finished"));
   tx->finished = true;
   ++stats_.started;
-  CommitOperation::Start(*this, std::move(tx), std::move(done));
+  if (tx->writes.empty()) return CommitOperation::Start(*this, std::move(tx), /*sync=*/false, std::move(done));
+  const bool sync = tx->durability.value_or(options_.durability) == Durability::kSync;
+  if (sync && epochs_ == nullptr) {
+    ReleaseReservations(*tx);
+    ++stats_.failed;
+    return done(absl::FailedPreconditionError(
+        "sync durability needs the SSD log on every node (TxnOptions::epoch_log: log epochs)"));
+  }
+  CommitOperation::Start(*this, std::move(tx), sync, std::move(done));
 }
 
 absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply) {
@@ -314,11 +331,10 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
                               : message.type == kCommitBackupMessage ? RecordKind::kCommitBackup
                               : message.type == kCommitPrimaryMessage ? RecordKind::kCommitPrimary
                               : message.type == kAbortMessage        ? RecordKind::kAbort
-                              : message.type == kPersistMessage      ? RecordKind::kPersist
                                                                      : RecordKind::kTruncate;
   if (record->kind != expected) return absl::InvalidArgumentError("record kind does not match the message type");
-  if ((reply != nullptr) != (message.type == kLockMessage || message.type == kPersistMessage)) {
-    return absl::InvalidArgumentError("lock and persist records are requests, the others one-way messages");
+  if ((reply != nullptr) != (message.type == kLockMessage)) {
+    return absl::InvalidArgumentError("lock records are requests, the others one-way messages");
   }
   participant_.Truncate(record->id.node, record->id.thread, record->truncated);
   switch (record->kind) {
@@ -327,9 +343,9 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
         return absl::AbortedError(absl::StrCat(record->id.ToString(), " is from another configuration (now ",
                                                replicas().epoch(), ")"));
       }
-      auto versions = participant_.Lock(*record);
-      if (!versions.ok()) return versions.status();
-      *reply = EncodeLockReply(*versions);
+      auto grant = participant_.Lock(*record);
+      if (!grant.ok()) return grant.status();
+      *reply = EncodeLockReply(*grant);
       return absl::OkStatus();
     }
     case RecordKind::kCommitBackup:
@@ -341,12 +357,6 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
       return absl::OkStatus();
     case RecordKind::kTruncate:
       return absl::OkStatus();
-    case RecordKind::kPersist: {
-      auto persisted = participant_.Persist(record->id);
-      if (!persisted.ok()) return persisted.status();
-      *reply = EncodePersistReply(*persisted);
-      return absl::OkStatus();
-    }
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,8 @@
 #include "platform/base/clock.h"
 #include "platform/node/node_thread.h"
 #include "txn/backup_store.h"
+#include "txn/epoch_protocol.h"
+#include "txn/log_epochs.h"
 #include "txn/participant.h"
 #include "txn/replica_map.h"
 #include "txn/truncator.h"
@@ -39,7 +41,8 @@ struct CoordinatorStats {
   uint64_t commit_backup_messages = 0;
   uint64_t commit_primary_messages = 0;
   uint64_t abort_messages = 0;
-  uint64_t persist_messages = 0;   // PERSIST requests (sync durability), repeats included
+  uint64_t sync_waits = 0;         // sync commits that waited for their log epoch to be durable
+  uint64_t epoch_retries = 0;      // LOCK rounds repeated because a log epoch was closing
   uint64_t truncate_messages = 0;  // TRUNCATE records of their own (the rest ride on other records)
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
@@ -57,7 +60,8 @@ struct CoordinatorStats {
     commit_backup_messages += o.commit_backup_messages;
     commit_primary_messages += o.commit_primary_messages;
     abort_messages += o.abort_messages;
-    persist_messages += o.persist_messages;
+    sync_waits += o.sync_waits;
+    epoch_retries += o.epoch_retries;
     truncate_messages += o.truncate_messages;
     execution_reads += o.execution_reads;
     local_reads += o.local_reads;
@@ -72,8 +76,10 @@ using DoneCallback = std::function<void(absl::Status)>;
 
 class TxnThread {
  public:
+  // `epochs`: the node's log epochs, shared by its threads (null: the cluster runs none).
   TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* replicas, BackupStore* backups,
-            const TxnOptions& options, const Clock* clock);
+            LogEpochs* epochs, const TxnOptions& options, const Clock* clock);
+  ~TxnThread();
 
   // Registers the participant's handlers and the truncation poller on the thread. Call once, on it.
   absl::Status Install();
@@ -91,7 +97,9 @@ class TxnThread {
   void Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, uint32_t node, RefCallback done);
   absl::Status Free(TxState& tx, const object::ObjectRef& ref);
   // The commit protocol (commit.h). OK, Aborted (conflict: retry), Unavailable (a replica is unreachable
-  // or the outcome is unknown), InvalidArgument.
+  // or the outcome is unknown), InvalidArgument; for Durability::kSync also FailedPrecondition (no log
+  // epochs) and DeadlineExceeded (committed, but its log epoch not durable within sync_timeout). While a
+  // log epoch closes, primaries refuse locks: Aborted, retry.
   void Commit(std::shared_ptr<TxState> tx, DoneCallback done);
   // Gives back what the transaction reserved; no messages to primaries are needed (nothing is locked).
   void Abort(TxState& tx);
@@ -103,6 +111,7 @@ class TxnThread {
   msg::Messenger& messenger() { return thread_->messenger(); }
   Participant& participant() { return participant_; }
   Truncator& truncator() { return truncator_; }
+  LogEpochs* log_epochs() { return epochs_; }
   // The configuration's replica set as of now (refreshed when the configuration changed).
   const ReplicaSet& replicas();
   const TxnOptions& options() const { return options_; }
@@ -139,6 +148,8 @@ class TxnThread {
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;
   std::vector<std::pair<absl::Time, std::function<void()>>> timers_;
+  LogEpochs* const epochs_;
+  std::unique_ptr<EpochProtocol> protocol_;  // thread 0 only
 };
 
 }  // namespace fathom::txn

@@ -53,6 +53,7 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
       ObjectLogOptions log_options = options.log;
       log_options.dir = NodeDir(options.root, i);
       log_options.node_id = i;
+      if (options.restore) log_options.cut = image.log_epoch;
       auto log = ObjectLog::Open(log_options);
       if (!log.ok()) return log.status();
       result->cluster_->node(i).AddCounterSource((*log)->CounterSource());
@@ -63,11 +64,19 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
   for (int i = 1; i <= n; ++i) members.push_back(i);
   // A restarted cluster runs in a later configuration, so its transaction ids never repeat old ones.
   result->restored_.epoch = options.restore ? image.max_epoch + 1 : 1;
+  // Every node starts in the same log epoch: after the newest any log closed (after a restore, the cut).
+  uint64_t first_log_epoch = 1;
+  for (auto& log : result->logs_) first_log_epoch = std::max(first_log_epoch, log->PersistedEpoch().value_or(0) + 1);
+  result->restored_.log_epoch = image.log_epoch;
   for (int i = 1; i <= n; ++i) {
     txn::TxnOptions txn = options.txn;
     if (options.logging) {
       txn.on_install = InstallObserverFor(result->logs_[i - 1].get());
-      txn.sync_log = SyncLogFor(result->logs_[i - 1].get());
+      if (options.log_epochs) {
+        txn.epoch_log = EpochLogFor(result->logs_[i - 1].get());
+        txn.first_log_epoch = first_log_epoch;
+        txn.start_log_epochs = false;  // once every node has attached
+      }
     }
     size_t backups_restored = 0;
     if (options.restore) {
@@ -86,6 +95,7 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
     (*service)->SetConfiguration(result->restored_.epoch, members);
     result->services_.push_back(std::move(*service));
   }
+  for (auto& service : result->services_) service->StartLogEpochs();
   return result;
 }
 
@@ -111,6 +121,20 @@ std::vector<txn::TransactionService*> LoggedCluster::services() {
 }
 
 absl::Status LoggedCluster::WaitForLogs(absl::Duration timeout) {
+  // Whatever committed so far is in the current log epoch or an earlier one: wait until every log closed it.
+  if (const txn::LogEpochs* epochs = services_.empty() ? nullptr : services_[0]->log_epochs(); epochs != nullptr) {
+    const uint64_t epoch = epochs->current();
+    const absl::Time deadline = absl::Now() + timeout;
+    for (auto& log : logs_) {
+      while (log->PersistedEpoch().value_or(0) < epoch) {
+        if (absl::Now() >= deadline) {
+          return absl::DeadlineExceededError(absl::StrCat("log ", log->dir(), " has not closed log epoch ", epoch,
+                                                          " (closed: ", log->PersistedEpoch().value_or(0), ")"));
+        }
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+    }
+  }
   for (auto& log : logs_) {
     if (absl::Status s = log->WaitForPersisted(timeout); !s.ok()) return s;
   }

@@ -31,6 +31,7 @@ struct LoggedClusterOptions {
   txn::TxnOptions txn;
   std::string root;      // node i logs in root/node<i>
   bool logging = true;   // false: no log at all (the baseline for benchmarks)
+  bool log_epochs = true;  // with logging: log epochs (consistent restarts, sync durability)
   ObjectLogOptions log;  // dir and node_id are filled in per node
   // Rebuild every node's memory and backup copies from the logs in root before the layer attaches.
   bool restore = false;
@@ -41,6 +42,7 @@ struct RestoreReport {
   size_t primaries = 0;           // objects written into the nodes' regions
   size_t backups = 0;             // objects written into backup copies
   uint64_t epoch = 0;             // the configuration epoch the restarted cluster runs in
+  uint64_t log_epoch = 0;         // the log epochs restored: up to this one
 };
 
 class LoggedCluster {
@@ -58,12 +60,15 @@ class LoggedCluster {
 
   // No participant keeps a record, no coordinator owes a truncation (so backups have applied everything).
   absl::Status WaitForQuiescence(absl::Duration timeout = absl::Seconds(20));
-  // Every log has persisted everything appended so far.
+  // Every log has persisted everything appended so far, and closed the current log epoch.
   absl::Status WaitForLogs(absl::Duration timeout = absl::Seconds(20));
   // Every data region's backups are byte-identical to the region (after WaitForQuiescence).
   absl::Status CheckReplicasIdentical();
   // Stops every node and then abandons every log (what is queued is lost), as a power cut would.
   void Crash();
+  // Abandons one node's log while the cluster goes on: what it has queued and whatever it is given from
+  // now on is lost, as when that node's disk is cut off first.
+  void AbandonLog(uint32_t node) { logs_.at(node - 1)->Abandon(); }
 
   // A copy of `bytes` (8-byte aligned) taken with 8-byte atomic loads, as node threads write objects, so
   // reading memory they may touch is well-defined (and clean under ThreadSanitizer).

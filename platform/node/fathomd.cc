@@ -201,6 +201,8 @@ absl::StatusOr<std::unique_ptr<logging::ObjectLog>> OpenNodeLog(uint32_t id, con
   options.dir = dir;
   options.node_id = id;
   options.sync = absl::GetFlag(FLAGS_log_fsync);
+  // A restart restored exactly the log epochs up to the cut; later states in this log are gone for good.
+  if (restored != nullptr) options.cut = restored->image.log_epoch;
   auto log = logging::ObjectLog::Open(options);
   if (!log.ok() || restored == nullptr) return log;
   for (const logging::ObjectState& state : restored->adopted) (*log)->Append(state);
@@ -345,8 +347,14 @@ int Run() {
     log = std::move(*opened);
     (*node)->AddCounterSource(log->CounterSource());
     txn_options.on_install = logging::InstallObserverFor(log.get());
-    // Replicas answer PERSIST from the same log, so coordinators' sync transactions work here too.
-    txn_options.sync_log = logging::SyncLogFor(log.get());
+    // Log epochs (consistent whole-cluster restarts, sync durability) need a fixed membership: static
+    // --peers only; with --zk the members change under the driver, which is not built.
+    if (coordinator == nullptr) {
+      txn_options.epoch_log = logging::EpochLogFor(log.get());
+      // Every member starts after the same epoch: 0 when fresh, the restored cut after a restart.
+      txn_options.first_log_epoch = log->PersistedEpoch().value_or(0) + 1;
+      txn_options.start_log_epochs = false;  // once the members are set below
+    }
   }
   // The transaction layer, before any peer can send it a record.
   auto txns = txn::TransactionService::Attach(node->get(), txn_options);
@@ -369,7 +377,10 @@ int Run() {
   (*node)->AddCounterSource([service](std::map<std::string, uint64_t>& counters) {
     counters["txn.epoch"] = service->replicas()->epoch();
   });
-  if (coordinator == nullptr) (*txns)->SetConfiguration(epoch, members);
+  if (coordinator == nullptr) {
+    (*txns)->SetConfiguration(epoch, members);
+    (*txns)->StartLogEpochs();
+  }
   if (!options.peers.empty() && !restart) {
     Log(id, absl::StrCat("joining ", options.peers.size(), " peers"));
     if (absl::Status joined = (*node)->JoinPeers(); !joined.ok()) {

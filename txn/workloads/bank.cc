@@ -33,18 +33,19 @@ absl::StatusOr<std::pair<int64_t, bool>> Audit(TransactionService& service, cons
 
 absl::StatusOr<BankResult> RunBank(const std::vector<TransactionService*>& services, const BankOptions& options) {
   if (services.empty() || options.accounts < 2) return absl::InvalidArgumentError("a bank needs nodes and 2 accounts");
-  // Accounts round-robin over the nodes, created by one transaction.
+  // Accounts round-robin over the nodes, created by one transaction (retried: e.g. a log epoch closing).
   std::vector<object::ObjectRef> accounts;
-  {
-    Transaction tx = services[0]->Begin();
+  absl::Status created = RunTransaction(*services[0], [&](Transaction& tx) -> absl::Status {
+    accounts.clear();
     for (int i = 0; i < options.accounts; ++i) {
       auto ref = tx.Alloc(8, {.node = DataNode(services, options.data_nodes, i)});
       if (!ref.ok()) return ref.status();
       if (absl::Status s = tx.Write(*ref, EncodeInt(options.initial_balance)); !s.ok()) return s;
       accounts.push_back(*ref);
     }
-    if (absl::Status s = tx.Commit(); !s.ok()) return s;
-  }
+    return absl::OkStatus();
+  });
+  if (!created.ok()) return created;
   const int64_t expected = options.initial_balance * options.accounts;
 
   absl::Mutex mu;

@@ -1,0 +1,233 @@
+#include "txn/epoch_protocol.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "platform/fabric/wire.h"
+#include "txn/records.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::txn {
+namespace {
+
+constexpr uint8_t kEpochMessageFormat = 1;
+constexpr size_t kEpochMessageBytes = 16;
+// A member that has not answered CLOSE (it may not have attached its transaction layer yet, and the
+// message was refused) is asked again this often.
+constexpr absl::Duration kResendClose = absl::Milliseconds(100);
+// How often a node looks whether its log has persisted a newer marker.
+constexpr absl::Duration kPersistCheck = absl::Microseconds(200);
+
+const char* KindName(EpochMessageKind kind) {
+  switch (kind) {
+    case EpochMessageKind::kClose: return "CLOSE";
+    case EpochMessageKind::kDrained: return "DRAINED";
+    case EpochMessageKind::kOpen: return "OPEN";
+    case EpochMessageKind::kPersisted: return "PERSISTED";
+    case EpochMessageKind::kDurable: return "DURABLE";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string EncodeEpochMessage(const EpochMessage& message) {
+  std::string out;
+  out.push_back(static_cast<char>(kEpochMessageFormat));
+  out.push_back(static_cast<char>(message.kind));
+  out.append(6, '\0');
+  fabric::AppendU64(out, message.epoch);
+  return out;
+}
+
+absl::StatusOr<EpochMessage> DecodeEpochMessage(std::string_view bytes) {
+  auto malformed = [](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed log epoch message: ", what));
+  };
+  if (bytes.size() != kEpochMessageBytes) return malformed(absl::StrCat(bytes.size(), " bytes, not 16"));
+  if (static_cast<uint8_t>(bytes[0]) != kEpochMessageFormat) {
+    return malformed(absl::StrCat("format ", static_cast<int>(static_cast<uint8_t>(bytes[0]))));
+  }
+  const uint8_t kind = static_cast<uint8_t>(bytes[1]);
+  if (kind < 1 || kind > 5) return malformed(absl::StrCat("unknown kind ", kind));
+  for (size_t i = 2; i < 8; ++i) {
+    if (bytes[i] != 0) return malformed("reserved bytes set");
+  }
+  EpochMessage message{static_cast<EpochMessageKind>(kind), fabric::LoadU64(bytes.data() + 8)};
+  if (message.epoch == 0 && message.kind != EpochMessageKind::kPersisted &&
+      message.kind != EpochMessageKind::kDurable) {
+    return malformed(absl::StrCat(KindName(message.kind), " of epoch 0"));
+  }
+  return message;
+}
+
+EpochProtocol::EpochProtocol(TxnThread& thread, LogEpochs& epochs, EpochLog log, absl::Duration interval)
+    : thread_(thread), epochs_(epochs), log_(std::move(log)), interval_(interval), self_(thread.node_id()) {}
+
+absl::Status EpochProtocol::Install() {
+  if (absl::Status s = thread_.messenger().Register(kLogEpochMessage,
+                                                    [this](const msg::Message& message, std::string* reply) {
+                                                      if (reply != nullptr) {
+                                                        return absl::InvalidArgumentError(
+                                                            "log epoch messages are one-way");
+                                                      }
+                                                      auto decoded = DecodeEpochMessage(message.payload);
+                                                      if (!decoded.ok()) return decoded.status();
+                                                      return OnMessage(message.peer, *decoded);
+                                                    });
+      !s.ok()) {
+    return s;
+  }
+  const absl::Time now = thread_.clock().Now();
+  next_close_ = now + interval_;
+  next_persist_check_ = now;
+  thread_.thread().AddPoller([this] { return Poll(); });
+  return absl::OkStatus();
+}
+
+uint32_t EpochProtocol::driver() {
+  const std::vector<uint32_t>& members = thread_.replicas().members();
+  return members.empty() ? self_ : members.front();
+}
+
+absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message) {
+  const bool from_driver = from == driver();
+  auto refuse = [&](const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("log epoch ", KindName(message.kind), " ", message.epoch, " from node ", from, ": ", why));
+  };
+  switch (message.kind) {
+    case EpochMessageKind::kClose:
+      if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
+      if (message.epoch != epochs_.current() || opening_ != 0) {
+        return refuse(absl::StrCat("this node is in epoch ", epochs_.current()));
+      }
+      epochs_.Close();
+      drained_sent_ = false;  // a repeated CLOSE is answered again
+      return absl::OkStatus();
+    case EpochMessageKind::kOpen:
+      if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
+      if (!epochs_.closing() || opening_ != 0 || message.epoch != epochs_.current() + 1) {
+        return refuse(absl::StrCat("this node is in epoch ", epochs_.current(),
+                                   epochs_.closing() ? " (closing)" : " (open)"));
+      }
+      opening_ = message.epoch;
+      return absl::OkStatus();
+    case EpochMessageKind::kDurable:
+      if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
+      if (message.epoch > epochs_.current()) return refuse(absl::StrCat("this node is in epoch ", epochs_.current()));
+      epochs_.SetDurable(message.epoch);
+      if (log_.durable) log_.durable(message.epoch);
+      return absl::OkStatus();
+    case EpochMessageKind::kDrained:
+      if (!is_driver()) return refuse("this node is not the driver");
+      // A second answer to a repeated CLOSE may come after the epoch ended.
+      if (message.epoch < epochs_.current() || (closing_ == 0 && message.epoch == epochs_.current())) {
+        return absl::OkStatus();
+      }
+      if (message.epoch != closing_) return refuse(absl::StrCat("the driver is closing epoch ", closing_));
+      drained_.insert(from);
+      return absl::OkStatus();
+    case EpochMessageKind::kPersisted:
+      if (!is_driver()) return refuse("this node is not the driver");
+      if (message.epoch > epochs_.current()) return refuse(absl::StrCat("the driver is in epoch ", epochs_.current()));
+      persisted_[from] = std::max(persisted_[from], message.epoch);
+      return absl::OkStatus();
+  }
+  return refuse("unknown kind");
+}
+
+void EpochProtocol::Send(uint32_t to, EpochMessageKind kind, uint64_t epoch) {
+  if (to == self_) {
+    // The driver is a node too; a refusal here is a bug, which the counters of the peers' would show.
+    OnMessage(self_, {kind, epoch}).IgnoreError();
+    return;
+  }
+  outbox_.emplace_back(to, EncodeEpochMessage({kind, epoch}));
+}
+
+size_t EpochProtocol::FlushOutbox() {
+  if (outbox_.empty()) return 0;
+  size_t sent = 0;
+  std::vector<std::pair<uint32_t, std::string>> unsent;
+  for (auto& [to, bytes] : outbox_) {
+    // A full ring or a peer not connected yet: try again on a later turn.
+    if (thread_.messenger().Send(to, kLogEpochMessage, bytes).ok()) {
+      ++sent;
+    } else {
+      unsent.emplace_back(to, std::move(bytes));
+    }
+  }
+  outbox_ = std::move(unsent);
+  if (sent > 0) thread_.messenger().Flush().IgnoreError();
+  return sent;
+}
+
+size_t EpochProtocol::Poll() {
+  const absl::Time now = thread_.clock().Now();
+  size_t work = PollNode(now);
+  if (epochs_.driving() && is_driver()) work += PollDriver(now);
+  return work + FlushOutbox();
+}
+
+size_t EpochProtocol::PollNode(absl::Time now) {
+  size_t work = 0;
+  if (opening_ != 0) {
+    // Drained: every state of the closing epoch this node is primary of has been handed to its log.
+    log_.close(opening_ - 1);
+    epochs_.Open(opening_);
+    opening_ = 0;
+    ++work;
+  } else if (!drained_sent_ && epochs_.closing() && epochs_.Drained()) {
+    Send(driver(), EpochMessageKind::kDrained, epochs_.current());
+    drained_sent_ = true;
+    ++work;
+  }
+  if (now >= next_persist_check_) {
+    next_persist_check_ = now + kPersistCheck;
+    auto persisted = log_.persisted();
+    if (persisted.ok() && *persisted > reported_persisted_) {
+      reported_persisted_ = *persisted;
+      Send(driver(), EpochMessageKind::kPersisted, *persisted);
+      ++work;
+    }
+  }
+  return work;
+}
+
+size_t EpochProtocol::PollDriver(absl::Time now) {
+  const std::vector<uint32_t>& members = thread_.replicas().members();
+  size_t work = 0;
+  if (closing_ == 0) {
+    if (now >= next_close_ && opening_ == 0 && !epochs_.closing()) {
+      closing_ = epochs_.current();
+      drained_.clear();
+      resend_close_ = now + kResendClose;
+      for (uint32_t m : members) Send(m, EpochMessageKind::kClose, closing_);
+      ++work;
+    }
+  } else if (std::all_of(members.begin(), members.end(), [&](uint32_t m) { return drained_.contains(m); })) {
+    for (uint32_t m : members) Send(m, EpochMessageKind::kOpen, closing_ + 1);
+    closing_ = 0;
+    next_close_ = now + interval_;
+    ++work;
+  } else if (now >= resend_close_) {
+    resend_close_ = now + kResendClose;
+    for (uint32_t m : members) {
+      if (!drained_.contains(m)) Send(m, EpochMessageKind::kClose, closing_);
+    }
+  }
+  uint64_t durable = UINT64_MAX;
+  for (uint32_t m : members) {
+    auto it = persisted_.find(m);
+    durable = std::min(durable, it == persisted_.end() ? 0 : it->second);
+  }
+  if (!members.empty() && durable > durable_sent_) {
+    durable_sent_ = durable;
+    for (uint32_t m : members) Send(m, EpochMessageKind::kDurable, durable);
+    ++work;
+  }
+  return work;
+}
+
+}  // namespace fathom::txn
