@@ -7,8 +7,9 @@
 // the log's CPU). Every `fold_bytes` of segments, the writer folds them instead: it writes the latest state
 // of every object they touched under one key per object and deletes them, in one atomic write. One key per
 // object is the log's compaction (RocksDB drops the overwritten versions), and a freed object is kept as a
-// state whose live flag is clear, so its slot's incarnation survives too. Open folds what a crash left, and
-// a clean Stop folds everything, so a closed log holds only object keys.
+// state whose live flag is clear, so its slot's incarnation survives too. Only segments whose states are
+// all of durable log epochs are folded (SetDurableEpoch; docs/formats/log-epochs.md): a restart may
+// still drop newer epochs. Open folds what a crash left when it may (always with a cut).
 //
 //   ASSIGN_OR_RETURN(auto log, logging::ObjectLog::Open({.dir = "/data/node1", .node_id = 1}));
 //   txn_options.on_install = logging::InstallObserverFor(log.get());   // txn_hook.h
