@@ -117,6 +117,60 @@ TEST(ObjectLogTest, SegmentsAreFoldedEveryFoldBytesAndAtACleanStop) {
   for (int i = 1; i < 4; ++i) EXPECT_EQ(contents.states[i].payload, "v5");
 }
 
+ObjectState InEpoch(ObjectState state, uint64_t epoch) {
+  state.log_epoch = epoch;
+  return state;
+}
+
+// Log epochs (docs/formats/log-epochs.md): markers reach the disk after their states, only segments of
+// durable epochs are folded, and opening with a cut drops the later epochs for good.
+TEST(ObjectLogTest, EpochsCloseOnDiskOnlyDurableOnesFoldAndACutDropsTheRest) {
+  const std::string dir = FreshDir("epochs");
+  {
+    ASSERT_OK_AND_ASSIGN(auto log, ObjectLog::Open({.dir = dir, .node_id = 1, .fold_bytes = 250}));
+    auto append = [&](ObjectState state) {
+      log->Append(std::move(state));
+      ASSERT_OK(log->WaitForPersisted(absl::Seconds(10)));  // one segment each
+    };
+    append(InEpoch(State(0, 1, "a1"), 1));
+    append(InEpoch(State(64, 1, "b1"), 1));
+    log->CloseEpoch(1);
+    append(InEpoch(State(0, 2, "a2"), 2));
+    log->CloseEpoch(2);
+    append(InEpoch(State(64, 2, "b2"), 3));
+    ASSERT_TRUE(Eventually([&] { return log->PersistedEpoch().value_or(0) == 2; }));
+    append(InEpoch(State(128, 1, "c1"), 3));
+    EXPECT_EQ(log->Stats().folds, 0u) << "past fold_bytes, but no epoch is durable";
+    log->SetDurableEpoch(1);
+    append(InEpoch(State(128, 2, "c2"), 3));
+    EXPECT_EQ(log->Stats().folds, 1u) << "the segments of epoch 1";
+    EXPECT_EQ(log->Stats().closed_epoch, 2u);
+  }  // a clean stop folds nothing more: epochs 2 and 3 are not durable
+  EXPECT_EQ(KeysStartingWith(dir, 'o'), 2);
+  ASSERT_OK_AND_ASSIGN(LogContents contents, ReadLog(dir, 1));
+  EXPECT_EQ(contents.closed_epoch, 2u);
+  auto payloads = [](const std::vector<ObjectState>& states) {
+    std::vector<std::string> out;
+    for (const ObjectState& s : states) out.push_back(s.payload);
+    return out;
+  };
+  EXPECT_EQ(payloads(NewestStates(contents, 1)), (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_EQ(payloads(NewestStates(contents, 2)), (std::vector<std::string>{"a2", "b1"}));
+  EXPECT_EQ(payloads(NewestStates(contents)), (std::vector<std::string>{"a2", "b2", "c2"}));
+  {
+    // A restart restored epochs up to 1: the rest is gone, and the log says it closed 1.
+    ObjectLogOptions options{.dir = dir, .node_id = 1};
+    options.cut = 1;
+    ASSERT_OK_AND_ASSIGN(auto log, ObjectLog::Open(options));
+    ASSERT_OK_AND_ASSIGN(uint64_t closed, log->PersistedEpoch());
+    EXPECT_EQ(closed, 1u);
+  }
+  EXPECT_EQ(KeysStartingWith(dir, 's'), 0);
+  ASSERT_OK_AND_ASSIGN(contents, ReadLog(dir, 1));
+  EXPECT_EQ(contents.closed_epoch, 1u);
+  EXPECT_EQ(payloads(contents.states), (std::vector<std::string>{"a1", "b1"}));
+}
+
 TEST(ObjectLogTest, OpenFoldsTheSegmentsACrashLeft) {
   const std::string dir = FreshDir("fold_at_open");
   {
