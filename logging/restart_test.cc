@@ -222,7 +222,8 @@ TEST(RestartTest, FoldedKeysAndTheSegmentsACrashLeftTogetherRestoreEverything) {
     ASSERT_OK(cluster->WaitForLogs());
     for (int i = 1; i <= 3; ++i) {
       const ObjectLogStats stats = cluster->log(i)->Stats();
-      EXPECT_GE(stats.folds, 2u) << "node " << i;
+      // Folds wait for their epochs to be durable on every node, so how many there are depends on timing.
+      EXPECT_GE(stats.folds, 1u) << "node " << i;
       EXPECT_GT(stats.batches, stats.folds) << "node " << i << ": some batches stayed segments";
     }
     before = cluster->Memory();
