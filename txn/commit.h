@@ -60,7 +60,6 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void OnLockReply(size_t primary, absl::StatusOr<LockGrant> versions);
   // A primary refused because a log epoch was closing: unlock, and LOCK again shortly with a new id.
   void LockAgainLater();
-  static constexpr int kMaxEpochRetries = 1000;
   static constexpr absl::Duration kEpochRetryDelay = absl::Microseconds(50);
   // validate_phase.cc
   void Validate();
@@ -82,7 +81,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   const bool sync_;
   uint64_t log_epoch_ = 0;    // the primaries granted the locks in it (0: no log epochs)
   size_t lock_replies_ = 0;   // granted
-  int epoch_retries_ = 0;
+  absl::Time epoch_retry_deadline_ = absl::InfinitePast();  // set at the first refusal
   TxnId id_;
   std::vector<WriteEntry> writes_;    // lock-record entries, in address order
   std::vector<Replica> primaries_;

@@ -69,9 +69,12 @@ void CommitOperation::OnLockReply(size_t primary, absl::StatusOr<LockGrant> vers
   }
   if (--outstanding_ > 0) return;
   if (!first_error_.ok()) {
-    if (absl::IsAborted(first_error_) && absl::StartsWith(first_error_.message(), kEpochClosing) &&
-        ++epoch_retries_ <= kMaxEpochRetries) {
-      return LockAgainLater();
+    // An epoch closes in well under a millisecond unless a node is slow to answer; the budget is the
+    // commit's RPC timeout.
+    if (absl::IsAborted(first_error_) && absl::StartsWith(first_error_.message(), kEpochClosing)) {
+      const absl::Time now = thread_.clock().Now();
+      if (epoch_retry_deadline_ == absl::InfinitePast()) epoch_retry_deadline_ = now + thread_.options().rpc_timeout;
+      if (now < epoch_retry_deadline_) return LockAgainLater();
     }
     return AbortAll(first_error_);
   }
