@@ -99,6 +99,8 @@ absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message
   switch (message.kind) {
     case EpochMessageKind::kClose:
       if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
+      // The OPEN before it may have come in the same turn, before this node's poller acted on it.
+      if (opening_ != 0 && message.epoch == opening_) FinishOpening();
       if (message.epoch != epochs_.current() || opening_ != 0) {
         return refuse(absl::StrCat("this node is in epoch ", epochs_.current()));
       }
@@ -170,13 +172,17 @@ size_t EpochProtocol::Poll() {
   return work + FlushOutbox();
 }
 
+void EpochProtocol::FinishOpening() {
+  // Drained: every state of the closing epoch this node is primary of has been handed to its log.
+  log_.close(opening_ - 1);
+  epochs_.Open(opening_);
+  opening_ = 0;
+}
+
 size_t EpochProtocol::PollNode(absl::Time now) {
   size_t work = 0;
   if (opening_ != 0) {
-    // Drained: every state of the closing epoch this node is primary of has been handed to its log.
-    log_.close(opening_ - 1);
-    epochs_.Open(opening_);
-    opening_ = 0;
+    FinishOpening();
     ++work;
   } else if (!drained_sent_ && epochs_.closing() && epochs_.Drained()) {
     Send(driver(), EpochMessageKind::kDrained, epochs_.current());

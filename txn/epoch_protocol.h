@@ -43,6 +43,7 @@ class EpochProtocol {
   size_t Poll();
   size_t PollNode(absl::Time now);
   size_t PollDriver(absl::Time now);
+  void FinishOpening();  // after OPEN: marker, then locks in the new epoch
   void Send(uint32_t to, EpochMessageKind kind, uint64_t epoch);
   size_t FlushOutbox();
   uint32_t driver();

@@ -22,6 +22,7 @@ void LogEpochs::Released(uint64_t epoch) {
 void LogEpochs::Close() {
   MutexLock lock(&mu_);
   closing_ = true;
+  closing_flag_.store(true, std::memory_order_release);
 }
 
 bool LogEpochs::Drained() const {
@@ -33,16 +34,12 @@ void LogEpochs::Open(uint64_t next) {
   MutexLock lock(&mu_);
   current_ = next;
   closing_ = false;
+  closing_flag_.store(false, std::memory_order_release);
 }
 
 uint64_t LogEpochs::current() const {
   MutexLock lock(&mu_);
   return current_;
-}
-
-bool LogEpochs::closing() const {
-  MutexLock lock(&mu_);
-  return closing_;
 }
 
 void LogEpochs::SetDurable(uint64_t epoch) {

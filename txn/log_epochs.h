@@ -55,7 +55,7 @@ class LogEpochs {
   bool Drained() const;                        // closing, and no lock of the current epoch held
   void Open(uint64_t next);                    // locks are granted in `next`
   uint64_t current() const;
-  bool closing() const;
+  bool closing() const { return closing_flag_.load(std::memory_order_acquire); }  // no lock: polled
 
   // Whether this node drives the protocol if it is the driver (TransactionService::StartLogEpochs).
   void StartDriving() { driving_.store(true, std::memory_order_release); }
@@ -72,6 +72,7 @@ class LogEpochs {
   std::map<uint64_t, uint64_t> locks_ ABSL_GUARDED_BY(mu_);  // epoch -> locks granted, not yet released
   std::atomic<uint64_t> durable_{0};
   std::atomic<bool> driving_{false};
+  std::atomic<bool> closing_flag_{false};  // closing_, readable without the mutex
 };
 
 }  // namespace fathom::txn
