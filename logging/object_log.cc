@@ -279,15 +279,17 @@ uint64_t ObjectLog::Append(ObjectState state) {
   return position;
 }
 
-absl::StatusOr<uint64_t> ObjectLog::PersistedPosition() const {
+absl::StatusOr<uint64_t> ObjectLog::Persisted(uint64_t ObjectLogStats::*field) const {
   Core& c = *core_;
   MutexLock lock(&c.mu);
   if (c.gap_position != 0) {
     return absl::DataLossError(absl::StrCat("log ", options_.dir, ": states dropped (queue full) from position ",
                                             c.gap_position, ", it cannot persist them"));
   }
-  return c.stats.persisted_position;
+  return c.stats.*field;
 }
+
+absl::StatusOr<uint64_t> ObjectLog::PersistedPosition() const { return Persisted(&ObjectLogStats::persisted_position); }
 
 absl::Status ObjectLog::WaitForPersisted(absl::Duration timeout) {
   Core& c = *core_;
@@ -327,15 +329,7 @@ void ObjectLog::CloseEpoch(uint64_t epoch) {
   c.work_cv.Signal();
 }
 
-absl::StatusOr<uint64_t> ObjectLog::PersistedEpoch() const {
-  Core& c = *core_;
-  MutexLock lock(&c.mu);
-  if (c.gap_position != 0) {
-    return absl::DataLossError(absl::StrCat("log ", options_.dir, ": states dropped (queue full) from position ",
-                                            c.gap_position, ", it cannot persist them"));
-  }
-  return c.stats.closed_epoch;
-}
+absl::StatusOr<uint64_t> ObjectLog::PersistedEpoch() const { return Persisted(&ObjectLogStats::closed_epoch); }
 
 void ObjectLog::SetDurableEpoch(uint64_t epoch) {
   Core& c = *core_;

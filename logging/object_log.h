@@ -138,6 +138,8 @@ class ObjectLog {
  private:
   struct Core;
   ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position, uint64_t closed_epoch);
+  // A persisted counter, or DataLoss once states were dropped.
+  absl::StatusOr<uint64_t> Persisted(uint64_t ObjectLogStats::*field) const;
   void StartWriter();
   void WriterLoop();
   // Writes `batch` (writer thread) as a segment, with m:closed = `closes` if non-zero, and folds the
