@@ -85,6 +85,11 @@ absl::Status EpochProtocol::Install() {
   return absl::OkStatus();
 }
 
+bool EpochProtocol::is_member() {
+  const std::vector<uint32_t>& members = thread_.replicas().members();
+  return std::binary_search(members.begin(), members.end(), self_);
+}
+
 uint32_t EpochProtocol::driver() {
   const std::vector<uint32_t>& members = thread_.replicas().members();
   return members.empty() ? self_ : members.front();
@@ -117,7 +122,10 @@ absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message
       return absl::OkStatus();
     case EpochMessageKind::kDurable:
       if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
-      if (message.epoch > epochs_.current()) return refuse(absl::StrCat("this node is in epoch ", epochs_.current()));
+      // A client (not a member) never takes part in an epoch, so its own is no bound.
+      if (is_member() && message.epoch > epochs_.current()) {
+        return refuse(absl::StrCat("this node is in epoch ", epochs_.current()));
+      }
       epochs_.SetDurable(message.epoch);
       if (log_.durable) log_.durable(message.epoch);
       return absl::OkStatus();
@@ -231,6 +239,10 @@ size_t EpochProtocol::PollDriver(absl::Time now) {
   if (!members.empty() && durable > durable_sent_) {
     durable_sent_ = durable;
     for (uint32_t m : members) Send(m, EpochMessageKind::kDurable, durable);
+    // Client nodes coordinate transactions too, and their sync commits wait for this.
+    for (uint32_t peer : thread_.thread().peer_ids()) {
+      if (!std::binary_search(members.begin(), members.end(), peer)) Send(peer, EpochMessageKind::kDurable, durable);
+    }
     ++work;
   }
   return work;

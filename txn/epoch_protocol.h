@@ -1,7 +1,7 @@
 // The log epoch protocol (log_epochs.h explains why; docs/formats/log-epochs.md has the messages): one
-// per node, on node thread 0. Every node answers the driver's CLOSE and OPEN and reports how far its log
-// is; the driver (the member with the smallest id) also ends an epoch every log_epoch_interval and tells
-// everyone which epoch is durable.
+// per node, on node thread 0. Every member answers the driver's CLOSE and OPEN and reports how far its
+// log is; the driver (the member with the smallest id) also ends an epoch every log_epoch_interval and
+// tells every member, and every other node connected to it (clients), which epoch is durable.
 #ifndef FATHOM_TXN_EPOCH_PROTOCOL_H_
 #define FATHOM_TXN_EPOCH_PROTOCOL_H_
 
@@ -48,6 +48,7 @@ class EpochProtocol {
   size_t FlushOutbox();
   uint32_t driver();
   bool is_driver() { return driver() == self_; }
+  bool is_member();
 
   TxnThread& thread_;
   LogEpochs& epochs_;

@@ -37,6 +37,12 @@ struct EpochLog {
   std::function<absl::StatusOr<uint64_t>()> persisted;
   // Every member's log has every epoch <= `epoch` on disk: the log may fold their states.
   std::function<void(uint64_t epoch)> durable;
+
+  // For a client node (not a member, no log) whose transactions use Durability::kSync: it learns which
+  // epoch is durable from the driver and logs nothing.
+  static EpochLog ForClient() {
+    return {[](uint64_t) {}, []() -> absl::StatusOr<uint64_t> { return 0; }, [](uint64_t) {}};
+  }
 };
 
 struct TxnOptions {

@@ -64,6 +64,13 @@ PeerConnection* NodeThread::peer(uint32_t node_id) {
   return it == peers_.end() ? nullptr : &it->second;
 }
 
+std::vector<uint32_t> NodeThread::peer_ids() const {
+  std::vector<uint32_t> ids;
+  ids.reserve(peers_.size());
+  for (const auto& [id, connection] : peers_) ids.push_back(id);
+  return ids;
+}
+
 PeerConnection& NodeThread::AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint) {
   PeerConnection& connection = peers_[node_id];
   connection.endpoint = std::move(endpoint);

@@ -87,6 +87,7 @@ class NodeThread {
   // and a turn that did nothing counts as idle. Kept until the thread stops.
   void AddPoller(absl::AnyInvocable<size_t()> poll) { pollers_.push_back(std::move(poll)); }
   PeerConnection* peer(uint32_t node_id);
+  std::vector<uint32_t> peer_ids() const;  // every peer this thread is connected to, in no order
   PeerConnection& AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint);
   // Destroys the connection (its endpoint fails what is still in flight through it).
   void RemovePeer(uint32_t node_id);

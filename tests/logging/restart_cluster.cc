@@ -69,7 +69,11 @@ absl::Status RestartCluster::StartClient() {
   auto node = node::Node::Start(options, std::move(*fabric));
   if (!node.ok()) return node.status();
   client_node_ = std::move(*node);
-  auto txns = txn::TransactionService::Attach(client_node_.get());
+  // A client of the log epochs: its sync transactions learn from the driver when they are durable.
+  txn::TxnOptions txn_options;
+  txn_options.epoch_log = txn::EpochLog::ForClient();
+  txn_options.start_log_epochs = false;  // never the driver
+  auto txns = txn::TransactionService::Attach(client_node_.get(), txn_options);
   if (!txns.ok()) return txns.status();
   client_txns_ = std::move(*txns);
   if (absl::Status s = client_node_->JoinPeers(); !s.ok()) return s;
