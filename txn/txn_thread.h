@@ -99,7 +99,7 @@ class TxnThread {
   // The commit protocol (commit.h). OK, Aborted (conflict: retry), Unavailable (a replica is unreachable
   // or the outcome is unknown), InvalidArgument; for Durability::kSync also FailedPrecondition (no log
   // epochs) and DeadlineExceeded (committed, but its log epoch not durable within sync_timeout). While a
-  // log epoch closes, primaries refuse locks: Aborted, retry.
+  // log epoch closes, primaries refuse locks; the commit locks again itself (epoch_retries).
   void Commit(std::shared_ptr<TxState> tx, DoneCallback done);
   // Gives back what the transaction reserved; no messages to primaries are needed (nothing is locked).
   void Abort(TxState& tx);
