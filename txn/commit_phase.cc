@@ -136,6 +136,7 @@ void CommitOperation::Finish(absl::Status status) {
           "not known to be durable"));
     } else if (thread_.log_epochs()->durable() < log_epoch_) {
       ++thread_.stats().sync_waits;
+      thread_.log_epochs()->RequestClose(log_epoch_);
       return WaitDurable(thread_.clock().Now() + thread_.options().sync_timeout);
     }
   }

@@ -15,6 +15,8 @@ constexpr size_t kEpochMessageBytes = 16;
 // A member that has not answered CLOSE (it may not have attached its transaction layer yet, and the
 // message was refused) is asked again this often.
 constexpr absl::Duration kResendClose = absl::Milliseconds(100);
+// The shortest epoch a sync commit's HURRY makes: a close refuses locks for a moment, so not back to back.
+constexpr absl::Duration kMinEpoch = absl::Milliseconds(1);
 // How often a node looks whether its log has persisted a newer marker.
 constexpr absl::Duration kPersistCheck = absl::Microseconds(200);
 
@@ -25,6 +27,7 @@ const char* KindName(EpochMessageKind kind) {
     case EpochMessageKind::kOpen: return "OPEN";
     case EpochMessageKind::kPersisted: return "PERSISTED";
     case EpochMessageKind::kDurable: return "DURABLE";
+    case EpochMessageKind::kHurry: return "HURRY";
   }
   return "?";
 }
@@ -49,13 +52,13 @@ absl::StatusOr<EpochMessage> DecodeEpochMessage(std::string_view bytes) {
     return malformed(absl::StrCat("format ", static_cast<int>(static_cast<uint8_t>(bytes[0]))));
   }
   const uint8_t kind = static_cast<uint8_t>(bytes[1]);
-  if (kind < 1 || kind > 5) return malformed(absl::StrCat("unknown kind ", kind));
+  if (kind < 1 || kind > 6) return malformed(absl::StrCat("unknown kind ", kind));
   for (size_t i = 2; i < 8; ++i) {
     if (bytes[i] != 0) return malformed("reserved bytes set");
   }
   EpochMessage message{static_cast<EpochMessageKind>(kind), fabric::LoadU64(bytes.data() + 8)};
   if (message.epoch == 0 && message.kind != EpochMessageKind::kPersisted &&
-      message.kind != EpochMessageKind::kDurable) {
+      message.kind != EpochMessageKind::kDurable) {  // HURRY names an epoch >= 1 too
     return malformed(absl::StrCat(KindName(message.kind), " of epoch 0"));
   }
   return message;
@@ -80,6 +83,7 @@ absl::Status EpochProtocol::Install() {
   }
   const absl::Time now = thread_.clock().Now();
   next_close_ = now + interval_;
+  opened_ = now;
   next_persist_check_ = now;
   thread_.thread().AddPoller([this] { return Poll(); });
   return absl::OkStatus();
@@ -137,6 +141,11 @@ absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message
       }
       if (message.epoch != closing_) return refuse(absl::StrCat("the driver is closing epoch ", closing_));
       drained_.insert(from);
+      return absl::OkStatus();
+    case EpochMessageKind::kHurry:
+      if (!is_driver()) return refuse("this node is not the driver");
+      // Only the current epoch can end sooner (an older one has ended; a later one is not known yet).
+      if (message.epoch == epochs_.current() && closing_ == 0) next_close_ = std::min(next_close_, opened_ + kMinEpoch);
       return absl::OkStatus();
     case EpochMessageKind::kPersisted:
       if (!is_driver()) return refuse("this node is not the driver");
@@ -197,6 +206,7 @@ size_t EpochProtocol::PollNode(absl::Time now) {
     drained_sent_ = true;
     ++work;
   }
+  if (const uint64_t hurry = epochs_.TakeCloseRequest(); hurry != 0) Send(driver(), EpochMessageKind::kHurry, hurry);
   if (now >= next_persist_check_) {
     next_persist_check_ = now + kPersistCheck;
     auto persisted = log_.persisted();
@@ -223,6 +233,7 @@ size_t EpochProtocol::PollDriver(absl::Time now) {
   } else if (std::all_of(members.begin(), members.end(), [&](uint32_t m) { return drained_.contains(m); })) {
     for (uint32_t m : members) Send(m, EpochMessageKind::kOpen, closing_ + 1);
     closing_ = 0;
+    opened_ = now;
     next_close_ = now + interval_;
     ++work;
   } else if (now >= resend_close_) {

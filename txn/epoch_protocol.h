@@ -22,7 +22,14 @@ namespace fathom::txn {
 
 class TxnThread;
 
-enum class EpochMessageKind : uint8_t { kClose = 1, kDrained = 2, kOpen = 3, kPersisted = 4, kDurable = 5 };
+enum class EpochMessageKind : uint8_t {
+  kClose = 1,
+  kDrained = 2,
+  kOpen = 3,
+  kPersisted = 4,
+  kDurable = 5,
+  kHurry = 6,  // to the driver: a sync commit of this epoch waits, end it soon
+};
 
 struct EpochMessage {
   EpochMessageKind kind = EpochMessageKind::kClose;
@@ -67,6 +74,7 @@ class EpochProtocol {
   uint64_t closing_ = 0;               // the epoch being closed (0: none)
   std::set<uint32_t> drained_;         // members that answered DRAINED for it
   absl::Time next_close_;              // when the current epoch is closed
+  absl::Time opened_;                  // when the driver last sent OPEN
   absl::Time resend_close_;            // CLOSE again to members that have not answered (a late starter)
   std::map<uint32_t, uint64_t> persisted_;  // member -> newest epoch on its disk
   uint64_t durable_sent_ = 0;

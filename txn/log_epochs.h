@@ -61,6 +61,14 @@ class LogEpochs {
   void StartDriving() { driving_.store(true, std::memory_order_release); }
   bool driving() const { return driving_.load(std::memory_order_acquire); }
 
+  // A sync commit of `epoch` waits: the driver is asked to end it early (any thread; thread 0 sends it).
+  void RequestClose(uint64_t epoch) {
+    uint64_t seen = close_request_.load(std::memory_order_relaxed);
+    while (epoch > seen && !close_request_.compare_exchange_weak(seen, epoch, std::memory_order_relaxed)) {
+    }
+  }
+  uint64_t TakeCloseRequest() { return close_request_.exchange(0, std::memory_order_relaxed); }
+
   // The newest epoch whose marker every member's log has on disk (0: none yet).
   void SetDurable(uint64_t epoch);
   uint64_t durable() const { return durable_.load(std::memory_order_acquire); }
@@ -73,6 +81,7 @@ class LogEpochs {
   std::atomic<uint64_t> durable_{0};
   std::atomic<bool> driving_{false};
   std::atomic<bool> closing_flag_{false};  // closing_, readable without the mutex
+  std::atomic<uint64_t> close_request_{0};
 };
 
 }  // namespace fathom::txn

@@ -38,7 +38,7 @@ TEST(LogEpochsTest, DurableOnlyGrows) {
 
 TEST(EpochMessageTest, RoundTripsAndRefusesDamage) {
   for (auto kind : {EpochMessageKind::kClose, EpochMessageKind::kDrained, EpochMessageKind::kOpen,
-                    EpochMessageKind::kPersisted, EpochMessageKind::kDurable}) {
+                    EpochMessageKind::kPersisted, EpochMessageKind::kDurable, EpochMessageKind::kHurry}) {
     ASSERT_OK_AND_ASSIGN(EpochMessage m, DecodeEpochMessage(EncodeEpochMessage({kind, 77})));
     EXPECT_EQ(m.kind, kind);
     EXPECT_EQ(m.epoch, 77u);
@@ -52,7 +52,7 @@ TEST(EpochMessageTest, RoundTripsAndRefusesDamage) {
   std::string s = good;
   s[0] = 2;
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeEpochMessage(s).status())) << "format";
-  for (char kind : {0, 6, 100}) {
+  for (char kind : {0, 7, 100}) {
     s = good;
     s[1] = kind;
     EXPECT_TRUE(absl::IsInvalidArgument(DecodeEpochMessage(s).status())) << "kind " << int(kind);
