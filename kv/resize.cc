@@ -1,0 +1,218 @@
+// Table::Resize: a new generation of a table built beside the old one, published through the catalog.
+//
+//   1. freeze   every old bucket gets kBucketFrozen (bucket 0 first, in the first transaction: whoever
+//               freezes it owns the resize). PUT/DELETE that read a frozen bucket are rejected before
+//               writing and wait; a write that read a bucket before it froze fails validation or locking at
+//               commit (the freeze changed its version). From here the old generation no longer changes.
+//               GETs still read it: it holds the latest value of every key.
+//   2. build    the new generation (epoch + 1) in newly allocated buckets, unpublished: nobody else sees it.
+//   3. copy     every entry of the (frozen) old buckets into the new ones, by transactions; out-of-line
+//               entries keep their value objects, which now belong to the new generation.
+//   4. retire   every old bucket's epoch word becomes the new epoch: any GET or PUT holding the old
+//               generation that reads it is rejected, refetches the descriptor and retries (if the new one
+//               is not published yet it waits).
+//   5. publish  the catalog swaps the descriptor (compare-and-set on the old one): from now on operations
+//               that refetch get the new generation, and only now can anyone write to it.
+//   6. free     after a grace period, the old buckets (not their value objects), chunks and root.
+//
+// Why no key is lost, duplicated or read stale (linearizability; also docs/formats/kv.md, "Resize"):
+// writes to the old generation stop at 1 and writes to the new one start after 5, and 3 copies each key
+// once between them, so at every moment exactly one generation is authoritative: the old one until 5,
+// the new one after. A GET that reads an old bucket whose epoch word still matches read it before 4, so
+// before 5, when the old generation was authoritative: its answer was the key's value at that read.
+// A GET that misses over several buckets is validated at commit as before; a retire in between fails it.
+// A GET of the new generation only exists after 5 (it got the descriptor from the catalog).
+//
+// Not yet: a resize whose process dies between 1 and 5 leaves the table frozen (no recovery of an
+// interrupted resize), and tables only grow or shrink as a whole (no incremental, per-shard resize).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "kv/kv.h"
+#include "kv/operation.h"
+#include "kv/table_objects.h"
+#include "platform/base/status_macros.h"
+
+namespace fathom::kv {
+namespace {
+
+// Buckets read per rewrite transaction, and the most bucket payload one commit writes (its records must
+// fit a ring message, a quarter of a 64 KiB ring).
+constexpr size_t kRewriteRead = 16;
+constexpr size_t kRewriteBytes = 8192;
+// Entries a copy transaction inserts (each dirties a bucket or a few).
+constexpr size_t kCopyEntries = 4;
+constexpr absl::Duration kPoll = absl::Milliseconds(1);
+
+absl::Status Busy() { return absl::AbortedError("another resize froze this table first"); }
+
+// Rewrites every bucket of `refs` through `change` (which may refuse with an error), in transactions of
+// at most kRewriteBytes of payload. `change` returns OK to write, or an error to stop.
+absl::Status RewriteBuckets(txn::TransactionService& txns, const std::vector<object::ObjectRef>& refs,
+                            const std::function<absl::Status(Bucket&)>& change) {
+  size_t at = 0;
+  while (at < refs.size()) {
+    size_t next = at;
+    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
+      const std::vector<object::ObjectRef> batch(refs.begin() + at,
+                                                 refs.begin() + std::min(refs.size(), at + kRewriteRead));
+      ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
+      size_t written = 0;
+      next = at;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(bytes[i]));
+        RETURN_IF_ERROR(change(bucket));
+        const std::string encoded = EncodeBucket(bucket);
+        if (i > 0 && written + encoded.size() > kRewriteBytes) break;  // the rest in the next transaction
+        RETURN_IF_ERROR(tx.Write(batch[i], encoded));
+        written += encoded.size();
+        next = at + i + 1;
+      }
+      return absl::OkStatus();
+    }));
+    at = next;
+  }
+  return absl::OkStatus();
+}
+
+// One old bucket's entries with their keys (an out-of-line entry's key is in its value object).
+absl::StatusOr<std::vector<std::pair<std::string, Entry>>> EntriesOf(txn::Transaction& tx, const Bucket& bucket) {
+  std::vector<std::pair<std::string, Entry>> out;
+  for (const Entry& e : bucket.entries) {
+    if (e.is_inline) {
+      out.emplace_back(e.key, e);
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::string payload, tx.Read(e.ref));
+    if (payload.size() < 4 + size_t{e.key_bytes}) return absl::DataLossError("kv value object shorter than its key");
+    out.emplace_back(payload.substr(4, e.key_bytes), e);
+  }
+  return out;
+}
+
+// Copies every entry of the frozen `from` into the unpublished `to`.
+absl::Status CopyEntries(txn::TransactionService& txns, const TableState& from,
+                         const std::shared_ptr<const TableState>& to) {
+  for (size_t at = 0; at < from.bucket_refs.size(); at += kRewriteRead) {
+    const std::vector<object::ObjectRef> batch(
+        from.bucket_refs.begin() + at, from.bucket_refs.begin() + std::min(from.bucket_refs.size(), at + kRewriteRead));
+    std::vector<std::pair<std::string, Entry>> entries;
+    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
+      entries.clear();
+      ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
+      for (const std::string& b : bytes) {
+        ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(b));
+        ASSIGN_OR_RETURN(auto some, EntriesOf(tx, bucket));
+        entries.insert(entries.end(), some.begin(), some.end());
+      }
+      return absl::OkStatus();
+    }));
+    for (size_t e = 0; e < entries.size(); e += kCopyEntries) {
+      RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
+        for (size_t i = e; i < std::min(entries.size(), e + kCopyEntries); ++i) {
+          absl::Status put = absl::InternalError("kv copy did not finish");
+          InsertEntry(to, BlockingOps(tx), entries[i].first, entries[i].second, [&put](absl::Status s) { put = s; });
+          RETURN_IF_ERROR(put);
+        }
+        return absl::OkStatus();
+      }));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Waits until the catalog names a generation of `name` newer than `epoch` (another resize's).
+absl::Status WaitForNewer(Catalog& catalog, std::string_view name, uint64_t epoch, const ResizeOptions& options) {
+  const absl::Time give_up = absl::Now() + options.wait_for_other;
+  for (;;) {
+    ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+    if (info.epoch > epoch) return absl::OkStatus();
+    if (absl::Now() >= give_up) {
+      return absl::UnavailableError(absl::StrCat("kv table \"", std::string(name), "\": a resize froze it at epoch ",
+                                                 epoch, " and has not published"));
+    }
+    options.sleep(kPoll);
+  }
+}
+
+}  // namespace
+
+absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std::string_view name,
+                           ResizeOptions options) {
+  if (!options.sleep) options.sleep = [](absl::Duration d) { absl::SleepFor(d); };
+  auto step = [&options](std::string_view s) {
+    if (options.after_step) options.after_step(s);
+  };
+  ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+  ASSIGN_OR_RETURN(std::shared_ptr<TableState> old, LoadState(txns, info));
+  Root root = old->root;
+  root.buckets = options.buckets != 0 ? options.buckets : old->root.buckets * 2;
+  root.epoch = old->epoch() + 1;
+  {
+    TableOptions o;
+    o.kind = root.kind;
+    o.buckets = root.buckets;
+    o.max_key_bytes = root.max_key_bytes;
+    o.max_value_bytes = root.max_value_bytes;
+    o.inline_bytes = root.inline_bytes;
+    RETURN_IF_ERROR(CheckTableOptions(info.name, o));
+  }
+
+  // 1. Freeze.
+  const uint32_t old_word = old->epoch_word();
+  absl::Status frozen = RewriteBuckets(txns, old->bucket_refs, [old_word](Bucket& b) -> absl::Status {
+    if (b.epoch != old_word || (b.flags & kBucketFrozen) != 0) return Busy();
+    b.flags |= kBucketFrozen;
+    return absl::OkStatus();
+  });
+  auto unfreeze = [&] {
+    return RewriteBuckets(txns, old->bucket_refs, [](Bucket& b) {
+      b.flags &= static_cast<uint8_t>(~kBucketFrozen);
+      return absl::OkStatus();
+    });
+  };
+  if (!frozen.ok()) {
+    // Another resize got there first (or already finished and freed the buckets): wait for it.
+    if (absl::IsAborted(frozen) || absl::IsNotFound(frozen) || absl::IsFailedPrecondition(frozen)) {
+      return WaitForNewer(catalog, info.name, info.epoch, options);
+    }
+    unfreeze().IgnoreError();  // whatever froze before the error goes back to work
+    return frozen;
+  }
+  step("frozen");
+
+  // 2 and 3. Build and copy; on failure the old generation goes back to work.
+  absl::StatusOr<std::shared_ptr<TableState>> built = BuildGeneration(txns, info.name, root);
+  absl::Status copied = built.ok() ? CopyEntries(txns, *old, *built) : built.status();
+  if (!copied.ok()) {
+    if (built.ok()) FreeGeneration(txns, **built, /*values=*/false).IgnoreError();
+    if (absl::Status s = unfreeze(); !s.ok()) {
+      return absl::DataLossError(absl::StrCat("kv table \"", info.name, "\": resize failed (", copied.ToString(),
+                                              ") and the table stays frozen: ", s.ToString()));
+    }
+    return copied;
+  }
+  std::shared_ptr<TableState> next = std::move(*built);
+  step("copied");
+
+  // 4. Retire: the old epoch word no longer matches what its holders expect.
+  RETURN_IF_ERROR(RewriteBuckets(txns, old->bucket_refs, [word = next->epoch_word()](Bucket& b) {
+    b.epoch = word;
+    return absl::OkStatus();
+  }));
+  step("retired");
+
+  // 5. Publish.
+  if (absl::Status published = catalog.Replace(info, next->info()); !published.ok()) {
+    // Dropped meanwhile (a resize holds bucket 0, so no other resize published).
+    FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
+    return published;
+  }
+  step("published");
+
+  // 6. Free the old generation once its readers have had time to move.
+  options.sleep(options.grace);
+  return FreeGeneration(txns, *old, /*values=*/false);
+}
+
+}  // namespace fathom::kv
