@@ -97,6 +97,10 @@ class Run : public std::enable_shared_from_this<Run> {
         std::vector<object::ObjectRef> refs;
         for (uint64_t b : step.buckets) refs.push_back(table_->bucket_refs[b]);
         ops_->ReadMany(std::move(refs), [self, buckets = step.buckets](absl::StatusOr<std::vector<std::string>> r) {
+          // Buckets are freed only with their generation (after a resize, or a drop): refetch the table.
+          if (absl::IsNotFound(r.status()) || absl::IsFailedPrecondition(r.status())) {
+            return self->Fail(TableMovedError(std::string(r.status().message())));
+          }
           if (!r.ok()) return self->Fail(r.status());
           for (size_t i = 0; i < buckets.size(); ++i) {
             auto bucket = DecodeBucket((*r)[i]);
