@@ -37,25 +37,37 @@ namespace fathom::kv {
 namespace {
 
 // Buckets read per rewrite transaction, and the most bucket payload one commit writes (its records must
-// fit a ring message, a quarter of a 64 KiB ring).
+// fit a ring message, a quarter of a 64 KiB ring). Freezing goes in smaller steps: each step competes
+// with the table's writers (any write to a bucket it read makes it retry).
 constexpr size_t kRewriteRead = 16;
+constexpr size_t kFreezeRead = 4;
 constexpr size_t kRewriteBytes = 8192;
 // Entries a copy transaction inserts (each dirties a bucket or a few).
 constexpr size_t kCopyEntries = 4;
 constexpr absl::Duration kPoll = absl::Milliseconds(1);
 
-absl::Status Busy() { return absl::AbortedError("another resize froze this table first"); }
+// Not Aborted: RunTransaction would retry that.
+absl::Status Busy() { return absl::AlreadyExistsError("another resize froze this table first"); }
+
+// The resize's transactions on the old generation compete with its writers until they are frozen out:
+// retry far longer than a client would rather than give up halfway.
+txn::RetryOptions Persistent() {
+  txn::RetryOptions retry;
+  retry.max_attempts = 5000;
+  retry.max_backoff = absl::Milliseconds(2);
+  return retry;
+}
 
 // Rewrites every bucket of `refs` through `change` (which may refuse with an error), in transactions of
 // at most kRewriteBytes of payload. `change` returns OK to write, or an error to stop.
 absl::Status RewriteBuckets(txn::TransactionService& txns, const std::vector<object::ObjectRef>& refs,
-                            const std::function<absl::Status(Bucket&)>& change) {
+                            size_t per_transaction, const std::function<absl::Status(Bucket&)>& change) {
   size_t at = 0;
   while (at < refs.size()) {
     size_t next = at;
     RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
       const std::vector<object::ObjectRef> batch(refs.begin() + at,
-                                                 refs.begin() + std::min(refs.size(), at + kRewriteRead));
+                                                 refs.begin() + std::min(refs.size(), at + per_transaction));
       ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
       size_t written = 0;
       next = at;
@@ -69,7 +81,7 @@ absl::Status RewriteBuckets(txn::TransactionService& txns, const std::vector<obj
         next = at + i + 1;
       }
       return absl::OkStatus();
-    }));
+    }, Persistent()));
     at = next;
   }
   return absl::OkStatus();
@@ -160,20 +172,20 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
 
   // 1. Freeze.
   const uint32_t old_word = old->epoch_word();
-  absl::Status frozen = RewriteBuckets(txns, old->bucket_refs, [old_word](Bucket& b) -> absl::Status {
+  absl::Status frozen = RewriteBuckets(txns, old->bucket_refs, kFreezeRead, [old_word](Bucket& b) -> absl::Status {
     if (b.epoch != old_word || (b.flags & kBucketFrozen) != 0) return Busy();
     b.flags |= kBucketFrozen;
     return absl::OkStatus();
   });
   auto unfreeze = [&] {
-    return RewriteBuckets(txns, old->bucket_refs, [](Bucket& b) {
+    return RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [](Bucket& b) {
       b.flags &= static_cast<uint8_t>(~kBucketFrozen);
       return absl::OkStatus();
     });
   };
   if (!frozen.ok()) {
     // Another resize got there first (or already finished and freed the buckets): wait for it.
-    if (absl::IsAborted(frozen) || absl::IsNotFound(frozen) || absl::IsFailedPrecondition(frozen)) {
+    if (absl::IsAlreadyExists(frozen) || absl::IsNotFound(frozen) || absl::IsFailedPrecondition(frozen)) {
       return WaitForNewer(catalog, info.name, info.epoch, options);
     }
     unfreeze().IgnoreError();  // whatever froze before the error goes back to work
@@ -196,7 +208,7 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
   step("copied");
 
   // 4. Retire: the old epoch word no longer matches what its holders expect.
-  RETURN_IF_ERROR(RewriteBuckets(txns, old->bucket_refs, [word = next->epoch_word()](Bucket& b) {
+  RETURN_IF_ERROR(RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [word = next->epoch_word()](Bucket& b) {
     b.epoch = word;
     return absl::OkStatus();
   }));
