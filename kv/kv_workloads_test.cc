@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "kv/kv.h"
+#include "kv/kv_cluster_test.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/sim/test_seed.h"
@@ -47,7 +48,7 @@ std::vector<int64_t> DecodeList(const std::string& text) {
   return list;
 }
 
-class KvWorkloadTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>> {
+class KvWorkloadTest : public ::testing::TestWithParam<FabricAndIndex> {
  protected:
   static Fabric fabric() { return std::get<0>(GetParam()); }
   static IndexKind kind() { return std::get<1>(GetParam()); }
@@ -277,14 +278,7 @@ TEST_P(KvWorkloadTest, BankOnKvKeysConservesTheTotal) {
   ASSERT_OK(cluster->CheckReplicasIdentical());
 }
 
-INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, KvWorkloadTest,
-                         ::testing::Combine(::testing::Values(Fabric::kShm, Fabric::kSim),
-                                            ::testing::Values(IndexKind::kHopscotch, IndexKind::kCuckoo)),
-                         [](const auto& info) {
-                           return absl::StrCat(txn::testing::TestFabricName(std::get<0>(info.param)),
-                                               std::get<1>(info.param) == IndexKind::kHopscotch ? "Hopscotch"
-                                                                                               : "Cuckoo");
-                         });
+INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, KvWorkloadTest, AllFabricsAndIndexes(), FabricAndIndexName);
 
 }  // namespace
 }  // namespace fathom::kv

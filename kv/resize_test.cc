@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kv/kv.h"
+#include "kv/kv_cluster_test.h"
 #include "kv/table_state.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
@@ -57,23 +58,8 @@ absl::StatusOr<std::multiset<std::string>> StoredKeys(txn::TransactionService& t
   return keys;
 }
 
-class ResizeTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>> {
+class ResizeTest : public KvClusterTest {
  protected:
-  void SetUp() override {
-    seed_ = fabric::sim::TestSeed();
-    auto cluster = TxnCluster::Start(txn::testing::TestClusterOptions(fabric(), seed_));
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = std::move(*cluster);
-  }
-
-  txn::TransactionService& txns(uint32_t node) { return cluster_->service(node); }
-  static Fabric fabric() { return std::get<0>(GetParam()); }
-  static IndexKind kind() { return std::get<1>(GetParam()); }
-  static TableOptions With(TableOptions o) {
-    o.kind = kind();
-    return o;
-  }
-
   // The table holds exactly the model's keys, each once.
   void ExpectStoredKeys(const std::string& name, const std::map<std::string, std::string>& model) {
     ASSERT_OK_AND_ASSIGN(std::multiset<std::string> stored, StoredKeys(txns(2), catalog_, name));
@@ -81,24 +67,6 @@ class ResizeTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>
     for (const auto& [key, value] : model) expected.insert(key);
     EXPECT_EQ(stored, expected);
   }
-
-  // A lock-free GET from node `node`'s first thread, with its count of reads.
-  GetResult GetOnNodeThread(const Table& t, uint32_t node, const std::string& key) {
-    auto done = std::make_shared<Notification>();
-    auto result = std::make_shared<GetResult>();
-    EXPECT_OK(txns(node).Post(0, [t, key, done, result](txn::TxnThread& thread) {
-      t.GetAsync(thread, key, [done, result](GetResult r) {
-        *result = std::move(r);
-        done->Notify();
-      });
-    }));
-    if (!done->WaitForNotificationWithTimeout(absl::Seconds(60))) return GetResult{absl::DeadlineExceededError("GET"), 0};
-    return *result;
-  }
-
-  uint64_t seed_ = 0;
-  std::unique_ptr<TxnCluster> cluster_;
-  InProcessCatalog catalog_;
 };
 
 TEST_P(ResizeTest, AgreesWithAMapWithResizesInTheMiddle) {
@@ -107,11 +75,8 @@ TEST_P(ResizeTest, AgreesWithAMapWithResizesInTheMiddle) {
   ASSERT_OK_AND_ASSIGN(Table created, Table::Create(txns(1), catalog_, "model",
                                                     With({.buckets = 8, .inline_bytes = 64, .grow_at_load = 0.7})));
   // Handles on every node, opened now: each resize leaves all but the resizer's on an old generation.
-  std::vector<Table> tables = {created};
-  for (uint32_t n = 2; n <= 3; ++n) {
-    ASSERT_OK_AND_ASSIGN(Table t, Table::Open(txns(n), catalog_, "model"));
-    tables.push_back(t);
-  }
+  const std::vector<Table> tables = OnEveryNode(created);
+  ASSERT_EQ(tables.size(), 3u);
   std::map<std::string, std::string> model;
   const int ops = fabric() == Fabric::kSim ? 300 : 600;
   int resizes = 0;
@@ -128,13 +93,7 @@ TEST_P(ResizeTest, AgreesWithAMapWithResizesInTheMiddle) {
       ASSERT_OK(t.Put(key, value));  // growth makes room
       model[key] = value;
     } else if (what < 15) {
-      absl::StatusOr<std::string> got = t.Get(key);
-      if (auto it = model.find(key); it != model.end()) {
-        ASSERT_TRUE(got.ok()) << key << ": " << got.status();
-        ASSERT_EQ(*got, it->second) << key;
-      } else {
-        ASSERT_TRUE(absl::IsNotFound(got.status())) << key << ": " << got.status();
-      }
+      ASSERT_TRUE(AgreesWithModel(t.Get(key), key, model));
     } else if (what < 19) {
       absl::Status s = t.Delete(key);
       if (model.erase(key) > 0) {
@@ -223,7 +182,7 @@ TEST_P(ResizeTest, AnOperationHoldingTheOldEpochIsRejectedAndRetries) {
 
   // Lock-free GETs holding epoch 1: the first read hits a retired bucket, then the new generation.
   EXPECT_EQ(held.epoch(), 1u);
-  GetResult r = GetOnNodeThread(held, 2, "k");
+  GetResult r = GetOnNodeThread(held, "k", 2);
   ASSERT_OK_AND_ASSIGN(std::string value, r.value);
   EXPECT_EQ(value, "new");
   EXPECT_GE(r.reads, 2) << "the retired bucket was read, then the new one";
@@ -348,14 +307,7 @@ TEST_P(ResizeTest, BadInputGetsClearErrors) {
   EXPECT_EQ(c.epoch(), 1u);  // this handle has not needed the new generation yet
 }
 
-INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, ResizeTest,
-                         ::testing::Combine(::testing::Values(Fabric::kShm, Fabric::kSim),
-                                            ::testing::Values(IndexKind::kHopscotch, IndexKind::kCuckoo)),
-                         [](const auto& info) {
-                           return absl::StrCat(txn::testing::TestFabricName(std::get<0>(info.param)),
-                                               std::get<1>(info.param) == IndexKind::kHopscotch ? "Hopscotch"
-                                                                                               : "Cuckoo");
-                         });
+INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, ResizeTest, AllFabricsAndIndexes(), FabricAndIndexName);
 
 }  // namespace
 }  // namespace fathom::kv
