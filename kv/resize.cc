@@ -216,9 +216,21 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
 
   // 5. Publish.
   if (absl::Status published = catalog.Replace(info, next->info()); !published.ok()) {
-    // Dropped meanwhile (a resize holds bucket 0, so no other resize published).
-    FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
-    return published;
+    // An answer lost on the way (ZooKeeper's connection loss) may hide a success: ask again.
+    absl::StatusOr<TableInfo> now = catalog.Find(info.name);
+    if (!now.ok() || !now->SameGeneration(next->info())) {
+      // Not published (dropped meanwhile, or the coordinator is unreachable): the new generation goes,
+      // and unless the table is gone the old one goes back to work.
+      FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
+      if (now.ok() && now->SameGeneration(info)) {
+        RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [old_word](Bucket& b) {
+          b.epoch = old_word;
+          b.flags &= static_cast<uint8_t>(~kBucketFrozen);
+          return absl::OkStatus();
+        }).IgnoreError();
+      }
+      return published;
+    }
   }
   step("published");
 

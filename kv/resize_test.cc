@@ -6,7 +6,8 @@
 //   - a GET (lock-free and in a transaction) and a PUT holding the old epoch are rejected by the retired
 //     buckets, refetch the table and see the new generation's value (the old buckets are kept alive
 //     meanwhile, so without the rejection they would return the stale value);
-//   - writes during the copy wait for the new generation; two resizes at once make one table;
+//   - writes during the copy wait for the new generation; two resizes at once make one table; a resize
+//     that cannot publish leaves the table as it was;
 //   - bad input: unknown table, impossible sizes, a shrink the entries do not fit (the table is left
 //     as it was).
 // Linearizability during resizes is in kv_workloads_test (recorded histories).
@@ -305,6 +306,43 @@ TEST_P(ResizeTest, BadInputGetsClearErrors) {
   replacement.name = "nope";
   EXPECT_TRUE(absl::IsNotFound(catalog_.Replace(before, replacement)));
   EXPECT_EQ(c.epoch(), 1u);  // this handle has not needed the new generation yet
+}
+
+// A catalog whose Replace fails (the coordinator unreachable at the wrong moment).
+class UnpublishableCatalog final : public Catalog {
+ public:
+  explicit UnpublishableCatalog(Catalog* inner) : inner_(inner) {}
+  absl::Status Add(const TableInfo& table) override { return inner_->Add(table); }
+  absl::StatusOr<TableInfo> Find(std::string_view name) override { return inner_->Find(name); }
+  absl::Status Remove(std::string_view name) override { return inner_->Remove(name); }
+  absl::Status Replace(const TableInfo&, const TableInfo&) override { return absl::UnavailableError("no quorum"); }
+  absl::StatusOr<std::vector<TableInfo>> List() override { return inner_->List(); }
+
+ private:
+  Catalog* inner_;
+};
+
+// A resize that cannot publish gives the table back as it was: the old buckets are neither retired nor
+// frozen, so a handle on it reads and writes without waiting, and nothing is lost.
+TEST_P(ResizeTest, AResizeThatCannotPublishLeavesTheTableWorking) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "unpublished", With({.buckets = 8})));
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_OK(t.Put(absl::StrCat("key", i), "v"));
+    model[absl::StrCat("key", i)] = "v";
+  }
+  UnpublishableCatalog failing(&catalog_);
+  EXPECT_TRUE(absl::IsUnavailable(Table::Resize(txns(2), failing, "unpublished")));
+  EXPECT_EQ(t.epoch(), 1u);
+  ASSERT_OK(t.Put("key0", "w"));
+  model["key0"] = "w";
+  ASSERT_TRUE(AgreesWithModel(t.Get("key0"), "key0", model));
+  ExpectStoredKeys("unpublished", model);  // also: every bucket back at epoch 1, not frozen
+  // And it can still be resized for real.
+  ASSERT_OK(Table::Resize(txns(2), catalog_, "unpublished", {.grace = absl::ZeroDuration()}));
+  ASSERT_TRUE(AgreesWithModel(t.Get("key0"), "key0", model));
+  EXPECT_EQ(t.epoch(), 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, ResizeTest, AllFabricsAndIndexes(), FabricAndIndexName);
