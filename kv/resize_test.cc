@@ -68,6 +68,16 @@ class ResizeTest : public KvClusterTest {
     for (const auto& [key, value] : model) expected.insert(key);
     EXPECT_EQ(stored, expected);
   }
+
+  // Puts key0 .. key<n-1> (value "v") and returns them as a model.
+  std::map<std::string, std::string> PutKeys(const Table& t, int n) {
+    std::map<std::string, std::string> model;
+    for (int i = 0; i < n; ++i) {
+      EXPECT_OK(t.Put(absl::StrCat("key", i), "v"));
+      model[absl::StrCat("key", i)] = "v";
+    }
+    return model;
+  }
 };
 
 TEST_P(ResizeTest, AgreesWithAMapWithResizesInTheMiddle) {
@@ -253,11 +263,7 @@ TEST_P(ResizeTest, WritesDuringTheCopyWaitForTheNewGeneration) {
 TEST_P(ResizeTest, ConcurrentResizesMakeOneTable) {
   SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
   ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "twice", With({.buckets = 8})));
-  std::map<std::string, std::string> model;
-  for (int i = 0; i < 30; ++i) {
-    ASSERT_OK(t.Put(absl::StrCat("key", i), "v"));
-    model[absl::StrCat("key", i)] = "v";
-  }
+  std::map<std::string, std::string> model = PutKeys(t, 30);
   std::vector<std::thread> resizers;
   for (uint32_t n = 1; n <= 3; ++n) {
     resizers.emplace_back([&, n] { EXPECT_OK(Table::Resize(txns(n), catalog_, "twice", {.buckets = 16})); });
@@ -281,11 +287,7 @@ TEST_P(ResizeTest, BadInputGetsClearErrors) {
   EXPECT_TRUE(absl::IsInvalidArgument(
       Table::Create(txns(1), catalog_, "load", With({.buckets = 8, .grow_at_load = 1.5})).status()));
   // A shrink the keys do not fit: ResourceExhausted, and the table goes on as it was.
-  std::map<std::string, std::string> model;
-  for (int i = 0; i < 40; ++i) {
-    ASSERT_OK(t.Put(absl::StrCat("key", i), "v"));
-    model[absl::StrCat("key", i)] = "v";
-  }
+  std::map<std::string, std::string> model = PutKeys(t, 40);
   EXPECT_TRUE(absl::IsResourceExhausted(Table::Resize(txns(2), catalog_, "bad", {.buckets = 4})));
   EXPECT_EQ(t.epoch(), 1u);
   ASSERT_OK_AND_ASSIGN(TableInfo info, catalog_.Find("bad"));
@@ -327,11 +329,7 @@ class UnpublishableCatalog final : public Catalog {
 TEST_P(ResizeTest, AResizeThatCannotPublishLeavesTheTableWorking) {
   SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
   ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "unpublished", With({.buckets = 8})));
-  std::map<std::string, std::string> model;
-  for (int i = 0; i < 30; ++i) {
-    ASSERT_OK(t.Put(absl::StrCat("key", i), "v"));
-    model[absl::StrCat("key", i)] = "v";
-  }
+  std::map<std::string, std::string> model = PutKeys(t, 30);
   UnpublishableCatalog failing(&catalog_);
   EXPECT_TRUE(absl::IsUnavailable(Table::Resize(txns(2), failing, "unpublished")));
   EXPECT_EQ(t.epoch(), 1u);
