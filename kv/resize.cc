@@ -191,41 +191,45 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
     b.flags |= kBucketFrozen;
     return absl::OkStatus();
   });
-  auto unfreeze = [&] {
-    return RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [](Bucket& b) {
+  // Puts the old generation back to work after a failure before publishing: its buckets get their own
+  // epoch back and lose the frozen flag (nothing was published, so it is still the table).
+  auto give_back = [&] {
+    return RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [old_word](Bucket& b) {
+      b.epoch = old_word;
       b.flags &= static_cast<uint8_t>(~kBucketFrozen);
       return absl::OkStatus();
     });
+  };
+  auto failed = [&](const absl::Status& why, const std::shared_ptr<TableState>& next) -> absl::Status {
+    if (next != nullptr) FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
+    if (absl::Status s = give_back(); !s.ok()) {
+      return absl::DataLossError(absl::StrCat("kv table \"", info.name, "\": resize failed (", why.ToString(),
+                                              ") and the table stays frozen: ", s.ToString()));
+    }
+    return why;
   };
   if (!frozen.ok()) {
     // Another resize got there first (or already finished and freed the buckets): wait for it.
     if (absl::IsAlreadyExists(frozen) || absl::IsNotFound(frozen) || absl::IsFailedPrecondition(frozen)) {
       return WaitForNewer(catalog, info.name, info.epoch, options);
     }
-    unfreeze().IgnoreError();  // whatever froze before the error goes back to work
-    return frozen;
+    return failed(frozen, nullptr);  // whatever froze before the error goes back to work
   }
   step("frozen");
 
   // 2 and 3. Build and copy; on failure the old generation goes back to work.
   absl::StatusOr<std::shared_ptr<TableState>> built = BuildGeneration(txns, info.name, root);
   absl::Status copied = built.ok() ? CopyEntries(txns, *old, *built) : built.status();
-  if (!copied.ok()) {
-    if (built.ok()) FreeGeneration(txns, **built, /*values=*/false).IgnoreError();
-    if (absl::Status s = unfreeze(); !s.ok()) {
-      return absl::DataLossError(absl::StrCat("kv table \"", info.name, "\": resize failed (", copied.ToString(),
-                                              ") and the table stays frozen: ", s.ToString()));
-    }
-    return copied;
-  }
+  if (!copied.ok()) return failed(copied, built.ok() ? *built : nullptr);
   std::shared_ptr<TableState> next = std::move(*built);
   step("copied");
 
   // 4. Retire: the old epoch word no longer matches what its holders expect.
-  RETURN_IF_ERROR(RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [word = next->epoch_word()](Bucket& b) {
+  absl::Status retired = RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [word = next->epoch_word()](Bucket& b) {
     b.epoch = word;
     return absl::OkStatus();
-  }));
+  });
+  if (!retired.ok()) return failed(retired, next);
   step("retired");
 
   // 5. Publish.
@@ -235,14 +239,8 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
     if (!now.ok() || !now->SameGeneration(next->info())) {
       // Not published (dropped meanwhile, or the coordinator is unreachable): the new generation goes,
       // and unless the table is gone the old one goes back to work.
+      if (now.ok() && now->SameGeneration(info)) return failed(published, next);
       FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
-      if (now.ok() && now->SameGeneration(info)) {
-        RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [old_word](Bucket& b) {
-          b.epoch = old_word;
-          b.flags &= static_cast<uint8_t>(~kBucketFrozen);
-          return absl::OkStatus();
-        }).IgnoreError();
-      }
       return published;
     }
   }
