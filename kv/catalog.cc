@@ -28,6 +28,22 @@ absl::Status InProcessCatalog::Remove(std::string_view name) {
   return absl::OkStatus();
 }
 
+absl::Status CatalogChanged(std::string_view name) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("kv table \"", std::string(name), "\" changed in the catalog (another resize or a drop)"));
+}
+
+absl::Status InProcessCatalog::Replace(const TableInfo& expected, const TableInfo& replacement) {
+  MutexLock lock(&mu_);
+  auto it = tables_.find(replacement.name);
+  if (it == tables_.end()) {
+    return absl::NotFoundError(absl::StrCat("no kv table named \"", replacement.name, "\""));
+  }
+  if (!it->second.SameGeneration(expected)) return CatalogChanged(replacement.name);
+  it->second = replacement;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<TableInfo>> InProcessCatalog::List() {
   MutexLock lock(&mu_);
   std::vector<TableInfo> out;

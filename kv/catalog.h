@@ -22,9 +22,17 @@ namespace fathom::kv {
 struct TableInfo {
   std::string name;
   IndexKind kind = IndexKind::kHopscotch;
-  uint64_t epoch = 1;
+  uint64_t epoch = 1;  // bumped by each resize (the root's epoch)
   object::ObjectRef root;
+
+  // The same table generation: what Replace compares.
+  bool SameGeneration(const TableInfo& other) const {
+    return name == other.name && epoch == other.epoch && root == other.root;
+  }
 };
+
+// Replace's answer when the catalog no longer holds the expected descriptor.
+absl::Status CatalogChanged(std::string_view name);
 
 // Thread-safe.
 class Catalog {
@@ -35,6 +43,10 @@ class Catalog {
   // NotFound for an unknown name.
   virtual absl::StatusOr<TableInfo> Find(std::string_view name) = 0;
   virtual absl::Status Remove(std::string_view name) = 0;
+  // Publishes a resized table: swaps the descriptor of `replacement.name` for `replacement` only if the
+  // catalog still holds `expected` (same epoch and root), so two resizes cannot both publish. NotFound for
+  // an unknown name; FailedPrecondition if the descriptor is not `expected` any more.
+  virtual absl::Status Replace(const TableInfo& expected, const TableInfo& replacement) = 0;
   // Sorted by name.
   virtual absl::StatusOr<std::vector<TableInfo>> List() = 0;
 };
@@ -44,6 +56,7 @@ class InProcessCatalog final : public Catalog {
   absl::Status Add(const TableInfo& table) override;
   absl::StatusOr<TableInfo> Find(std::string_view name) override;
   absl::Status Remove(std::string_view name) override;
+  absl::Status Replace(const TableInfo& expected, const TableInfo& replacement) override;
   absl::StatusOr<std::vector<TableInfo>> List() override;
 
  private:

@@ -30,6 +30,16 @@ absl::StatusOr<TableInfo> InfoOf(const coordinator::TableDescriptor& t) {
   return info;
 }
 
+void SetDescriptor(const TableInfo& table, coordinator::TableDescriptor* t) {
+  t->set_name(table.name);
+  t->set_kind(KindOf(table.kind));
+  t->set_epoch(table.epoch);
+  t->set_root_region(table.root.address.region);
+  t->set_root_offset(table.root.address.offset);
+  t->set_root_incarnation(table.root.incarnation);
+  t->set_root_capacity(table.root.capacity);
+}
+
 absl::Status NoTable(std::string_view name) {
   return absl::NotFoundError(absl::StrCat("no kv table named \"", std::string(name), "\""));
 }
@@ -44,14 +54,7 @@ absl::Status CoordinatorCatalog::Add(const TableInfo& table) {
             return absl::AlreadyExistsError(absl::StrCat("kv table \"", table.name, "\" already exists"));
           }
         }
-        coordinator::TableDescriptor* t = config.add_tables();
-        t->set_name(table.name);
-        t->set_kind(KindOf(table.kind));
-        t->set_epoch(table.epoch);
-        t->set_root_region(table.root.address.region);
-        t->set_root_offset(table.root.address.offset);
-        t->set_root_incarnation(table.root.incarnation);
-        t->set_root_capacity(table.root.capacity);
+        SetDescriptor(table, config.add_tables());
         return absl::OkStatus();
       })
       .status();
@@ -77,6 +80,22 @@ absl::Status CoordinatorCatalog::Remove(std::string_view name) {
           }
         }
         return NoTable(name);
+      })
+      .status();
+}
+
+absl::Status CoordinatorCatalog::Replace(const TableInfo& expected, const TableInfo& replacement) {
+  return coordinator_
+      ->Update([&](coordinator::Configuration& config) -> absl::Status {
+        for (auto& t : *config.mutable_tables()) {
+          if (t.name() != replacement.name) continue;
+          auto current = InfoOf(t);
+          if (!current.ok()) return current.status();
+          if (!current->SameGeneration(expected)) return CatalogChanged(replacement.name);
+          SetDescriptor(replacement, &t);
+          return absl::OkStatus();
+        }
+        return NoTable(replacement.name);
       })
       .status();
 }

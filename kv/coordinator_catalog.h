@@ -26,6 +26,8 @@ class CoordinatorCatalog final : public Catalog {
   absl::Status Add(const TableInfo& table) override;
   absl::StatusOr<TableInfo> Find(std::string_view name) override;
   absl::Status Remove(std::string_view name) override;
+  // One compare-and-set configuration change (epoch + 1), written to ZooKeeper in real deployments.
+  absl::Status Replace(const TableInfo& expected, const TableInfo& replacement) override;
   absl::StatusOr<std::vector<TableInfo>> List() override;
 
  private:

@@ -1,6 +1,7 @@
 // Table names kept in the coordinator's configuration: a table created on one node of a coordinated
 // embedded cluster is opened by name on another, through that node's own coordinator; names are unique;
-// drop removes the name; a descriptor with a bad kind is an error, not a crash.
+// drop removes the name; a descriptor with a bad kind is an error, not a crash; a resize publishes the
+// new generation there and a handle on another node follows it.
 #include "kv/coordinator_catalog.h"
 
 #include "gtest/gtest.h"
@@ -56,6 +57,24 @@ TEST(CoordinatorCatalogTest, TablesAreFoundByNameFromEveryNode) {
   ASSERT_OK_AND_ASSIGN(TableInfo cuckoo_info, catalog3.Find("cuckoo"));
   EXPECT_EQ(cuckoo_info.kind, IndexKind::kCuckoo);
   ASSERT_OK(Table::Drop(cluster->service(1), catalog1, "cuckoo"));
+
+  // A resize publishes the new generation in the configuration (epoch + 1); node 3's handle, still on
+  // the old one, is rejected and refetches through its own coordinator (which may lag: it waits).
+  ASSERT_OK_AND_ASSIGN(TableInfo before, catalog1.Find("users"));
+  ASSERT_OK(Table::Resize(cluster->service(1), catalog1, "users", {.grace = absl::ZeroDuration()}));
+  ASSERT_OK_AND_ASSIGN(TableInfo after, catalog1.Find("users"));
+  EXPECT_EQ(after.epoch, before.epoch + 1);
+  EXPECT_FALSE(after.root == before.root);
+  EXPECT_EQ(opened->epoch(), before.epoch);
+  ASSERT_OK_AND_ASSIGN(std::string moved, opened->Get("alice"));
+  EXPECT_EQ(moved, "31");
+  EXPECT_EQ(opened->epoch(), after.epoch);
+  EXPECT_EQ(opened->buckets(), 128u);
+  // Publishing is a compare-and-set on the descriptor.
+  EXPECT_TRUE(absl::IsFailedPrecondition(catalog1.Replace(before, after)));
+  TableInfo unknown = after;
+  unknown.name = "nobody";
+  EXPECT_TRUE(absl::IsNotFound(catalog1.Replace(after, unknown)));
 
   ASSERT_OK(Table::Drop(cluster->service(1), catalog1, "users"));
   EXPECT_TRUE(absl::IsNotFound(catalog1.Find("users").status()));

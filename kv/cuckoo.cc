@@ -146,7 +146,7 @@ Step CuckooIndex::Put(std::string_view key, uint64_t hash, const Entry& entry, W
   if (found < 0) {
     return Step::Done(absl::ResourceExhaustedError(absl::StrCat(
         "kv table full: no cuckoo path of up to ", max_depth_, " moves frees a candidate bucket (searched ",
-        nodes.size(), " buckets; resize is not implemented yet)")));
+        nodes.size(), " buckets; Table::Resize or grow_at_load makes room)")));
   }
   // Apply from the last move to the first: the key that moves into the free slot goes first, so every
   // key is in one of its candidates after each step (and the transaction makes the whole path one

@@ -62,7 +62,8 @@ std::string EncodeBucket(const Bucket& bucket) {
   out.reserve(bucket.EncodedBytes());
   Put<uint8_t>(out, static_cast<uint8_t>(bucket.entries.size()));
   Put<uint8_t>(out, bucket.spilled);
-  Put<uint16_t>(out, 0);
+  Put<uint8_t>(out, bucket.flags);
+  Put<uint8_t>(out, 0);
   Put<uint32_t>(out, bucket.epoch);
   for (const Entry& e : bucket.entries) {
     Put<uint64_t>(out, e.hash);
@@ -126,13 +127,20 @@ absl::StatusOr<uint8_t> BucketSpilled(std::string_view bucket) {
   return static_cast<uint8_t>(bucket[1]);
 }
 
+absl::StatusOr<uint32_t> BucketEpoch(std::string_view bucket) {
+  if (bucket.size() < kBucketHeaderBytes) return Corrupt("short header", 0);
+  return Get<uint32_t>(bucket, 4);
+}
+
 absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
   if (bytes.size() < kBucketHeaderBytes) return Corrupt("short header", 0);
   Bucket bucket;
   const size_t count = static_cast<uint8_t>(bytes[0]);
   if (count > kSlotsPerBucket) return Corrupt("entry count", 0);
   bucket.spilled = static_cast<uint8_t>(bytes[1]);
-  if (Get<uint16_t>(bytes, 2) != 0) return Corrupt("reserved field", 2);
+  bucket.flags = static_cast<uint8_t>(bytes[2]);
+  if ((bucket.flags & ~kBucketFrozen) != 0) return Corrupt("flags", 2);
+  if (bytes[3] != 0) return Corrupt("reserved field", 3);
   bucket.epoch = Get<uint32_t>(bytes, 4);
   size_t offset = kBucketHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
@@ -202,6 +210,8 @@ std::string EncodeRoot(const Root& root) {
   Put<uint32_t>(out, root.bucket_capacity);
   Put<uint32_t>(out, static_cast<uint32_t>(root.chunks.size()));
   Put<uint32_t>(out, root.buckets_per_chunk);
+  Put<uint32_t>(out, root.grow_at_permille);
+  Put<uint32_t>(out, 0);
   for (const object::ObjectRef& ref : root.chunks) PutRef(out, ref);
   return out;
 }
@@ -226,6 +236,9 @@ absl::StatusOr<Root> DecodeRoot(std::string_view bytes) {
   root.bucket_capacity = Get<uint32_t>(bytes, 36);
   const uint32_t chunks = Get<uint32_t>(bytes, 40);
   root.buckets_per_chunk = Get<uint32_t>(bytes, 44);
+  root.grow_at_permille = Get<uint32_t>(bytes, 48);
+  if (root.grow_at_permille > 1000) return bad("grow load");
+  if (Get<uint32_t>(bytes, 52) != 0) return bad("reserved field");
   if (bytes.size() != kRootHeaderBytes + size_t{chunks} * kRefBytes) return bad("length");
   if (root.buckets < 2 || root.buckets_per_chunk == 0 || root.buckets_per_chunk > kMaxBucketsPerChunk ||
       (root.buckets + root.buckets_per_chunk - 1) / root.buckets_per_chunk != chunks) {

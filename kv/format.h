@@ -25,10 +25,13 @@ inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr size_t kPointerBytes = 24;  // address 8, incarnation 4, capacity 4, checksum 8
 inline constexpr size_t kRefBytes = 16;
 inline constexpr uint32_t kRootMagic = 0x544b5646;  // "FVKT" little-endian
-inline constexpr uint16_t kRootFormat = 1;
-inline constexpr size_t kRootHeaderBytes = 48;
+inline constexpr uint16_t kRootFormat = 2;  // 2: grow_at_permille (resize)
+inline constexpr size_t kRootHeaderBytes = 56;
 inline constexpr uint32_t kRootCapacity = 4096;  // slot bytes of every root object
 inline constexpr uint32_t kMaxBucketsPerChunk = 65536;
+// Bucket flags (byte 2 of the header). A frozen bucket belongs to a table being resized: PUT/DELETE
+// that read it are rejected (they retry on the new table once it is published); GETs still trust it.
+inline constexpr uint8_t kBucketFrozen = 1;
 
 enum class IndexKind : uint8_t { kHopscotch = 1, kCuckoo = 2 };
 
@@ -57,7 +60,10 @@ struct Bucket {
   // Hopscotch: bit d-1 is set when some key whose home is this bucket lives d buckets further on
   // (d = 1..7). Always zero in cuckoo tables.
   uint8_t spilled = 0;
-  uint32_t epoch = 0;   // low 32 bits of the table epoch the bucket was written in
+  uint8_t flags = 0;    // kBucketFrozen
+  // Low 32 bits of the table epoch the bucket belongs to. A resize retires the old table's buckets by
+  // writing the new epoch here: an operation holding the old epoch sees a mismatch and refetches.
+  uint32_t epoch = 0;
   std::vector<Entry> entries;
 
   size_t EncodedBytes() const;
@@ -83,6 +89,8 @@ struct RawMatch {
 absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, size_t from);
 // The bucket's spill bits (bytes[1]), or DataLoss if the bucket is too short.
 absl::StatusOr<uint8_t> BucketSpilled(std::string_view bucket);
+// The bucket's epoch word (bytes[4..8]), or DataLoss if the bucket is too short.
+absl::StatusOr<uint32_t> BucketEpoch(std::string_view bucket);
 
 // An out-of-line value object's payload: u32 key length, key, value. Its checksum is stored in the pointer.
 std::string EncodeValueObject(std::string_view key, std::string_view value);
@@ -101,6 +109,8 @@ struct Root {
   uint32_t inline_bytes = 0;
   uint32_t bucket_capacity = 0;
   uint32_t buckets_per_chunk = 0;
+  // Load (entries per slot, in thousandths) past which an insert grows the table; 0: never.
+  uint32_t grow_at_permille = 0;
   std::vector<object::ObjectRef> chunks;
 };
 std::string EncodeRoot(const Root& root);

@@ -10,6 +10,7 @@ namespace {
 Bucket SampleBucket() {
   Bucket b;
   b.spilled = 3;
+  b.flags = kBucketFrozen;
   b.epoch = 7;
   Entry in;
   in.hash = KeyHash("alpha");
@@ -37,6 +38,9 @@ TEST(KvFormatTest, BucketRoundTrips) {
   ASSERT_OK_AND_ASSIGN(Bucket back, DecodeBucket(bytes));
   EXPECT_EQ(back.spilled, 3);
   EXPECT_EQ(back.epoch, 7u);
+  EXPECT_EQ(back.flags, kBucketFrozen);
+  EXPECT_EQ(BucketEpoch(bytes).value(), 7u);
+  EXPECT_TRUE(absl::IsDataLoss(BucketEpoch(bytes.substr(0, 7)).status()));
   ASSERT_EQ(back.entries.size(), 2u);
   EXPECT_EQ(back.entries[0].key, "alpha");
   EXPECT_EQ(back.entries[0].value, "one");
@@ -80,7 +84,10 @@ TEST(KvFormatTest, CorruptBucketsAreDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
   EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(good + "x").status()));  // trailing bytes
   bad = good;
-  bad[2] = 1;  // reserved
+  bad[2] = 2;  // an unknown flag
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
+  bad = good;
+  bad[3] = 1;  // reserved
   EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
 }
 
@@ -106,11 +113,13 @@ TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
   root.inline_bytes = 232;
   root.bucket_capacity = 2048;
   root.buckets_per_chunk = 32768;
+  root.grow_at_permille = 850;
   for (int i = 0; i < 3; ++i) root.chunks.push_back(object::ObjectRef{memory::GlobalAddress{0x10001, 64u * i}, 1, 1 << 20});
   const std::string bytes = EncodeRoot(root);
   ASSERT_OK_AND_ASSIGN(Root back, DecodeRoot(bytes));
   EXPECT_EQ(back.buckets, 70000u);
   EXPECT_EQ(back.chunks, root.chunks);
+  EXPECT_EQ(back.grow_at_permille, 850u);
   for (size_t n = 0; n < bytes.size(); ++n) EXPECT_FALSE(DecodeRoot(bytes.substr(0, n)).ok());
   std::string bad = bytes;
   bad[0] ^= 1;
@@ -119,6 +128,12 @@ TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
   bad[10] = 0;  // 70000 becomes 4464 buckets: no longer 3 chunks
   EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
   EXPECT_TRUE(absl::IsDataLoss(DecodeRefs("short").status()));
+  bad = bytes;
+  bad[49] = 0x10;  // a grow load over 1000 permille
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
+  bad = bytes;
+  bad[52] = 1;  // reserved
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
   // The index kind: both kinds round trip; any other byte is DataLoss.
   root.kind = IndexKind::kCuckoo;
   ASSERT_OK_AND_ASSIGN(Root cuckoo, DecodeRoot(EncodeRoot(root)));

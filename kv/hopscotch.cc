@@ -223,7 +223,7 @@ Step HopscotchIndex::Put(std::string_view key, uint64_t hash, const Entry& entry
     if (free < 0) {
       return Step::Done(absl::ResourceExhaustedError(
           absl::StrCat("kv table full: no free slot can be brought within ", reach_, " buckets of the key's home bucket ",
-                       home, " (searched ", window_, " buckets; resize is not implemented yet)")));
+                       home, " (searched ", window_, " buckets; Table::Resize or grow_at_load makes room)")));
     }
     target = Next(home, free);
   }

@@ -27,13 +27,17 @@
 //       t.PutAsync(thread, tx, "b", *a, body_done);
 //     });
 //   }, [](absl::Status committed) { ... });
+//   // Grow it (twice the buckets; also automatic with TableOptions.grow_at_load): readers and writers
+//   // anywhere move to the new generation by themselves.
+//   RETURN_IF_ERROR(kv::Table::Resize(txns, catalog, "users"));
 //   // Done with it (no operation may be running on it anywhere):
 //   RETURN_IF_ERROR(kv::Table::Drop(txns, catalog, "users"));
 //
 // Errors: InvalidArgument for an empty or oversized key or value (limits in TableOptions), NotFound for
 // a missing key or unknown table, ResourceExhausted when no displacement makes room for a new key (from
-// about 94% fill; tables do not resize yet: size `buckets` for the data), Aborted when a transaction kept conflicting, Unavailable when
-// a node is unreachable. Layouts: docs/formats/kv.md.
+// about 94% fill, unless grow_at_load makes the blocking Put grow the table), Aborted when a transaction
+// kept conflicting, Unavailable when a node is unreachable. Layouts and the resize protocol:
+// docs/formats/kv.md.
 #ifndef FATHOM_KV_KV_H_
 #define FATHOM_KV_KV_H_
 
@@ -44,13 +48,15 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "kv/catalog.h"
 #include "kv/format.h"
 #include "txn/txn.h"
 
 namespace fathom::kv {
 
-struct TableState;  // operation.h
+class TableHandle;  // table_state.h
+enum class OpKind;  // operation.h
 
 // 4 + key + value must fit one object (1 MiB slot less its 32-byte header); this leaves room for a
 // maximal key. Values up to a full 1 MiB need values split over objects, not done yet.
@@ -66,6 +72,24 @@ struct TableOptions {
   // of their own behind a checked pointer (a second read). Decides the bucket size: 232 gives 2 KiB
   // buckets, the smallest that hold eight 100-byte values with their keys.
   uint32_t inline_bytes = 232;
+  // Grow when the load (entries per slot, sampled every few inserts) reaches this, 0 < x <= 1; 0 never.
+  // The blocking Put grows (Resize to twice the buckets) and also grows on ResourceExhausted; node-thread
+  // PUTs never block on a resize they would start, so they return ResourceExhausted. Recorded in the root.
+  double grow_at_load = 0;
+};
+
+// A resize: a new generation of the table (new root, buckets, epoch + 1) built beside the old one.
+struct ResizeOptions {
+  uint64_t buckets = 0;  // 0: twice the current count
+  // The old generation's buckets, chunks and root are freed this long after the new one is published.
+  // Freeing at once would be safe too (a freed object reads as stale and the reader refetches the table);
+  // the grace spares readers still on the old generation those failed reads.
+  absl::Duration grace = absl::Milliseconds(50);
+  // How long a resize that finds another one under way waits for it to publish.
+  absl::Duration wait_for_other = absl::Seconds(30);
+  std::function<void(absl::Duration)> sleep;  // absl::SleepFor when empty
+  // Tests only: called after each step ("frozen", "copied", "retired", "published") on the resizing thread.
+  std::function<void(std::string_view step)> after_step;
 };
 
 // What a lock-free GET found, and how many one-sided reads it took (buckets and value objects).
@@ -83,6 +107,13 @@ class Table {
   static absl::StatusOr<Table> Open(txn::TransactionService& txns, Catalog& catalog, std::string_view name);
   // Removes the name, then frees the table's objects. REQUIRES: nobody uses the table any more.
   static absl::Status Drop(txn::TransactionService& txns, Catalog& catalog, std::string_view name);
+  // Rebuilds the table with options.buckets buckets (application threads; blocks until published and the
+  // old generation is freed). Concurrent GETs go on; PUT/DELETE wait while entries are copied. A resize
+  // that finds another under way waits for it and returns OK. NotFound for an unknown table,
+  // InvalidArgument for a bucket count the table cannot have, ResourceExhausted if the entries do not fit
+  // (the table is left as it was). Docs: docs/formats/kv.md, "Resize".
+  static absl::Status Resize(txn::TransactionService& txns, Catalog& catalog, std::string_view name,
+                             ResizeOptions options = {});
 
   // Application threads (never node threads).
   absl::StatusOr<std::string> Get(std::string_view key) const;
@@ -121,18 +152,27 @@ class Table {
   // The node holding `key`'s home bucket (clients may send work there to make GETs local).
   uint32_t HomeNode(std::string_view key) const;
   const std::string& name() const;
+  // Of the generation this handle uses now (a resize changes both).
   uint64_t buckets() const;
+  uint64_t epoch() const;
   IndexKind kind() const;
   const TableOptions& options() const { return options_; }
 
  private:
-  Table(txn::TransactionService* txns, std::shared_ptr<const TableState> state, TableOptions options)
-      : txns_(txns), state_(std::move(state)), options_(options) {}
+  Table(txn::TransactionService* txns, std::shared_ptr<TableHandle> handle, TableOptions options)
+      : txns_(txns), handle_(std::move(handle)), options_(options) {}
   absl::Status CheckKey(std::string_view key) const;
   absl::Status CheckValue(std::string_view value) const;
+  // A blocking operation in `tx` on the current generation, again on the next one if a resize moved the
+  // table (waiting for it to be published).
+  absl::StatusOr<std::string> RunMovable(txn::Transaction& tx, OpKind kind, std::string_view key,
+                                         std::string_view value) const;
+  // After a blocking Put: grows the table if its load passed grow_at_load (checked every few puts) or
+  // the put found no room (`full`). Returns whether it grew.
+  absl::StatusOr<bool> MaybeGrow(bool full) const;
 
   txn::TransactionService* txns_;
-  std::shared_ptr<const TableState> state_;
+  std::shared_ptr<TableHandle> handle_;  // the current generation; shared by copies of this Table
   TableOptions options_;
   std::shared_ptr<const GetPause> get_pause_;  // tests only
 };

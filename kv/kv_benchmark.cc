@@ -10,8 +10,10 @@
 //   bazel run -c opt //kv:kv_benchmark -- --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 //   (add --fabric=tcp for UCX over loopback tcp instead of shared memory)
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <thread>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -218,6 +220,48 @@ void BM_PutAsync(benchmark::State& state) {
   Report(state, r, kCount);
 }
 
+// GETs of every key of the 50%-full 100-byte table while a thread on node 2 resizes it to 1024 buckets
+// and back, again and again: each resize rejects GETs only between retiring the old buckets and
+// publishing the new ones. The table is back at kBuckets afterwards. Args as above (local is ignored:
+// a resize moves keys between nodes).
+void BM_GetAsyncDuringResize(benchmark::State& state) {
+  Loaded& loaded = TableFor(state);
+  std::vector<std::string> keys = loaded.local;
+  keys.insert(keys.end(), loaded.remote.begin(), loaded.remote.end());
+  const Table* table = loaded.table.get();
+  Setup& s = GetSetup();
+  constexpr int kCount = 1000000;  // long enough for several resizes
+  LoopResult r;
+  std::atomic<int> resizes{0};
+  absl::Duration resizing;  // written by the resizer, read after it is joined
+  for (auto _ : state) {
+    std::atomic<bool> stop{false};
+    std::thread resizer([&] {
+      for (int i = 0; !stop.load(); ++i) {
+        const uint64_t buckets = i % 2 == 0 ? 2 * kBuckets : kBuckets;
+        const absl::Time began = absl::Now();
+        if (Table::Resize(s.cluster->service(2), s.catalog, table->name(),
+                          {.buckets = buckets, .grace = absl::Milliseconds(5)}).ok()) {
+          ++resizes;
+          resizing += absl::Now() - began;
+        }
+      }
+    });
+    r = RunAsync(*table, keys, "", false, static_cast<int>(state.range(2)), kCount);
+    stop = true;
+    resizer.join();
+    state.SetIterationTime(kCount / r.ops_per_s);
+  }
+  if (table->buckets() != kBuckets &&
+      !Table::Resize(s.cluster->service(2), s.catalog, table->name(), {.buckets = kBuckets}).ok()) {
+    state.SkipWithError("could not resize back");
+  }
+  Report(state, r, kCount);
+  state.counters["resizes"] = resizes.load();
+  // Wall time per resize, freeze to free (5 ms grace included): PUT/DELETE wait for most of it.
+  if (resizes.load() > 0) state.counters["resize_ms"] = absl::ToDoubleMilliseconds(resizing) / resizes.load();
+}
+
 // One call at a time from this (application) thread. Args as above.
 void BM_GetBlocking(benchmark::State& state) {
   Loaded& loaded = TableFor(state);
@@ -264,6 +308,11 @@ void FillArgs(benchmark::internal::Benchmark* b) {
   }
 }
 
+void ResizeArgs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"bytes", "local", "depth", "index", "fill"});
+  for (int kind : {kHop, kCuckoo}) b->Args({100, 0, 8, kind, 50});
+}
+
 void BlockingArgs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"bytes", "local", "depth", "index", "fill"});
   for (int kind : {kHop, kCuckoo}) {
@@ -275,6 +324,7 @@ void BlockingArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_GetAsync)->Apply(AsyncArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GetAsync)->Name("BM_GetAsyncByFill")->Apply(FillArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GetAsyncDuringResize)->Apply(ResizeArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PutAsync)->Apply(AsyncArgs)->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GetBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PutBlocking)->Apply(BlockingArgs)->Unit(benchmark::kMicrosecond);

@@ -52,6 +52,12 @@ class Run : public std::enable_shared_from_this<Run> {
       : table_(std::move(table)), ops_(std::move(ops)), kind_(kind), key_(std::move(key)), value_(std::move(value)),
         done_(std::move(done)), hash_(KeyHash(key_)) {}
 
+  // A resize's copy: the entry exists already.
+  void StartWith(const Entry& entry) {
+    entry_ = entry;
+    Loop();
+  }
+
   void Start() {
     if (kind_ != OpKind::kPut) return Loop();
     entry_.hash = hash_;
@@ -91,10 +97,15 @@ class Run : public std::enable_shared_from_this<Run> {
         std::vector<object::ObjectRef> refs;
         for (uint64_t b : step.buckets) refs.push_back(table_->bucket_refs[b]);
         ops_->ReadMany(std::move(refs), [self, buckets = step.buckets](absl::StatusOr<std::vector<std::string>> r) {
+          // Buckets are freed only with their generation (after a resize, or a drop): refetch the table.
+          if (absl::IsNotFound(r.status()) || absl::IsFailedPrecondition(r.status())) {
+            return self->Fail(TableMovedError(std::string(r.status().message())));
+          }
           if (!r.ok()) return self->Fail(r.status());
           for (size_t i = 0; i < buckets.size(); ++i) {
             auto bucket = DecodeBucket((*r)[i]);
             if (!bucket.ok()) return self->Fail(bucket.status());
+            if (absl::Status moved = self->CheckGeneration(*bucket); !moved.ok()) return self->Fail(moved);
             if (absl::Status s = self->table_->index->CheckBucket(buckets[i], *bucket); !s.ok()) return self->Fail(s);
             self->ws_.buckets[buckets[i]] = std::move(*bucket);
           }
@@ -114,6 +125,16 @@ class Run : public std::enable_shared_from_this<Run> {
     }
   }
 
+  // Rejects a bucket of another generation (retired by a resize); and for writes a frozen one, whose
+  // contents a resize is copying (a write there would be lost).
+  absl::Status CheckGeneration(const Bucket& bucket) const {
+    if (bucket.epoch != table_->epoch_word()) {
+      return TableMovedError(absl::StrCat("bucket of epoch ", bucket.epoch, ", table epoch ", table_->epoch()));
+    }
+    if (kind_ != OpKind::kGet && (bucket.flags & kBucketFrozen) != 0) return TableMovedError("resizing");
+    return absl::OkStatus();
+  }
+
   void Complete(Step step) {
     if (!step.status.ok()) return Fail(step.status);
     if (kind_ == OpKind::kGet) {
@@ -130,7 +151,7 @@ class Run : public std::enable_shared_from_this<Run> {
     }
     for (uint64_t b : ws_.dirty) {
       Bucket& bucket = ws_.buckets.at(b);
-      bucket.epoch = static_cast<uint32_t>(table_->root.epoch);
+      bucket.epoch = table_->epoch_word();
       if (absl::Status s = ops_->Write(table_->bucket_refs[b], EncodeBucket(bucket)); !s.ok()) return Fail(s);
     }
     for (const object::ObjectRef& ref : step.freed) {
@@ -176,6 +197,13 @@ void RunOperation(std::shared_ptr<const TableState> table, std::shared_ptr<TxnOp
                   std::string value, std::function<void(absl::StatusOr<std::string>)> done) {
   std::make_shared<Run>(std::move(table), std::move(ops), kind, std::move(key), std::move(value), std::move(done))
       ->Start();
+}
+
+void InsertEntry(std::shared_ptr<const TableState> table, std::shared_ptr<TxnOps> ops, std::string key,
+                 const Entry& entry, std::function<void(absl::Status)> done) {
+  std::make_shared<Run>(std::move(table), std::move(ops), OpKind::kPut, std::move(key), std::string(),
+                        [done = std::move(done)](absl::StatusOr<std::string> r) { done(r.status()); })
+      ->StartWith(entry);
 }
 
 }  // namespace fathom::kv

@@ -13,19 +13,11 @@
 #include "absl/status/statusor.h"
 #include "kv/format.h"
 #include "kv/index.h"
+#include "kv/table_state.h"
 #include "platform/object/object_layout.h"
 #include "txn/txn.h"
 
 namespace fathom::kv {
-
-// An opened table: immutable after Open (until resize exists), shared by every thread that uses it.
-struct TableState {
-  std::string name;
-  object::ObjectRef root_ref;
-  Root root;
-  std::vector<object::ObjectRef> bucket_refs;
-  std::unique_ptr<Index> index;
-};
 
 // The operations a kv operation needs from the transaction it runs in. Callbacks may run at once (the
 // blocking implementation) or later on the node thread (the asynchronous one).
@@ -50,8 +42,15 @@ enum class OpKind { kGet, kPut, kDelete };
 // Runs one operation in the transaction behind `ops`; `done` gets the value (Get) or an empty string.
 // Does not commit. Put and Delete leave their writes buffered in the transaction.
 // REQUIRES: key and value already checked against the table's limits (limits.h).
+// A bucket of another generation, or (Put, Delete) a frozen one, fails it with TableMovedError before
+// anything is written: the caller refetches the table and runs it again.
 void RunOperation(std::shared_ptr<const TableState> table, std::shared_ptr<TxnOps> ops, OpKind kind,
                   std::string key, std::string value, std::function<void(absl::StatusOr<std::string>)> done);
+
+// A resize's copy: puts `entry` (key `key`, absent from `table`) as it is, allocating nothing (an
+// out-of-line entry keeps its value object, which the new generation now owns).
+void InsertEntry(std::shared_ptr<const TableState> table, std::shared_ptr<TxnOps> ops, std::string key,
+                 const Entry& entry, std::function<void(absl::Status)> done);
 
 }  // namespace fathom::kv
 

@@ -1,10 +1,12 @@
 // kv::Table: creating, opening and dropping tables, and the blocking and in-transaction operations.
+#include <algorithm>
 #include <atomic>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
 #include "kv/operation.h"
+#include "kv/table_objects.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/memory/size_classes.h"
@@ -12,41 +14,13 @@
 namespace fathom::kv {
 namespace {
 
-constexpr int kObjectsPerTransaction = 64;  // creation and drop: keeps each commit's records small
-// 8 KiB of references per chunk object: a chunk is written by one transaction, whose records must fit
-// one ring message (a quarter of a 64 KiB ring). With a 4 KiB root, a table has at most ~127k buckets.
-constexpr uint32_t kBucketsPerChunk = 512;
 constexpr absl::Duration kBlockingTimeout = absl::Seconds(60);
-
-uint32_t BucketCapacity(uint32_t inline_bytes) {
-  const size_t payload =
-      kBucketHeaderBytes + kSlotsPerBucket * (kEntryHeaderBytes + std::max<size_t>(inline_bytes, kPointerBytes));
-  return static_cast<uint32_t>(std::bit_ceil(payload + object::kHeaderBytes));
-}
-
-absl::Status CheckOptions(std::string_view name, const TableOptions& o) {
-  if (name.empty()) return absl::InvalidArgumentError("a kv table needs a name");
-  if (o.kind != IndexKind::kHopscotch && o.kind != IndexKind::kCuckoo) {
-    return absl::InvalidArgumentError("unknown kv index kind");
-  }
-  if (o.kind == IndexKind::kCuckoo && o.buckets < 3) {
-    return absl::InvalidArgumentError(absl::StrCat("a cuckoo kv table has at least 3 buckets, not ", o.buckets));
-  }
-  if (o.buckets < 2 || o.buckets > (uint64_t{1} << 32)) {
-    return absl::InvalidArgumentError(absl::StrCat("a kv table has 2 to 2^32 buckets, not ", o.buckets));
-  }
-  if (o.max_key_bytes == 0 || o.max_key_bytes > UINT16_MAX) {
-    return absl::InvalidArgumentError(absl::StrCat("max_key_bytes must be 1..65535, not ", o.max_key_bytes));
-  }
-  if (uint64_t{4} + o.max_key_bytes + o.max_value_bytes > memory::kMaxSlotBytes - object::kHeaderBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("a key of ", o.max_key_bytes, " bytes and a value of ",
-                                                   o.max_value_bytes, " bytes do not fit one object"));
-  }
-  if (o.inline_bytes > 16384) {
-    return absl::InvalidArgumentError(absl::StrCat("inline_bytes ", o.inline_bytes, " is over 16384"));
-  }
-  return absl::OkStatus();
-}
+// A blocking operation rejected by a resize polls the catalog this often, for at most this long.
+constexpr absl::Duration kMovedPoll = absl::Milliseconds(1);
+constexpr absl::Duration kMovedWait = absl::Seconds(30);
+// The grow check samples this many buckets, after every `interval` blocking puts through a handle
+// (an eighth of the table's slots, 1 to 64): the load overshoots the threshold by at most that much.
+constexpr uint64_t kLoadSample = 32;
 
 // Runs `start` on one of the node's threads and waits for what it hands to its callback.
 template <typename T>
@@ -83,62 +57,12 @@ absl::StatusOr<std::string> RunBlocking(std::shared_ptr<const TableState> state,
   return std::move(*result);
 }
 
-absl::StatusOr<std::shared_ptr<TableState>> LoadState(txn::TransactionService& txns, const TableInfo& info) {
-  txn::Transaction tx = txns.Begin();
-  ASSIGN_OR_RETURN(std::string root_bytes, tx.Read(info.root));
-  ASSIGN_OR_RETURN(Root root, DecodeRoot(root_bytes));
-  ASSIGN_OR_RETURN(std::vector<std::string> chunks, tx.ReadMany(root.chunks));
-  RETURN_IF_ERROR(tx.Commit());  // the root and chunks never change after creation: any snapshot will do
-  auto state = std::make_shared<TableState>();
-  state->name = info.name;
-  state->root_ref = info.root;
-  for (const std::string& chunk : chunks) {
-    ASSIGN_OR_RETURN(std::vector<object::ObjectRef> refs, DecodeRefs(chunk));
-    state->bucket_refs.insert(state->bucket_refs.end(), refs.begin(), refs.end());
-  }
-  if (state->bucket_refs.size() != root.buckets) {
-    return absl::DataLossError(absl::StrCat("kv table ", info.name, ": root says ", root.buckets, " buckets, chunks hold ",
-                                            state->bucket_refs.size()));
-  }
-  if (root.kind != info.kind) {
-    return absl::DataLossError(absl::StrCat("kv table ", info.name, ": the catalog says index kind ",
-                                            static_cast<int>(info.kind), ", its root ", static_cast<int>(root.kind)));
-  }
-  ASSIGN_OR_RETURN(state->index, MakeIndex(root.kind, root.buckets));
-  state->root = std::move(root);
-  return state;
-}
-
-// Frees `refs` in transactions of kObjectsPerTransaction (and, for buckets, the value objects they point to).
-absl::Status FreeAll(txn::TransactionService& txns, const std::vector<object::ObjectRef>& refs, bool buckets) {
-  for (size_t at = 0; at < refs.size(); at += kObjectsPerTransaction) {
-    std::vector<object::ObjectRef> batch(refs.begin() + at,
-                                         refs.begin() + std::min(refs.size(), at + kObjectsPerTransaction));
-    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-      if (buckets) {
-        ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
-        for (const std::string& b : bytes) {
-          ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(b));
-          for (const Entry& e : bucket.entries) {
-            if (!e.is_inline) RETURN_IF_ERROR(tx.Free(e.ref));
-          }
-        }
-      }
-      for (const object::ObjectRef& ref : batch) RETURN_IF_ERROR(tx.Free(ref));
-      return absl::OkStatus();
-    }));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<Table> Table::Create(txn::TransactionService& txns, Catalog& catalog, std::string name,
                                     TableOptions options) {
-  RETURN_IF_ERROR(CheckOptions(name, options));
+  RETURN_IF_ERROR(CheckTableOptions(name, options));
   if (catalog.Find(name).ok()) return absl::AlreadyExistsError(absl::StrCat("kv table \"", name, "\" already exists"));
-  const std::vector<uint32_t> members = txns.replicas()->members();
-  if (members.empty()) return absl::FailedPreconditionError("no members to place a kv table on");
   Root root;
   root.kind = options.kind;
   root.buckets = options.buckets;
@@ -146,58 +70,11 @@ absl::StatusOr<Table> Table::Create(txn::TransactionService& txns, Catalog& cata
   root.max_key_bytes = options.max_key_bytes;
   root.max_value_bytes = options.max_value_bytes;
   root.inline_bytes = options.inline_bytes;
-  root.bucket_capacity = BucketCapacity(options.inline_bytes);
-  root.buckets_per_chunk = kBucketsPerChunk;
-  Bucket empty;
-  empty.epoch = static_cast<uint32_t>(root.epoch);
-  const std::string empty_bytes = EncodeBucket(empty);
-
-  // Buckets round robin over the members, so load and memory spread evenly.
-  std::vector<object::ObjectRef> buckets;
-  buckets.reserve(options.buckets);
-  while (buckets.size() < options.buckets) {
-    std::vector<object::ObjectRef> batch;
-    const size_t base = buckets.size();
-    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-      batch.clear();
-      for (size_t i = base; i < options.buckets && batch.size() < kObjectsPerTransaction; ++i) {
-        ASSIGN_OR_RETURN(object::ObjectRef ref,
-                         tx.Alloc(root.bucket_capacity - object::kHeaderBytes, {.node = members[i % members.size()]}));
-        RETURN_IF_ERROR(tx.Write(ref, empty_bytes));
-        batch.push_back(ref);
-      }
-      return absl::OkStatus();
-    }));
-    buckets.insert(buckets.end(), batch.begin(), batch.end());
-  }
-  root.chunks.clear();
-  for (size_t at = 0; at < buckets.size(); at += kBucketsPerChunk) {
-    const std::vector<object::ObjectRef> part(
-        buckets.begin() + at, buckets.begin() + std::min<size_t>(buckets.size(), at + kBucketsPerChunk));
-    const std::string bytes = EncodeRefs(part);
-    object::ObjectRef chunk;
-    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-      ASSIGN_OR_RETURN(chunk, tx.Alloc(static_cast<uint32_t>(bytes.size())));
-      return tx.Write(chunk, bytes);
-    }));
-    root.chunks.push_back(chunk);
-  }
-  object::ObjectRef root_ref;
-  RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-    const std::string bytes = EncodeRoot(root);
-    if (bytes.size() > kRootCapacity - object::kHeaderBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("kv table of ", root.buckets, " buckets is too large"));
-    }
-    ASSIGN_OR_RETURN(root_ref, tx.Alloc(kRootCapacity - object::kHeaderBytes));
-    return tx.Write(root_ref, bytes);
-  }));
-  TableInfo info{name, options.kind, root.epoch, root_ref};
-  if (absl::Status added = catalog.Add(info); !added.ok()) {
+  root.grow_at_permille = static_cast<uint32_t>(options.grow_at_load * 1000 + 0.5);
+  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, BuildGeneration(txns, name, root));
+  if (absl::Status added = catalog.Add(state->info()); !added.ok()) {
     // Lost a race for the name: give the objects back.
-    std::vector<object::ObjectRef> rest = root.chunks;
-    rest.push_back(root_ref);
-    FreeAll(txns, buckets, /*buckets=*/true).IgnoreError();
-    FreeAll(txns, rest, /*buckets=*/false).IgnoreError();
+    FreeGeneration(txns, *state, /*values=*/false).IgnoreError();
     return added;
   }
   return Open(txns, catalog, name);
@@ -213,26 +90,26 @@ absl::StatusOr<Table> Table::Open(txn::TransactionService& txns, Catalog& catalo
   options.max_key_bytes = state->root.max_key_bytes;
   options.max_value_bytes = state->root.max_value_bytes;
   options.inline_bytes = state->root.inline_bytes;
-  return Table(&txns, std::move(state), options);
+  options.grow_at_load = state->root.grow_at_permille / 1000.0;
+  return Table(&txns, std::make_shared<TableHandle>(&txns, &catalog, std::move(state)), options);
 }
 
 absl::Status Table::Drop(txn::TransactionService& txns, Catalog& catalog, std::string_view name) {
   ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
   ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadState(txns, info));
   RETURN_IF_ERROR(catalog.Remove(name));
-  RETURN_IF_ERROR(FreeAll(txns, state->bucket_refs, /*buckets=*/true));
-  std::vector<object::ObjectRef> rest = state->root.chunks;
-  rest.push_back(state->root_ref);
-  return FreeAll(txns, rest, /*buckets=*/false);
+  return FreeGeneration(txns, *state, /*values=*/true);
 }
 
 uint32_t Table::HomeNode(std::string_view key) const {
-  return txn::PrimaryOf(state_->bucket_refs[state_->index->Home(KeyHash(key))].address.region);
+  std::shared_ptr<const TableState> state = handle_->current();
+  return txn::PrimaryOf(state->bucket_refs[state->index->Home(KeyHash(key))].address.region);
 }
 
-const std::string& Table::name() const { return state_->name; }
-uint64_t Table::buckets() const { return state_->root.buckets; }
-IndexKind Table::kind() const { return state_->root.kind; }
+const std::string& Table::name() const { return handle_->name(); }
+uint64_t Table::buckets() const { return handle_->current()->root.buckets; }
+uint64_t Table::epoch() const { return handle_->current()->epoch(); }
+IndexKind Table::kind() const { return options_.kind; }
 
 absl::Status Table::CheckKey(std::string_view key) const {
   if (key.empty()) return absl::InvalidArgumentError("kv keys must not be empty");
@@ -264,7 +141,33 @@ absl::StatusOr<std::string> Table::Get(std::string_view key) const {
 absl::Status Table::Put(std::string_view key, std::string_view value) const {
   RETURN_IF_ERROR(CheckKey(key));
   RETURN_IF_ERROR(CheckValue(value));
-  return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) { return Put(tx, key, value); });
+  auto put = [&] { return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) { return Put(tx, key, value); }); };
+  absl::Status s = put();
+  if (options_.grow_at_load <= 0 || !(s.ok() || absl::IsResourceExhausted(s))) return s;
+  absl::StatusOr<bool> grew = MaybeGrow(/*full=*/!s.ok());
+  if (!s.ok() && grew.ok() && *grew) return put();  // room now
+  return s;  // the put's answer; a failed grow check is tried again later
+}
+
+absl::StatusOr<bool> Table::MaybeGrow(bool full) const {
+  std::shared_ptr<const TableState> state = handle_->current();
+  if (!full) {
+    const uint64_t interval = std::clamp<uint64_t>(state->root.buckets * kSlotsPerBucket / 8, 1, 64);
+    if (handle_->CountPut() % interval != 0) return false;
+    // Sample evenly spread buckets in one read-only transaction (no validation: an estimate).
+    const uint64_t n = state->root.buckets;
+    const uint64_t k = std::min(n, kLoadSample);
+    std::vector<object::ObjectRef> sample;
+    for (uint64_t i = 0; i < k; ++i) sample.push_back(state->bucket_refs[i * n / k]);
+    txn::Transaction tx = txns_->Begin();
+    ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(sample));
+    tx.Abort();
+    uint64_t entries = 0;
+    for (const std::string& b : bytes) entries += b.empty() ? 0 : static_cast<uint8_t>(b[0]);
+    if (entries * 1000 < uint64_t{state->root.grow_at_permille} * k * kSlotsPerBucket) return false;
+  }
+  RETURN_IF_ERROR(Resize(*txns_, handle_->catalog(), handle_->name(), {.buckets = state->root.buckets * 2}));
+  return handle_->Refresh(state->epoch());
 }
 
 absl::Status Table::Delete(std::string_view key) const {
@@ -272,20 +175,36 @@ absl::Status Table::Delete(std::string_view key) const {
   return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) { return Delete(tx, key); });
 }
 
+absl::StatusOr<std::string> Table::RunMovable(txn::Transaction& tx, OpKind kind, std::string_view key,
+                                              std::string_view value) const {
+  const absl::Time give_up = absl::Now() + kMovedWait;
+  for (;;) {
+    std::shared_ptr<const TableState> state = handle_->current();
+    absl::StatusOr<std::string> r = RunBlocking(state, tx, kind, key, value);
+    if (!IsTableMoved(r.status())) return r;
+    // Nothing was written: run it again on the new generation (the transaction's reads of the old one
+    // are validated at commit like any others) once the resize has published it.
+    ASSIGN_OR_RETURN(bool newer, handle_->Refresh(state->epoch()));
+    if (newer) continue;
+    if (absl::Now() >= give_up) return r;
+    absl::SleepFor(kMovedPoll);
+  }
+}
+
 absl::StatusOr<std::string> Table::Get(txn::Transaction& tx, std::string_view key) const {
   RETURN_IF_ERROR(CheckKey(key));
-  return RunBlocking(state_, tx, OpKind::kGet, key, {});
+  return RunMovable(tx, OpKind::kGet, key, {});
 }
 
 absl::Status Table::Put(txn::Transaction& tx, std::string_view key, std::string_view value) const {
   RETURN_IF_ERROR(CheckKey(key));
   RETURN_IF_ERROR(CheckValue(value));
-  return RunBlocking(state_, tx, OpKind::kPut, key, value).status();
+  return RunMovable(tx, OpKind::kPut, key, value).status();
 }
 
 absl::Status Table::Delete(txn::Transaction& tx, std::string_view key) const {
   RETURN_IF_ERROR(CheckKey(key));
-  return RunBlocking(state_, tx, OpKind::kDelete, key, {}).status();
+  return RunMovable(tx, OpKind::kDelete, key, {}).status();
 }
 
 }  // namespace fathom::kv

@@ -8,6 +8,12 @@
 // read are read again, one-sided): a key moving between two buckets while they were read one after the
 // other could otherwise be missed in both. It scans the raw bytes without decoding, so a hit allocates
 // only the value.
+//
+// Resize: every bucket read is checked against the generation the GET holds (its epoch word). A bucket
+// retired by a resize (a newer epoch) rejects the read: the GET refetches the table from the catalog and
+// starts again on the new generation, or, if the resize has not published yet, waits and retries. A
+// bucket that has been freed (a generation retired and given back) reads as a stale reference: the GET
+// refetches too. Why a GET that passed the check is not stale: docs/formats/kv.md, "Resize".
 #include <algorithm>
 #include <deque>
 
@@ -20,16 +26,19 @@ namespace {
 
 constexpr int kGetAttempts = 32;
 constexpr int kMutateAttempts = 64;
+// While a resize copies a table, its writes (and, briefly before it publishes, its reads) are rejected:
+// poll the catalog this often, for at most this long.
+constexpr absl::Duration kMovedPoll = absl::Microseconds(500);
+constexpr absl::Duration kMovedWait = absl::Seconds(30);
 
 class GetRun : public std::enable_shared_from_this<GetRun> {
  public:
-  GetRun(txn::TxnThread& thread, std::shared_ptr<const TableState> table, std::string_view key,
+  GetRun(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, std::string_view key,
          std::function<void(GetResult)> done, std::shared_ptr<const Table::GetPause> pause)
-      : thread_(thread), table_(std::move(table)), key_(key), hash_(KeyHash(key_)), done_(std::move(done)),
-        pause_(std::move(pause)) {}
+      : thread_(thread), handle_(std::move(handle)), table_(handle_->current()), key_(key), hash_(KeyHash(key_)),
+        done_(std::move(done)), pause_(std::move(pause)), give_up_(absl::Now() + kMovedWait) {}
 
   void Start() {
-    ++attempts_;
     tx_ = thread_.Begin();
     objects_read_ = 0;
     ReadBucket(table_->index->Home(hash_), /*first=*/true);
@@ -46,6 +55,12 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
     auto self = shared_from_this();
     ReadOne(table_->bucket_refs[bucket], [self, first](absl::StatusOr<std::string> bytes) {
       if (!bytes.ok()) return self->Retry(bytes.status());
+      auto epoch = BucketEpoch(*bytes);
+      if (!epoch.ok()) return self->Finish(epoch.status());
+      if (*epoch != self->table_->epoch_word()) {
+        return self->Retry(TableMovedError(absl::StrCat("bucket of epoch ", *epoch, ", GET holds epoch ",
+                                                        self->table_->epoch())));
+      }
       self->bucket_ = std::move(*bytes);
       self->Scan(first, 0);
     });
@@ -114,10 +129,30 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
 
   void Retry(const absl::Status& s) {
     EndTransaction();
-    const bool stale = absl::IsAborted(s) || absl::IsNotFound(s) || absl::IsFailedPrecondition(s);
-    if (!stale || attempts_ >= kGetAttempts) return done_(GetResult{s, reads_});
-    // Let the thread's loop run (the writer may need it to install) before trying again.
+    const bool moved = IsTableMoved(s);
+    const bool stale = moved || absl::IsAborted(s) || absl::IsNotFound(s) || absl::IsFailedPrecondition(s);
+    if (!stale) return done_(GetResult{s, reads_});
+    // A stale read may also be a freed bucket of a retired generation: look for a newer one first.
     auto self = shared_from_this();
+    handle_->RefreshAsync(thread_, table_->epoch(), [self, s, moved](absl::StatusOr<bool> newer) {
+      if (!newer.ok()) return self->done_(GetResult{newer.status(), self->reads_});
+      if (*newer) {
+        self->table_ = self->handle_->current();
+        return self->Again(absl::ZeroDuration());
+      }
+      if (moved) {  // retired, but the new generation is not published yet
+        if (absl::Now() >= self->give_up_) return self->done_(GetResult{s, self->reads_});
+        return self->Again(kMovedPoll);
+      }
+      if (++self->stale_attempts_ >= kGetAttempts) return self->done_(GetResult{s, self->reads_});
+      // Let the thread's loop run (the writer may need it to install) before trying again.
+      self->Again(absl::ZeroDuration());
+    });
+  }
+
+  void Again(absl::Duration delay) {
+    auto self = shared_from_this();
+    if (delay > absl::ZeroDuration()) return thread_.After(delay, [self] { self->Start(); });
     if (!thread_.thread().Post([self] { self->Start(); })) {
       done_(GetResult{absl::UnavailableError("node thread stopped"), reads_});
     }
@@ -129,31 +164,44 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   }
 
   txn::TxnThread& thread_;
-  const std::shared_ptr<const TableState> table_;
+  const std::shared_ptr<TableHandle> handle_;
+  std::shared_ptr<const TableState> table_;  // the generation this attempt reads
   const std::string key_;
   const uint64_t hash_;
   const std::function<void(GetResult)> done_;
   std::shared_ptr<const Table::GetPause> pause_;  // tests only
+  const absl::Time give_up_;      // waiting for a resize to publish
   std::shared_ptr<txn::TxState> tx_;
   bool tx_open_ = true;           // tx_ still to be aborted (not committed)
   std::string bucket_;            // the bucket being scanned
   std::deque<uint64_t> next_;     // buckets still to read after a miss
   int objects_read_ = 0;          // in this attempt
   int reads_ = 0;                 // one-sided reads over all attempts, validation included
-  int attempts_ = 0;
+  int stale_attempts_ = 0;
 };
 
 
-void Mutate(txn::TxnThread& thread, std::shared_ptr<const TableState> table, OpKind kind, std::string key,
-            std::string value, std::function<void(absl::Status)> done, int attempt) {
+void Mutate(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, OpKind kind, std::string key,
+            std::string value, std::function<void(absl::Status)> done, int attempt, absl::Time give_up) {
+  std::shared_ptr<const TableState> table = handle->current();
   std::shared_ptr<txn::TxState> tx = thread.Begin();
-  auto retry_or_done = [&thread, table, kind, key, value, done, attempt](absl::Status s) {
+  auto again = [&thread, handle, kind, key, value, done, give_up](int next_attempt) {
+    Mutate(thread, handle, kind, key, value, done, next_attempt, give_up);
+  };
+  auto retry_or_done = [&thread, handle, table, again, done, attempt, give_up](absl::Status s) {
+    if (IsTableMoved(s)) {  // a resize froze or retired what we read: go to the new generation
+      handle->RefreshAsync(thread, table->epoch(), [&thread, s, again, done, attempt, give_up](absl::StatusOr<bool> newer) {
+        if (!newer.ok()) return done(newer.status());
+        if (*newer) return again(attempt);
+        if (absl::Now() >= give_up) return done(s);
+        thread.After(kMovedPoll, [again, attempt] { again(attempt); });
+      });
+      return;
+    }
     if (absl::IsAborted(s) && attempt < kMutateAttempts) {
       // Back off (doubling from 10 us to 1 ms): a conflict or a full log needs the others to get on.
       const absl::Duration backoff = absl::Microseconds(10) * (1 << std::min(attempt - 1, 7));
-      thread.After(backoff, [&thread, table, kind, key, value, done, attempt] {
-        Mutate(thread, table, kind, key, value, done, attempt + 1);
-      });
+      thread.After(backoff, [again, attempt] { again(attempt + 1); });
       return;
     }
     done(s);
@@ -172,19 +220,21 @@ void Mutate(txn::TxnThread& thread, std::shared_ptr<const TableState> table, OpK
 
 void Table::GetAsync(txn::TxnThread& thread, std::string_view key, std::function<void(GetResult)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(GetResult{s, 0});
-  std::make_shared<GetRun>(thread, state_, key, std::move(done), get_pause_)->Start();
+  std::make_shared<GetRun>(thread, handle_, key, std::move(done), get_pause_)->Start();
 }
 
 void Table::PutAsync(txn::TxnThread& thread, std::string key, std::string value,
                      std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
   if (absl::Status s = CheckValue(value); !s.ok()) return done(s);
-  Mutate(thread, state_, OpKind::kPut, std::move(key), std::move(value), std::move(done), 1);
+  Mutate(thread, handle_, OpKind::kPut, std::move(key), std::move(value), std::move(done), 1,
+         absl::Now() + kMovedWait);
 }
 
 void Table::DeleteAsync(txn::TxnThread& thread, std::string key, std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
-  Mutate(thread, state_, OpKind::kDelete, std::move(key), std::string(), std::move(done), 1);
+  Mutate(thread, handle_, OpKind::kDelete, std::move(key), std::string(), std::move(done), 1,
+         absl::Now() + kMovedWait);
 }
 
 }  // namespace fathom::kv

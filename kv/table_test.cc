@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "kv/index.h"
 #include "kv/kv.h"
+#include "kv/kv_cluster_test.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/base/status_test_macros.h"
@@ -27,24 +28,8 @@ using txn::testing::TxnCluster;
 
 using Fabric = txn::testing::TestFabric;
 
-class TableTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>> {
+class TableTest : public KvClusterTest {
  protected:
-  void SetUp() override {
-    seed_ = fabric::sim::TestSeed();
-    auto cluster = TxnCluster::Start(txn::testing::TestClusterOptions(fabric(), seed_));
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = std::move(*cluster);
-  }
-
-  txn::TransactionService& txns(uint32_t node) { return cluster_->service(node); }
-  static Fabric fabric() { return std::get<0>(GetParam()); }
-  static IndexKind kind() { return std::get<1>(GetParam()); }
-  // `o` with this test's index kind.
-  static TableOptions With(TableOptions o) {
-    o.kind = kind();
-    return o;
-  }
-
   // A value that names its key and version, so a reader can tell a value from a mix of two.
   static std::string ValueFor(const std::string& key, int version, size_t size) {
     std::string v = absl::StrCat(key, "#", version, "#");
@@ -53,50 +38,18 @@ class TableTest : public ::testing::TestWithParam<std::tuple<Fabric, IndexKind>>
     return v;
   }
 
-  // A lock-free GET from node 1's first thread, with its count of reads.
-  GetResult GetOnNodeThread(const Table& t, const std::string& key) {
-    struct Shared {
-      absl::Mutex mu;
-      std::optional<GetResult> result ABSL_GUARDED_BY(mu);
-    };
-    auto shared = std::make_shared<Shared>();
-    EXPECT_OK(txns(1).Post(0, [t, key, shared](txn::TxnThread& thread) {
-      t.GetAsync(thread, key, [shared](GetResult r) {
-        MutexLock lock(&shared->mu);
-        shared->result = std::move(r);
-      });
-    }));
-    const absl::Time deadline = absl::Now() + absl::Seconds(60);
-    while (absl::Now() < deadline) {
-      {
-        MutexLock lock(&shared->mu);
-        if (shared->result.has_value()) return std::move(*shared->result);
-      }
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    ADD_FAILURE() << "GET of " << key << " gave no result";
-    return GetResult{absl::DeadlineExceededError("no result"), 0};
-  }
-
   void CheckReplicas() {
     ASSERT_OK(cluster_->WaitForQuiescence());
     ASSERT_OK(cluster_->CheckReplicasIdentical());
   }
-
-  uint64_t seed_ = 0;
-  std::unique_ptr<TxnCluster> cluster_;
-  InProcessCatalog catalog_;
 };
 
 TEST_P(TableTest, AgreesWithAMapUnderRandomOperationsFromEveryNode) {
   SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
   std::mt19937_64 random(seed_);
   ASSERT_OK_AND_ASSIGN(Table created, Table::Create(txns(1), catalog_, "model", With({.buckets = 16, .inline_bytes = 64})));
-  std::vector<Table> tables = {created};
-  for (uint32_t n = 2; n <= 3; ++n) {
-    ASSERT_OK_AND_ASSIGN(Table t, Table::Open(txns(n), catalog_, "model"));
-    tables.push_back(t);
-  }
+  const std::vector<Table> tables = OnEveryNode(created);
+  ASSERT_EQ(tables.size(), 3u);
   std::map<std::string, std::string> model;
   const int ops = fabric() == Fabric::kSim ? 300 : 600;
   for (int op = 0; op < ops; ++op) {
@@ -114,13 +67,7 @@ TEST_P(TableTest, AgreesWithAMapUnderRandomOperationsFromEveryNode) {
         ASSERT_FALSE(model.contains(key));
       }
     } else if (what < 8) {
-      absl::StatusOr<std::string> got = t.Get(key);
-      if (auto it = model.find(key); it != model.end()) {
-        ASSERT_TRUE(got.ok()) << key << ": " << got.status();
-        ASSERT_EQ(*got, it->second) << key;
-      } else {
-        ASSERT_TRUE(absl::IsNotFound(got.status())) << key << ": " << got.status();
-      }
+      ASSERT_TRUE(AgreesWithModel(t.Get(key), key, model));
     } else {
       absl::Status s = t.Delete(key);
       ASSERT_EQ(s.ok(), model.erase(key) == 1) << key << ": " << s;
@@ -471,14 +418,7 @@ TEST_P(TableTest, TablesAreListedOpenedAnywhereAndDropped) {
   CheckReplicas();
 }
 
-INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, TableTest,
-                         ::testing::Combine(::testing::Values(Fabric::kShm, Fabric::kSim),
-                                            ::testing::Values(IndexKind::kHopscotch, IndexKind::kCuckoo)),
-                         [](const auto& info) {
-                           return absl::StrCat(txn::testing::TestFabricName(std::get<0>(info.param)),
-                                               std::get<1>(info.param) == IndexKind::kHopscotch ? "Hopscotch"
-                                                                                               : "Cuckoo");
-                         });
+INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, TableTest, AllFabricsAndIndexes(), FabricAndIndexName);
 
 }  // namespace
 }  // namespace fathom::kv

@@ -4,26 +4,45 @@
 #include "kv/operation.h"
 
 namespace fathom::kv {
+namespace {
+
+// Runs the operation on the table's current generation; if a resize moved the table, again on the newer
+// generation once it is published. Before that the caller's transaction gets the Aborted (retryable).
+void RunMovableAsync(std::shared_ptr<TableHandle> handle, txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx,
+                OpKind kind, std::string key, std::string value,
+                std::function<void(absl::StatusOr<std::string>)> done) {
+  std::shared_ptr<const TableState> table = handle->current();
+  RunOperation(table, AsyncOps(thread, tx), kind, key, value,
+               [handle, &thread, tx, kind, key, value, done, table](absl::StatusOr<std::string> r) {
+                 if (!IsTableMoved(r.status())) return done(std::move(r));
+                 handle->RefreshAsync(thread, table->epoch(), [=, &thread](absl::StatusOr<bool> newer) {
+                   if (newer.ok() && *newer) return RunMovableAsync(handle, thread, tx, kind, key, value, done);
+                   done(r.status());
+                 });
+               });
+}
+
+}  // namespace
 
 void Table::GetAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string_view key,
                      std::function<void(absl::StatusOr<std::string>)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
-  RunOperation(state_, AsyncOps(thread, std::move(tx)), OpKind::kGet, std::string(key), {}, std::move(done));
+  RunMovableAsync(handle_, thread, std::move(tx), OpKind::kGet, std::string(key), {}, std::move(done));
 }
 
 void Table::PutAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string key, std::string value,
                      std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
   if (absl::Status s = CheckValue(value); !s.ok()) return done(s);
-  RunOperation(state_, AsyncOps(thread, std::move(tx)), OpKind::kPut, std::move(key), std::move(value),
-               [done = std::move(done)](absl::StatusOr<std::string> r) { done(r.status()); });
+  RunMovableAsync(handle_, thread, std::move(tx), OpKind::kPut, std::move(key), std::move(value),
+             [done = std::move(done)](absl::StatusOr<std::string> r) { done(r.status()); });
 }
 
 void Table::DeleteAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string key,
                         std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
-  RunOperation(state_, AsyncOps(thread, std::move(tx)), OpKind::kDelete, std::move(key), {},
-               [done = std::move(done)](absl::StatusOr<std::string> r) { done(r.status()); });
+  RunMovableAsync(handle_, thread, std::move(tx), OpKind::kDelete, std::move(key), {},
+             [done = std::move(done)](absl::StatusOr<std::string> r) { done(r.status()); });
 }
 
 }  // namespace fathom::kv

@@ -1,0 +1,254 @@
+// Table::Resize: a new generation of a table built beside the old one, published through the catalog.
+//
+//   1. freeze   every old bucket gets kBucketFrozen (bucket 0 first, in the first transaction: whoever
+//               freezes it owns the resize). PUT/DELETE that read a frozen bucket are rejected before
+//               writing and wait; a write that read a bucket before it froze fails validation or locking at
+//               commit (the freeze changed its version). From here the old generation no longer changes.
+//               GETs still read it: it holds the latest value of every key.
+//   2. build    the new generation (epoch + 1) in newly allocated buckets, unpublished: nobody else sees it.
+//   3. copy     every entry of the (frozen) old buckets into the new ones, by transactions; out-of-line
+//               entries keep their value objects, which now belong to the new generation.
+//   4. retire   every old bucket's epoch word becomes the new epoch: any GET or PUT holding the old
+//               generation that reads it is rejected, refetches the descriptor and retries (if the new one
+//               is not published yet it waits).
+//   5. publish  the catalog swaps the descriptor (compare-and-set on the old one): from now on operations
+//               that refetch get the new generation, and only now can anyone write to it.
+//   6. free     after a grace period, the old buckets (not their value objects), chunks and root.
+//
+// Why no key is lost, duplicated or read stale (linearizability; also docs/formats/kv.md, "Resize"):
+// writes to the old generation stop at 1 and writes to the new one start after 5, and 3 copies each key
+// once between them, so at every moment exactly one generation is authoritative: the old one until 5,
+// the new one after. A GET that reads an old bucket whose epoch word still matches read it before 4, so
+// before 5, when the old generation was authoritative: its answer was the key's value at that read.
+// A GET that misses over several buckets is validated at commit as before; a retire in between fails it.
+// A GET of the new generation only exists after 5 (it got the descriptor from the catalog).
+//
+// Not yet: a resize whose process dies between 1 and 5 leaves the table frozen (no recovery of an
+// interrupted resize), and tables only grow or shrink as a whole (no incremental, per-shard resize).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "kv/kv.h"
+#include "kv/operation.h"
+#include "kv/table_objects.h"
+#include "platform/base/status_macros.h"
+
+namespace fathom::kv {
+namespace {
+
+// Buckets read per rewrite transaction, and the most bucket payload one commit writes (its records must
+// fit a ring message, a quarter of a 64 KiB ring). Freezing goes in smaller steps: each step competes
+// with the table's writers (any write to a bucket it read makes it retry).
+constexpr size_t kRewriteRead = 16;
+constexpr size_t kFreezeRead = 4;
+constexpr size_t kRewriteBytes = 8192;
+// A copy transaction inserts entries bound for at most this many new buckets (each written whole, up
+// to 2 KiB with the default inline bytes), and at most this many entries.
+constexpr size_t kCopyBuckets = 6;
+constexpr size_t kCopyEntries = 48;
+constexpr absl::Duration kPoll = absl::Milliseconds(1);
+
+// Not Aborted: RunTransaction would retry that.
+absl::Status Busy() { return absl::AlreadyExistsError("another resize froze this table first"); }
+
+// The resize's transactions on the old generation compete with its writers until they are frozen out:
+// retry far longer than a client would rather than give up halfway.
+txn::RetryOptions Persistent() {
+  txn::RetryOptions retry;
+  retry.max_attempts = 5000;
+  retry.max_backoff = absl::Milliseconds(2);
+  return retry;
+}
+
+// Rewrites every bucket of `refs` through `change` (which may refuse with an error), in transactions of
+// at most kRewriteBytes of payload. `change` returns OK to write, or an error to stop.
+absl::Status RewriteBuckets(txn::TransactionService& txns, const std::vector<object::ObjectRef>& refs,
+                            size_t per_transaction, const std::function<absl::Status(Bucket&)>& change) {
+  size_t at = 0;
+  while (at < refs.size()) {
+    size_t next = at;
+    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
+      const std::vector<object::ObjectRef> batch(refs.begin() + at,
+                                                 refs.begin() + std::min(refs.size(), at + per_transaction));
+      ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
+      size_t written = 0;
+      next = at;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(bytes[i]));
+        RETURN_IF_ERROR(change(bucket));
+        const std::string encoded = EncodeBucket(bucket);
+        if (i > 0 && written + encoded.size() > kRewriteBytes) break;  // the rest in the next transaction
+        RETURN_IF_ERROR(tx.Write(batch[i], encoded));
+        written += encoded.size();
+        next = at + i + 1;
+      }
+      return absl::OkStatus();
+    }, Persistent()));
+    at = next;
+  }
+  return absl::OkStatus();
+}
+
+// One old bucket's entries with their keys (an out-of-line entry's key is in its value object).
+absl::StatusOr<std::vector<std::pair<std::string, Entry>>> EntriesOf(txn::Transaction& tx, const Bucket& bucket) {
+  std::vector<std::pair<std::string, Entry>> out;
+  for (const Entry& e : bucket.entries) {
+    if (e.is_inline) {
+      out.emplace_back(e.key, e);
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::string payload, tx.Read(e.ref));
+    if (payload.size() < 4 + size_t{e.key_bytes}) return absl::DataLossError("kv value object shorter than its key");
+    out.emplace_back(payload.substr(4, e.key_bytes), e);
+  }
+  return out;
+}
+
+// Copies every entry of the frozen `from` into the unpublished `to`.
+absl::Status CopyEntries(txn::TransactionService& txns, const TableState& from,
+                         const std::shared_ptr<const TableState>& to) {
+  for (size_t at = 0; at < from.bucket_refs.size(); at += kRewriteRead) {
+    const std::vector<object::ObjectRef> batch(
+        from.bucket_refs.begin() + at, from.bucket_refs.begin() + std::min(from.bucket_refs.size(), at + kRewriteRead));
+    std::vector<std::pair<std::string, Entry>> entries;
+    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
+      entries.clear();
+      ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
+      for (const std::string& b : bytes) {
+        ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(b));
+        ASSIGN_OR_RETURN(auto some, EntriesOf(tx, bucket));
+        entries.insert(entries.end(), some.begin(), some.end());
+      }
+      return absl::OkStatus();
+    }));
+    // By new home bucket, so each transaction fills a few buckets with many entries (its commit writes
+    // whole buckets: the fewer it touches, the fewer transactions the copy takes).
+    auto home = [&to](const std::pair<std::string, Entry>& e) { return to->index->Home(e.second.hash); };
+    std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) { return home(a) < home(b); });
+    for (size_t e = 0; e < entries.size();) {
+      size_t end = e;
+      for (size_t homes = 0; end < entries.size() && end - e < kCopyEntries; ++end) {
+        if (end == e || home(entries[end]) != home(entries[end - 1])) {
+          if (homes == kCopyBuckets) break;
+          ++homes;
+        }
+      }
+      RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
+        for (size_t i = e; i < end; ++i) {
+          absl::Status put = absl::InternalError("kv copy did not finish");
+          InsertEntry(to, BlockingOps(tx), entries[i].first, entries[i].second, [&put](absl::Status s) { put = s; });
+          RETURN_IF_ERROR(put);
+        }
+        return absl::OkStatus();
+      }));
+      e = end;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Waits until the catalog names a generation of `name` newer than `epoch` (another resize's).
+absl::Status WaitForNewer(Catalog& catalog, std::string_view name, uint64_t epoch, const ResizeOptions& options) {
+  const absl::Time give_up = absl::Now() + options.wait_for_other;
+  for (;;) {
+    ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+    if (info.epoch > epoch) return absl::OkStatus();
+    if (absl::Now() >= give_up) {
+      return absl::UnavailableError(absl::StrCat("kv table \"", std::string(name), "\": a resize froze it at epoch ",
+                                                 epoch, " and has not published"));
+    }
+    options.sleep(kPoll);
+  }
+}
+
+}  // namespace
+
+absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std::string_view name,
+                           ResizeOptions options) {
+  if (!options.sleep) options.sleep = [](absl::Duration d) { absl::SleepFor(d); };
+  auto step = [&options](std::string_view s) {
+    if (options.after_step) options.after_step(s);
+  };
+  ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+  ASSIGN_OR_RETURN(std::shared_ptr<TableState> old, LoadState(txns, info));
+  Root root = old->root;
+  root.buckets = options.buckets != 0 ? options.buckets : old->root.buckets * 2;
+  root.epoch = old->epoch() + 1;
+  {
+    TableOptions o;
+    o.kind = root.kind;
+    o.buckets = root.buckets;
+    o.max_key_bytes = root.max_key_bytes;
+    o.max_value_bytes = root.max_value_bytes;
+    o.inline_bytes = root.inline_bytes;
+    RETURN_IF_ERROR(CheckTableOptions(info.name, o));
+  }
+
+  // 1. Freeze.
+  const uint32_t old_word = old->epoch_word();
+  absl::Status frozen = RewriteBuckets(txns, old->bucket_refs, kFreezeRead, [old_word](Bucket& b) -> absl::Status {
+    if (b.epoch != old_word || (b.flags & kBucketFrozen) != 0) return Busy();
+    b.flags |= kBucketFrozen;
+    return absl::OkStatus();
+  });
+  // Puts the old generation back to work after a failure before publishing: its buckets get their own
+  // epoch back and lose the frozen flag (nothing was published, so it is still the table).
+  auto give_back = [&] {
+    return RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [old_word](Bucket& b) {
+      b.epoch = old_word;
+      b.flags &= static_cast<uint8_t>(~kBucketFrozen);
+      return absl::OkStatus();
+    });
+  };
+  auto failed = [&](const absl::Status& why, const std::shared_ptr<TableState>& next) -> absl::Status {
+    if (next != nullptr) FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
+    if (absl::Status s = give_back(); !s.ok()) {
+      return absl::DataLossError(absl::StrCat("kv table \"", info.name, "\": resize failed (", why.ToString(),
+                                              ") and the table stays frozen: ", s.ToString()));
+    }
+    return why;
+  };
+  if (!frozen.ok()) {
+    // Another resize got there first (or already finished and freed the buckets): wait for it.
+    if (absl::IsAlreadyExists(frozen) || absl::IsNotFound(frozen) || absl::IsFailedPrecondition(frozen)) {
+      return WaitForNewer(catalog, info.name, info.epoch, options);
+    }
+    return failed(frozen, nullptr);  // whatever froze before the error goes back to work
+  }
+  step("frozen");
+
+  // 2 and 3. Build and copy; on failure the old generation goes back to work.
+  absl::StatusOr<std::shared_ptr<TableState>> built = BuildGeneration(txns, info.name, root);
+  absl::Status copied = built.ok() ? CopyEntries(txns, *old, *built) : built.status();
+  if (!copied.ok()) return failed(copied, built.ok() ? *built : nullptr);
+  std::shared_ptr<TableState> next = std::move(*built);
+  step("copied");
+
+  // 4. Retire: the old epoch word no longer matches what its holders expect.
+  absl::Status retired = RewriteBuckets(txns, old->bucket_refs, kRewriteRead, [word = next->epoch_word()](Bucket& b) {
+    b.epoch = word;
+    return absl::OkStatus();
+  });
+  if (!retired.ok()) return failed(retired, next);
+  step("retired");
+
+  // 5. Publish.
+  if (absl::Status published = catalog.Replace(info, next->info()); !published.ok()) {
+    // An answer lost on the way (ZooKeeper's connection loss) may hide a success: ask again.
+    absl::StatusOr<TableInfo> now = catalog.Find(info.name);
+    if (!now.ok() || !now->SameGeneration(next->info())) {
+      // Not published (dropped meanwhile, or the coordinator is unreachable): the new generation goes,
+      // and unless the table is gone the old one goes back to work.
+      if (now.ok() && now->SameGeneration(info)) return failed(published, next);
+      FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
+      return published;
+    }
+  }
+  step("published");
+
+  // 6. Free the old generation once its readers have had time to move.
+  options.sleep(options.grace);
+  return FreeGeneration(txns, *old, /*values=*/false);
+}
+
+}  // namespace fathom::kv
