@@ -10,7 +10,8 @@
 // the node runtime (--lease_period; a member that stops renewing is removed, and joins again when it
 // runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
-// until SIGTERM, SIGINT or a Shutdown call. Exit codes: 0 clean stop, 1 a runtime
+// until SIGTERM, SIGINT or a Shutdown call. With --zk it also serves the control service's table calls
+// (fathomctl table create|drop|list) with the kv API, the tables' names kept in the configuration. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available, a damaged log), 2 bad flags.
 //
 // With --data_dir the node logs every object state it installs (as primary and as backup) to a RocksDB
@@ -40,6 +41,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/zookeeper_coordinator.h"
+#include "kv/coordinator_catalog.h"
 #include "logging/log_exchange.h"
 #include "logging/log_reader.h"
 #include "logging/node_restart.h"
@@ -49,6 +51,7 @@
 #include "platform/node/lease_agent.h"
 #include "platform/node/membership.h"
 #include "platform/node/node.h"
+#include "platform/node/table_admin.h"
 #include "txn/txn.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "this node's id, 1..65535 (required)");
@@ -380,6 +383,7 @@ int Run() {
   }
   std::unique_ptr<MembershipFollower> follower;
   std::unique_ptr<coordinator::Subscription> txn_subscription;
+  std::unique_ptr<kv::CoordinatorCatalog> catalog;  // tables' names live in the configuration
   if (coordinator != nullptr) {
     const coordinator::MemberInfo me = MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
     if (absl::Status joined = coordinator->Join(me); !joined.ok()) {
@@ -422,6 +426,9 @@ int Run() {
       counters["coordinator.applied_epoch"] = f->applied_epoch();
       counters["coordinator.rejoins"] = f->rejoins();
     });
+    // Table calls (fathomctl table ...) are served once this node is a member with its transaction layer.
+    catalog = std::make_unique<kv::CoordinatorCatalog>(coordinator.get());
+    (*node)->SetTableCalls(std::make_shared<TableAdmin>(service, catalog.get()));
     Log(id, absl::StrCat("member of cluster '", options.cluster_name, "' through ZooKeeper at ", zk,
                          lease != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(lease_period)) : ""));
   }
@@ -443,6 +450,7 @@ int Run() {
     if ((*node)->shutdown_requested()) reason = "a Shutdown call";
   }
   Log(id, absl::StrCat("stopping (", reason, ")"));
+  (*node)->SetTableCalls(nullptr);  // no table call may outlive the catalog and the transaction layer
   if (lease != nullptr) lease->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
   follower.reset();
   txn_subscription.reset();
