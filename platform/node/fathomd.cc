@@ -409,10 +409,10 @@ int Run() {
       return 1;
     }
     follower = std::move(*started);
+    // Transactions replicate over the members that hold data: a client-only member (a YCSB driver that
+    // joined) coordinates transactions but is never a region's backup.
     txn_subscription = coordinator->Subscribe([service](const coordinator::Configuration& configuration) {
-      std::vector<uint32_t> members;
-      for (const auto& member : configuration.members()) members.push_back(member.node_id());
-      service->SetConfiguration(configuration.epoch(), std::move(members));
+      service->SetConfiguration(configuration.epoch(), coordinator::DataMemberIds(configuration));
     });
     coordinator::ZooKeeperCoordinator* c = coordinator.get();
     MembershipFollower* f = follower.get();
