@@ -371,6 +371,7 @@ int Run() {
   txn::TransactionService* service = txns->get();
   (*node)->AddCounterSource([service](std::map<std::string, uint64_t>& counters) {
     counters["txn.epoch"] = service->replicas()->epoch();
+    counters["txn.members"] = service->replicas()->members().size();  // data members (backups come from them)
   });
   if (coordinator == nullptr) (*txns)->SetConfiguration(epoch, members);
   if (!options.peers.empty() && !restart) {
