@@ -1,5 +1,6 @@
 // The YCSB driver against a running cluster: a real ZooKeeper server and three fathomd processes, and
-// //bench:ycsb --backend=fathom --zk=... --cluster=... joining them as a client-only member. Workload B
+// //bench:ycsb --backend=fathom --zk=... --cluster=... joining them as a client-only member (listed as
+// such while it runs, never the manager, the members replicating over the three of them). Workload B
 // (load and run) and the bank (transfers, then the conservation check) must count every operation OK;
 // afterwards the driver has left the configuration, and the members are the same processes (ids and
 // incarnations) with the same region map, every one back to its two peers and still replicating over
@@ -8,6 +9,7 @@
 #include <google/protobuf/struct.pb.h>
 
 #include <map>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -111,6 +113,39 @@ TEST_F(YcsbClusterTest, TheDriverJoinsRunsAndLeaves) {
   EXPECT_GT(updates, 50);
   EXPECT_FALSE(absl::StrContains(b.text, "Return=ERROR")) << b.text;
   EXPECT_FALSE(absl::StrContains(b.text, "Return=NOT_FOUND")) << b.text;
+
+  // While a driver runs it is listed as a client-only member, never the manager, and the members still
+  // replicate over the three data members only.
+  Output during;
+  std::thread driver([&] {
+    during = RunYcsb(Join({"--workload=c", "--phase=run", "--threads=2", "--seed=9", "-p", "recordcount=500", "-p",
+                           "operationcount=100000"}));
+  });
+  bool seen = false;
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(60); !seen && absl::Now() < deadline;) {
+    CtlResult r = RunCtl({"status", "--json", absl::StrCat("--zk=", zk_->connect_string()), "--cluster=ycsb",
+                          absl::StrCat("--token=", kToken)});
+    const auto status = ParseJson(r.output);
+    const auto& members = status.fields().at("members").list_value().values();
+    int clients = 0, replicating_over_three = 0;
+    for (const auto& m : members) {
+      const auto& f = m.struct_value().fields();
+      if (f.at("client_only").bool_value()) {
+        ++clients;
+        EXPECT_FALSE(f.at("manager").bool_value()) << r.output;
+        continue;
+      }
+      const auto& stats = f.at("stats").struct_value().fields();
+      replicating_over_three += stats.at("reachable").bool_value() &&
+                                stats.at("counters").struct_value().fields().at("txn.members").number_value() == 3;
+    }
+    seen = members.size() == 4 && clients == 1 && replicating_over_three == 3;
+    if (!seen) absl::SleepFor(absl::Milliseconds(50));
+  }
+  driver.join();
+  EXPECT_TRUE(seen) << "never saw the driver as a client-only member";
+  ASSERT_EQ(during.exit_code, 0) << during.text;
+  EXPECT_EQ(Count(during, "run [READ], Return=OK"), 100000) << during.text;
 
   // The bank in a table of its own: every transfer commits and the total is kept.
   const Output bank = RunYcsb(Join({"--workload=bank", "--fathom_table=bank", "--threads=2", "--seed=11", "-p",
