@@ -42,6 +42,7 @@
 #include "bench/ycsb/report.h"
 #include "bench/ycsb/runner.h"
 #include "bench/ycsb/server_process.h"
+#include "platform/node/control/cluster_token.h"
 #include "platform/base/status_macros.h"
 
 ABSL_FLAG(std::string, workload, "a",
@@ -132,16 +133,8 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& ser
 }
 
 absl::StatusOr<std::string> ReadToken() {
-  const std::string inline_token = absl::GetFlag(FLAGS_token);
-  const std::string path = absl::GetFlag(FLAGS_token_file);
-  if (!inline_token.empty() && !path.empty()) return absl::InvalidArgumentError("give --token or --token_file, not both");
-  if (!inline_token.empty()) return inline_token;
-  if (path.empty()) return absl::InvalidArgumentError("--zk needs the cluster token (--token_file or --token)");
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
-  std::string token;
-  std::getline(in, token);
-  return token;
+  return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file),
+                                 "--zk needs the cluster token (--token_file or --token)");
 }
 
 absl::Status Main(int argc, char** argv) {

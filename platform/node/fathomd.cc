@@ -26,7 +26,6 @@
 #include <time.h>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -48,6 +47,7 @@
 #include "logging/object_log.h"
 #include "logging/txn_hook.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
+#include "platform/node/control/cluster_token.h"
 #include "platform/node/lease_agent.h"
 #include "platform/node/membership.h"
 #include "platform/node/node.h"
@@ -112,16 +112,8 @@ int BadFlags(const std::string& message) {
 }
 
 absl::StatusOr<std::string> ReadToken() {
-  const std::string inline_token = absl::GetFlag(FLAGS_token);
-  const std::string path = absl::GetFlag(FLAGS_token_file);
-  if (!inline_token.empty() && !path.empty()) return absl::InvalidArgumentError("give --token or --token_file, not both");
-  if (!inline_token.empty()) return inline_token;
-  if (path.empty()) return absl::InvalidArgumentError("a cluster token is required (--token_file or --token)");
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
-  std::string token;
-  std::getline(in, token);
-  return token;
+  return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file),
+                                 "a cluster token is required (--token_file or --token)");
 }
 
 // --txn_members, or this node and its --peers.

@@ -17,7 +17,6 @@
 // Exit codes: 0 done (even with unreachable members), 1 the configuration could not be read (ZooKeeper
 // unreachable, no such cluster, corrupt configuration) or a table call failed (unknown table, name taken,
 // no member reachable), 2 bad usage (including a bad table name or option).
-#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -26,6 +25,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "platform/node/control/cluster_token.h"
 #include "platform/node/control/table_validation.h"
 #include "tools/fathomctl/cluster_reader.h"
 #include "tools/fathomctl/member_stats.h"
@@ -67,20 +67,8 @@ int Usage(const std::string& message) {
   return 2;
 }
 
-absl::StatusOr<std::string> ReadToken() {
-  const std::string inline_token = absl::GetFlag(FLAGS_token);
-  const std::string path = absl::GetFlag(FLAGS_token_file);
-  if (!inline_token.empty() && !path.empty()) return absl::InvalidArgumentError("give --token or --token_file, not both");
-  if (!inline_token.empty()) return inline_token;
-  if (path.empty()) {
-    return absl::InvalidArgumentError(
-        "this command needs the cluster token to call members (--token_file or --token)");
-  }
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
-  std::string token;
-  std::getline(in, token);
-  return token;
+absl::StatusOr<std::string> ReadToken(std::string_view missing_message) {
+  return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file), missing_message);
 }
 
 ClusterReadOptions ReadOptions() {
@@ -117,7 +105,7 @@ int RunTable(const std::vector<std::string>& args) {
     create.set_max_value_bytes(absl::GetFlag(FLAGS_max_value_bytes));
     if (absl::Status s = control::ValidateCreateTableRequest(create); !s.ok()) return Usage(std::string(s.message()));
   }
-  auto token = ReadToken();
+  auto token = ReadToken("table commands need the cluster token to call a member (--token_file or --token)");
   if (!token.ok()) return Usage(std::string(token.status().message()));
   auto config = ReadClusterConfiguration(ReadOptions());
   if (!config.ok()) return Failed("no cluster reachable", config.status());
@@ -144,7 +132,8 @@ int Run(const std::string& command) {
   std::string token;
   const bool with_stats = status_command && absl::GetFlag(FLAGS_stats);
   if (with_stats) {
-    auto read = ReadToken();
+    auto read = ReadToken(
+        "status needs the cluster token to ask members for their Stats (--token_file or --token; or --stats=false)");
     if (!read.ok()) return Usage(std::string(read.status().message()));
     token = *read;
   }
