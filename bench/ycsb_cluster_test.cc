@@ -6,8 +6,6 @@
 // incarnations) with the same region map, every one back to its two peers and still replicating over
 // the three of them. A read-only run by a second driver finds every record the first one loaded: the
 // data lives on the cluster, not on the client that wrote it.
-#include <google/protobuf/struct.pb.h>
-
 #include <map>
 #include <thread>
 
@@ -17,26 +15,28 @@
 #include "gtest/gtest.h"
 #include "tests/util/fathomd_process.h"
 #include "tests/zookeeper/zookeeper_server.h"
-#include "tools/fathomctl/ctl_test_util.h"
-#include "tools/fathomctl/json_test_util.h"
+#include "coordinator/zookeeper_coordinator.h"
 
 namespace fathom {
 namespace {
 
 constexpr char kToken[] = "ycsb-cluster-test-token-0123456";
-using ::fathom::fathomctl::testing::CtlResult;
-using ::fathom::fathomctl::testing::ParseJson;
-using ::fathom::fathomctl::testing::RunCtl;
 using ::fathom::testing::Count;
 using ::fathom::testing::Output;
 using ::fathom::testing::RunYcsb;
 
 // What must not change while a client comes and goes.
 struct ClusterView {
-  std::map<double, std::string> incarnations;  // node id -> incarnation
-  std::string regions;                         // the region map, as JSON
-  google::protobuf::Struct status;
+  std::map<uint32_t, uint64_t> incarnations;  // node id -> incarnation
+  std::string regions;                        // the region map, serialized
+  uint64_t epoch = 0;
+  int tables = 0;
 };
+
+// The members' own counters through their control service (no JSON: the test also runs under TSan).
+std::map<std::string, uint64_t> CountersOf(const coordinator::MemberInfo& member) {
+  return testing::CountersOf(member.control_address(), kToken);
+}
 
 class YcsbClusterTest : public ::testing::Test {
  protected:
@@ -52,37 +52,43 @@ class YcsbClusterTest : public ::testing::Test {
       ASSERT_TRUE(node.ok()) << node.status();
       nodes_.push_back(std::move(*node));
     }
+    // An observer of the configuration: it reads and watches, never joins.
+    coordinator::ZooKeeperCoordinatorOptions options;
+    options.connect_string = zk_->connect_string();
+    options.cluster = "ycsb";
+    auto observer = coordinator::ZooKeeperCoordinator::Create(options);
+    ASSERT_TRUE(observer.ok()) << observer.status();
+    observer_ = std::move(*observer);
   }
 
-  // The cluster once every member lists `members` data members and talks to the other two.
+  // The cluster once it has exactly `members` members, each talking to the others and replicating over
+  // all of them.
   ClusterView Settled(int members) {
     ClusterView view;
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     while (true) {
-      CtlResult r = RunCtl({"status", "--json", absl::StrCat("--zk=", zk_->connect_string()), "--cluster=ycsb",
-                            absl::StrCat("--token=", kToken)});
-      EXPECT_EQ(r.exit_code, 0) << r.output;
-      view.status = ParseJson(r.output);
-      const auto& list = view.status.fields().at("members").list_value().values();
+      auto config = observer_->GetConfiguration();
       int settled = 0;
-      for (const auto& m : list) {
-        const auto& stats = m.struct_value().fields().at("stats").struct_value().fields();
-        if (!stats.at("reachable").bool_value()) continue;
-        const auto& counters = stats.at("counters").struct_value().fields();
-        settled += stats.at("peers").number_value() == members - 1 && counters.at("txn.members").number_value() == members;
+      if (config.ok() && config->members_size() == members) {
+        for (const auto& m : config->members()) {
+          std::map<std::string, uint64_t> counters = CountersOf(m);
+          settled += !m.client_only() && counters["node.peers"] == static_cast<uint64_t>(members - 1) &&
+                     counters["txn.members"] == static_cast<uint64_t>(members);
+        }
       }
-      if ((list.size() == static_cast<size_t>(members) && settled == members) || absl::Now() > deadline) {
-        EXPECT_EQ(settled, members) << r.output;
-        break;
+      if (settled == members || absl::Now() > deadline) {
+        EXPECT_EQ(settled, members) << (config.ok() ? coordinator::Summary(*config) : config.status().ToString());
+        if (!config.ok()) return view;
+        for (const auto& m : config->members()) view.incarnations[m.node_id()] = m.incarnation();
+        coordinator::Configuration regions;
+        *regions.mutable_regions() = config->regions();
+        view.regions = regions.SerializeAsString();
+        view.epoch = config->epoch();
+        view.tables = config->tables_size();
+        return view;
       }
-      absl::SleepFor(absl::Milliseconds(200));
+      absl::SleepFor(absl::Milliseconds(100));
     }
-    for (const auto& m : view.status.fields().at("members").list_value().values()) {
-      const auto& f = m.struct_value().fields();
-      view.incarnations[f.at("node_id").number_value()] = f.at("incarnation").string_value();
-    }
-    EXPECT_TRUE(google::protobuf::util::MessageToJsonString(view.status.fields().at("regions"), &view.regions).ok());
-    return view;
   }
 
   std::vector<std::string> Join(std::vector<std::string> args) {
@@ -95,10 +101,10 @@ class YcsbClusterTest : public ::testing::Test {
 
   std::unique_ptr<testing::ZooKeeperServer> zk_;
   std::vector<testing::FathomdProcess> nodes_;
+  std::unique_ptr<coordinator::ZooKeeperCoordinator> observer_;
 };
 
 TEST_F(YcsbClusterTest, TheDriverJoinsRunsAndLeaves) {
-  SKIP_JSON_CHECKS_UNDER_TSAN();
   const ClusterView before = Settled(3);
   ASSERT_EQ(before.incarnations.size(), 3u);
 
@@ -123,23 +129,18 @@ TEST_F(YcsbClusterTest, TheDriverJoinsRunsAndLeaves) {
   });
   bool seen = false;
   for (const absl::Time deadline = absl::Now() + absl::Seconds(60); !seen && absl::Now() < deadline;) {
-    CtlResult r = RunCtl({"status", "--json", absl::StrCat("--zk=", zk_->connect_string()), "--cluster=ycsb",
-                          absl::StrCat("--token=", kToken)});
-    const auto status = ParseJson(r.output);
-    const auto& members = status.fields().at("members").list_value().values();
+    auto config = observer_->GetConfiguration();
+    ASSERT_TRUE(config.ok()) << config.status();
     int clients = 0, replicating_over_three = 0;
-    for (const auto& m : members) {
-      const auto& f = m.struct_value().fields();
-      if (f.at("client_only").bool_value()) {
+    for (const auto& m : config->members()) {
+      if (m.client_only()) {
         ++clients;
-        EXPECT_FALSE(f.at("manager").bool_value()) << r.output;
+        EXPECT_NE(m.node_id(), config->manager_id()) << coordinator::Summary(*config);
         continue;
       }
-      const auto& stats = f.at("stats").struct_value().fields();
-      replicating_over_three += stats.at("reachable").bool_value() &&
-                                stats.at("counters").struct_value().fields().at("txn.members").number_value() == 3;
+      replicating_over_three += CountersOf(m)["txn.members"] == 3;
     }
-    seen = members.size() == 4 && clients == 1 && replicating_over_three == 3;
+    seen = config->members_size() == 4 && clients == 1 && replicating_over_three == 3;
     if (!seen) absl::SleepFor(absl::Milliseconds(50));
   }
   driver.join();
@@ -160,8 +161,8 @@ TEST_F(YcsbClusterTest, TheDriverJoinsRunsAndLeaves) {
   const ClusterView after = Settled(3);
   EXPECT_EQ(after.incarnations, before.incarnations);
   EXPECT_EQ(after.regions, before.regions);
-  EXPECT_EQ(after.status.fields().at("tables").list_value().values_size(), 2);
-  EXPECT_GT(after.status.fields().at("epoch").number_value(), before.status.fields().at("epoch").number_value());
+  EXPECT_EQ(after.tables, 2);
+  EXPECT_GT(after.epoch, before.epoch);
 
   // Another driver, read-only (workload C, no load): every record the first one wrote is on the cluster.
   const Output c = RunYcsb(Join({"--workload=c", "--phase=run", "--threads=2", "--seed=5", "-p", "recordcount=500",

@@ -38,16 +38,15 @@ class FathomctlTableTest : public ::testing::Test {
       ASSERT_TRUE(node.ok()) << node.status();
       nodes_.push_back(std::move(*node));
     }
-    // Table creation places buckets on the members the transaction layer knows: wait for all three.
+    // Table creation places buckets on the members the transaction layer knows: wait until every member
+    // replicates over all three (counters from their Stats; no JSON, so this also runs under TSan).
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while (true) {
-      CtlResult status = Ctl({"status", "--json", "--stats=false"});
-      ASSERT_EQ(status.exit_code, 0) << status.output;
-      if (ParseJson(status.output).fields().at("members").list_value().values_size() == 3) break;
-      ASSERT_LT(absl::Now(), deadline) << status.output;
-      absl::SleepFor(absl::Milliseconds(200));
+    for (const testing::FathomdProcess& node : nodes_) {
+      while (testing::CountersOf(node.control_address, kToken)["txn.members"] != 3) {
+        ASSERT_LT(absl::Now(), deadline) << node.control_address << " never saw three members";
+        absl::SleepFor(absl::Milliseconds(100));
+      }
     }
-    absl::SleepFor(absl::Seconds(1));  // the members apply the configuration (connect to each other)
   }
 
   CtlResult Ctl(std::vector<std::string> args, bool with_token = true) {
@@ -61,8 +60,14 @@ class FathomctlTableTest : public ::testing::Test {
   std::vector<testing::FathomdProcess> nodes_;
 };
 
+// Under TSan the JSON shapes are not parsed (json_test_util.h says why); everything else is checked.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kParseJson = false;
+#else
+constexpr bool kParseJson = true;
+#endif
+
 TEST_F(FathomctlTableTest, CreateListDropThroughTheCluster) {
-  SKIP_JSON_CHECKS_UNDER_TSAN();
   CtlResult r = Ctl({"table", "list"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output, "no tables\n");
@@ -72,9 +77,11 @@ TEST_F(FathomctlTableTest, CreateListDropThroughTheCluster) {
   EXPECT_EQ(r.output, "created table users: hopscotch, 64 buckets\n");
   r = Ctl({"table", "create", "idx.2", "--kind=cuckoo", "--buckets=30", "--inline_bytes=100", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto created = ParseJson(r.output).fields().at("table").struct_value().fields();
-  EXPECT_EQ(created.at("kind").string_value(), "cuckoo");
-  EXPECT_EQ(created.at("inline_bytes").number_value(), 100);
+  if (kParseJson) {
+    const auto created = ParseJson(r.output).fields().at("table").struct_value().fields();
+    EXPECT_EQ(created.at("kind").string_value(), "cuckoo");
+    EXPECT_EQ(created.at("inline_bytes").number_value(), 100);
+  }
 
   // Duplicates are refused, by name, whichever member answers.
   r = Ctl({"table", "create", "users"});
@@ -83,22 +90,25 @@ TEST_F(FathomctlTableTest, CreateListDropThroughTheCluster) {
 
   r = Ctl({"table", "list", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto tables = ParseJson(r.output).fields().at("tables").list_value();
-  ASSERT_EQ(tables.values_size(), 2) << r.output;
-  const auto& first = tables.values(0).struct_value().fields();
-  const auto& second = tables.values(1).struct_value().fields();
-  EXPECT_EQ(first.at("name").string_value(), "idx.2");  // sorted by name
-  EXPECT_EQ(first.at("buckets").number_value(), 30);
-  EXPECT_EQ(second.at("name").string_value(), "users");
-  EXPECT_EQ(second.at("kind").string_value(), "hopscotch");
-  EXPECT_EQ(second.at("buckets").number_value(), 64);
-  EXPECT_EQ(second.at("max_key_bytes").number_value(), 1024);
+  if (kParseJson) {
+    const auto tables = ParseJson(r.output).fields().at("tables").list_value();
+    ASSERT_EQ(tables.values_size(), 2) << r.output;
+    const auto& first = tables.values(0).struct_value().fields();
+    const auto& second = tables.values(1).struct_value().fields();
+    EXPECT_EQ(first.at("name").string_value(), "idx.2");  // sorted by name
+    EXPECT_EQ(first.at("buckets").number_value(), 30);
+    EXPECT_EQ(second.at("name").string_value(), "users");
+    EXPECT_EQ(second.at("kind").string_value(), "hopscotch");
+    EXPECT_EQ(second.at("buckets").number_value(), 64);
+    EXPECT_EQ(second.at("max_key_bytes").number_value(), 1024);
+  }
   r = Ctl({"table", "list"});
   EXPECT_NE(r.output.find("users  hopscotch  64"), std::string::npos) << r.output;
 
   // The configuration (what every node opens tables from) holds both.
-  r = Ctl({"status", "--json", "--stats=false"});
-  EXPECT_EQ(ParseJson(r.output).fields().at("tables").list_value().values_size(), 2) << r.output;
+  r = Ctl({"status", "--stats=false"});
+  EXPECT_NE(r.output.find("idx.2  cuckoo"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("users  hopscotch"), std::string::npos) << r.output;
 
   r = Ctl({"table", "drop", "users"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
