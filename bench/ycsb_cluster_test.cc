@@ -94,8 +94,7 @@ class YcsbClusterTest : public ::testing::Test {
   std::vector<std::string> Join(std::vector<std::string> args) {
     args.push_back(absl::StrCat("--zk=", zk_->connect_string()));
     args.push_back("--cluster=ycsb");
-    args.push_back(absl::StrCat("--token=", kToken));
-    args.push_back("--fathom_threads=2");
+    args.push_back(absl::StrCat("--token=", kToken));  // threads: the driver asks a member (2)
     return args;
   }
 

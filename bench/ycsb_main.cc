@@ -4,7 +4,7 @@
 //
 //   bazel run -c opt //bench:ycsb -- --workload=b                      (fathom, 3 nodes over shared memory)
 //   bazel run -c opt //bench:ycsb -- --workload=b --fathom_fabric=tcp
-//   ycsb --workload=b --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token --fathom_threads=2
+//   ycsb --workload=b --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token
 //                                         (a running fathomd cluster, joined as a client-only member)
 //   bazel run -c opt //bench:ycsb -- --backend=redis --workload=a --threads=2
 //   bazel run -c opt //bench:ycsb -- --backend=memcached -P /path/workloadb -p recordcount=100000 -load -run
@@ -53,8 +53,9 @@ ABSL_FLAG(std::string, backend, "fathom",
 ABSL_FLAG(std::string, fathom_fabric, "shm", "fathom backend: shm (UCX shared memory) or tcp (UCX tcp)");
 ABSL_FLAG(int, fathom_nodes, 3, "fathom backend: nodes of the embedded cluster");
 ABSL_FLAG(int, fathom_backups, 1, "fathom backend: f, backups of every record");
-ABSL_FLAG(int, fathom_threads, 1,
-          "fathom backend: node threads per node (1: three nodes share 2 cores better than six threads do)");
+ABSL_FLAG(int, fathom_threads, 0,
+          "fathom backend: node threads per node; 0: 1 for an embedded cluster (three nodes share 2 cores better "
+          "than six threads do), and with --zk the members' own (every node of a cluster runs the same number)");
 ABSL_FLAG(std::string, fathom_clients, "node",
           "fathom backend: node (clients run on the cluster's node threads, asynchronously, one operation in "
           "flight each) or app (one application thread per client, blocking calls)");
@@ -195,8 +196,9 @@ absl::Status Main(int argc, char** argv) {
     FathomClusterOptions fathom_options;
     fathom_options.nodes = absl::GetFlag(FLAGS_fathom_nodes);
     fathom_options.backups = absl::GetFlag(FLAGS_fathom_backups);
-    fathom_options.threads_per_node = absl::GetFlag(FLAGS_fathom_threads);
-    if (fathom_options.threads_per_node < 1) return absl::InvalidArgumentError("--fathom_threads must be >= 1");
+    const int fathom_threads = absl::GetFlag(FLAGS_fathom_threads);
+    if (fathom_threads < 0) return absl::InvalidArgumentError("--fathom_threads must be >= 0");
+    fathom_options.threads_per_node = fathom_threads == 0 ? 1 : fathom_threads;
     fathom_options.tcp = fabric == "tcp";
     const WorkloadConfig& sizing = workload->config();
     // Room for the load and for the run's inserts.
@@ -208,7 +210,7 @@ absl::Status Main(int argc, char** argv) {
       remote_options.cluster = absl::GetFlag(FLAGS_cluster);
       ASSIGN_OR_RETURN(remote_options.token, ReadToken());
       remote_options.tcp = fathom_options.tcp;
-      remote_options.threads = fathom_options.threads_per_node;
+      remote_options.threads = fathom_threads;  // 0: ask a member
       remote_options.node_id = absl::GetFlag(FLAGS_fathom_node_id);
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;

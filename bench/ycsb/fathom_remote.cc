@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
+#include "platform/node/control/control_client.h"
 #include "tools/fathomctl/table_commands.h"
 
 namespace fathom::ycsb {
@@ -28,7 +29,7 @@ uint32_t FreeNodeId(const coordinator::Configuration& config) {
 
 absl::StatusOr<std::unique_ptr<RemoteFathom>> RemoteFathom::Join(const RemoteFathomOptions& options) {
   if (options.zk.empty()) return absl::InvalidArgumentError("joining a cluster needs --zk=HOST:PORT");
-  if (options.threads < 1) return absl::InvalidArgumentError("a client node needs at least one thread");
+  if (options.threads < 0) return absl::InvalidArgumentError("a negative thread count");
   if (options.node_id > coordinator::kMaxNodeId) {
     return absl::InvalidArgumentError(absl::StrCat("node id ", options.node_id, " is over ", coordinator::kMaxNodeId));
   }
@@ -57,6 +58,11 @@ absl::Status RemoteFathom::Start() {
                                                config.ok() ? "no member holds data" : config.status().ToString()));
   }
   const uint32_t id = options_.node_id != 0 ? options_.node_id : FreeNodeId(*config);
+  if (options_.threads == 0) {
+    auto threads = MembersThreads(*config);
+    if (!threads.ok()) return threads.status();
+    options_.threads = *threads;
+  }
 
   node::NodeOptions node_options;
   node_options.node_id = id;
@@ -131,6 +137,31 @@ absl::Status RemoteFathom::Start() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> RemoteFathom::MembersThreads(const coordinator::Configuration& config) const {
+  absl::Status last = absl::UnavailableError("no data member");
+  for (const coordinator::MemberInfo& member : config.members()) {
+    if (member.client_only()) continue;
+    control::ControlClientOptions client_options;
+    client_options.target = member.control_address();
+    client_options.cluster_token = options_.token;
+    client_options.call_timeout = absl::Seconds(5);
+    auto client = control::ControlClient::Create(client_options);
+    if (!client.ok()) return client.status();
+    auto stats = (*client)->Stats();
+    if (!stats.ok()) {
+      last = stats.status();
+      continue;
+    }
+    auto it = stats->counters().find("node.threads");
+    if (it == stats->counters().end() || it->second == 0 || it->second > 256) {
+      return absl::FailedPreconditionError(absl::StrCat("node ", member.node_id(),
+                                                        " does not report its threads: give --fathom_threads"));
+    }
+    return static_cast<int>(it->second);
+  }
+  return absl::UnavailableError(absl::StrCat("no member told its thread count: ", last.message()));
+}
+
 // Until this node is connected to every data member of the configuration it applied (so its first
 // transaction finds every primary and backup) and the transaction layer has that configuration.
 absl::Status RemoteFathom::WaitForMembers() {
@@ -152,7 +183,7 @@ absl::Status RemoteFathom::WaitForMembers() {
       return absl::DeadlineExceededError(absl::StrCat(
           "client node ", node_->id(), " is not connected to members [", absl::StrJoin(missing, ","), "] after ",
           absl::FormatDuration(options_.join_timeout),
-          " (every node of a cluster runs the same threads: is --fathom_threads the members' --threads?)"));
+          " (every node of a cluster runs the same number of threads: this one runs ", options_.threads, ")"));
     }
     absl::SleepFor(absl::Milliseconds(20));
   }

@@ -38,7 +38,7 @@ struct RemoteFathomOptions {
   std::string cluster = "fathom";  // its --cluster
   std::string token;              // its cluster token
   bool tcp = false;               // UCX tcp instead of shared memory: the cluster's --transports
-  int threads = 2;                // node threads: must equal the cluster's fathomd --threads
+  int threads = 0;                // node threads, as the members' (fathomd --threads); 0: ask a member
   uint32_t node_id = 0;           // 0: the highest id no member has
   std::string listen = "127.0.0.1:0";
   absl::Duration lease_period = absl::Seconds(2);
@@ -71,6 +71,8 @@ class RemoteFathom final : public AsyncLanes {
  private:
   RemoteFathom() = default;
   absl::Status Start();
+  // The members' thread count, from a data member's Stats (fathomd reports node.threads).
+  absl::StatusOr<int> MembersThreads(const coordinator::Configuration& config) const;
   absl::Status WaitForMembers();
   absl::StatusOr<kv::Table> OpenOrCreateTable();
 

@@ -364,6 +364,7 @@ int Run() {
   (*node)->AddCounterSource([service](std::map<std::string, uint64_t>& counters) {
     counters["txn.epoch"] = service->replicas()->epoch();
     counters["txn.members"] = service->replicas()->members().size();  // data members (backups come from them)
+    counters["node.threads"] = service->threads();  // a joining client-only member must run as many
   });
   if (coordinator == nullptr) (*txns)->SetConfiguration(epoch, members);
   if (!options.peers.empty() && !restart) {
