@@ -67,6 +67,9 @@ ABSL_FLAG(absl::Duration, lease_period, absl::Seconds(2),
 ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G suffixes)");
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");
+ABSL_FLAG(absl::Duration, idle_wait, absl::Milliseconds(5),
+          "longest sleep of an idle node thread between looks at its rings: bounds the first message's latency "
+          "after a quiet spell (a member serving mostly one-sided reads is idle most of the time)");
 ABSL_FLAG(std::string, transports, "",
           "UCX transports (UCX_TLS syntax): sm for one host, tcp across hosts, rc with RDMA NICs; empty: UCX_TLS");
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
@@ -225,6 +228,8 @@ int Run() {
   if (!region.ok()) return BadFlags(absl::StrCat("--region_size: ", region.status().message()));
   options.region_bytes = std::min(*region, options.memory_bytes);
   options.worker_threads = absl::GetFlag(FLAGS_threads);
+  options.idle_wait = absl::GetFlag(FLAGS_idle_wait);
+  if (options.idle_wait <= absl::ZeroDuration()) return BadFlags("--idle_wait must be positive");
   auto token = ReadToken();
   if (!token.ok()) return BadFlags(std::string(token.status().message()));
   options.cluster_token = *token;
