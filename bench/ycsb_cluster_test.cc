@@ -14,7 +14,7 @@
 #include "bench/ycsb_test_util.h"
 #include "gtest/gtest.h"
 #include "tests/util/fathomd_process.h"
-#include "tests/zookeeper/zookeeper_server.h"
+#include "tests/util/zk_cluster.h"
 #include "coordinator/zookeeper_coordinator.h"
 
 namespace fathom {
@@ -41,17 +41,12 @@ std::map<std::string, uint64_t> CountersOf(const coordinator::MemberInfo& member
 class YcsbClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto zk = testing::ZooKeeperServer::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = std::move(*zk);
-    for (int id = 1; id <= 3; ++id) {
-      auto node = testing::StartFathomd(
-          id, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=64M", "--region_size=16M",
-               "--threads=2", "--transports=sm", "--cluster=ycsb", absl::StrCat("--zk=", zk_->connect_string()),
-               "--zk_session_timeout=4s"});
-      ASSERT_TRUE(node.ok()) << node.status();
-      nodes_.push_back(std::move(*node));
-    }
+    auto cluster = testing::StartZkCluster(
+        3, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=64M", "--region_size=16M",
+            "--threads=2", "--transports=sm", "--cluster=ycsb", "--zk_session_timeout=4s"});
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    zk_ = cluster_.zk.get();
     // An observer of the configuration: it reads and watches, never joins.
     coordinator::ZooKeeperCoordinatorOptions options;
     options.connect_string = zk_->connect_string();
@@ -98,8 +93,8 @@ class YcsbClusterTest : public ::testing::Test {
     return args;
   }
 
-  std::unique_ptr<testing::ZooKeeperServer> zk_;
-  std::vector<testing::FathomdProcess> nodes_;
+  testing::ZkCluster cluster_;
+  testing::ZooKeeperServer* zk_ = nullptr;  // cluster_'s
   std::unique_ptr<coordinator::ZooKeeperCoordinator> observer_;
 };
 

@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/util/fathomd_process.h"
-#include "tests/zookeeper/zookeeper_server.h"
+#include "tests/util/zk_cluster.h"
 #include "tools/fathomctl/ctl_test_util.h"
 #include "tools/fathomctl/json_test_util.h"
 
@@ -21,27 +21,19 @@ using ::fathom::fathomctl::testing::CtlResult;
 using ::fathom::fathomctl::testing::ParseJson;
 using ::fathom::fathomctl::testing::RunCtl;
 
-std::vector<std::string> NodeFlags(const std::string& zk) {
-  return {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=32M", "--region_size=32M",
-          "--threads=1", "--transports=sm", "--cluster=tables", absl::StrCat("--zk=", zk),
-          "--zk_session_timeout=4s"};
-}
-
 class FathomctlTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto zk = testing::ZooKeeperServer::Start();
-    ASSERT_TRUE(zk.ok()) << zk.status();
-    zk_ = std::move(*zk);
-    for (int id = 1; id <= 3; ++id) {
-      auto node = testing::StartFathomd(id, NodeFlags(zk_->connect_string()));
-      ASSERT_TRUE(node.ok()) << node.status();
-      nodes_.push_back(std::move(*node));
-    }
+    auto cluster = testing::StartZkCluster(
+        3, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=32M", "--region_size=32M",
+            "--threads=1", "--transports=sm", "--cluster=tables", "--zk_session_timeout=4s"});
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    zk_ = cluster_.zk.get();
     // Table creation places buckets on the members the transaction layer knows: wait until every member
     // replicates over all three (counters from their Stats; no JSON, so this also runs under TSan).
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    for (const testing::FathomdProcess& node : nodes_) {
+    for (const testing::FathomdProcess& node : cluster_.nodes) {
       while (testing::CountersOf(node.control_address, kToken)["txn.members"] != 3) {
         ASSERT_LT(absl::Now(), deadline) << node.control_address << " never saw three members";
         absl::SleepFor(absl::Milliseconds(100));
@@ -56,8 +48,8 @@ class FathomctlTableTest : public ::testing::Test {
     return RunCtl(args, absl::Seconds(120));
   }
 
-  std::unique_ptr<testing::ZooKeeperServer> zk_;
-  std::vector<testing::FathomdProcess> nodes_;
+  testing::ZkCluster cluster_;
+  testing::ZooKeeperServer* zk_ = nullptr;  // cluster_'s
 };
 
 // Under TSan the JSON shapes are not parsed (json_test_util.h says why); everything else is checked.
@@ -166,7 +158,7 @@ TEST_F(FathomctlTableTest, ClearErrors) {
 }
 
 TEST_F(FathomctlTableTest, TheServiceValidatesAndNeedsACatalog) {
-  auto client = testing::ConnectControl(nodes_[0].control_address, kToken);
+  auto client = testing::ConnectControl(cluster_.nodes[0].control_address, kToken);
   ASSERT_TRUE(client.ok()) << client.status();
   control::CreateTableRequest bad;
   bad.set_name("no/slash");
