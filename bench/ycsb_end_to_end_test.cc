@@ -12,50 +12,14 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "tests/util/subprocess.h"
+#include "bench/ycsb_test_util.h"
 
 namespace fathom {
 namespace {
 
-struct Output {
-  int exit_code = -1;
-  // "<phase> <[SECTION], Metric>" -> value, e.g. "run [READ], Return=OK" -> "503".
-  std::map<std::string, std::string> values;
-  std::string text;
-};
-
-Output RunYcsb(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {testing::RunfilePath("bench/ycsb")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  Output output;
-  auto child = testing::Subprocess::Start(argv);
-  EXPECT_TRUE(child.ok()) << child.status();
-  if (!child.ok()) return output;
-  std::string phase;
-  while (true) {
-    absl::StatusOr<std::string> line = (*child)->ReadLine(absl::Seconds(60));
-    if (!line.ok()) break;  // stdout closed: the driver is done (or a 60 s stall, which fails below)
-    output.text += *line + "\n";
-    if (absl::StartsWith(*line, "# ")) {
-      phase = std::vector<std::string>(absl::StrSplit(*line, ' '))[1];
-      continue;
-    }
-    const size_t last_comma = line->rfind(", ");
-    if (last_comma != std::string::npos) output.values[phase + " " + line->substr(0, last_comma)] = line->substr(last_comma + 2);
-  }
-  absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(30));
-  EXPECT_TRUE(status.ok()) << status.status();
-  if (status.ok() && WIFEXITED(*status)) output.exit_code = WEXITSTATUS(*status);
-  return output;
-}
-
-int64_t Count(const Output& output, const std::string& key) {
-  auto it = output.values.find(key);
-  if (it == output.values.end()) return 0;
-  int64_t n = 0;
-  EXPECT_TRUE(absl::SimpleAtoi(it->second, &n)) << key << " = " << it->second;
-  return n;
-}
+using testing::Count;
+using testing::Output;
+using testing::RunYcsb;
 
 class EndToEndTest : public ::testing::TestWithParam<std::string> {};
 

@@ -4,6 +4,8 @@
 //
 //   bazel run -c opt //bench:ycsb -- --workload=b                      (fathom, 3 nodes over shared memory)
 //   bazel run -c opt //bench:ycsb -- --workload=b --fathom_fabric=tcp
+//   ycsb --workload=b --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token
+//                                         (a running fathomd cluster, joined as a client-only member)
 //   bazel run -c opt //bench:ycsb -- --backend=redis --workload=a --threads=2
 //   bazel run -c opt //bench:ycsb -- --backend=memcached -P /path/workloadb -p recordcount=100000 -load -run
 //
@@ -32,6 +34,7 @@
 #include "bench/ycsb/core_workload.h"
 #include "bench/ycsb/cpu_usage.h"
 #include "bench/ycsb/fathom_backend.h"
+#include "bench/ycsb/fathom_remote.h"
 #include "bench/ycsb/memcached_backend.h"
 #include "bench/ycsb/memory_backend.h"
 #include "bench/ycsb/properties.h"
@@ -39,21 +42,32 @@
 #include "bench/ycsb/report.h"
 #include "bench/ycsb/runner.h"
 #include "bench/ycsb/server_process.h"
+#include "platform/node/control/cluster_token.h"
 #include "platform/base/status_macros.h"
 
 ABSL_FLAG(std::string, workload, "a",
           "workload a..f, or bank (transactional transfers): bench/workloads/workload<name> from the runfiles");
 ABSL_FLAG(std::string, workload_file, "", "a workload properties file (overrides --workload)");
 ABSL_FLAG(std::string, backend, "fathom",
-          "fathom (an embedded Fathom cluster in this process) | memcached | redis | memory");
+          "fathom (an embedded Fathom cluster in this process, or a running one with --zk) | memcached | redis | memory");
 ABSL_FLAG(std::string, fathom_fabric, "shm", "fathom backend: shm (UCX shared memory) or tcp (UCX tcp)");
 ABSL_FLAG(int, fathom_nodes, 3, "fathom backend: nodes of the embedded cluster");
 ABSL_FLAG(int, fathom_backups, 1, "fathom backend: f, backups of every record");
-ABSL_FLAG(int, fathom_threads, 1,
-          "fathom backend: node threads per node (1: three nodes share 2 cores better than six threads do)");
+ABSL_FLAG(int, fathom_threads, 0,
+          "fathom backend: node threads per node; 0: 1 for an embedded cluster (three nodes share 2 cores better "
+          "than six threads do), and with --zk the members' own (every node of a cluster runs the same number)");
 ABSL_FLAG(std::string, fathom_clients, "node",
           "fathom backend: node (clients run on the cluster's node threads, asynchronously, one operation in "
           "flight each) or app (one application thread per client, blocking calls)");
+ABSL_FLAG(std::string, zk, "",
+          "fathom backend: ZooKeeper host:port[,...] of a running fathomd cluster to join as a client-only member "
+          "(its --zk); empty: start an embedded cluster");
+ABSL_FLAG(std::string, cluster, "fathom", "fathom backend with --zk: the cluster's name (its --cluster)");
+ABSL_FLAG(std::string, token, "", "fathom backend with --zk: cluster token (prefer --token_file)");
+ABSL_FLAG(std::string, token_file, "", "fathom backend with --zk: file holding the cluster token");
+ABSL_FLAG(uint32_t, fathom_node_id, 0, "fathom backend with --zk: this client's node id; 0: the highest free one");
+ABSL_FLAG(std::string, fathom_table, "usertable",
+          "fathom backend with --zk: the table (created through the cluster, sized for the records, if missing)");
 ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start one on a free loopback port");
 ABSL_FLAG(int, threads, 1, "client threads");
 ABSL_FLAG(double, target, 0, "target operations per second over all threads; 0: unthrottled");
@@ -119,6 +133,11 @@ absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& ser
   return std::make_pair(server.substr(0, colon), port);
 }
 
+absl::StatusOr<std::string> ReadToken() {
+  return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file),
+                                 "--zk needs the cluster token (--token_file or --token)");
+}
+
 absl::Status Main(int argc, char** argv) {
   ASSIGN_OR_RETURN(YcsbArgs ycsb_args, ExtractYcsbArgs(&argc, argv));
   absl::SetProgramUsageMessage("YCSB core workload driver; see bench/ycsb_main.cc");
@@ -149,8 +168,9 @@ absl::Status Main(int argc, char** argv) {
     do_run = phase != "load";
   }
   const std::string server = absl::GetFlag(FLAGS_server);
-  if (do_run && !do_load && server.empty()) {
-    return absl::InvalidArgumentError("a run without a load needs --server=host:port of a loaded server");
+  if (do_run && !do_load && server.empty() && absl::GetFlag(FLAGS_zk).empty()) {
+    return absl::InvalidArgumentError(
+        "a run without a load needs --server=host:port of a loaded server (or --zk of a loaded Fathom cluster)");
   }
 
   // The backend, and its server unless we were given one.
@@ -161,6 +181,8 @@ absl::Status Main(int argc, char** argv) {
   MemoryStore memory_store;
   BackendFactory make_backend;
   std::unique_ptr<FathomCluster> fathom_cluster;
+  std::unique_ptr<RemoteFathom> fathom_remote;  // --zk: this process is a client-only member
+  AsyncLanes* lanes = nullptr;                  // whichever of the two the clients run on
   bool async_lanes = false;  // clients on the fathom cluster's node threads
   if (backend == "fathom") {
     if (!server.empty()) {
@@ -174,18 +196,38 @@ absl::Status Main(int argc, char** argv) {
     FathomClusterOptions fathom_options;
     fathom_options.nodes = absl::GetFlag(FLAGS_fathom_nodes);
     fathom_options.backups = absl::GetFlag(FLAGS_fathom_backups);
-    fathom_options.threads_per_node = absl::GetFlag(FLAGS_fathom_threads);
-    if (fathom_options.threads_per_node < 1) return absl::InvalidArgumentError("--fathom_threads must be >= 1");
+    const int fathom_threads = absl::GetFlag(FLAGS_fathom_threads);
+    if (fathom_threads < 0) return absl::InvalidArgumentError("--fathom_threads must be >= 0");
+    fathom_options.threads_per_node = fathom_threads == 0 ? 1 : fathom_threads;
     fathom_options.tcp = fabric == "tcp";
     const WorkloadConfig& sizing = workload->config();
     // Room for the load and for the run's inserts.
     fathom_options.records = sizing.record_count +
                              static_cast<uint64_t>(sizing.operation_count * sizing.insert_proportion) + 1;
-    ASSIGN_OR_RETURN(fathom_cluster, FathomCluster::Start(fathom_options));
-    std::fprintf(stderr, "started an embedded Fathom cluster: %s; clients on %s\n", fathom_cluster->Describe().c_str(),
-                 async_lanes ? "its node threads" : "application threads");
-    FathomCluster* cluster = fathom_cluster.get();
-    make_backend = [cluster] { return cluster->NewBackend(); };
+    if (const std::string zk = absl::GetFlag(FLAGS_zk); !zk.empty()) {
+      RemoteFathomOptions remote_options;
+      remote_options.zk = zk;
+      remote_options.cluster = absl::GetFlag(FLAGS_cluster);
+      ASSIGN_OR_RETURN(remote_options.token, ReadToken());
+      remote_options.tcp = fathom_options.tcp;
+      remote_options.threads = fathom_threads;  // 0: ask a member
+      remote_options.node_id = absl::GetFlag(FLAGS_fathom_node_id);
+      remote_options.table = absl::GetFlag(FLAGS_fathom_table);
+      remote_options.records = fathom_options.records;
+      remote_options.seed = absl::GetFlag(FLAGS_seed) | 1;
+      ASSIGN_OR_RETURN(fathom_remote, RemoteFathom::Join(remote_options));
+      std::fprintf(stderr, "joined a running Fathom cluster as %s; clients on %s\n", fathom_remote->Describe().c_str(),
+                   async_lanes ? "its node threads" : "application threads");
+      RemoteFathom* remote = fathom_remote.get();
+      make_backend = [remote] { return remote->NewBackend(); };
+    } else {
+      ASSIGN_OR_RETURN(fathom_cluster, FathomCluster::Start(fathom_options));
+      std::fprintf(stderr, "started an embedded Fathom cluster: %s; clients on %s\n",
+                   fathom_cluster->Describe().c_str(), async_lanes ? "its node threads" : "application threads");
+      FathomCluster* cluster = fathom_cluster.get();
+      make_backend = [cluster] { return cluster->NewBackend(); };
+      lanes = cluster;
+    }
   } else if (backend == "memory") {
     make_backend = [&memory_store] { return std::make_unique<MemoryBackend>(&memory_store); };
   } else if (backend == "memcached" || backend == "redis") {
@@ -228,9 +270,11 @@ absl::Status Main(int argc, char** argv) {
     const pid_t server_pid = server_process != nullptr ? server_process->pid() : 0;
     const double driver_cpu_before = SelfCpuSeconds();
     const absl::StatusOr<double> server_cpu_before = ProcessCpuSeconds(server_pid);
-    ASSIGN_OR_RETURN(PhaseResult result, async_lanes ? RunPhaseAsync(*workload, *fathom_cluster, options)
+    if (fathom_remote != nullptr) lanes = fathom_remote.get();
+    ASSIGN_OR_RETURN(PhaseResult result, async_lanes ? RunPhaseAsync(*workload, *lanes, options)
                                                      : RunPhase(*workload, make_backend, options));
     result.driver_cpu_seconds = SelfCpuSeconds() - driver_cpu_before;
+    // An embedded cluster's server is this process; a running cluster's servers are not measured here.
     if (fathom_cluster != nullptr) result.server_cpu_seconds = result.driver_cpu_seconds;
     if (const absl::StatusOr<double> after = ProcessCpuSeconds(server_pid); server_pid > 0 && after.ok() &&
                                                                                server_cpu_before.ok()) {
@@ -276,6 +320,11 @@ absl::Status Main(int argc, char** argv) {
     std::ofstream out(json_path);
     out << FormatJson(config_entries, results);
     if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", json_path));
+  }
+  if (fathom_remote != nullptr) {
+    const uint32_t id = fathom_remote->node_id();
+    RETURN_IF_ERROR(fathom_remote->Leave());
+    std::fprintf(stderr, "client-only node %u left the cluster\n", id);
   }
   if (bank_total.has_value() && *bank_total != workload->ExpectedTotal()) {
     return absl::DataLossError(absl::StrCat("bank total ", *bank_total, " after the run, expected ",

@@ -40,15 +40,21 @@ absl::Status ValidateMember(const MemberInfo& member) {
 
 absl::Status ValidateConfiguration(const Configuration& config) {
   absl::flat_hash_set<uint32_t> members;
+  absl::flat_hash_set<uint32_t> clients;  // client-only: hold nothing, manage nothing
   for (const MemberInfo& m : config.members()) {
     if (absl::Status s = ValidateMember(m); !s.ok()) return s;
     if (!members.insert(m.node_id()).second) {
       return absl::InvalidArgumentError(absl::StrCat("duplicate member ", m.node_id()));
     }
+    if (m.client_only()) clients.insert(m.node_id());
   }
   if (config.manager_id() != 0 && !members.contains(config.manager_id())) {
     return absl::InvalidArgumentError(
         absl::StrCat("configuration manager ", config.manager_id(), " is not a member"));
+  }
+  if (clients.contains(config.manager_id())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("configuration manager ", config.manager_id(), " is a client-only member"));
   }
   absl::flat_hash_set<uint32_t> regions;
   for (const RegionPlacement& r : config.regions()) {
@@ -69,6 +75,9 @@ absl::Status ValidateConfiguration(const Configuration& config) {
       }
       if (!replicas.insert(node).second) {
         return absl::InvalidArgumentError(absl::StrCat(name, " has two replicas on node ", node));
+      }
+      if (clients.contains(node)) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " has a replica on client-only member ", node));
       }
     }
   }
@@ -133,6 +142,15 @@ void Canonicalize(Configuration* config) {
   auto* regions = config->mutable_regions();
   std::sort(regions->begin(), regions->end(),
             [](const RegionPlacement& a, const RegionPlacement& b) { return a.region_id() < b.region_id(); });
+}
+
+std::vector<uint32_t> DataMemberIds(const Configuration& config) {
+  std::vector<uint32_t> ids;
+  for (const MemberInfo& m : config.members()) {
+    if (!m.client_only()) ids.push_back(m.node_id());
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 const MemberInfo* FindMember(const Configuration& config, uint32_t node_id) {

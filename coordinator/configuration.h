@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -40,6 +41,10 @@ absl::StatusOr<Configuration> DecodeConfiguration(std::string_view bytes);
 
 // Members and regions in canonical order (by id), so equal configurations encode equally.
 void Canonicalize(Configuration* config);
+
+// The members that hold data and backups (every member but the client-only ones), sorted by id: the
+// membership transactions replicate over.
+std::vector<uint32_t> DataMemberIds(const Configuration& config);
 
 const MemberInfo* FindMember(const Configuration& config, uint32_t node_id);
 const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_id);

@@ -95,6 +95,31 @@ TEST(ConfigurationTest, ValidationNamesTheProblem) {
   c = Valid();
   *c.add_tables() = c.tables(0);
   ExpectInvalid(c, "duplicate table users");
+
+  // Client-only members hold nothing and manage nothing.
+  c = Valid();
+  c.mutable_members(0)->set_client_only(true);
+  c.set_manager_id(2);
+  ExpectInvalid(c, "replica on client-only member 1");
+  c = Valid();
+  c.mutable_members(c.members_size() - 1)->set_client_only(true);
+  c.clear_regions();
+  c.clear_tables();
+  c.set_manager_id(c.members(c.members_size() - 1).node_id());
+  ExpectInvalid(c, "is a client-only member");
+}
+
+TEST(ConfigurationTest, DataMembersLeaveOutClients) {
+  Configuration c = Valid();
+  MemberInfo client = Member(9);
+  client.set_client_only(true);
+  *c.add_members() = client;
+  EXPECT_TRUE(ValidateConfiguration(c).ok());
+  EXPECT_EQ(DataMemberIds(c), (std::vector<uint32_t>{1, 2, 3}));
+  // And the flag survives the ZooKeeper framing.
+  auto back = DecodeConfiguration(EncodeConfiguration(c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->members(3).client_only());
 }
 
 TEST(ConfigurationTest, CorruptOrTruncatedBytesAreDataLoss) {

@@ -36,7 +36,10 @@ uint64_t LocalCoordinationService::conflicts() const {
 }
 
 uint32_t LocalCoordinationService::Manager() const {
-  return joined_.empty() ? 0 : joined_.front().first;
+  for (const auto& [id, handle] : joined_) {
+    if (!clients_.contains(id)) return id;
+  }
+  return 0;
 }
 
 absl::Status LocalCoordinationService::CompareAndSet(uint64_t expected_epoch, Configuration next) {
@@ -81,6 +84,7 @@ absl::Status LocalCoordinationService::AddMember(LocalCoordinator* handle, const
       }
     }
     joined_.push_back({member.node_id(), handle});
+    if (member.client_only()) clients_.insert(member.node_id());
   }
   absl::StatusOr<Configuration> result = Update([&](Configuration& config) -> absl::Status {
     coordinator::RemoveMember(&config, member.node_id());  // a stale entry of an earlier incarnation
@@ -94,6 +98,7 @@ absl::Status LocalCoordinationService::AddMember(LocalCoordinator* handle, const
     joined_.erase(std::remove_if(joined_.begin(), joined_.end(),
                                  [&](const auto& e) { return e.first == member.node_id(); }),
                   joined_.end());
+    clients_.erase(member.node_id());
   }
   return result.status();
 }
@@ -104,6 +109,7 @@ void LocalCoordinationService::RemoveMember(uint32_t node_id) {
     joined_.erase(
         std::remove_if(joined_.begin(), joined_.end(), [&](const auto& e) { return e.first == node_id; }),
         joined_.end());
+    clients_.erase(node_id);
   }
   (void)Update([&](Configuration& config) -> absl::Status {
     coordinator::RemoveMember(&config, node_id);

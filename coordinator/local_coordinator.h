@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/subscribers.h"
@@ -65,6 +66,7 @@ class LocalCoordinationService {
   Configuration config_ ABSL_GUARDED_BY(mu_);
   std::vector<LocalCoordinator*> handles_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<uint32_t, LocalCoordinator*>> joined_ ABSL_GUARDED_BY(mu_);  // in join order
+  absl::flat_hash_set<uint32_t> clients_ ABSL_GUARDED_BY(mu_);  // client-only: never the manager
   uint64_t commits_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t conflicts_ ABSL_GUARDED_BY(mu_) = 0;
 };

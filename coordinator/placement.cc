@@ -11,6 +11,7 @@ std::vector<MemberLoad> MemberLoads(const Configuration& config) {
   std::vector<MemberLoad> loads;
   absl::flat_hash_map<uint32_t, size_t> index;
   for (const MemberInfo& m : config.members()) {
+    if (m.client_only()) continue;  // holds no data: never a candidate
     index[m.node_id()] = loads.size();
     loads.push_back({m.node_id(), m.memory_bytes(), 0, 0});
   }

@@ -36,6 +36,22 @@ TEST(PlacementTest, RepeatedAllocationsBalanceMemory) {
   for (const MemberLoad& l : MemberLoads(c)) EXPECT_EQ(l.replicas, 20u) << l.node_id;
 }
 
+TEST(PlacementTest, ClientOnlyMembersAreNeverCandidates) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) {
+    MemberInfo* m = c.add_members();
+    m->set_node_id(id);
+    m->set_control_address("127.0.0.1:1");
+    m->set_client_only(id == 2);
+  }
+  const std::vector<MemberLoad> loads = MemberLoads(c);
+  ASSERT_EQ(loads.size(), 2u);
+  EXPECT_EQ(loads[0].node_id, 1u);
+  EXPECT_EQ(loads[1].node_id, 3u);
+  EXPECT_EQ(*PlaceRegion(loads, 10, 2), (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(PlaceRegion(loads, 10, 3).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(PlacementTest, NotEnoughMembersIsFailedPrecondition) {
   std::vector<MemberLoad> loads = {{1, 0, 0, 0}, {2, 0, 0, 0}};
   EXPECT_EQ(PlaceRegion(loads, 10, 3).status().code(), absl::StatusCode::kFailedPrecondition);

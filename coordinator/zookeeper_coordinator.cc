@@ -17,6 +17,11 @@
 namespace fathom::coordinator {
 namespace {
 
+// Election znode name prefixes: candidates for configuration manager, and client-only members ("x" sorts
+// after "n", so a client is never the lowest while any candidate is there).
+constexpr char kCandidateElectionPrefix[] = "n_";
+constexpr char kClientElectionPrefix[] = "x_";
+
 // The client's own warnings and errors go to stderr; its chatter does not.
 void ClientLog(const char* message) {
   if (strstr(message, "ZOO_ERROR") != nullptr || strstr(message, "ZOO_WARN") != nullptr) {
@@ -355,6 +360,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   std::string mine;
   int64_t session;
   uint32_t node_id;
+  bool client_only;
   HandleContext* ctx;
   {
     MutexLock lock(&mu_);
@@ -362,8 +368,12 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
     mine = election_node_;
     session = session_id_;
     node_id = member_->node_id();
+    client_only = member_->client_only();
     ctx = context();
   }
+  // A client-only member holds an election znode too (every configuration write is conditional on the
+  // writer's), but under a prefix that sorts after every candidate's, and it never takes the role.
+  const std::string prefix = client_only ? kClientElectionPrefix : kCandidateElectionPrefix;
   std::vector<std::string> children;
   int rc = Children(zh, dir, nullptr, nullptr, &children);
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
@@ -379,18 +389,19 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
     if (mine.empty()) {
       const std::string data = absl::StrCat(node_id);
       char created[512];
-      rc = zoo_create(zh, (dir + "/n_").c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+      rc = zoo_create(zh, (dir + "/" + prefix).c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
                       ZOO_EPHEMERAL | ZOO_SEQUENCE, created, sizeof created);
-      if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", dir, "/n_"));
+      if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", dir, "/", prefix));
       mine = std::string(created).substr(dir.size() + 1);
       children.push_back(mine);
       std::sort(children.begin(), children.end());
     }
   }
-  // Lowest sequence wins (the prefix is the same, so the names sort by sequence).
+  // Lowest candidate sequence wins (candidates share a prefix, so their names sort by sequence, and
+  // clients' sort after them).
   auto it = std::find(children.begin(), children.end(), mine);
-  bool manager = it == children.begin();
-  if (!manager) {
+  bool manager = !client_only && it == children.begin();
+  if (!manager && !client_only) {
     const std::string predecessor = dir + "/" + *(it - 1);
     rc = zoo_wexists(zh, predecessor.c_str(), &Watcher, ctx, nullptr);
     if (rc == ZNONODE) {

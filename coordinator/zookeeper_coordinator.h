@@ -3,6 +3,7 @@
 // Everything lives under /fathom/<cluster>/ (created when missing; docs/formats/configuration.md):
 //   members/<node id>   ephemeral, one per joined node, holding its MemberInfo
 //   election/n_<seq>    ephemeral sequential, one per joined node: the lowest is the configuration manager
+//   election/x_<seq>    the same for a client-only member (MemberInfo.client_only): never the manager
 //                       (CM); every other node watches its predecessor only
 //   config              the framed Configuration, changed only by a write conditional on its znode version
 // A member whose lease expired is removed by the CM together with its members/ znode (RemoveExpiredMember),

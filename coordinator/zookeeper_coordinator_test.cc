@@ -123,6 +123,36 @@ TEST_F(ZooKeeperCoordinatorTest, ThreeNodesJoinOneManagerListsAll) {
   EXPECT_EQ((*observer)->Join(Member(2)).code(), absl::StatusCode::kAlreadyExists);
 }
 
+TEST_F(ZooKeeperCoordinatorTest, AClientOnlyMemberIsListedButNeverManages) {
+  ASSERT_NE(AddNode(1), nullptr);
+  auto client = ZooKeeperCoordinator::Create(Options());
+  ASSERT_TRUE(client.ok()) << client.status();
+  MemberInfo me = Member(9);
+  me.set_client_only(true);
+  ASSERT_TRUE((*client)->Join(me).ok());
+  nodes_.push_back(std::move(*client));
+  ZooKeeperCoordinator* c = nodes_.back().get();
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 9}); }));
+  const Configuration config = *c->GetConfiguration();
+  EXPECT_EQ(config.manager_id(), 1u);
+  EXPECT_TRUE(config.members(1).client_only());
+  EXPECT_EQ(DataMemberIds(config), (std::vector<uint32_t>{1}));
+  // The client may still change the configuration (its writes are checked against its own election znode).
+  ASSERT_TRUE(c->Update([](Configuration& next) {
+                   next.add_tables()->set_name("t");
+                   return absl::OkStatus();
+                 }).ok());
+  // Alone, the client does not take over; a data node that comes later does, although it joined later.
+  ASSERT_TRUE(nodes_[0]->Leave().ok());
+  nodes_[0]->Close();
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_FALSE(c->is_manager());
+  ASSERT_NE(AddNode(2), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({2, 9}) && Manager() != nullptr; }));
+  EXPECT_EQ(Manager(), nodes_.back().get());
+  EXPECT_FALSE(c->is_manager());
+}
+
 TEST_F(ZooKeeperCoordinatorTest, ManagerCrashElectsANewOneAndTheEpochAdvances) {
   for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}) && Manager() != nullptr; }));

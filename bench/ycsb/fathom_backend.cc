@@ -14,6 +14,18 @@ constexpr uint64_t kMiB = 1 << 20;
 
 }  // namespace
 
+absl::StatusOr<txn::TxnThread*> TxnThreadOf(txn::TransactionService& txns, int thread) {
+  txn::TxnThread* found_thread = nullptr;
+  fathom::Notification found;
+  absl::Status posted = txns.Post(thread, [&](txn::TxnThread& t) {
+    found_thread = &t;
+    found.Notify();
+  });
+  if (!posted.ok()) return posted;
+  found.WaitForNotification();
+  return found_thread;
+}
+
 absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const FathomClusterOptions& options) {
   if (options.nodes < options.backups + 1) {
     return absl::InvalidArgumentError(absl::StrCat(options.nodes, " nodes cannot hold ", options.backups + 1,
@@ -62,16 +74,9 @@ absl::Status FathomCluster::SetUpLanes() {
   const int nodes = options_.nodes;
   for (int lane = 0; lane < nodes * options_.threads_per_node; ++lane) {
     const int node = lane % nodes;
-    // The TxnThread lives as long as the service; ask the thread itself for it.
-    txn::TxnThread* thread = nullptr;
-    fathom::Notification found;
-    absl::Status posted = services_[static_cast<size_t>(node)]->Post(lane / nodes, [&](txn::TxnThread& t) {
-      thread = &t;
-      found.Notify();
-    });
-    if (!posted.ok()) return posted;
-    found.WaitForNotification();
-    lanes_.push_back(std::make_unique<FathomAsyncBackend>(thread, tables_[static_cast<size_t>(node)],
+    auto thread = TxnThreadOf(*services_[static_cast<size_t>(node)], lane / nodes);
+    if (!thread.ok()) return thread.status();
+    lanes_.push_back(std::make_unique<FathomAsyncBackend>(*thread, tables_[static_cast<size_t>(node)],
                                                           0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(lane) + 1)));
   }
   return absl::OkStatus();

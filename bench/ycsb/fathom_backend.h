@@ -66,6 +66,9 @@ class FathomCluster final : public AsyncLanes {
   uint64_t buckets_ = 0;
 };
 
+// Node thread `thread`'s transaction layer (it lives as long as `txns`), asked of the thread itself.
+absl::StatusOr<txn::TxnThread*> TxnThreadOf(txn::TransactionService& txns, int thread);
+
 class FathomBackend final : public Backend {
  public:
   FathomBackend(txn::TransactionService* txns, kv::Table table) : txns_(txns), table_(std::move(table)) {}

@@ -10,7 +10,8 @@
 // the node runtime (--lease_period; a member that stops renewing is removed, and joins again when it
 // runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
-// until SIGTERM, SIGINT or a Shutdown call. Exit codes: 0 clean stop, 1 a runtime
+// until SIGTERM, SIGINT or a Shutdown call. With --zk it also serves the control service's table calls
+// (fathomctl table create|drop|list) with the kv API, the tables' names kept in the configuration. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available, a damaged log), 2 bad flags.
 //
 // With --data_dir the node logs every object state it installs (as primary and as backup) to a RocksDB
@@ -25,7 +26,6 @@
 #include <time.h>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -40,15 +40,18 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "coordinator/zookeeper_coordinator.h"
+#include "kv/coordinator_catalog.h"
 #include "logging/log_exchange.h"
 #include "logging/log_reader.h"
 #include "logging/node_restart.h"
 #include "logging/object_log.h"
 #include "logging/txn_hook.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
+#include "platform/node/control/cluster_token.h"
 #include "platform/node/lease_agent.h"
 #include "platform/node/membership.h"
 #include "platform/node/node.h"
+#include "platform/node/table_admin.h"
 #include "txn/txn.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "this node's id, 1..65535 (required)");
@@ -64,6 +67,9 @@ ABSL_FLAG(absl::Duration, lease_period, absl::Seconds(2),
 ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G suffixes)");
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");
+ABSL_FLAG(absl::Duration, idle_wait, absl::Milliseconds(5),
+          "longest sleep of an idle node thread between looks at its rings: bounds the first message's latency "
+          "after a quiet spell (a member serving mostly one-sided reads is idle most of the time)");
 ABSL_FLAG(std::string, transports, "",
           "UCX transports (UCX_TLS syntax): sm for one host, tcp across hosts, rc with RDMA NICs; empty: UCX_TLS");
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
@@ -109,16 +115,8 @@ int BadFlags(const std::string& message) {
 }
 
 absl::StatusOr<std::string> ReadToken() {
-  const std::string inline_token = absl::GetFlag(FLAGS_token);
-  const std::string path = absl::GetFlag(FLAGS_token_file);
-  if (!inline_token.empty() && !path.empty()) return absl::InvalidArgumentError("give --token or --token_file, not both");
-  if (!inline_token.empty()) return inline_token;
-  if (path.empty()) return absl::InvalidArgumentError("a cluster token is required (--token_file or --token)");
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
-  std::string token;
-  std::getline(in, token);
-  return token;
+  return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file),
+                                 "a cluster token is required (--token_file or --token)");
 }
 
 // --txn_members, or this node and its --peers.
@@ -232,6 +230,8 @@ int Run() {
   if (!region.ok()) return BadFlags(absl::StrCat("--region_size: ", region.status().message()));
   options.region_bytes = std::min(*region, options.memory_bytes);
   options.worker_threads = absl::GetFlag(FLAGS_threads);
+  options.idle_wait = absl::GetFlag(FLAGS_idle_wait);
+  if (options.idle_wait <= absl::ZeroDuration()) return BadFlags("--idle_wait must be positive");
   auto token = ReadToken();
   if (!token.ok()) return BadFlags(std::string(token.status().message()));
   options.cluster_token = *token;
@@ -376,6 +376,8 @@ int Run() {
   txn::TransactionService* service = txns->get();
   (*node)->AddCounterSource([service](std::map<std::string, uint64_t>& counters) {
     counters["txn.epoch"] = service->replicas()->epoch();
+    counters["txn.members"] = service->replicas()->members().size();  // data members (backups come from them)
+    counters["node.threads"] = service->threads();  // a joining client-only member must run as many
   });
   if (coordinator == nullptr) {
     (*txns)->SetConfiguration(epoch, members);
@@ -391,6 +393,7 @@ int Run() {
   }
   std::unique_ptr<MembershipFollower> follower;
   std::unique_ptr<coordinator::Subscription> txn_subscription;
+  std::unique_ptr<kv::CoordinatorCatalog> catalog;  // tables' names live in the configuration
   if (coordinator != nullptr) {
     const coordinator::MemberInfo me = MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
     if (absl::Status joined = coordinator->Join(me); !joined.ok()) {
@@ -416,10 +419,10 @@ int Run() {
       return 1;
     }
     follower = std::move(*started);
+    // Transactions replicate over the members that hold data: a client-only member (a YCSB driver that
+    // joined) coordinates transactions but is never a region's backup.
     txn_subscription = coordinator->Subscribe([service](const coordinator::Configuration& configuration) {
-      std::vector<uint32_t> members;
-      for (const auto& member : configuration.members()) members.push_back(member.node_id());
-      service->SetConfiguration(configuration.epoch(), std::move(members));
+      service->SetConfiguration(configuration.epoch(), coordinator::DataMemberIds(configuration));
     });
     coordinator::ZooKeeperCoordinator* c = coordinator.get();
     MembershipFollower* f = follower.get();
@@ -433,6 +436,9 @@ int Run() {
       counters["coordinator.applied_epoch"] = f->applied_epoch();
       counters["coordinator.rejoins"] = f->rejoins();
     });
+    // Table calls (fathomctl table ...) are served once this node is a member with its transaction layer.
+    catalog = std::make_unique<kv::CoordinatorCatalog>(coordinator.get());
+    (*node)->SetTableCalls(std::make_shared<TableAdmin>(service, catalog.get()));
     Log(id, absl::StrCat("member of cluster '", options.cluster_name, "' through ZooKeeper at ", zk,
                          lease != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(lease_period)) : ""));
   }
@@ -454,6 +460,7 @@ int Run() {
     if ((*node)->shutdown_requested()) reason = "a Shutdown call";
   }
   Log(id, absl::StrCat("stopping (", reason, ")"));
+  (*node)->SetTableCalls(nullptr);  // no table call may outlive the catalog and the transaction layer
   if (lease != nullptr) lease->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
   follower.reset();
   txn_subscription.reset();

@@ -40,6 +40,7 @@
 #include "platform/memory/slab_allocator.h"
 #include "platform/node/control/control_handler.h"
 #include "platform/node/control/control_server.h"
+#include "platform/node/control/table_calls.h"
 #include "platform/node/node_options.h"
 #include "platform/node/node_thread.h"
 #include "platform/node/ring_plan.h"
@@ -103,6 +104,10 @@ class Node final : public control::ControlHandler {
   // Adds counters to Stats (the membership follower reports the coordinator's state this way).
   void AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)> source);
 
+  // Serves the control service's table calls (CreateTable, DropTable, ListTables) through `tables`;
+  // without one (null, the default) they fail with FailedPrecondition.
+  void SetTableCalls(std::shared_ptr<control::TableCalls> tables);
+
   // Node thread `index` (0..threads()-1), for layers that run on it (Post, StartAndWait).
   absl::StatusOr<NodeThread*> Thread(int index);
   // This node's data regions (objects live there), in id order.
@@ -124,6 +129,9 @@ class Node final : public control::ControlHandler {
       const control::AllocateObjectRequest& request) override;
   absl::StatusOr<control::ReadObjectResponse> OnReadObject(const control::ReadObjectRequest& request) override;
   absl::StatusOr<control::PingPeerResponse> OnPingPeer(const control::PingPeerRequest& request) override;
+  absl::StatusOr<control::CreateTableResponse> OnCreateTable(const control::CreateTableRequest& request) override;
+  absl::StatusOr<control::DropTableResponse> OnDropTable(const control::DropTableRequest& request) override;
+  absl::StatusOr<control::ListTablesResponse> OnListTables(const control::ListTablesRequest& request) override;
 
  private:
   Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation);
@@ -161,6 +169,11 @@ class Node final : public control::ControlHandler {
 
   absl::Mutex sources_mu_;
   std::vector<std::function<void(std::map<std::string, uint64_t>&)>> counter_sources_ ABSL_GUARDED_BY(sources_mu_);
+
+  // Copied under the lock and called outside it: a table call may run for seconds.
+  absl::StatusOr<std::shared_ptr<control::TableCalls>> TableCallsOrError();
+  absl::Mutex tables_mu_;
+  std::shared_ptr<control::TableCalls> table_calls_ ABSL_GUARDED_BY(tables_mu_);
 
   mutable absl::Mutex shutdown_mu_;
   bool shutdown_requested_ ABSL_GUARDED_BY(shutdown_mu_) = false;

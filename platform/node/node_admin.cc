@@ -1,5 +1,6 @@
 // Node: the control service's admin calls, on top of the blocking data-path helpers.
 #include "absl/strings/str_cat.h"
+#include "platform/base/mutex.h"
 #include "platform/node/node.h"
 
 namespace fathom::node {
@@ -46,6 +47,38 @@ absl::StatusOr<control::PingPeerResponse> Node::OnPingPeer(const control::PingPe
   response.set_max_nanos(absl::ToInt64Nanoseconds(stats->max));
   if (!stats->first_error.ok()) response.set_first_error(stats->first_error.ToString());
   return response;
+}
+
+void Node::SetTableCalls(std::shared_ptr<control::TableCalls> tables) {
+  MutexLock lock(&tables_mu_);
+  table_calls_ = std::move(tables);
+}
+
+absl::StatusOr<std::shared_ptr<control::TableCalls>> Node::TableCallsOrError() {
+  MutexLock lock(&tables_mu_);
+  if (table_calls_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("node ", id(), " serves no table calls: kv tables need a "
+                                                      "cluster on ZooKeeper (fathomd --zk)"));
+  }
+  return table_calls_;
+}
+
+absl::StatusOr<control::CreateTableResponse> Node::OnCreateTable(const control::CreateTableRequest& request) {
+  auto tables = TableCallsOrError();
+  if (!tables.ok()) return tables.status();
+  return (*tables)->Create(request);
+}
+
+absl::StatusOr<control::DropTableResponse> Node::OnDropTable(const control::DropTableRequest& request) {
+  auto tables = TableCallsOrError();
+  if (!tables.ok()) return tables.status();
+  return (*tables)->Drop(request);
+}
+
+absl::StatusOr<control::ListTablesResponse> Node::OnListTables(const control::ListTablesRequest&) {
+  auto tables = TableCallsOrError();
+  if (!tables.ok()) return tables.status();
+  return (*tables)->List();
 }
 
 }  // namespace fathom::node

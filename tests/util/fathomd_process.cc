@@ -70,4 +70,12 @@ absl::StatusOr<std::unique_ptr<control::ControlClient>> ConnectControl(const std
   return control::ControlClient::Create(options);
 }
 
+std::map<std::string, uint64_t> CountersOf(const std::string& address, const std::string& token) {
+  auto client = ConnectControl(address, token, absl::Seconds(5));
+  if (!client.ok()) return {};
+  auto stats = (*client)->Stats();
+  if (!stats.ok()) return {};
+  return {stats->counters().begin(), stats->counters().end()};
+}
+
 }  // namespace fathom::testing

@@ -6,6 +6,8 @@
 #ifndef FATHOM_TESTS_UTIL_FATHOMD_PROCESS_H_
 #define FATHOM_TESTS_UTIL_FATHOMD_PROCESS_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +51,9 @@ absl::StatusOr<FathomdExit> RunFathomdToExit(int node_id, const std::vector<std:
 absl::StatusOr<std::unique_ptr<control::ControlClient>> ConnectControl(const std::string& address,
                                                                        const std::string& token,
                                                                        absl::Duration call_timeout = absl::Seconds(20));
+
+// The counters of the node serving at `address` (its Stats), or an empty map when it does not answer.
+std::map<std::string, uint64_t> CountersOf(const std::string& address, const std::string& token);
 
 }  // namespace fathom::testing
 

@@ -2,15 +2,21 @@
 //
 //   fathomctl status  --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token [--json]
 //   fathomctl regions --zk=127.0.0.1:2181 --cluster=prod [--json]
+//   fathomctl table create NAME [--kind=hopscotch|cuckoo] [--buckets=N] [--inline_bytes=N]
+//                               [--max_key_bytes=N] [--max_value_bytes=N]   --zk=... --cluster=... --token_file=...
+//   fathomctl table drop NAME   --zk=... --cluster=... --token_file=...
+//   fathomctl table list        --zk=... --cluster=... --token_file=... [--json]
 //
 // status: epoch, configuration manager, every member (control address, fabric, memory, incarnation) with
 // a few live numbers from its Stats (peers connected, connected to ZooKeeper, epoch applied, uptime), the
 // regions and their replicas. A member whose Stats fail is shown as unreachable, with the reason.
 // regions: region id, size, primary, backups (ZooKeeper only; no token needed).
+// table: the cluster's kv tables, through a member's control service (table_commands.h); a create sizes
+// the table once (tables do not resize yet): buckets hold 8 keys each. Numbers left 0 take kv's defaults.
 // Human-readable aligned columns by default; --json prints one line of JSON (shapes: report.h).
 // Exit codes: 0 done (even with unreachable members), 1 the configuration could not be read (ZooKeeper
-// unreachable, no such cluster, corrupt configuration), 2 bad usage.
-#include <fstream>
+// unreachable, no such cluster, corrupt configuration) or a table call failed (unknown table, name taken,
+// no member reachable), 2 bad usage (including a bad table name or option).
 #include <iostream>
 #include <string>
 
@@ -19,9 +25,13 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "platform/node/control/cluster_token.h"
+#include "platform/node/control/table_validation.h"
 #include "tools/fathomctl/cluster_reader.h"
 #include "tools/fathomctl/member_stats.h"
 #include "tools/fathomctl/report.h"
+#include "tools/fathomctl/table_commands.h"
+#include "tools/fathomctl/table_report.h"
 
 ABSL_FLAG(std::string, zk, "127.0.0.1:2181", "ZooKeeper connect string host:port[,host:port]");
 ABSL_FLAG(std::string, cluster, "fathom", "cluster name (the nodes' --cluster)");
@@ -31,6 +41,13 @@ ABSL_FLAG(bool, json, false, "print one line of JSON instead of aligned columns"
 ABSL_FLAG(bool, stats, true, "status: ask every member for its Stats (needs the token)");
 ABSL_FLAG(absl::Duration, zk_timeout, absl::Seconds(5), "how long to wait for ZooKeeper");
 ABSL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(3), "how long to wait for each member's Stats");
+ABSL_FLAG(std::string, kind, "hopscotch", "table create: index kind, hopscotch or cuckoo");
+ABSL_FLAG(uint64_t, buckets, 0, "table create: buckets (8 keys each; 0: kv's default, 1024)");
+ABSL_FLAG(uint32_t, inline_bytes, 0, "table create: key + value up to this sit in the bucket (0: kv's default)");
+ABSL_FLAG(uint32_t, max_key_bytes, 0, "table create: longest key (0: kv's default, 1024)");
+ABSL_FLAG(uint32_t, max_value_bytes, 0, "table create: longest value (0: kv's default)");
+ABSL_FLAG(absl::Duration, table_timeout, absl::Seconds(120),
+          "table: how long a member may take (a create writes every bucket)");
 
 namespace fathom::fathomctl {
 namespace {
@@ -39,6 +56,10 @@ constexpr char kUsage[] =
     "fathomctl: look at a Fathom cluster.\n"
     "  fathomctl status  --zk=HOST:PORT --cluster=NAME --token_file=FILE [--json] [--stats=false]\n"
     "  fathomctl regions --zk=HOST:PORT --cluster=NAME [--json]\n"
+    "  fathomctl table create NAME [--kind=hopscotch|cuckoo] [--buckets=N] [--inline_bytes=N]\n"
+    "                              [--max_key_bytes=N] [--max_value_bytes=N] --zk=... --cluster=... --token_file=FILE\n"
+    "  fathomctl table drop NAME --zk=... --cluster=... --token_file=FILE\n"
+    "  fathomctl table list --zk=... --cluster=... --token_file=FILE [--json]\n"
     "More: fathomctl --help, and the header of tools/fathomctl/fathomctl.cc.";
 
 int Usage(const std::string& message) {
@@ -46,20 +67,63 @@ int Usage(const std::string& message) {
   return 2;
 }
 
-absl::StatusOr<std::string> ReadToken() {
-  const std::string inline_token = absl::GetFlag(FLAGS_token);
-  const std::string path = absl::GetFlag(FLAGS_token_file);
-  if (!inline_token.empty() && !path.empty()) return absl::InvalidArgumentError("give --token or --token_file, not both");
-  if (!inline_token.empty()) return inline_token;
-  if (path.empty()) {
-    return absl::InvalidArgumentError(
-        "status needs the cluster token to ask members for their Stats (--token_file or --token; or --stats=false)");
+absl::StatusOr<std::string> ReadToken(std::string_view missing_message) {
+  return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file), missing_message);
+}
+
+ClusterReadOptions ReadOptions() {
+  ClusterReadOptions options;
+  options.connect_string = absl::GetFlag(FLAGS_zk);
+  options.cluster = absl::GetFlag(FLAGS_cluster);
+  options.connect_timeout = absl::GetFlag(FLAGS_zk_timeout);
+  return options;
+}
+
+int Failed(const std::string& what, const absl::Status& status) {
+  std::cerr << "fathomctl: " << what << ": " << status.ToString() << std::endl;
+  return 1;
+}
+
+// fathomctl table create|drop|list: args are {"table", sub, [name]}.
+int RunTable(const std::vector<std::string>& args) {
+  const std::string sub = args.size() > 1 ? args[1] : "";
+  const bool named = sub == "create" || sub == "drop";
+  if (!named && sub != "list") return Usage("table: give create NAME, drop NAME or list");
+  if (args.size() != (named ? 3u : 2u)) return Usage(absl::StrCat("table ", sub, (named ? ": give one NAME" : ": no arguments")));
+  control::CreateTableRequest create;
+  if (named) {
+    create.set_name(args[2]);
+    if (absl::Status s = control::ValidateTableName(args[2]); !s.ok()) return Usage(std::string(s.message()));
   }
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
-  std::string token;
-  std::getline(in, token);
-  return token;
+  if (sub == "create") {
+    auto kind = ParseTableKind(absl::GetFlag(FLAGS_kind));
+    if (!kind.ok()) return Usage(std::string(kind.status().message()));
+    create.set_kind(*kind);
+    create.set_buckets(absl::GetFlag(FLAGS_buckets));
+    create.set_inline_bytes(absl::GetFlag(FLAGS_inline_bytes));
+    create.set_max_key_bytes(absl::GetFlag(FLAGS_max_key_bytes));
+    create.set_max_value_bytes(absl::GetFlag(FLAGS_max_value_bytes));
+    if (absl::Status s = control::ValidateCreateTableRequest(create); !s.ok()) return Usage(std::string(s.message()));
+  }
+  auto token = ReadToken("table commands need the cluster token to call a member (--token_file or --token)");
+  if (!token.ok()) return Usage(std::string(token.status().message()));
+  auto config = ReadClusterConfiguration(ReadOptions());
+  if (!config.ok()) return Failed("no cluster reachable", config.status());
+  const TableCallOptions options{*token, absl::GetFlag(FLAGS_table_timeout)};
+  const bool json = absl::GetFlag(FLAGS_json);
+  if (sub == "create") {
+    auto table = CreateTable(*config, create, options);
+    if (!table.ok()) return Failed(absl::StrCat("table create ", args[2]), table.status());
+    std::cout << (json ? FormatCreatedJson(*table) : FormatCreatedText(*table));
+  } else if (sub == "drop") {
+    if (absl::Status s = DropTable(*config, args[2], options); !s.ok()) return Failed(absl::StrCat("table drop ", args[2]), s);
+    std::cout << (json ? absl::StrCat("{\"dropped\":", JsonString(args[2]), "}\n") : absl::StrCat("dropped table ", args[2], "\n"));
+  } else {
+    auto tables = ListTables(*config, options);
+    if (!tables.ok()) return Failed("table list", tables.status());
+    std::cout << (json ? FormatTablesJson(*tables) : FormatTablesText(*tables));
+  }
+  return 0;
 }
 
 int Run(const std::string& command) {
@@ -68,14 +132,12 @@ int Run(const std::string& command) {
   std::string token;
   const bool with_stats = status_command && absl::GetFlag(FLAGS_stats);
   if (with_stats) {
-    auto read = ReadToken();
+    auto read = ReadToken(
+        "status needs the cluster token to ask members for their Stats (--token_file or --token; or --stats=false)");
     if (!read.ok()) return Usage(std::string(read.status().message()));
     token = *read;
   }
-  ClusterReadOptions options;
-  options.connect_string = absl::GetFlag(FLAGS_zk);
-  options.cluster = absl::GetFlag(FLAGS_cluster);
-  options.connect_timeout = absl::GetFlag(FLAGS_zk_timeout);
+  const ClusterReadOptions options = ReadOptions();
   auto config = ReadClusterConfiguration(options);
   if (!config.ok()) {
     std::cerr << "fathomctl: " << config.status().ToString() << std::endl;
@@ -97,7 +159,9 @@ int Run(const std::string& command) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(fathom::fathomctl::kUsage);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 2) return fathom::fathomctl::Usage("give one command: status or regions");
-  return fathom::fathomctl::Run(args[1]);
+  std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> args(parsed.begin() + 1, parsed.end());
+  if (!args.empty() && args[0] == "table") return fathom::fathomctl::RunTable(args);
+  if (args.size() != 1) return fathom::fathomctl::Usage("give one command: status, regions or table");
+  return fathom::fathomctl::Run(args[0]);
 }

@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "coordinator/configuration.h"
 #include "gtest/gtest.h"
+#include "tools/fathomctl/ctl_test_util.h"
 #include "tools/fathomctl/json_test_util.h"
 #include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
@@ -26,39 +27,8 @@ namespace {
 
 constexpr char kToken[] = "fathomctl-test-token-0123456789";
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-// Runs fathomctl with `args` through /bin/sh so that stderr is captured too.
-Result RunCtl(const std::vector<std::string>& args, absl::Duration timeout = absl::Seconds(30)) {
-  std::string command = absl::StrCat("'", testing::RunfilePath("tools/fathomctl/fathomctl"), "'");
-  for (const std::string& a : args) absl::StrAppend(&command, " '", a, "'");
-  absl::StrAppend(&command, " 2>&1; echo \"EXIT=$?\"");
-  Result result;
-  auto process = testing::Subprocess::Start({"/bin/sh", "-c", command});
-  if (!process.ok()) {
-    result.output = process.status().ToString();
-    return result;
-  }
-  const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    auto line = (*process)->ReadLine(deadline - absl::Now());
-    if (!line.ok()) {
-      absl::StrAppend(&result.output, "[", line.status().ToString(), "]");
-      break;
-    }
-    if (line->rfind("EXIT=", 0) == 0) {
-      result.exit_code = std::stoi(line->substr(5));
-      break;
-    }
-    absl::StrAppend(&result.output, *line, "\n");
-  }
-  (*process)->Wait(absl::Seconds(5)).IgnoreError();
-  return result;
-}
-
+using Result = ::fathom::fathomctl::testing::CtlResult;
+using ::fathom::fathomctl::testing::RunCtl;
 using ::fathom::fathomctl::testing::ParseJson;
 
 class FathomctlTest : public ::testing::Test {

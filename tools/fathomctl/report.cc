@@ -249,7 +249,7 @@ std::string FormatStatusText(const StatusView& view) {
   std::vector<std::string> problems;
   for (int i = 0; i < config.members_size(); ++i) {
     const MemberInfo& m = config.members(i);
-    std::vector<std::string> row = {absl::StrCat(m.node_id()), m.node_id() == config.manager_id() ? "manager" : "-",
+    std::vector<std::string> row = {absl::StrCat(m.node_id()), m.node_id() == config.manager_id() ? "manager" : (m.client_only() ? "client" : "-"),
                                     m.control_address(), FabricName(m.fabric()),
                                     m.memory_bytes() == 0 ? "?" : HumanBytes(m.memory_bytes()),
                                     absl::StrCat(m.incarnation())};
@@ -295,7 +295,8 @@ std::string FormatStatusJson(const StatusView& view) {
     std::string member = absl::StrCat(
         "{\"node_id\":", m.node_id(), ",\"control_address\":", JsonString(m.control_address()),
         ",\"fabric\":", JsonString(FabricName(m.fabric())), ",\"memory_bytes\":", m.memory_bytes(),
-        ",\"incarnation\":\"", m.incarnation(), "\",\"manager\":", m.node_id() == config.manager_id() ? "true" : "false");
+        ",\"incarnation\":\"", m.incarnation(), "\",\"manager\":", m.node_id() == config.manager_id() ? "true" : "false",
+        ",\"client_only\":", m.client_only() ? "true" : "false");
     if (i < static_cast<int>(view.stats.size())) absl::StrAppend(&member, ",\"stats\":", StatsJson(view.stats[i]));
     members.push_back(member + "}");
   }

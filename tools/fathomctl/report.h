@@ -8,7 +8,7 @@
 // JSON shapes (numbers are JSON numbers except incarnations, which are decimal strings: they are 64-bit
 // and would lose digits as doubles in jq or JavaScript):
 //   status:  {"cluster","zookeeper","epoch","manager","members":[{"node_id","control_address","fabric",
-//             "memory_bytes","incarnation","manager","stats":{"reachable":true,"peers","coordinator_connected",
+//             "memory_bytes","incarnation","manager","client_only","stats":{"reachable":true,"peers","coordinator_connected",
 //             "applied_epoch","uptime_seconds","log":{"lag_records","lag_micros","enqueued_position",
 //             "persisted_position","write_errors","failing"} | null (no --data_dir),"incarnation",
 //             "counters":{...}} | {"reachable":false,"error"}}],

@@ -113,6 +113,22 @@ TEST(ReportTest, StatusTextWithoutStats) {
   EXPECT_EQ(text.find("STATS"), std::string::npos) << text;
 }
 
+TEST(ReportTest, ClientOnlyMembersShowTheirRole) {
+  Configuration config = ThreeMembers();
+  coordinator::MemberInfo* client = config.add_members();
+  client->set_node_id(65535);
+  client->set_control_address("10.0.0.9:7000");
+  client->set_client_only(true);
+  const std::string text = FormatStatusText({"prod", "zk:2181", config, {}});
+  EXPECT_NE(text.find("65535  client"), std::string::npos) << text;
+  EXPECT_NE(text.find("3      -"), std::string::npos) << text;
+#if !defined(__SANITIZE_THREAD__)
+  const auto members = ParseJson(FormatStatusJson({"prod", "zk:2181", config, {}})).fields().at("members").list_value();
+  EXPECT_FALSE(members.values(0).struct_value().fields().at("client_only").bool_value());
+  EXPECT_TRUE(members.values(3).struct_value().fields().at("client_only").bool_value());
+#endif
+}
+
 TEST(ReportTest, StatusJsonParses) {
   SKIP_JSON_CHECKS_UNDER_TSAN();
   const Configuration config = ThreeMembers();

@@ -1,6 +1,7 @@
 #include "platform/node/control/cluster_token.h"
 
 #include <cstdint>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 
@@ -45,6 +46,18 @@ absl::Status CheckPresentedToken(const std::multimap<grpc::string_ref, grpc::str
   const std::string_view presented(first->second.data(), first->second.size());
   if (!ConstantTimeEquals(presented, expected)) return absl::PermissionDeniedError("wrong cluster token");
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> TokenFromFlags(const std::string& inline_token, const std::string& path,
+                                           std::string_view missing_message) {
+  if (!inline_token.empty() && !path.empty()) return absl::InvalidArgumentError("give --token or --token_file, not both");
+  if (!inline_token.empty()) return inline_token;
+  if (path.empty()) return absl::InvalidArgumentError(std::string(missing_message));
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file ", path));
+  std::string token;
+  std::getline(in, token);
+  return token;
 }
 
 }  // namespace fathom::control

@@ -12,11 +12,13 @@
 
 #include <cstddef>
 #include <map>
+#include <string>
 #include <string_view>
 
 #include <grpcpp/support/string_ref.h>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace fathom::control {
 
@@ -37,6 +39,12 @@ bool ConstantTimeEquals(std::string_view presented, std::string_view expected);
 // PermissionDenied saying whether the token was missing, repeated or wrong (never what it was).
 absl::Status CheckPresentedToken(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata,
                                  std::string_view expected);
+
+// The token a program was given by its --token / --token_file flags (the file's first line; prefer the
+// file: flags are visible to other users). InvalidArgument for both, or for neither (with
+// `missing_message`); NotFound for an unreadable file.
+absl::StatusOr<std::string> TokenFromFlags(const std::string& inline_token, const std::string& path,
+                                           std::string_view missing_message);
 
 }  // namespace fathom::control
 

@@ -1,6 +1,8 @@
 // Token format rules, constant-time equality, and what the server makes of the metadata it receives.
 #include "platform/node/control/cluster_token.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -63,6 +65,19 @@ TEST(ClusterTokenTest, CheckPresentedToken) {
 
   Metadata only_other{{other_key, right}};
   EXPECT_EQ(CheckPresentedToken(only_other, kToken).code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST(ClusterTokenTest, TokenFromFlags) {
+  EXPECT_EQ(*TokenFromFlags("inline-token-0123456789", "", "missing"), "inline-token-0123456789");
+  absl::StatusOr<std::string> none = TokenFromFlags("", "", "the tool needs a token");
+  EXPECT_TRUE(absl::IsInvalidArgument(none.status()));
+  EXPECT_EQ(none.status().message(), "the tool needs a token");
+  EXPECT_TRUE(absl::IsInvalidArgument(TokenFromFlags("a", "/b", "m").status()));
+  EXPECT_TRUE(absl::IsNotFound(TokenFromFlags("", "/nonexistent/token", "m").status()));
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/token_from_flags";
+  std::ofstream(path) << "file-token-0123456789\nsecond line\n";
+  EXPECT_EQ(*TokenFromFlags("", path, "m"), "file-token-0123456789");  // the first line only
 }
 
 }  // namespace

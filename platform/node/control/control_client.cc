@@ -86,6 +86,18 @@ absl::StatusOr<PingPeerResponse> ControlClient::PingPeer(const PingPeerRequest& 
   return Unary<PingPeerRequest, PingPeerResponse>("PingPeer", request, &Control::Stub::PingPeer);
 }
 
+absl::StatusOr<CreateTableResponse> ControlClient::CreateTable(const CreateTableRequest& request) {
+  return Unary<CreateTableRequest, CreateTableResponse>("CreateTable", request, &Control::Stub::CreateTable);
+}
+
+absl::StatusOr<DropTableResponse> ControlClient::DropTable(const DropTableRequest& request) {
+  return Unary<DropTableRequest, DropTableResponse>("DropTable", request, &Control::Stub::DropTable);
+}
+
+absl::StatusOr<ListTablesResponse> ControlClient::ListTables() {
+  return Unary<ListTablesRequest, ListTablesResponse>("ListTables", ListTablesRequest(), &Control::Stub::ListTables);
+}
+
 absl::StatusOr<StatsResponse> ControlClient::Stats() {
   grpc::ClientContext context;
   Prepare(context);

@@ -62,6 +62,9 @@ class ControlClient {
   absl::StatusOr<AllocateObjectResponse> AllocateObject(const AllocateObjectRequest& request);
   absl::StatusOr<ReadObjectResponse> ReadObject(const ReadObjectRequest& request);
   absl::StatusOr<PingPeerResponse> PingPeer(const PingPeerRequest& request);
+  absl::StatusOr<CreateTableResponse> CreateTable(const CreateTableRequest& request);
+  absl::StatusOr<DropTableResponse> DropTable(const DropTableRequest& request);
+  absl::StatusOr<ListTablesResponse> ListTables();
 
   const std::string& target() const { return options_.target; }
 

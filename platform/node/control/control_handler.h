@@ -52,6 +52,16 @@ class ControlHandler {
   virtual absl::StatusOr<PingPeerResponse> OnPingPeer(const PingPeerRequest& request) {
     return absl::UnimplementedError("PingPeer");
   }
+  // Table calls (validated: table_validation.h). They may take a while (a create writes every bucket).
+  virtual absl::StatusOr<CreateTableResponse> OnCreateTable(const CreateTableRequest& request) {
+    return absl::UnimplementedError("CreateTable");
+  }
+  virtual absl::StatusOr<DropTableResponse> OnDropTable(const DropTableRequest& request) {
+    return absl::UnimplementedError("DropTable");
+  }
+  virtual absl::StatusOr<ListTablesResponse> OnListTables(const ListTablesRequest& request) {
+    return absl::UnimplementedError("ListTables");
+  }
 };
 
 }  // namespace fathom::control

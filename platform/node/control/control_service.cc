@@ -4,6 +4,7 @@
 
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/control/grpc_status.h"
+#include "platform/node/control/table_validation.h"
 
 namespace fathom::control {
 
@@ -120,6 +121,24 @@ grpc::Status ControlService::PingPeer(grpc::ServerContext* context, const PingPe
   }
   return Serve(context, *request, response, valid,
                [this](const PingPeerRequest& r) { return handler_->OnPingPeer(r); });
+}
+
+grpc::Status ControlService::CreateTable(grpc::ServerContext* context, const CreateTableRequest* request,
+                                         CreateTableResponse* response) {
+  return Serve(context, *request, response, ValidateCreateTableRequest(*request),
+               [this](const CreateTableRequest& r) { return handler_->OnCreateTable(r); });
+}
+
+grpc::Status ControlService::DropTable(grpc::ServerContext* context, const DropTableRequest* request,
+                                       DropTableResponse* response) {
+  return Serve(context, *request, response, ValidateTableName(request->name()),
+               [this](const DropTableRequest& r) { return handler_->OnDropTable(r); });
+}
+
+grpc::Status ControlService::ListTables(grpc::ServerContext* context, const ListTablesRequest* request,
+                                        ListTablesResponse* response) {
+  return Serve(context, *request, response, absl::OkStatus(),
+               [this](const ListTablesRequest& r) { return handler_->OnListTables(r); });
 }
 
 ControlServerCounters ControlService::counters() const {

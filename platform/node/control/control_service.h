@@ -41,6 +41,12 @@ class ControlService final : public Control::Service {
                         PingPeerResponse* response) override;
   grpc::Status Shutdown(grpc::ServerContext* context, const ShutdownRequest* request,
                         ShutdownResponse* response) override;
+  grpc::Status CreateTable(grpc::ServerContext* context, const CreateTableRequest* request,
+                           CreateTableResponse* response) override;
+  grpc::Status DropTable(grpc::ServerContext* context, const DropTableRequest* request,
+                         DropTableResponse* response) override;
+  grpc::Status ListTables(grpc::ServerContext* context, const ListTablesRequest* request,
+                          ListTablesResponse* response) override;
 
   ControlServerCounters counters() const;
 

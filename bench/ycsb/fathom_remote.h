@@ -1,0 +1,96 @@
+// The fathom backend against a running cluster: the driver joins a fathomd cluster on ZooKeeper as a
+// client-only member (coordinator/configuration.proto, MemberInfo.client_only): a Node of its own over
+// UCX, with no data, never a backup, never the configuration manager, connected to every member, holding
+// a lease like any member, coordinating its own transactions and reading one-sided. It opens the table by
+// name through the cluster's catalog, creating it through a data member's control service (the same
+// CreateTable call as `fathomctl table create`) when it does not exist, and leaves the configuration when
+// it is done (Leave, or the destructor).
+//
+//   ASSIGN_OR_RETURN(auto remote, RemoteFathom::Join({.zk = "127.0.0.1:2181", .cluster = "prod",
+//                                                     .token = token, .records = 100000}));
+//   RunPhaseAsync(*workload, *remote, options);      // clients on the driver node's threads
+//   RETURN_IF_ERROR(remote->Leave());
+#ifndef FATHOM_BENCH_YCSB_FATHOM_REMOTE_H_
+#define FATHOM_BENCH_YCSB_FATHOM_REMOTE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "bench/ycsb/async_backend.h"
+#include "bench/ycsb/backend.h"
+#include "bench/ycsb/fathom_backend.h"
+#include "coordinator/zookeeper_coordinator.h"
+#include "kv/coordinator_catalog.h"
+#include "kv/kv.h"
+#include "platform/node/lease_agent.h"
+#include "platform/node/membership.h"
+#include "platform/node/node.h"
+#include "txn/txn.h"
+
+namespace fathom::ycsb {
+
+struct RemoteFathomOptions {
+  std::string zk;                 // the cluster's --zk
+  std::string cluster = "fathom";  // its --cluster
+  std::string token;              // its cluster token
+  bool tcp = false;               // UCX tcp instead of shared memory: the cluster's --transports
+  int threads = 0;                // node threads, as the members' (fathomd --threads); 0: ask a member
+  uint32_t node_id = 0;           // 0: the highest id no member has
+  std::string listen = "127.0.0.1:0";
+  absl::Duration lease_period = absl::Seconds(2);
+  absl::Duration join_timeout = absl::Seconds(30);
+  std::string table = "usertable";
+  uint64_t records = 0;           // sizes the table if the driver creates it
+  uint64_t seed = 1;              // retry jitter of the lanes
+};
+
+class RemoteFathom final : public AsyncLanes {
+ public:
+  // Unavailable when ZooKeeper or the cluster cannot be reached (no configuration, no data member);
+  // DeadlineExceeded when the members were not all connected within join_timeout.
+  static absl::StatusOr<std::unique_ptr<RemoteFathom>> Join(const RemoteFathomOptions& options);
+  ~RemoteFathom() override;  // Leave()
+
+  // Leaves the configuration and stops the node. Idempotent.
+  absl::Status Leave();
+
+  // A blocking backend for an application thread.
+  std::unique_ptr<Backend> NewBackend();
+  uint32_t node_id() const { return node_->id(); }
+
+  // AsyncLanes: lane l is this node's thread l.
+  int lanes() const override { return static_cast<int>(lanes_.size()); }
+  absl::Status Post(int lane, std::function<void()> task) override;
+  AsyncBackend& backend(int lane) override { return *lanes_.at(static_cast<size_t>(lane)); }
+  std::string Describe() const override;
+
+ private:
+  RemoteFathom() = default;
+  absl::Status Start();
+  // The members' thread count, from a data member's Stats (fathomd reports node.threads).
+  absl::StatusOr<int> MembersThreads(const coordinator::Configuration& config) const;
+  absl::Status WaitForMembers();
+  absl::StatusOr<kv::Table> OpenOrCreateTable();
+
+  RemoteFathomOptions options_;
+  std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator_;
+  std::unique_ptr<node::LeaseAgent> lease_;  // outlives the node: its threads answer lease requests
+  std::unique_ptr<node::Node> node_;
+  std::unique_ptr<txn::TransactionService> txns_;
+  std::unique_ptr<node::MembershipFollower> follower_;
+  std::unique_ptr<coordinator::Subscription> txn_subscription_;
+  std::unique_ptr<kv::CoordinatorCatalog> catalog_;
+  std::vector<kv::Table> tables_;  // one handle, kept in a vector so Leave can drop it
+  std::vector<std::unique_ptr<AsyncBackend>> lanes_;
+  std::vector<uint32_t> data_members_;  // when it joined
+  std::atomic<uint64_t> listed_epoch_{0};  // the last configuration subscribers heard listing this node
+  bool left_ = false;
+};
+
+}  // namespace fathom::ycsb
+
+#endif  // FATHOM_BENCH_YCSB_FATHOM_REMOTE_H_

@@ -1,0 +1,46 @@
+#include "platform/node/control/table_validation.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace fathom::control {
+
+absl::Status ValidateTableName(std::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("table name: empty");
+  if (name.size() > kMaxTableNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("table name: ", name.size(), " bytes, at most ", kMaxTableNameBytes));
+  }
+  if (name[0] == '.') return absl::InvalidArgumentError("table name: must not start with '.'");
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.';
+    if (!ok) {
+      return absl::InvalidArgumentError(absl::StrCat("table name: byte ", i, " (0x", absl::Hex(static_cast<uint8_t>(c)),
+                                                     ") is not one of A-Z a-z 0-9 _ - ."));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCreateTableRequest(const CreateTableRequest& request) {
+  if (absl::Status s = ValidateTableName(request.name()); !s.ok()) return s;
+  if (request.kind() != TABLE_INDEX_UNSPECIFIED && request.kind() != TABLE_INDEX_HOPSCOTCH &&
+      request.kind() != TABLE_INDEX_CUCKOO) {
+    return absl::InvalidArgumentError(absl::StrCat("kind: unknown index kind ", request.kind()));
+  }
+  const uint64_t min_buckets = request.kind() == TABLE_INDEX_CUCKOO ? 3 : 2;
+  if (request.buckets() != 0 && (request.buckets() < min_buckets || request.buckets() > kMaxTableBuckets)) {
+    return absl::InvalidArgumentError(absl::StrCat("buckets: ", request.buckets(), " is not in ", min_buckets, "..",
+                                                   kMaxTableBuckets));
+  }
+  if (request.inline_bytes() > 16384) {
+    return absl::InvalidArgumentError(absl::StrCat("inline_bytes: ", request.inline_bytes(), " is over 16384"));
+  }
+  if (request.max_key_bytes() > UINT16_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat("max_key_bytes: ", request.max_key_bytes(), " is over 65535"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fathom::control
