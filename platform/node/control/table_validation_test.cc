@@ -12,7 +12,7 @@ TEST(TableValidationTest, Names) {
   EXPECT_TRUE(ValidateTableName("usertable").ok());
   EXPECT_TRUE(ValidateTableName("a.b-c_D9").ok());
   EXPECT_TRUE(ValidateTableName(std::string(kMaxTableNameBytes, 'x')).ok());
-  for (const std::string bad : {std::string(""), std::string(".hidden"), std::string("has space"),
+  for (const std::string& bad : {std::string(""), std::string(".hidden"), std::string("has space"),
                                 std::string("slash/name"), std::string("nul\0byte", 8), std::string("caf\xc3\xa9"),
                                 std::string(kMaxTableNameBytes + 1, 'x')}) {
     absl::Status s = ValidateTableName(bad);
