@@ -96,7 +96,10 @@ bool EpochProtocol::is_member() {
 
 uint32_t EpochProtocol::driver() {
   const std::vector<uint32_t>& members = thread_.replicas().members();
-  return members.empty() ? self_ : members.front();
+  if (members.empty()) return self_;
+  const uint32_t hint = epochs_.driver_hint();
+  if (hint != 0 && std::binary_search(members.begin(), members.end(), hint)) return hint;
+  return members.front();
 }
 
 absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message) {
@@ -106,19 +109,28 @@ absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message
         absl::StrCat("log epoch ", KindName(message.kind), " ", message.epoch, " from node ", from, ": ", why));
   };
   switch (message.kind) {
-    case EpochMessageKind::kClose:
+    case EpochMessageKind::kClose: {
       if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
       // The OPEN before it may have come in the same turn, before this node's poller acted on it.
-      if (opening_ != 0 && message.epoch == opening_) FinishOpening();
-      if (message.epoch != epochs_.current() || opening_ != 0) {
-        return refuse(absl::StrCat("this node is in epoch ", epochs_.current()));
+      if (opening_ != 0) FinishOpening();
+      const uint64_t current = epochs_.current();
+      drained_sent_ = false;  // a repeated CLOSE is answered again
+      if (message.epoch < current) {
+        // The driver is behind (it took over from one that had opened `current`, so every member
+        // drained current - 1): say so, and it catches up.
+        Send(from, EpochMessageKind::kDrained, current - 1);
+        return absl::OkStatus();
       }
       epochs_.Close();
-      drained_sent_ = false;  // a repeated CLOSE is answered again
+      // Behind the driver (this node joined, or an OPEN was lost with a driver that died): no lock is
+      // granted from now on, and once none is held this node moves to the driver's epoch (PollNode).
+      jump_to_ = message.epoch > current ? message.epoch : 0;
       return absl::OkStatus();
+    }
     case EpochMessageKind::kOpen:
       if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
-      if (!epochs_.closing() || opening_ != 0 || message.epoch != epochs_.current() + 1) {
+      if (message.epoch <= epochs_.current()) return absl::OkStatus();  // this node was ahead; it is there
+      if (!epochs_.closing() || opening_ != 0 || jump_to_ != 0 || message.epoch != epochs_.current() + 1) {
         return refuse(absl::StrCat("this node is in epoch ", epochs_.current(),
                                    epochs_.closing() ? " (closing)" : " (open)"));
       }
@@ -127,21 +139,28 @@ absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message
     case EpochMessageKind::kDurable:
       if (!from_driver) return refuse(absl::StrCat("not the driver (node ", driver(), ")"));
       // A client (not a member) never takes part in an epoch, so its own is no bound.
-      if (is_member() && message.epoch > epochs_.current()) {
-        return refuse(absl::StrCat("this node is in epoch ", epochs_.current()));
-      }
+      // A member behind the cluster (catching up) takes it once it is there.
+      if (is_member() && message.epoch > epochs_.current()) return absl::OkStatus();
       epochs_.SetDurable(message.epoch);
       if (log_.durable) log_.durable(message.epoch);
       return absl::OkStatus();
-    case EpochMessageKind::kDrained:
+    case EpochMessageKind::kDrained: {
       if (!is_driver()) return refuse("this node is not the driver");
+      const uint64_t current = epochs_.current();
       // A second answer to a repeated CLOSE may come after the epoch ended.
-      if (message.epoch < epochs_.current() || (closing_ == 0 && message.epoch == epochs_.current())) {
-        return absl::OkStatus();
+      if (message.epoch < current || (closing_ == 0 && message.epoch == current)) return absl::OkStatus();
+      if (message.epoch > std::max(current, closing_)) {
+        // A member is ahead: this driver took over behind the cluster. Close the member's epoch instead;
+        // this node (a member too) catches up like any node behind.
+        closing_ = message.epoch;
+        drained_.clear();
+        for (uint32_t m : thread_.replicas().members()) Send(m, EpochMessageKind::kClose, closing_);
+        resend_close_ = thread_.clock().Now() + kResendClose;
       }
       if (message.epoch != closing_) return refuse(absl::StrCat("the driver is closing epoch ", closing_));
       drained_.insert(from);
       return absl::OkStatus();
+    }
     case EpochMessageKind::kHurry:
       if (!is_driver()) return refuse("this node is not the driver");
       // Only the current epoch can end sooner (an older one has ended; a later one is not known yet).
@@ -149,7 +168,6 @@ absl::Status EpochProtocol::OnMessage(uint32_t from, const EpochMessage& message
       return absl::OkStatus();
     case EpochMessageKind::kPersisted:
       if (!is_driver()) return refuse("this node is not the driver");
-      if (message.epoch > epochs_.current()) return refuse(absl::StrCat("the driver is in epoch ", epochs_.current()));
       persisted_[from] = std::max(persisted_[from], message.epoch);
       return absl::OkStatus();
   }
@@ -169,11 +187,15 @@ size_t EpochProtocol::FlushOutbox() {
   if (outbox_.empty()) return 0;
   size_t sent = 0;
   std::vector<std::pair<uint32_t, std::string>> unsent;
+  const std::vector<uint32_t>& members = thread_.replicas().members();
+  const std::vector<uint32_t> peers = thread_.thread().peer_ids();
   for (auto& [to, bytes] : outbox_) {
-    // A full ring or a peer not connected yet: try again on a later turn.
+    // A full ring or a member not connected yet: try again on a later turn. A node that left the
+    // members and is gone gets nothing more.
     if (thread_.messenger().Send(to, kLogEpochMessage, bytes).ok()) {
       ++sent;
-    } else {
+    } else if (std::binary_search(members.begin(), members.end(), to) ||
+               std::find(peers.begin(), peers.end(), to) != peers.end()) {
       unsent.emplace_back(to, std::move(bytes));
     }
   }
@@ -185,7 +207,15 @@ size_t EpochProtocol::FlushOutbox() {
 size_t EpochProtocol::Poll() {
   const absl::Time now = thread_.clock().Now();
   size_t work = PollNode(now);
-  if (epochs_.driving() && is_driver()) work += PollDriver(now);
+  const bool driving = epochs_.driving() && is_driver();
+  if (driving && !was_driving_) {
+    // Taking over (or starting): whatever this node knew as a driver before is stale.
+    closing_ = 0;
+    drained_.clear();
+    persisted_.clear();
+  }
+  was_driving_ = driving;
+  if (driving) work += PollDriver(now);
   return work + FlushOutbox();
 }
 
@@ -201,6 +231,14 @@ size_t EpochProtocol::PollNode(absl::Time now) {
   if (opening_ != 0) {
     FinishOpening();
     ++work;
+  } else if (jump_to_ != 0) {
+    if (epochs_.HoldsNoLock()) {
+      // Every state this node installed as a primary has been handed to its log.
+      log_.close(jump_to_ - 1);
+      epochs_.JumpTo(jump_to_);
+      jump_to_ = 0;
+      ++work;
+    }
   } else if (!drained_sent_ && epochs_.closing() && epochs_.Drained()) {
     Send(driver(), EpochMessageKind::kDrained, epochs_.current());
     drained_sent_ = true;
@@ -223,7 +261,8 @@ size_t EpochProtocol::PollDriver(absl::Time now) {
   const std::vector<uint32_t>& members = thread_.replicas().members();
   size_t work = 0;
   if (closing_ == 0) {
-    if (now >= next_close_ && opening_ == 0 && !epochs_.closing()) {
+    // A node that starts closed (joining), or a driver that took over mid-close, closes its epoch now.
+    if (opening_ == 0 && jump_to_ == 0 && (now >= next_close_ || epochs_.closing())) {
       closing_ = epochs_.current();
       drained_.clear();
       resend_close_ = now + kResendClose;

@@ -67,10 +67,12 @@ class EpochProtocol {
   // Every node.
   bool drained_sent_ = false;
   uint64_t opening_ = 0;              // OPEN arrived for this epoch; waiting for this node's installs
+  uint64_t jump_to_ = 0;              // behind the driver: move to this epoch once no lock is held
   uint64_t reported_persisted_ = 0;
   absl::Time next_persist_check_;
 
   // The driver.
+  bool was_driving_ = false;
   uint64_t closing_ = 0;               // the epoch being closed (0: none)
   std::set<uint32_t> drained_;         // members that answered DRAINED for it
   absl::Time next_close_;              // when the current epoch is closed

@@ -37,6 +37,16 @@ void LogEpochs::Open(uint64_t next) {
   closing_flag_.store(false, std::memory_order_release);
 }
 
+bool LogEpochs::HoldsNoLock() const {
+  MutexLock lock(&mu_);
+  return locks_.empty();
+}
+
+void LogEpochs::JumpTo(uint64_t epoch) {
+  MutexLock lock(&mu_);
+  current_ = epoch;
+}
+
 uint64_t LogEpochs::current() const {
   MutexLock lock(&mu_);
   return current_;

@@ -43,7 +43,10 @@ inline constexpr char kEpochClosing[] = "log epoch closing";
 // One node's view of the epochs; shared by its node threads. Thread-safe.
 class LogEpochs {
  public:
-  explicit LogEpochs(uint64_t first_epoch) : current_(first_epoch) {}
+  // `start_closed`: grant no lock until the driver tells this node the cluster's epoch (a node joining a
+  // running cluster, whose own first epoch means nothing to the others).
+  explicit LogEpochs(uint64_t first_epoch, bool start_closed = false)
+      : current_(first_epoch), closing_(start_closed), closing_flag_(start_closed) {}
 
   // A participant grants a LOCK in the current epoch (true, `*epoch` set) unless it is closing (false:
   // refuse the LOCK). Released when COMMIT-PRIMARY installed it or ABORT undid it.
@@ -54,12 +57,20 @@ class LogEpochs {
   void Close();                                // no lock is granted any more
   bool Drained() const;                        // closing, and no lock of the current epoch held
   void Open(uint64_t next);                    // locks are granted in `next`
+  bool HoldsNoLock() const;                    // no lock of any epoch is held
+  // REQUIRES: closing() and HoldsNoLock(). A node that was behind the cluster (it joined, or missed an
+  // OPEN) moves to `epoch`, still closing.
+  void JumpTo(uint64_t epoch);
   uint64_t current() const;
   bool closing() const { return closing_flag_.load(std::memory_order_acquire); }  // no lock: polled
 
   // Whether this node drives the protocol if it is the driver (TransactionService::StartLogEpochs).
   void StartDriving() { driving_.store(true, std::memory_order_release); }
   bool driving() const { return driving_.load(std::memory_order_acquire); }
+  // Who drives: `node` if it is a member, else the member with the smallest id (0: always the latter).
+  // With ZooKeeper the configuration manager drives, so a newly joined node with a small id does not.
+  void SetDriver(uint32_t node) { driver_.store(node, std::memory_order_release); }
+  uint32_t driver_hint() const { return driver_.load(std::memory_order_acquire); }
 
   // A sync commit of `epoch` waits: the driver is asked to end it early (any thread; thread 0 sends it).
   void RequestClose(uint64_t epoch) {
@@ -80,6 +91,7 @@ class LogEpochs {
   std::map<uint64_t, uint64_t> locks_ ABSL_GUARDED_BY(mu_);  // epoch -> locks granted, not yet released
   std::atomic<uint64_t> durable_{0};
   std::atomic<bool> driving_{false};
+  std::atomic<uint32_t> driver_{0};
   std::atomic<bool> closing_flag_{false};  // closing_, readable without the mutex
   std::atomic<uint64_t> close_request_{0};
 };

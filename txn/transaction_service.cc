@@ -16,7 +16,7 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
         "log epochs need epoch_log.close and .persisted, a first epoch >= 1 and a positive interval");
   }
   auto shared = std::make_shared<Transaction::Shared>(node, options);
-  if (epochs) shared->log_epochs = std::make_unique<LogEpochs>(options.first_log_epoch);
+  if (epochs) shared->log_epochs = std::make_unique<LogEpochs>(options.first_log_epoch, options.join_log_epochs);
   std::vector<uint32_t> members = node->connected_peers();
   members.push_back(node->id());
   shared->replicas.Set(1, members);
@@ -50,6 +50,10 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
 
 void TransactionService::StartLogEpochs() {
   if (shared_->log_epochs != nullptr) shared_->log_epochs->StartDriving();
+}
+
+void TransactionService::SetLogEpochDriver(uint32_t node) {
+  if (shared_->log_epochs != nullptr) shared_->log_epochs->SetDriver(node);
 }
 
 const LogEpochs* TransactionService::log_epochs() const { return shared_->log_epochs.get(); }

@@ -121,6 +121,9 @@ class TransactionService {
   void SetConfiguration(uint64_t epoch, std::vector<uint32_t> members);
   // Lets the log epoch driver start (TxnOptions::start_log_epochs false). Harmless on other nodes.
   void StartLogEpochs();
+  // Which member drives log epochs: `node` while it is a member (fathomd --zk: the configuration
+  // manager), else the member with the smallest id (also when 0, the default).
+  void SetLogEpochDriver(uint32_t node);
   // The node's log epochs; null if the layer runs none.
   const LogEpochs* log_epochs() const;
   std::shared_ptr<const ReplicaSet> replicas() const;

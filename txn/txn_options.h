@@ -66,6 +66,9 @@ struct TxnOptions {
   // TransactionService::StartLogEpochs, once every member is in the configuration (fathomd: members
   // join after Attach, and a node alone would drive epochs of its own).
   bool start_log_epochs = true;
+  // Whether this node takes its first log epoch from the driver, granting no lock until then: a node
+  // that joins a running cluster (fathomd --zk), whose first_log_epoch means nothing to the others.
+  bool join_log_epochs = false;
   // The default for transactions that do not choose (Transaction::SetDurability). kSync needs log epochs.
   Durability durability = Durability::kAsync;
   // kSync: how long Commit waits for its epoch to be durable before it returns DeadlineExceeded (the

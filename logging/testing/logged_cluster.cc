@@ -75,6 +75,9 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
       if (options.log_epochs) {
         txn.epoch_log = EpochLogFor(result->logs_[i - 1].get());
         txn.first_log_epoch = first_log_epoch;
+        if (auto it = options.first_log_epochs.find(i); it != options.first_log_epochs.end()) {
+          txn.first_log_epoch = it->second;
+        }
         txn.start_log_epochs = false;  // once every node has attached
       }
     }

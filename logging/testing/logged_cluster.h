@@ -32,6 +32,9 @@ struct LoggedClusterOptions {
   std::string root;      // node i logs in root/node<i>
   bool logging = true;   // false: no log at all (the baseline for benchmarks)
   bool log_epochs = true;  // with logging: log epochs (consistent restarts, sync durability)
+  // Tests of nodes that join behind the others (with txn.join_log_epochs): node id -> its first log
+  // epoch, instead of the one every node shares.
+  std::map<uint32_t, uint64_t> first_log_epochs;
   ObjectLogOptions log;  // dir and node_id are filled in per node
   // Rebuild every node's memory and backup copies from the logs in root before the layer attaches.
   bool restore = false;
