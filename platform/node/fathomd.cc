@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -347,14 +348,14 @@ int Run() {
     log = std::move(*opened);
     (*node)->AddCounterSource(log->CounterSource());
     txn_options.on_install = logging::InstallObserverFor(log.get());
-    // Log epochs (consistent whole-cluster restarts, sync durability) need a fixed membership: static
-    // --peers only; with --zk the members change under the driver, which is not built.
-    if (coordinator == nullptr) {
-      txn_options.epoch_log = logging::EpochLogFor(log.get());
-      // Every member starts after the same epoch: 0 when fresh, the restored cut after a restart.
-      txn_options.first_log_epoch = log->PersistedEpoch().value_or(0) + 1;
-      txn_options.start_log_epochs = false;  // once the members are set below
-    }
+    // Log epochs (consistent whole-cluster restarts, sync durability; txn/log_epochs.h).
+    txn_options.epoch_log = logging::EpochLogFor(log.get());
+    // Every member starts after the same epoch: 0 when fresh, the restored cut after a restart.
+    txn_options.first_log_epoch = log->PersistedEpoch().value_or(0) + 1;
+    txn_options.start_log_epochs = false;  // once the members are set below
+    // With --zk this node may join a running cluster: it takes the epoch from the driver (the
+    // configuration manager) and grants no lock before.
+    txn_options.join_log_epochs = coordinator != nullptr;
   }
   // The transaction layer, before any peer can send it a record.
   auto txns = txn::TransactionService::Attach(node->get(), txn_options);
@@ -378,6 +379,10 @@ int Run() {
     counters["txn.epoch"] = service->replicas()->epoch();
     counters["txn.members"] = service->replicas()->members().size();  // data members (backups come from them)
     counters["node.threads"] = service->threads();  // a joining client-only member must run as many
+    if (const txn::LogEpochs* epochs = service->log_epochs(); epochs != nullptr) {
+      counters["txn.log_epoch"] = epochs->current();
+      counters["txn.log_epoch_closing"] = epochs->closing();
+    }
   });
   if (coordinator == nullptr) {
     (*txns)->SetConfiguration(epoch, members);
@@ -421,8 +426,15 @@ int Run() {
     follower = std::move(*started);
     // Transactions replicate over the members that hold data: a client-only member (a YCSB driver that
     // joined) coordinates transactions but is never a region's backup.
-    txn_subscription = coordinator->Subscribe([service](const coordinator::Configuration& configuration) {
-      service->SetConfiguration(configuration.epoch(), coordinator::DataMemberIds(configuration));
+    // The configuration manager drives log epochs: it changes only when it leaves, unlike the smallest id
+    // (a node joining with a smaller one would start driving from its own epoch). This node takes part
+    // once it is one of the data members.
+    txn_subscription = coordinator->Subscribe([service, id](const coordinator::Configuration& configuration) {
+      std::vector<uint32_t> members = coordinator::DataMemberIds(configuration);
+      const bool member = std::find(members.begin(), members.end(), id) != members.end();
+      service->SetLogEpochDriver(configuration.manager_id());
+      service->SetConfiguration(configuration.epoch(), std::move(members));
+      if (member) service->StartLogEpochs();
     });
     coordinator::ZooKeeperCoordinator* c = coordinator.get();
     MembershipFollower* f = follower.get();
