@@ -58,6 +58,14 @@ absl::Status CheckSummary(const control::TableSummary& t) {
   return absl::OkStatus();
 }
 
+// The one table a create or resize answers with, checked.
+template <typename Response>
+absl::StatusOr<control::TableSummary> CheckedTable(const absl::StatusOr<Response>& response) {
+  if (!response.ok()) return response.status();
+  if (absl::Status s = CheckSummary(response->table()); !s.ok()) return s;
+  return response->table();
+}
+
 }  // namespace
 
 absl::StatusOr<control::TableIndexKind> ParseTableKind(std::string_view text) {
@@ -78,11 +86,8 @@ absl::StatusOr<control::TableSummary> CreateTable(const coordinator::Configurati
                                                   const control::CreateTableRequest& request,
                                                   const TableCallOptions& options) {
   if (absl::Status s = control::ValidateCreateTableRequest(request); !s.ok()) return s;
-  auto response = OnSomeMember<control::CreateTableResponse>(
-      config, options, [&](control::ControlClient& c) { return c.CreateTable(request); });
-  if (!response.ok()) return response.status();
-  if (absl::Status s = CheckSummary(response->table()); !s.ok()) return s;
-  return response->table();
+  return CheckedTable(OnSomeMember<control::CreateTableResponse>(
+      config, options, [&](control::ControlClient& c) { return c.CreateTable(request); }));
 }
 
 absl::Status DropTable(const coordinator::Configuration& config, const std::string& name,
@@ -105,6 +110,14 @@ absl::StatusOr<std::vector<control::TableSummary>> ListTables(const coordinator:
     if (absl::Status s = CheckSummary(t); !s.ok()) return s;
   }
   return tables;
+}
+
+absl::StatusOr<control::TableSummary> ResizeTable(const coordinator::Configuration& config,
+                                                  const control::ResizeTableRequest& request,
+                                                  const TableCallOptions& options) {
+  if (absl::Status s = control::ValidateResizeTableRequest(request); !s.ok()) return s;
+  return CheckedTable(OnSomeMember<control::ResizeTableResponse>(
+      config, options, [&](control::ControlClient& c) { return c.ResizeTable(request); }));
 }
 
 }  // namespace fathom::fathomctl
