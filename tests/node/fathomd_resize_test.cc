@@ -28,13 +28,11 @@
 #include <set>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/ycsb/fathom_remote.h"
 #include "gtest/gtest.h"
+#include "kv/list_append_test_util.h"
 #include "platform/base/mutex.h"
 #include "tests/history/history.h"
 #include "tests/util/fathomd_process.h"
@@ -65,18 +63,6 @@ constexpr int kResizes = sizeof(kSizes) / sizeof(kSizes[0]);
 
 std::string ListKey(int k) { return absl::StrCat("list", k); }
 std::string RegisterKey(int writer, int i) { return absl::StrCat("reg", writer, "-", i); }
-
-std::string EncodeList(const std::vector<int64_t>& list) { return absl::StrJoin(list, ","); }
-
-absl::StatusOr<std::vector<int64_t>> DecodeList(const std::string& text) {
-  std::vector<int64_t> list;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    int64_t v = 0;
-    if (!absl::SimpleAtoi(part, &v)) return absl::DataLossError(absl::StrCat("list value '", text, "'"));
-    list.push_back(v);
-  }
-  return list;
-}
 
 // What a register key may hold: its last acknowledged state, plus the states of later writes whose
 // outcome is unknown (nullopt: absent).
@@ -212,7 +198,7 @@ TEST_F(FathomdResizeTest, NoKeyLostDuplicatedOrReadStaleWhileResizing) {
         if (reader) {
           recorder.Invoke(process, {history::MicroOp::Read(key)});
           absl::StatusOr<std::string> value = table.Get(ListKey(key));
-          absl::StatusOr<std::vector<int64_t>> list = value.ok() ? DecodeList(*value) : value.status();
+          absl::StatusOr<std::vector<int64_t>> list = value.ok() ? kv::testing::DecodeList(*value) : value.status();
           if (list.ok()) {
             recorder.Complete(process, history::EventType::kOk, {history::MicroOp::Read(key, *list)});
           } else {
@@ -224,22 +210,8 @@ TEST_F(FathomdResizeTest, NoKeyLostDuplicatedOrReadStaleWhileResizing) {
         }
         const int64_t value = next_value++;
         recorder.Invoke(process, {history::MicroOp::Append(key, value)});
-        txn::Transaction tx = txns.Begin();
-        absl::Status s = [&]() -> absl::Status {
-          absl::StatusOr<std::string> current = table.Get(tx, ListKey(key));
-          if (!current.ok()) return current.status();
-          absl::StatusOr<std::vector<int64_t>> list = DecodeList(*current);
-          if (!list.ok()) return list.status();
-          list->push_back(value);
-          if (absl::Status put = table.Put(tx, ListKey(key), EncodeList(*list)); !put.ok()) return put;
-          return tx.Commit();
-        }();
-        if (!tx.finished()) tx.Abort();
-        // Aborted: a conflict, definitely not committed. Anything else may or may not have.
-        recorder.Complete(process,
-                          s.ok() ? history::EventType::kOk
-                                 : absl::IsAborted(s) ? history::EventType::kFail : history::EventType::kInfo,
-                          {history::MicroOp::Append(key, value)});
+        const absl::Status s = kv::testing::AppendToList(txns, table, ListKey(key), value);
+        recorder.Complete(process, kv::testing::AppendOutcome(s), {history::MicroOp::Append(key, value)});
         EXPECT_TRUE(s.ok() || absl::IsAborted(s)) << "append to " << ListKey(key) << ": " << s;
         during_resize += in_resize.load();
       }
@@ -291,7 +263,7 @@ TEST_F(FathomdResizeTest, NoKeyLostDuplicatedOrReadStaleWhileResizing) {
   for (int key = 0; key < kListKeys; ++key) {
     recorder.Invoke(kFinalReader, {history::MicroOp::Read(key)});
     absl::StatusOr<std::string> value = table.Get(ListKey(key));
-    absl::StatusOr<std::vector<int64_t>> list = value.ok() ? DecodeList(*value) : value.status();
+    absl::StatusOr<std::vector<int64_t>> list = value.ok() ? kv::testing::DecodeList(*value) : value.status();
     ASSERT_TRUE(list.ok()) << ListKey(key) << ": " << list.status();
     final_lists[static_cast<size_t>(key)] = *list;
     recorder.Complete(kFinalReader, history::EventType::kOk, {history::MicroOp::Read(key, *list)});
@@ -312,7 +284,7 @@ TEST_F(FathomdResizeTest, NoKeyLostDuplicatedOrReadStaleWhileResizing) {
       const std::vector<int64_t>& list = final_lists[static_cast<size_t>(op.key)];
       EXPECT_EQ(std::count(list.begin(), list.end(), op.value), 1)
           << "acknowledged append of " << op.value << " to " << ListKey(static_cast<int>(op.key))
-          << " is not in its final list once: [" << EncodeList(list) << "]";
+          << " is not in its final list once: [" << kv::testing::EncodeList(list) << "]";
     }
   }
 

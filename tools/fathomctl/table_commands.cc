@@ -58,9 +58,15 @@ absl::Status CheckSummary(const control::TableSummary& t) {
   return absl::OkStatus();
 }
 
-// The one table a create or resize answers with, checked.
-template <typename Response>
-absl::StatusOr<control::TableSummary> CheckedTable(const absl::StatusOr<Response>& response) {
+// A call that answers with one table (create, resize): the request checked first, the answer after.
+template <typename Request, typename Response>
+absl::StatusOr<control::TableSummary> TableCall(const coordinator::Configuration& config,
+                                                const TableCallOptions& options, const Request& request,
+                                                const absl::Status& valid,
+                                                absl::StatusOr<Response> (control::ControlClient::*call)(const Request&)) {
+  if (!valid.ok()) return valid;
+  auto response = OnSomeMember<Response>(config, options,
+                                         [&](control::ControlClient& c) { return (c.*call)(request); });
   if (!response.ok()) return response.status();
   if (absl::Status s = CheckSummary(response->table()); !s.ok()) return s;
   return response->table();
@@ -85,9 +91,8 @@ std::string TableKindName(control::TableIndexKind kind) {
 absl::StatusOr<control::TableSummary> CreateTable(const coordinator::Configuration& config,
                                                   const control::CreateTableRequest& request,
                                                   const TableCallOptions& options) {
-  if (absl::Status s = control::ValidateCreateTableRequest(request); !s.ok()) return s;
-  return CheckedTable(OnSomeMember<control::CreateTableResponse>(
-      config, options, [&](control::ControlClient& c) { return c.CreateTable(request); }));
+  return TableCall(config, options, request, control::ValidateCreateTableRequest(request),
+                   &control::ControlClient::CreateTable);
 }
 
 absl::Status DropTable(const coordinator::Configuration& config, const std::string& name,
@@ -115,9 +120,8 @@ absl::StatusOr<std::vector<control::TableSummary>> ListTables(const coordinator:
 absl::StatusOr<control::TableSummary> ResizeTable(const coordinator::Configuration& config,
                                                   const control::ResizeTableRequest& request,
                                                   const TableCallOptions& options) {
-  if (absl::Status s = control::ValidateResizeTableRequest(request); !s.ok()) return s;
-  return CheckedTable(OnSomeMember<control::ResizeTableResponse>(
-      config, options, [&](control::ControlClient& c) { return c.ResizeTable(request); }));
+  return TableCall(config, options, request, control::ValidateResizeTableRequest(request),
+                   &control::ControlClient::ResizeTable);
 }
 
 }  // namespace fathom::fathomctl
