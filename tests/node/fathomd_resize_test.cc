@@ -110,7 +110,8 @@ class FathomdResizeTest : public ::testing::Test {
       }
       return absl::OkStatus();
     }
-    auto client = testing::ConnectControl(cluster_.nodes[static_cast<size_t>(i % 3)].control_address, kToken);
+    auto client = testing::ConnectControl(cluster_.nodes[static_cast<size_t>(i % 3)].control_address, kToken,
+                                          absl::Seconds(60));  // a resize copies every entry
     if (!client.ok()) return client.status();
     control::ResizeTableRequest request;
     request.set_name(kTable);
