@@ -14,11 +14,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "kv/kv.h"
 #include "kv/kv_cluster_test.h"
+#include "kv/list_append_test_util.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/sim/test_seed.h"
@@ -36,16 +35,11 @@ absl::StatusOr<std::unique_ptr<TxnCluster>> StartCluster(Fabric fabric, uint64_t
   return TxnCluster::Start(txn::testing::TestClusterOptions(fabric, seed));
 }
 
-std::string EncodeList(const std::vector<int64_t>& list) { return absl::StrJoin(list, ","); }
-
+// A list read back; a malformed one fails the test and reads as empty.
 std::vector<int64_t> DecodeList(const std::string& text) {
-  std::vector<int64_t> list;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    int64_t v = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(part, &v)) << text;
-    list.push_back(v);
-  }
-  return list;
+  absl::StatusOr<std::vector<int64_t>> list = testing::DecodeList(text);
+  EXPECT_TRUE(list.ok()) << list.status();
+  return list.ok() ? *list : std::vector<int64_t>{};
 }
 
 class KvWorkloadTest : public ::testing::TestWithParam<FabricAndIndex> {
@@ -141,20 +135,8 @@ int RunListAppend(Fabric fabric, IndexKind kind, uint64_t seed, bool resize) {
             value = next_value++;
           }
           recorder.Invoke(process, {history::MicroOp::Append(key, value)});
-          txn::Transaction tx = cluster->service(node).Begin();
-          absl::Status s = [&]() -> absl::Status {
-            auto current = table->Get(tx, name);
-            if (!current.ok()) return current.status();
-            std::vector<int64_t> list = DecodeList(*current);
-            list.push_back(value);
-            if (absl::Status put = table->Put(tx, name, EncodeList(list)); !put.ok()) return put;
-            return tx.Commit();
-          }();
-          if (!tx.finished()) tx.Abort();
-          recorder.Complete(process,
-                            s.ok() ? history::EventType::kOk
-                                   : absl::IsAborted(s) ? history::EventType::kFail : history::EventType::kInfo,
-                            {history::MicroOp::Append(key, value)});
+          const absl::Status s = testing::AppendToList(cluster->service(node), *table, name, value);
+          recorder.Complete(process, testing::AppendOutcome(s), {history::MicroOp::Append(key, value)});
         }
         if (role == 0) --writers_running;
       });

@@ -43,8 +43,12 @@ constexpr size_t kRewriteRead = 16;
 constexpr size_t kFreezeRead = 4;
 constexpr size_t kRewriteBytes = 8192;
 // A copy transaction inserts entries bound for at most this many new buckets (each written whole, up
-// to 2 KiB with the default inline bytes), and at most this many entries.
+// to 2 KiB with the default inline bytes), and at most this many entries. Buckets with larger inline
+// bytes (up to 130 KiB) go fewer at a time, down to one: a commit's records must fit a ring message,
+// and several large buckets on one primary would not (a resize of such a table failed with
+// InvalidArgument "message of N bytes exceeds what node's ring takes").
 constexpr size_t kCopyBuckets = 6;
+constexpr size_t kCopyBucketBytes = kCopyBuckets * 2048;
 constexpr size_t kCopyEntries = 48;
 constexpr absl::Duration kPoll = absl::Milliseconds(1);
 
@@ -107,6 +111,8 @@ absl::StatusOr<std::vector<std::pair<std::string, Entry>>> EntriesOf(txn::Transa
 // Copies every entry of the frozen `from` into the unpublished `to`.
 absl::Status CopyEntries(txn::TransactionService& txns, const TableState& from,
                          const std::shared_ptr<const TableState>& to) {
+  const size_t max_homes =
+      std::clamp<size_t>(kCopyBucketBytes / std::max<size_t>(to->root.bucket_capacity, 1), 1, kCopyBuckets);
   for (size_t at = 0; at < from.bucket_refs.size(); at += kRewriteRead) {
     const std::vector<object::ObjectRef> batch(
         from.bucket_refs.begin() + at, from.bucket_refs.begin() + std::min(from.bucket_refs.size(), at + kRewriteRead));
@@ -129,7 +135,7 @@ absl::Status CopyEntries(txn::TransactionService& txns, const TableState& from,
       size_t end = e;
       for (size_t homes = 0; end < entries.size() && end - e < kCopyEntries; ++end) {
         if (end == e || home(entries[end]) != home(entries[end - 1])) {
-          if (homes == kCopyBuckets) break;
+          if (homes == max_homes) break;
           ++homes;
         }
       }

@@ -61,6 +61,10 @@ class RemoteFathom final : public AsyncLanes {
   // A blocking backend for an application thread.
   std::unique_ptr<Backend> NewBackend();
   uint32_t node_id() const { return node_->id(); }
+  // The client node's transaction layer and the cluster's catalog, for callers that use the kv API
+  // directly (tests/node/fathomd_resize_test opens its own handles). REQUIRES: joined and not left.
+  txn::TransactionService& txns() { return *txns_; }
+  kv::Catalog& catalog() { return *catalog_; }
 
   // AsyncLanes: lane l is this node's thread l.
   int lanes() const override { return static_cast<int>(lanes_.size()); }

@@ -132,6 +132,7 @@ class Node final : public control::ControlHandler {
   absl::StatusOr<control::CreateTableResponse> OnCreateTable(const control::CreateTableRequest& request) override;
   absl::StatusOr<control::DropTableResponse> OnDropTable(const control::DropTableRequest& request) override;
   absl::StatusOr<control::ListTablesResponse> OnListTables(const control::ListTablesRequest& request) override;
+  absl::StatusOr<control::ResizeTableResponse> OnResizeTable(const control::ResizeTableRequest& request) override;
 
  private:
   Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation);

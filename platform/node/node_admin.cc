@@ -81,4 +81,10 @@ absl::StatusOr<control::ListTablesResponse> Node::OnListTables(const control::Li
   return (*tables)->List();
 }
 
+absl::StatusOr<control::ResizeTableResponse> Node::OnResizeTable(const control::ResizeTableRequest& request) {
+  auto tables = TableCallsOrError();
+  if (!tables.ok()) return tables.status();
+  return (*tables)->Resize(request);
+}
+
 }  // namespace fathom::node

@@ -42,6 +42,20 @@ absl::StatusOr<control::DropTableResponse> TableAdmin::Drop(const control::DropT
   return control::DropTableResponse();
 }
 
+absl::StatusOr<control::ResizeTableResponse> TableAdmin::Resize(const control::ResizeTableRequest& request) {
+  kv::ResizeOptions options;
+  options.buckets = request.buckets();  // 0: twice the current count
+  if (absl::Status resized = kv::Table::Resize(*txns_, *catalog_, request.name(), options); !resized.ok()) {
+    return resized;
+  }
+  // The table as the catalog names it now (a concurrent resize may have published a later generation).
+  auto table = kv::Table::Open(*txns_, *catalog_, request.name());
+  if (!table.ok()) return table.status();
+  control::ResizeTableResponse response;
+  *response.mutable_table() = SummaryOf(*table, table->epoch());
+  return response;
+}
+
 absl::StatusOr<control::ListTablesResponse> TableAdmin::List() {
   auto tables = catalog_->List();
   if (!tables.ok()) return tables.status();

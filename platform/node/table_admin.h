@@ -26,6 +26,7 @@ class TableAdmin final : public control::TableCalls {
   absl::StatusOr<control::CreateTableResponse> Create(const control::CreateTableRequest& request) override;
   absl::StatusOr<control::DropTableResponse> Drop(const control::DropTableRequest& request) override;
   absl::StatusOr<control::ListTablesResponse> List() override;
+  absl::StatusOr<control::ResizeTableResponse> Resize(const control::ResizeTableRequest& request) override;
 
  private:
   txn::TransactionService* const txns_;

@@ -6,17 +6,19 @@
 //                               [--max_key_bytes=N] [--max_value_bytes=N]   --zk=... --cluster=... --token_file=...
 //   fathomctl table drop NAME   --zk=... --cluster=... --token_file=...
 //   fathomctl table list        --zk=... --cluster=... --token_file=... [--json]
+//   fathomctl table resize NAME [--buckets=N]   --zk=... --cluster=... --token_file=... [--json]
 //
 // status: epoch, configuration manager, every member (control address, fabric, memory, incarnation) with
 // a few live numbers from its Stats (peers connected, connected to ZooKeeper, epoch applied, uptime), the
 // regions and their replicas. A member whose Stats fail is shown as unreachable, with the reason.
 // regions: region id, size, primary, backups (ZooKeeper only; no token needed).
-// table: the cluster's kv tables, through a member's control service (table_commands.h); a create sizes
-// the table once (tables do not resize yet): buckets hold 8 keys each. Numbers left 0 take kv's defaults.
+// table: the cluster's kv tables, through a member's control service (table_commands.h); buckets hold 8
+// keys each. Numbers left 0 take kv's defaults (a resize: twice the current buckets). A resize rebuilds
+// the table while clients go on using it and returns once the new generation is published.
 // Human-readable aligned columns by default; --json prints one line of JSON (shapes: report.h).
 // Exit codes: 0 done (even with unreachable members), 1 the configuration could not be read (ZooKeeper
 // unreachable, no such cluster, corrupt configuration) or a table call failed (unknown table, name taken,
-// no member reachable), 2 bad usage (including a bad table name or option).
+// no member reachable, entries that do not fit a smaller table), 2 bad usage (including a bad table name or option).
 #include <iostream>
 #include <string>
 
@@ -42,7 +44,8 @@ ABSL_FLAG(bool, stats, true, "status: ask every member for its Stats (needs the 
 ABSL_FLAG(absl::Duration, zk_timeout, absl::Seconds(5), "how long to wait for ZooKeeper");
 ABSL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(3), "how long to wait for each member's Stats");
 ABSL_FLAG(std::string, kind, "hopscotch", "table create: index kind, hopscotch or cuckoo");
-ABSL_FLAG(uint64_t, buckets, 0, "table create: buckets (8 keys each; 0: kv's default, 1024)");
+ABSL_FLAG(uint64_t, buckets, 0,
+          "table create: buckets (8 keys each; 0: kv's default, 1024); table resize: the new count (0: twice)");
 ABSL_FLAG(uint32_t, inline_bytes, 0, "table create: key + value up to this sit in the bucket (0: kv's default)");
 ABSL_FLAG(uint32_t, max_key_bytes, 0, "table create: longest key (0: kv's default, 1024)");
 ABSL_FLAG(uint32_t, max_value_bytes, 0, "table create: longest value (0: kv's default)");
@@ -60,6 +63,7 @@ constexpr char kUsage[] =
     "                              [--max_key_bytes=N] [--max_value_bytes=N] --zk=... --cluster=... --token_file=FILE\n"
     "  fathomctl table drop NAME --zk=... --cluster=... --token_file=FILE\n"
     "  fathomctl table list --zk=... --cluster=... --token_file=FILE [--json]\n"
+    "  fathomctl table resize NAME [--buckets=N] --zk=... --cluster=... --token_file=FILE [--json]\n"
     "More: fathomctl --help, and the header of tools/fathomctl/fathomctl.cc.";
 
 int Usage(const std::string& message) {
@@ -84,11 +88,11 @@ int Failed(const std::string& what, const absl::Status& status) {
   return 1;
 }
 
-// fathomctl table create|drop|list: args are {"table", sub, [name]}.
+// fathomctl table create|drop|list|resize: args are {"table", sub, [name]}.
 int RunTable(const std::vector<std::string>& args) {
   const std::string sub = args.size() > 1 ? args[1] : "";
-  const bool named = sub == "create" || sub == "drop";
-  if (!named && sub != "list") return Usage("table: give create NAME, drop NAME or list");
+  const bool named = sub == "create" || sub == "drop" || sub == "resize";
+  if (!named && sub != "list") return Usage("table: give create NAME, drop NAME, resize NAME or list");
   if (args.size() != (named ? 3u : 2u)) return Usage(absl::StrCat("table ", sub, (named ? ": give one NAME" : ": no arguments")));
   control::CreateTableRequest create;
   if (named) {
@@ -105,6 +109,12 @@ int RunTable(const std::vector<std::string>& args) {
     create.set_max_value_bytes(absl::GetFlag(FLAGS_max_value_bytes));
     if (absl::Status s = control::ValidateCreateTableRequest(create); !s.ok()) return Usage(std::string(s.message()));
   }
+  control::ResizeTableRequest resize;
+  if (sub == "resize") {
+    resize.set_name(args[2]);
+    resize.set_buckets(absl::GetFlag(FLAGS_buckets));
+    if (absl::Status s = control::ValidateResizeTableRequest(resize); !s.ok()) return Usage(std::string(s.message()));
+  }
   auto token = ReadToken("table commands need the cluster token to call a member (--token_file or --token)");
   if (!token.ok()) return Usage(std::string(token.status().message()));
   auto config = ReadClusterConfiguration(ReadOptions());
@@ -114,7 +124,11 @@ int RunTable(const std::vector<std::string>& args) {
   if (sub == "create") {
     auto table = CreateTable(*config, create, options);
     if (!table.ok()) return Failed(absl::StrCat("table create ", args[2]), table.status());
-    std::cout << (json ? FormatCreatedJson(*table) : FormatCreatedText(*table));
+    std::cout << (json ? FormatTableJson(*table) : FormatCreatedText(*table));
+  } else if (sub == "resize") {
+    auto table = ResizeTable(*config, resize, options);
+    if (!table.ok()) return Failed(absl::StrCat("table resize ", args[2]), table.status());
+    std::cout << (json ? FormatTableJson(*table) : FormatResizedText(*table));
   } else if (sub == "drop") {
     if (absl::Status s = DropTable(*config, args[2], options); !s.ok()) return Failed(absl::StrCat("table drop ", args[2]), s);
     std::cout << (json ? absl::StrCat("{\"dropped\":", JsonString(args[2]), "}\n") : absl::StrCat("dropped table ", args[2], "\n"));

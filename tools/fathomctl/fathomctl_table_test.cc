@@ -1,9 +1,11 @@
-// fathomctl table create|drop|list against a real ZooKeeper server and three fathomd processes on it:
+// fathomctl table create|drop|list|resize against a real ZooKeeper server and three fathomd processes on it:
 // tables made through a member appear in every listing (text and JSON) and in the configuration;
 // duplicates, unknown tables, bad names and options, a missing token and an unreachable cluster each get
 // a clear error and the documented exit code. The control service itself refuses bad table requests
 // (not only fathomctl), and a node without a catalog (static --peers) refuses table calls.
 #include <google/protobuf/struct.pb.h>
+
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -31,10 +33,16 @@ class FathomctlTableTest : public ::testing::Test {
     cluster_ = std::move(*cluster);
     zk_ = cluster_.zk.get();
     // Table creation places buckets on the members the transaction layer knows: wait until every member
-    // replicates over all three (counters from their Stats; no JSON, so this also runs under TSan).
+    // replicates over all three and is connected to the other two (counters from their Stats; no JSON, so
+    // this also runs under TSan).
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     for (const testing::FathomdProcess& node : cluster_.nodes) {
-      while (testing::CountersOf(node.control_address, kToken)["txn.members"] != 3) {
+      // Connected too: a member that counts three may not have finished connecting to the third yet.
+      auto settled = [&] {
+        std::map<std::string, uint64_t> counters = testing::CountersOf(node.control_address, kToken);
+        return counters["txn.members"] == 3 && counters["node.peers"] == 2;
+      };
+      while (!settled()) {
         ASSERT_LT(absl::Now(), deadline) << node.control_address << " never saw three members";
         absl::SleepFor(absl::Milliseconds(100));
       }
@@ -116,6 +124,34 @@ TEST_F(FathomctlTableTest, CreateListDropThroughTheCluster) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+// A resize through a member: a new bucket count and epoch, in its answer and in every listing. (Clients
+// using the table while it is resized: tests/node/fathomd_resize_test.)
+TEST_F(FathomctlTableTest, ResizeThroughTheCluster) {
+  CtlResult r = Ctl({"table", "create", "users", "--buckets=16"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = Ctl({"table", "resize", "users", "--buckets=40"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "resized table users: 40 buckets, epoch 2\n");
+  r = Ctl({"table", "resize", "users", "--json"});  // no count: twice the current
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  if (kParseJson) {
+    const auto resized = ParseJson(r.output).fields().at("table").struct_value().fields();
+    EXPECT_EQ(resized.at("name").string_value(), "users");
+    EXPECT_EQ(resized.at("buckets").number_value(), 80);
+    EXPECT_EQ(resized.at("epoch").number_value(), 3);
+  }
+  r = Ctl({"table", "resize", "users", "--buckets=8"});  // shrinking an empty table is fine
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "resized table users: 8 buckets, epoch 4\n");
+  r = Ctl({"table", "list", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  if (kParseJson) {
+    const auto listed = ParseJson(r.output).fields().at("tables").list_value().values(0).struct_value().fields();
+    EXPECT_EQ(listed.at("buckets").number_value(), 8);
+    EXPECT_EQ(listed.at("epoch").number_value(), 4);
+  }
+}
+
 TEST_F(FathomctlTableTest, ClearErrors) {
   struct Case {
     std::vector<std::string> args;
@@ -132,8 +168,13 @@ TEST_F(FathomctlTableTest, ClearErrors) {
       {{"table", "create", "t", "--max_key_bytes=70000"}, 2, "max_key_bytes"},
       {{"table", "create"}, 2, "give one NAME"},
       {{"table", "list", "extra"}, 2, "no arguments"},
-      {{"table", "rename", "a"}, 2, "create NAME, drop NAME or list"},
+      {{"table", "rename", "a"}, 2, "create NAME, drop NAME, resize NAME or list"},
       {{"table", "drop", "nosuch"}, 1, "no kv table named \"nosuch\""},
+      {{"table", "resize", "nosuch", "--buckets=64"}, 1, "no kv table named \"nosuch\""},
+      {{"table", "resize", "t", "--buckets=1"}, 2, "buckets: 1 is not in 2..67108864"},
+      {{"table", "resize", "t", "--buckets=67108865"}, 2, "buckets"},
+      {{"table", "resize", "bad/name"}, 2, "table name"},
+      {{"table", "resize"}, 2, "give one NAME"},
       // kv refuses what only it can judge: a key and value that do not fit one object.
       {{"table", "create", "t", "--max_key_bytes=65535", "--max_value_bytes=1048000"}, 1, "do not fit one object"},
   };
@@ -170,6 +211,22 @@ TEST_F(FathomctlTableTest, TheServiceValidatesAndNeedsACatalog) {
   control::DropTableRequest drop;
   drop.set_name("");
   EXPECT_TRUE(absl::IsInvalidArgument((*client)->DropTable(drop).status()));
+  control::ResizeTableRequest resize;
+  resize.set_name("ok");
+  resize.set_buckets(1);
+  EXPECT_TRUE(absl::IsInvalidArgument((*client)->ResizeTable(resize).status()));
+  resize.set_buckets(0);
+  EXPECT_TRUE(absl::IsNotFound((*client)->ResizeTable(resize).status()));
+  // What only kv can judge: a cuckoo table needs 3 buckets.
+  control::CreateTableRequest cuckoo;
+  cuckoo.set_name("c");
+  cuckoo.set_kind(control::TABLE_INDEX_CUCKOO);
+  cuckoo.set_buckets(8);
+  ASSERT_TRUE((*client)->CreateTable(cuckoo).ok());
+  resize.set_name("c");
+  resize.set_buckets(2);
+  auto refused = (*client)->ResizeTable(resize);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
 
   // A static node (no --zk) has no catalog to keep names in.
   auto lone = testing::StartFathomd(9, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=16M",

@@ -58,6 +58,20 @@ absl::Status CheckSummary(const control::TableSummary& t) {
   return absl::OkStatus();
 }
 
+// A call that answers with one table (create, resize): the request checked first, the answer after.
+template <typename Request, typename Response>
+absl::StatusOr<control::TableSummary> TableCall(const coordinator::Configuration& config,
+                                                const TableCallOptions& options, const Request& request,
+                                                const absl::Status& valid,
+                                                absl::StatusOr<Response> (control::ControlClient::*call)(const Request&)) {
+  if (!valid.ok()) return valid;
+  auto response = OnSomeMember<Response>(config, options,
+                                         [&](control::ControlClient& c) { return (c.*call)(request); });
+  if (!response.ok()) return response.status();
+  if (absl::Status s = CheckSummary(response->table()); !s.ok()) return s;
+  return response->table();
+}
+
 }  // namespace
 
 absl::StatusOr<control::TableIndexKind> ParseTableKind(std::string_view text) {
@@ -77,12 +91,8 @@ std::string TableKindName(control::TableIndexKind kind) {
 absl::StatusOr<control::TableSummary> CreateTable(const coordinator::Configuration& config,
                                                   const control::CreateTableRequest& request,
                                                   const TableCallOptions& options) {
-  if (absl::Status s = control::ValidateCreateTableRequest(request); !s.ok()) return s;
-  auto response = OnSomeMember<control::CreateTableResponse>(
-      config, options, [&](control::ControlClient& c) { return c.CreateTable(request); });
-  if (!response.ok()) return response.status();
-  if (absl::Status s = CheckSummary(response->table()); !s.ok()) return s;
-  return response->table();
+  return TableCall(config, options, request, control::ValidateCreateTableRequest(request),
+                   &control::ControlClient::CreateTable);
 }
 
 absl::Status DropTable(const coordinator::Configuration& config, const std::string& name,
@@ -105,6 +115,13 @@ absl::StatusOr<std::vector<control::TableSummary>> ListTables(const coordinator:
     if (absl::Status s = CheckSummary(t); !s.ok()) return s;
   }
   return tables;
+}
+
+absl::StatusOr<control::TableSummary> ResizeTable(const coordinator::Configuration& config,
+                                                  const control::ResizeTableRequest& request,
+                                                  const TableCallOptions& options) {
+  return TableCall(config, options, request, control::ValidateResizeTableRequest(request),
+                   &control::ControlClient::ResizeTable);
 }
 
 }  // namespace fathom::fathomctl

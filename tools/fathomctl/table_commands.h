@@ -1,15 +1,16 @@
-// fathomctl's table commands: create, drop and list the cluster's kv tables through a member's control
-// service (its CreateTable, DropTable and ListTables calls; docs/formats/control.md). The member does
+// fathomctl's table commands: create, drop, list and resize the cluster's kv tables through a member's control
+// service (its CreateTable, DropTable, ListTables and ResizeTable calls; docs/formats/control.md). The member does
 // the work with the kv API and the cluster's catalog, so the table is the one every node opens by name.
 //
 //   TableCallOptions options{.token = token, .timeout = absl::Seconds(60)};
 //   ASSIGN_OR_RETURN(control::TableSummary t, CreateTable(config, request, options));
 //   RETURN_IF_ERROR(DropTable(config, "users", options));
 //   ASSIGN_OR_RETURN(std::vector<control::TableSummary> all, ListTables(config, options));
+//   ASSIGN_OR_RETURN(control::TableSummary grown, ResizeTable(config, resize_request, options));
 //
 // Which member: the data members (client-only ones hold no catalog work), the configuration manager
 // first, then by id; the next one is tried only when a member could not be reached (Unavailable), so a
-// create is never sent twice after it may have run. Replies are checked (names, kinds) before use.
+// create (or resize) is never sent twice after it may have run. Replies are checked (names, kinds) before use.
 #ifndef FATHOM_TOOLS_FATHOMCTL_TABLE_COMMANDS_H_
 #define FATHOM_TOOLS_FATHOMCTL_TABLE_COMMANDS_H_
 
@@ -41,6 +42,12 @@ absl::Status DropTable(const coordinator::Configuration& config, const std::stri
                        const TableCallOptions& options);
 absl::StatusOr<std::vector<control::TableSummary>> ListTables(const coordinator::Configuration& config,
                                                               const TableCallOptions& options);
+// Rebuilds the named table with request.buckets() buckets (0: twice the current count) while it stays in
+// use; returns the table as it is afterwards. NotFound for an unknown table, InvalidArgument for a bad count,
+// ResourceExhausted when the entries do not fit that many buckets (the table is left as it was).
+absl::StatusOr<control::TableSummary> ResizeTable(const coordinator::Configuration& config,
+                                                  const control::ResizeTableRequest& request,
+                                                  const TableCallOptions& options);
 
 }  // namespace fathom::fathomctl
 

@@ -45,7 +45,11 @@ std::string FormatCreatedText(const control::TableSummary& table) {
                       " buckets\n");
 }
 
-std::string FormatCreatedJson(const control::TableSummary& table) {
+std::string FormatResizedText(const control::TableSummary& table) {
+  return absl::StrCat("resized table ", table.name(), ": ", table.buckets(), " buckets, epoch ", table.epoch(), "\n");
+}
+
+std::string FormatTableJson(const control::TableSummary& table) {
   return absl::StrCat("{\"table\":", TableJson(table), "}\n");
 }
 

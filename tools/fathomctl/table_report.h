@@ -2,7 +2,7 @@
 // JSON. Pure functions (table_report_test).
 //
 // JSON: {"tables":[{"name","kind":"hopscotch"|"cuckoo","buckets","epoch","inline_bytes","max_key_bytes",
-//        "max_value_bytes"[,"problem"]}]}; a created table alone is {"table":{...}}.
+//        "max_value_bytes"[,"problem"]}]}; a created or resized table alone is {"table":{...}}.
 #ifndef FATHOM_TOOLS_FATHOMCTL_TABLE_REPORT_H_
 #define FATHOM_TOOLS_FATHOMCTL_TABLE_REPORT_H_
 
@@ -16,7 +16,8 @@ namespace fathom::fathomctl {
 std::string FormatTablesText(const std::vector<control::TableSummary>& tables);
 std::string FormatTablesJson(const std::vector<control::TableSummary>& tables);
 std::string FormatCreatedText(const control::TableSummary& table);
-std::string FormatCreatedJson(const control::TableSummary& table);
+std::string FormatResizedText(const control::TableSummary& table);
+std::string FormatTableJson(const control::TableSummary& table);  // a created or resized table
 
 }  // namespace fathom::fathomctl
 

@@ -34,6 +34,9 @@ TEST(TableReportTest, Text) {
   EXPECT_NE(text.find("broken  cuckoo     ?"), std::string::npos) << text;
   EXPECT_NE(text.find("root unreadable"), std::string::npos) << text;
   EXPECT_EQ(FormatCreatedText(Table("u", control::TABLE_INDEX_CUCKOO, 9)), "created table u: cuckoo, 9 buckets\n");
+  control::TableSummary resized = Table("u", control::TABLE_INDEX_CUCKOO, 18);
+  resized.set_epoch(3);
+  EXPECT_EQ(FormatResizedText(resized), "resized table u: 18 buckets, epoch 3\n");
 }
 
 TEST(TableReportTest, Json) {
@@ -47,7 +50,7 @@ TEST(TableReportTest, Json) {
   EXPECT_EQ(t.at("buckets").number_value(), 64);
   EXPECT_EQ(t.at("max_value_bytes").number_value(), 1000);
   EXPECT_FALSE(t.contains("problem"));
-  const auto created = testing::ParseJson(FormatCreatedJson(Table("x", control::TABLE_INDEX_HOPSCOTCH, 2)));
+  const auto created = testing::ParseJson(FormatTableJson(Table("x", control::TABLE_INDEX_HOPSCOTCH, 2)));
   EXPECT_EQ(created.fields().at("table").struct_value().fields().at("kind").string_value(), "hopscotch");
   EXPECT_EQ(testing::ParseJson(FormatTablesJson({})).fields().at("tables").list_value().values_size(), 0);
 }

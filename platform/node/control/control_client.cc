@@ -94,6 +94,10 @@ absl::StatusOr<DropTableResponse> ControlClient::DropTable(const DropTableReques
   return Unary<DropTableRequest, DropTableResponse>("DropTable", request, &Control::Stub::DropTable);
 }
 
+absl::StatusOr<ResizeTableResponse> ControlClient::ResizeTable(const ResizeTableRequest& request) {
+  return Unary<ResizeTableRequest, ResizeTableResponse>("ResizeTable", request, &Control::Stub::ResizeTable);
+}
+
 absl::StatusOr<ListTablesResponse> ControlClient::ListTables() {
   return Unary<ListTablesRequest, ListTablesResponse>("ListTables", ListTablesRequest(), &Control::Stub::ListTables);
 }

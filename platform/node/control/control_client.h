@@ -65,6 +65,7 @@ class ControlClient {
   absl::StatusOr<CreateTableResponse> CreateTable(const CreateTableRequest& request);
   absl::StatusOr<DropTableResponse> DropTable(const DropTableRequest& request);
   absl::StatusOr<ListTablesResponse> ListTables();
+  absl::StatusOr<ResizeTableResponse> ResizeTable(const ResizeTableRequest& request);
 
   const std::string& target() const { return options_.target; }
 

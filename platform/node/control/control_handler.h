@@ -62,6 +62,9 @@ class ControlHandler {
   virtual absl::StatusOr<ListTablesResponse> OnListTables(const ListTablesRequest& request) {
     return absl::UnimplementedError("ListTables");
   }
+  virtual absl::StatusOr<ResizeTableResponse> OnResizeTable(const ResizeTableRequest& request) {
+    return absl::UnimplementedError("ResizeTable");
+  }
 };
 
 }  // namespace fathom::control

@@ -141,6 +141,12 @@ grpc::Status ControlService::ListTables(grpc::ServerContext* context, const List
                [this](const ListTablesRequest& r) { return handler_->OnListTables(r); });
 }
 
+grpc::Status ControlService::ResizeTable(grpc::ServerContext* context, const ResizeTableRequest* request,
+                                         ResizeTableResponse* response) {
+  return Serve(context, *request, response, ValidateResizeTableRequest(*request),
+               [this](const ResizeTableRequest& r) { return handler_->OnResizeTable(r); });
+}
+
 ControlServerCounters ControlService::counters() const {
   return {handled_.load(std::memory_order_relaxed), rejected_token_.load(std::memory_order_relaxed),
           rejected_invalid_.load(std::memory_order_relaxed)};

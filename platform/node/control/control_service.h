@@ -47,6 +47,8 @@ class ControlService final : public Control::Service {
                          DropTableResponse* response) override;
   grpc::Status ListTables(grpc::ServerContext* context, const ListTablesRequest* request,
                           ListTablesResponse* response) override;
+  grpc::Status ResizeTable(grpc::ServerContext* context, const ResizeTableRequest* request,
+                           ResizeTableResponse* response) override;
 
   ControlServerCounters counters() const;
 

@@ -19,6 +19,9 @@ class TableCalls {
   // NotFound for an unknown name.
   virtual absl::StatusOr<DropTableResponse> Drop(const DropTableRequest& request) = 0;
   virtual absl::StatusOr<ListTablesResponse> List() = 0;
+  // NotFound for an unknown name; InvalidArgument for a bucket count the table cannot have;
+  // ResourceExhausted when its entries do not fit (the table is left as it was).
+  virtual absl::StatusOr<ResizeTableResponse> Resize(const ResizeTableRequest& request) = 0;
 };
 
 }  // namespace fathom::control

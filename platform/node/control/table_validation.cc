@@ -23,16 +23,27 @@ absl::Status ValidateTableName(std::string_view name) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// 0 (a default) or min..kMaxTableBuckets.
+absl::Status ValidateBuckets(uint64_t buckets, uint64_t min_buckets) {
+  if (buckets != 0 && (buckets < min_buckets || buckets > kMaxTableBuckets)) {
+    return absl::InvalidArgumentError(absl::StrCat("buckets: ", buckets, " is not in ", min_buckets, "..",
+                                                   kMaxTableBuckets));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateCreateTableRequest(const CreateTableRequest& request) {
   if (absl::Status s = ValidateTableName(request.name()); !s.ok()) return s;
   if (request.kind() != TABLE_INDEX_UNSPECIFIED && request.kind() != TABLE_INDEX_HOPSCOTCH &&
       request.kind() != TABLE_INDEX_CUCKOO) {
     return absl::InvalidArgumentError(absl::StrCat("kind: unknown index kind ", request.kind()));
   }
-  const uint64_t min_buckets = request.kind() == TABLE_INDEX_CUCKOO ? 3 : 2;
-  if (request.buckets() != 0 && (request.buckets() < min_buckets || request.buckets() > kMaxTableBuckets)) {
-    return absl::InvalidArgumentError(absl::StrCat("buckets: ", request.buckets(), " is not in ", min_buckets, "..",
-                                                   kMaxTableBuckets));
+  if (absl::Status s = ValidateBuckets(request.buckets(), request.kind() == TABLE_INDEX_CUCKOO ? 3 : 2); !s.ok()) {
+    return s;
   }
   if (request.inline_bytes() > 16384) {
     return absl::InvalidArgumentError(absl::StrCat("inline_bytes: ", request.inline_bytes(), " is over 16384"));
@@ -41,6 +52,11 @@ absl::Status ValidateCreateTableRequest(const CreateTableRequest& request) {
     return absl::InvalidArgumentError(absl::StrCat("max_key_bytes: ", request.max_key_bytes(), " is over 65535"));
   }
   return absl::OkStatus();
+}
+
+absl::Status ValidateResizeTableRequest(const ResizeTableRequest& request) {
+  if (absl::Status s = ValidateTableName(request.name()); !s.ok()) return s;
+  return ValidateBuckets(request.buckets(), 2);
 }
 
 }  // namespace fathom::control

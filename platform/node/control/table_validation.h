@@ -1,4 +1,4 @@
-// Checks on the table calls' requests (CreateTable, DropTable), shared by the server (which never hands
+// Checks on the table calls' requests (CreateTable, DropTable, ResizeTable), shared by the server (which never hands
 // a bad request to the node) and fathomctl (which says what is wrong before it dials anyone).
 //
 //   RETURN_IF_ERROR(ValidateTableName(request.name()));   // InvalidArgument names the rule broken
@@ -24,6 +24,10 @@ absl::Status ValidateTableName(std::string_view name);
 // The name, a known kind, and numbers in range (0: kv's default). kv checks what depends on the
 // combination (key and value must fit one object).
 absl::Status ValidateCreateTableRequest(const CreateTableRequest& request);
+// The name, and buckets 0 (twice the current count) or 2..kMaxTableBuckets. The kind is the table's, so
+// the cuckoo minimum (3) and whether the entries fit are kv's to judge (InvalidArgument,
+// ResourceExhausted).
+absl::Status ValidateResizeTableRequest(const ResizeTableRequest& request);
 
 }  // namespace fathom::control
 

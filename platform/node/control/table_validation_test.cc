@@ -48,5 +48,24 @@ TEST(TableValidationTest, CreateRequests) {
   EXPECT_NE(ValidateCreateTableRequest(r).message().find("table name"), absl::string_view::npos);
 }
 
+TEST(TableValidationTest, ResizeRequests) {
+  ResizeTableRequest r;
+  r.set_name("t");
+  EXPECT_TRUE(ValidateResizeTableRequest(r).ok());  // 0: twice the current count
+  r.set_buckets(2);
+  EXPECT_TRUE(ValidateResizeTableRequest(r).ok());  // a cuckoo table refuses 2 in kv (its kind is not here)
+  r.set_buckets(kMaxTableBuckets);
+  EXPECT_TRUE(ValidateResizeTableRequest(r).ok());
+  for (uint64_t bad : {uint64_t{1}, kMaxTableBuckets + 1, ~uint64_t{0}}) {
+    r.set_buckets(bad);
+    absl::Status s = ValidateResizeTableRequest(r);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << bad;
+    EXPECT_NE(s.message().find("buckets"), absl::string_view::npos) << s;
+  }
+  r.set_buckets(0);
+  r.set_name("");
+  EXPECT_NE(ValidateResizeTableRequest(r).message().find("table name"), absl::string_view::npos);
+}
+
 }  // namespace
 }  // namespace fathom::control

@@ -1,0 +1,65 @@
+// List-append on kv keys, for workloads whose histories the checker reads (tests/history): a key's
+// value is a list of integers ("1,2,3"), and an append is Get(tx) + Put(tx) in one transaction. Shared
+// by kv/kv_workloads_test (embedded clusters) and tests/node/fathomd_resize_test (fathomd processes).
+//
+//   absl::Status s = AppendToList(txns, table, "key3", 17);
+//   recorder.Complete(process, AppendOutcome(s), {history::MicroOp::Append(3, 17)});
+#ifndef FATHOM_KV_LIST_APPEND_TEST_UTIL_H_
+#define FATHOM_KV_LIST_APPEND_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "kv/kv.h"
+#include "tests/history/history.h"
+#include "txn/txn.h"
+
+namespace fathom::kv::testing {
+
+inline std::string EncodeList(const std::vector<int64_t>& list) { return absl::StrJoin(list, ","); }
+
+// DataLoss for anything but comma-separated integers ("" is the empty list).
+inline absl::StatusOr<std::vector<int64_t>> DecodeList(std::string_view text) {
+  std::vector<int64_t> list;
+  for (absl::string_view part : absl::StrSplit(absl::string_view(text.data(), text.size()), ',', absl::SkipEmpty())) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(part, &v)) return absl::DataLossError(absl::StrCat("list value '", std::string(text), "'"));
+    list.push_back(v);
+  }
+  return list;
+}
+
+// Appends `value` to the list at `key` in one transaction of `txns` (application threads). OK:
+// committed; Aborted: a conflict, definitely not committed; anything else: may or may not have.
+inline absl::Status AppendToList(txn::TransactionService& txns, const Table& table, std::string_view key,
+                                 int64_t value) {
+  txn::Transaction tx = txns.Begin();
+  absl::Status s = [&]() -> absl::Status {
+    absl::StatusOr<std::string> current = table.Get(tx, key);
+    if (!current.ok()) return current.status();
+    absl::StatusOr<std::vector<int64_t>> list = DecodeList(*current);
+    if (!list.ok()) return list.status();
+    list->push_back(value);
+    if (absl::Status put = table.Put(tx, key, EncodeList(*list)); !put.ok()) return put;
+    return tx.Commit();
+  }();
+  if (!tx.finished()) tx.Abort();
+  return s;
+}
+
+// How an append's status goes into a history: ok, fail (Aborted) or info (unknown).
+inline history::EventType AppendOutcome(const absl::Status& s) {
+  if (s.ok()) return history::EventType::kOk;
+  return absl::IsAborted(s) ? history::EventType::kFail : history::EventType::kInfo;
+}
+
+}  // namespace fathom::kv::testing
+
+#endif  // FATHOM_KV_LIST_APPEND_TEST_UTIL_H_
