@@ -129,6 +129,12 @@ absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_no
     const std::string_view value(it->value().data(), it->value().size());
     if (key >= std::string_view(first_segment)) break;  // segments: below, in position order
     last_key.assign(key);
+    if (key == std::string_view(kMembersKey)) {
+      auto members = DecodeMembers(key, value);
+      if (!members.ok()) return InLog(dir, members.status());
+      contents.members = std::move(*members);
+      continue;
+    }
     if (!key.empty() && key[0] == 'm') {
       auto decoded = DecodeMeta(key, value);
       if (!decoded.ok()) return InLog(dir, decoded.status());

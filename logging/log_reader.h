@@ -28,6 +28,7 @@ struct LogContents {
   uint32_t node_id = 0;
   uint64_t position = 0;             // the last persisted position
   uint64_t closed_epoch = 0;         // the newest log epoch whose every state is in the log (m:closed)
+  std::optional<LoggedMembers> members;  // m:members: absent in a log of a node that never recorded them
   // Every object's newest state, in address order. Where an object's states not yet folded span several
   // log epochs, the newest state of each earlier epoch (and the folded one) comes first, in version
   // order: a restart restores only the epochs every member closed (NewestStates).

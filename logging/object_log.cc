@@ -48,6 +48,7 @@ struct ObjectLog::Core {
   uint64_t gap_position ABSL_GUARDED_BY(mu) = 0;  // first dropped position (0: none)
   // Ends of log epochs not yet on disk: (epoch, the last position appended before it), oldest first.
   std::deque<std::pair<uint64_t, uint64_t>> markers ABSL_GUARDED_BY(mu);
+  std::optional<LoggedMembers> members ABSL_GUARDED_BY(mu);  // to write with the next batch
   ObjectLogStats stats ABSL_GUARDED_BY(mu);
 };
 
@@ -322,6 +323,13 @@ std::function<void(std::map<std::string, uint64_t>&)> ObjectLog::CounterSource()
   };
 }
 
+void ObjectLog::RecordMembers(LoggedMembers members) {
+  Core& c = *core_;
+  MutexLock lock(&c.mu);
+  c.members = std::move(members);
+  c.work_cv.Signal();
+}
+
 void ObjectLog::CloseEpoch(uint64_t epoch) {
   Core& c = *core_;
   MutexLock lock(&c.mu);
@@ -344,12 +352,13 @@ void ObjectLog::WriterLoop() {
     batch.clear();
     uint64_t gap = 0;
     uint64_t closes = 0;
+    std::optional<LoggedMembers> members;
     {
       MutexLock lock(&c.mu);
-      while (c.queue.empty() && c.markers.empty() && !c.stop) {
+      while (c.queue.empty() && c.markers.empty() && !c.members.has_value() && !c.stop) {
         WaitWithDeadline(&c.work_cv, &c.mu, absl::InfiniteFuture());
       }
-      if (c.queue.empty() && c.markers.empty() && c.drain) break;
+      if (c.queue.empty() && c.markers.empty() && !c.members.has_value() && c.drain) break;
       if (!c.drain) return;
       if (!c.queue.empty()) {
         const absl::Time until = absl::Now() + options_.batch_delay;
@@ -373,14 +382,16 @@ void ObjectLog::WriterLoop() {
       }
       // Only states dropped on overflow leave a marker past every queued state; the gap already made
       // the log unusable, so it is never written.
-      if (batch.empty() && closes == 0) {
+      members = std::move(c.members);
+      c.members.reset();
+      if (batch.empty() && closes == 0 && !members.has_value()) {
         c.markers.clear();
         continue;
       }
       gap = c.gap_position;
       c.room_cv.SignalAll();
     }
-    if (!WriteBatchOf(batch, gap, closes)) return;
+    if (!WriteBatchOf(batch, gap, closes, members)) return;
   }
   // A clean stop folds what it may: the segments of durable epochs (one try: what stays unfolded is
   // still in its segments, and a later Open folds it).
@@ -422,7 +433,8 @@ void ObjectLog::DropFolded(size_t segments) {
   }
 }
 
-bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes) {
+bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes,
+                             const std::optional<LoggedMembers>& members) {
   uint64_t superseded = 0;
   rocksdb::WriteBatch write_batch;
   uint64_t bytes = 0;
@@ -456,9 +468,10 @@ bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint
     write_batch.Put(std::string(kPositionKey), EncodeMeta(kPositionKey, unfolded_.back().last));
   }
   if (closes != 0) write_batch.Put(std::string(kClosedKey), EncodeMeta(kClosedKey, closes));
+  if (members.has_value()) write_batch.Put(std::string(kMembersKey), EncodeMembers(kMembersKey, *members));
   // The gap goes to disk with the first batch after it, so a reader cannot miss it.
   if (gap != 0) write_batch.Put(std::string(kGapKey), EncodeMeta(kGapKey, gap));
-  const std::string what = batch.empty() ? absl::StrCat("closing log epoch ", closes)
+  const std::string what = batch.empty() ? absl::StrCat("closing log epoch ", closes, members ? " (members)" : "")
                                          : absl::StrCat("writing positions ", batch.front().position, "..",
                                                         unfolded_.back().last);
   if (!WriteWithRetries(write_batch, what)) {

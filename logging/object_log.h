@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,9 @@ class ObjectLog {
   // Log epochs (txn/log_epochs.h). The end of `epoch`: every state appended so far belongs to it or an
   // earlier one; the writer writes m:closed = epoch with (or after) the last of them.
   void CloseEpoch(uint64_t epoch);
+  // The data members of the configuration this node runs in (fathomd --zk), written with the next batch
+  // (m:members; a later call before that replaces it): a restart gathers these members' logs.
+  void RecordMembers(LoggedMembers members);
   // The newest epoch closed on disk; DataLoss once states were dropped.
   absl::StatusOr<uint64_t> PersistedEpoch() const;
   // Every member's log has closed `epoch`: segments whose states are all of epochs <= it may be folded
@@ -145,7 +149,8 @@ class ObjectLog {
   // Writes `batch` (writer thread) as a segment, with m:closed = `closes` if non-zero, and folds the
   // foldable segments once there are fold_bytes of them. Retries failed writes until they succeed or the
   // log stops; false if it gave up.
-  bool WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes);
+  bool WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes,
+                    const std::optional<LoggedMembers>& members);
   // Adds to `write_batch` the fold of the oldest unfolded segments whose states are all of durable epochs;
   // returns how many (0: none may be folded) and adds the value bytes to `bytes`.
   size_t AddFoldOfDurable(rocksdb::WriteBatch& write_batch, uint64_t& bytes);

@@ -171,6 +171,24 @@ TEST(ObjectLogTest, EpochsCloseOnDiskOnlyDurableOnesFoldAndACutDropsTheRest) {
   EXPECT_EQ(payloads(contents.states), (std::vector<std::string>{"a1", "b1"}));
 }
 
+// The data members a restart with ZooKeeper membership waits for: the newest recorded list is on disk
+// with the next write, and read back.
+TEST(ObjectLogTest, RecordsTheNewestMemberList) {
+  const std::string dir = FreshDir("members");
+  {
+    ASSERT_OK_AND_ASSIGN(auto log, ObjectLog::Open({.dir = dir, .node_id = 2}));
+    log->RecordMembers({.configuration_epoch = 3, .ids = {1, 2}});
+    log->Append(State(0, 1, "a1"));
+    ASSERT_OK(log->WaitForPersisted(absl::Seconds(10)));
+    log->RecordMembers({.configuration_epoch = 5, .ids = {1, 2, 3}});
+  }
+  ASSERT_OK_AND_ASSIGN(LogContents contents, ReadLog(dir, 2));
+  ASSERT_TRUE(contents.members.has_value());
+  EXPECT_EQ(contents.members->configuration_epoch, 5u);
+  EXPECT_EQ(contents.members->ids, (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(contents.states.size(), 1u);
+}
+
 TEST(ObjectLogTest, OpenFoldsTheSegmentsACrashLeft) {
   const std::string dir = FreshDir("fold_at_open");
   {

@@ -204,6 +204,48 @@ absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value
   return Get<uint64_t>(value, 1);
 }
 
+std::string EncodeMembers(std::string_view key, const LoggedMembers& members) {
+  const size_t body = 16 + 4 * members.ids.size();
+  std::string out(body + kChecksumBytes, '\0');
+  Put<uint8_t>(out, 0, kRecordFormat);
+  Put<uint32_t>(out, 4, static_cast<uint32_t>(members.ids.size()));
+  Put<uint64_t>(out, 8, members.configuration_epoch);
+  for (size_t i = 0; i < members.ids.size(); ++i) Put<uint32_t>(out, 16 + 4 * i, members.ids[i]);
+  Put<uint64_t>(out, body, Checksum(key, std::string_view(out.data(), body)));
+  return out;
+}
+
+absl::StatusOr<LoggedMembers> DecodeMembers(std::string_view key, std::string_view value) {
+  if (value.empty()) return Damaged(key, "empty value");
+  if (const uint8_t format = static_cast<uint8_t>(value[0]); format != kRecordFormat) {
+    return UnknownFormat(key, format);
+  }
+  if (value.size() < 16 + kChecksumBytes) {
+    return Damaged(key, absl::StrCat("truncated: ", value.size(), " bytes, a member list has at least 24"));
+  }
+  const uint32_t count = Get<uint32_t>(value, 4);
+  const size_t body = 16 + 4 * static_cast<size_t>(count);
+  if (count == 0 || count > 65535 || value.size() != body + kChecksumBytes) {
+    return Damaged(key, absl::StrCat("wrong length: ", value.size(), " bytes for ", count, " members"));
+  }
+  const uint64_t stored = Get<uint64_t>(value, body);
+  const uint64_t computed = Checksum(key, value.substr(0, body));
+  if (stored != computed) {
+    return Damaged(key, absl::StrFormat("checksum mismatch (stored %016x, computed %016x)", stored, computed));
+  }
+  if (value[1] != 0 || value[2] != 0 || value[3] != 0) return Damaged(key, "reserved bytes set");
+  LoggedMembers members;
+  members.configuration_epoch = Get<uint64_t>(value, 8);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t id = Get<uint32_t>(value, 16 + 4 * i);
+    if (id == 0 || id > 65535 || (!members.ids.empty() && id <= members.ids.back())) {
+      return Damaged(key, absl::StrCat("member ", id, " out of order or range"));
+    }
+    members.ids.push_back(id);
+  }
+  return members;
+}
+
 //  Segment value                 (little-endian)
 //   0     1    format          kRecordFormat
 //   1     3    reserved        zero

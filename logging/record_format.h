@@ -59,6 +59,7 @@ inline constexpr char kGapKey[] = "m:gap";            // first position dropped 
 inline constexpr char kFormatKey[] = "m:format";      // kLogFormat, written when the log is created
 inline constexpr char kFoldedKey[] = "m:folded";      // object keys hold every state up to this position
 inline constexpr char kClosedKey[] = "m:closed";      // the newest log epoch whose every state is on disk
+inline constexpr char kMembersKey[] = "m:members";    // the data members of the configuration last applied
 
 std::string EncodeState(const ObjectState& state);
 // Validates everything: length, format version, checksum (over key and value), role, reserved bytes,
@@ -69,6 +70,17 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
 // Metadata values: format version, a little-endian u64, checksum over key and value. 17 bytes.
 std::string EncodeMeta(std::string_view key, uint64_t value);
 absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value);
+
+// The data members of a configuration (m:members): whose logs a restart with ZooKeeper membership must
+// gather, since the configuration in ZooKeeper is rewritten as the nodes come back.
+struct LoggedMembers {
+  uint64_t configuration_epoch = 0;
+  std::vector<uint32_t> ids;  // sorted, distinct, 1..65535, at least one
+};
+// Format version, 3 reserved bytes, count (u32), configuration epoch (u64), the ids (u32 each), checksum
+// over key and value. DecodeMembers validates all of it (DataLoss, FailedPrecondition for a format).
+std::string EncodeMembers(std::string_view key, const LoggedMembers& members);
+absl::StatusOr<LoggedMembers> DecodeMembers(std::string_view key, std::string_view value);
 
 // Segment keys: 's' and the first position the segment covers, big-endian (so they sort by position).
 // 9 bytes, after every object key.

@@ -175,6 +175,32 @@ void Set(std::string& value, size_t at, T field) {
   std::memcpy(value.data() + at, &field, sizeof field);
 }
 
+TEST(RecordFormatTest, MemberListsRoundTripAndRefuseDamageAndLies) {
+  const LoggedMembers members{.configuration_epoch = 9, .ids = {1, 2, 7}};
+  const std::string value = EncodeMembers(kMembersKey, members);
+  ASSERT_OK_AND_ASSIGN(LoggedMembers decoded, DecodeMembers(kMembersKey, value));
+  EXPECT_EQ(decoded.configuration_epoch, 9u);
+  EXPECT_EQ(decoded.ids, members.ids);
+  for (size_t i = 0; i < value.size(); ++i) {
+    std::string bad = value;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    EXPECT_FALSE(DecodeMembers(kMembersKey, bad).ok()) << i;
+  }
+  for (size_t n = 0; n < value.size(); ++n) EXPECT_FALSE(DecodeMembers(kMembersKey, value.substr(0, n)).ok()) << n;
+  EXPECT_FALSE(DecodeMembers(kPositionKey, value).ok()) << "moved under another key";
+  // Lies a checksum cannot catch: a count that does not match the length, ids out of order or range.
+  for (auto [at, field] : std::vector<std::pair<size_t, uint32_t>>{{4, 2}, {4, 4}, {4, 0}, {16, 3}, {24, 0}, {20, 70000}}) {
+    std::string lie = value;
+    Set<uint32_t>(lie, at, field);
+    Reseal(kMembersKey, lie);
+    EXPECT_EQ(DecodeMembers(kMembersKey, lie).status().code(), absl::StatusCode::kDataLoss) << at << "=" << field;
+  }
+  std::string unknown = value;
+  unknown[0] = 9;
+  Reseal(kMembersKey, unknown);
+  EXPECT_EQ(DecodeMembers(kMembersKey, unknown).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(SegmentFormatTest, RoundTripsEveryStateInOrder) {
   const std::string key = SegmentKey(10);
   EXPECT_EQ(DescribeKey(key), "segment 10");
