@@ -393,8 +393,16 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
                       ZOO_EPHEMERAL | ZOO_SEQUENCE, created, sizeof created);
       if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", dir, "/", prefix));
       mine = std::string(created).substr(dir.size() + 1);
-      children.push_back(mine);
-      std::sort(children.begin(), children.end());
+      // Read the candidates again: one created between the listing above and this create has a lower
+      // sequence, and taking the old list would make two managers (seen when nodes restart together).
+      children.clear();
+      rc = Children(zh, dir, nullptr, nullptr, &children);
+      if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
+      if (std::find(children.begin(), children.end(), mine) == children.end()) {
+        MutexLock lock(&mu_);
+        election_dirty_ = true;  // gone already (the session ended): start over
+        return absl::OkStatus();
+      }
     }
   }
   // Lowest candidate sequence wins (candidates share a prefix, so their names sort by sequence, and
