@@ -18,16 +18,19 @@
 // database there (logging/object_log.h; counters log.* in Stats). If the directory already holds a log,
 // the node restarts from it: it validates the whole log first (any damage or unknown format version
 // stops startup, exit 1, naming the node, directory and key), joins every other member (--peers must
-// list them all, and they must restart with their directories too), fetches their logs over the fabric,
-// and rebuilds its primaries and backup copies from the newest state of each object in any member's log
+// list them all; with --zk it joins through ZooKeeper and waits for the data members its log recorded,
+// m:members, to be back and connected; they must restart with their directories too), fetches their
+// logs over the fabric, and rebuilds its primaries and backup copies from the log epochs every log closed
 // (docs/formats/ssd-log.md, "Whole-cluster restart") before the transaction layer attaches. The
-// restarted cluster runs in configuration epoch (newest logged epoch + 1), shown as txn.epoch in Stats.
+// restarted cluster runs in a later configuration epoch (--peers: newest logged + 1; --zk: ZooKeeper's),
+// shown as txn.epoch in Stats.
 #include <signal.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -191,6 +194,65 @@ absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromMembers(Node& n
   return std::make_unique<logging::NodeRestore>(std::move(*restore));
 }
 
+// Rebuilds this node's memory from every member's log, the members already connected (with --zk, by the
+// configuration).
+absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromConnected(Node& node, const logging::LogContents& own,
+                                                                           const std::vector<uint32_t>& members,
+                                                                           int backups) {
+  auto restore = logging::RestoreNode(node, own, members, backups, node.options().call_timeout);
+  if (!restore.ok()) return restore.status();
+  return std::make_unique<logging::NodeRestore>(std::move(*restore));
+}
+
+// Joins through ZooKeeper. A node restarted right after it was killed finds its old session's member
+// znode still there (AlreadyExists) until that session times out: it tries again until `timeout`.
+absl::Status JoinWhenFree(coordinator::ZooKeeperCoordinator& coordinator, const coordinator::MemberInfo& me,
+                          absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    absl::Status joined = coordinator.Join(me);
+    if (!absl::IsAlreadyExists(joined) || absl::Now() >= deadline) return joined;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+}
+
+// After a restart with --zk: waits until the configuration's data members are exactly the ones this
+// node's log recorded, each listed with the incarnation this node is connected to (not a process that
+// died, whose member znode lingers until its session times out), with `follower` done applying it (its
+// connections are that configuration's, and no older change is still to undo one), and returns it.
+absl::StatusOr<coordinator::Configuration> WaitForLoggedMembers(Node& node, coordinator::ZooKeeperCoordinator& zk,
+                                                                const MembershipFollower& follower,
+                                                                const std::vector<uint32_t>& logged,
+                                                                absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::vector<uint32_t> data, live;
+  for (;;) {
+    auto configuration = zk.GetConfiguration();
+    if (configuration.ok() && follower.applied_epoch() == configuration->epoch()) {
+      data = coordinator::DataMemberIds(*configuration);
+      const std::map<uint32_t, uint64_t> connected = node.connected_incarnations();
+      live.clear();
+      for (const coordinator::MemberInfo& member : configuration->members()) {
+        auto it = connected.find(member.node_id());
+        const bool is_live = member.node_id() == node.id() ? member.incarnation() == node.incarnation()
+                                                             : it != connected.end() && it->second == member.incarnation();
+        if (is_live) live.push_back(member.node_id());
+      }
+      bool all = data == logged;
+      for (uint32_t member : logged) all = all && std::find(live.begin(), live.end(), member) != live.end();
+      if (all) return *std::move(configuration);
+    }
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the log's members [", absl::StrJoin(logged, ","), "] did not all come back within ",
+          absl::FormatDuration(timeout), ": the configuration's data members are [", absl::StrJoin(data, ","),
+          "], of which these are live and connected: [", absl::StrJoin(live, ","),
+          "] (every member must restart with its data directory)"));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
 // Opens the node's log in `dir`; after a restart, first appends the states only peers had persisted, so
 // this node's log covers its memory again. Before the transaction layer runs, so no newer state of the
 // same object can be appended ahead of them.
@@ -251,8 +313,10 @@ int Run() {
     return 1;
   }
   const bool restart = starting->log.has_log;
-  if (restart && !zk.empty()) {
-    return BadFlags("restarting from a log (--data_dir holds one) works with --peers; with --zk it is not built yet");
+  if (restart && !zk.empty() && !starting->log.contents.members.has_value()) {
+    Log(id, absl::StrCat("node ", id, " cannot restart from its log in ", data_dir, " with --zk: the log has no ",
+                         "member list (m:members; it was written with --peers or by an older fathomd)"));
+    return 1;
   }
   if (restart) {
     Log(id, absl::StrCat("log in ", data_dir, ": ", starting->log.contents.states.size(), " objects, position ",
@@ -326,8 +390,72 @@ int Run() {
   // here before memory holds the restored image. (Clients wait for every node's READY line.)
   uint64_t epoch = 1;
   std::unique_ptr<logging::NodeRestore> restored;
-  if (restart) {
-    Log(id, absl::StrCat("restarting from ", data_dir, ": joining ", options.peers.size(), " peers"));
+  // With --zk the node joins the cluster first; after a restart, before anything else (it gathers the
+  // logged members' logs through the connections the configuration makes).
+  std::unique_ptr<MembershipFollower> follower;
+  const coordinator::MemberInfo me = MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
+  auto join_zookeeper = [&]() -> bool {
+    absl::Status joined = JoinWhenFree(*coordinator, me, options.join_timeout);
+    if (!joined.ok()) {
+      Log(id, absl::StrCat("cannot join cluster '", options.cluster_name, "' through ZooKeeper at ", zk, ": ",
+                           joined.ToString()));
+      return false;
+    }
+    MembershipOptions membership;
+    if (lease != nullptr) {
+      if (absl::Status s = lease->Start(node->get(), coordinator.get()); !s.ok()) {
+        Log(id, s.ToString());
+        return false;
+      }
+      membership.lease = lease.get();
+      membership.rejoin_as = me;  // removed (lease expired) but alive: join again
+    }
+    auto started = MembershipFollower::Start(node->get(), coordinator.get(), std::move(membership));
+    if (!started.ok()) {
+      Log(id, started.status().ToString());
+      return false;
+    }
+    follower = std::move(*started);
+    return true;
+  };
+  std::optional<coordinator::Configuration> restart_configuration;
+  if (restart && coordinator != nullptr) {
+    const logging::LoggedMembers& logged = *starting->log.contents.members;
+    members = logged.ids;
+    Log(id, absl::StrCat("restarting from ", data_dir, ": waiting for the logged members [",
+                         absl::StrJoin(members, ","), "] in ZooKeeper"));
+    if (!join_zookeeper()) {
+      (*node)->Stop();
+      return 1;
+    }
+    // A connection that is made again while the logs are fetched (both sides joining each other) cancels
+    // the fetch; nothing is written to memory before every log is in, so the node waits and tries again.
+    const absl::Time deadline = absl::Now() + options.join_timeout;
+    absl::StatusOr<std::unique_ptr<logging::NodeRestore>> restore = absl::UnknownError("not tried");
+    for (;;) {
+      auto configuration = WaitForLoggedMembers(**node, *coordinator, *follower, members, deadline - absl::Now());
+      if (!configuration.ok()) {
+        restore = configuration.status();
+        break;
+      }
+      restart_configuration = std::move(*configuration);
+      Log(id, absl::StrCat("restarting from ", data_dir, ": gathering the logs of ", members.size() - 1, " members"));
+      restore = RestoreFromConnected(**node, starting->log.contents, members, txn_options.backups);
+      const bool transient = absl::IsCancelled(restore.status()) || absl::IsUnavailable(restore.status());
+      if (restore.ok() || !transient || absl::Now() >= deadline) break;
+      Log(id, absl::StrCat("gathering the logs again: ", restore.status().ToString()));
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    if (!restore.ok()) {
+      Log(id, absl::StrCat("node ", id, " cannot restart: ", restore.status().ToString()));
+      (*node)->Stop();
+      return 1;
+    }
+    restored = std::move(*restore);
+    epoch = restored->epoch;
+    txn_options.restore_backups = restored->BackupRestorer();
+  } else if (restart) {
+    Log(id, absl::StrCat("restarting from ", data_dir, ": gathering the logs of ", members.size() - 1, " members"));
     auto restore = RestoreFromMembers(**node, starting->log.contents, members, txn_options.backups);
     if (!restore.ok()) {
       Log(id, absl::StrCat("node ", id, " cannot restart: ", restore.status().ToString()));
@@ -387,6 +515,9 @@ int Run() {
   if (coordinator == nullptr) {
     (*txns)->SetConfiguration(epoch, members);
     (*txns)->StartLogEpochs();
+  } else if (restart_configuration.has_value()) {
+    // Transaction ids carry the configuration epoch: ZooKeeper's is past every logged one.
+    (*txns)->SetConfiguration(restart_configuration->epoch(), members);
   }
   if (!options.peers.empty() && !restart) {
     Log(id, absl::StrCat("joining ", options.peers.size(), " peers"));
@@ -396,42 +527,24 @@ int Run() {
       return 1;
     }
   }
-  std::unique_ptr<MembershipFollower> follower;
   std::unique_ptr<coordinator::Subscription> txn_subscription;
   std::unique_ptr<kv::CoordinatorCatalog> catalog;  // tables' names live in the configuration
   if (coordinator != nullptr) {
-    const coordinator::MemberInfo me = MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
-    if (absl::Status joined = coordinator->Join(me); !joined.ok()) {
-      Log(id, absl::StrCat("cannot join cluster '", options.cluster_name, "' through ZooKeeper at ", zk, ": ",
-                           joined.ToString()));
+    if (follower == nullptr && !join_zookeeper()) {
       (*node)->Stop();
       return 1;
     }
-    MembershipOptions membership;
-    if (lease != nullptr) {
-      if (absl::Status s = lease->Start(node->get(), coordinator.get()); !s.ok()) {
-        Log(id, s.ToString());
-        (*node)->Stop();
-        return 1;
-      }
-      membership.lease = lease.get();
-      membership.rejoin_as = me;  // removed (lease expired) but alive: join again
-    }
-    auto started = MembershipFollower::Start(node->get(), coordinator.get(), std::move(membership));
-    if (!started.ok()) {
-      Log(id, started.status().ToString());
-      (*node)->Stop();
-      return 1;
-    }
-    follower = std::move(*started);
     // Transactions replicate over the members that hold data: a client-only member (a YCSB driver that
     // joined) coordinates transactions but is never a region's backup.
     // The configuration manager drives log epochs: it changes only when it leaves, unlike the smallest id
     // (a node joining with a smaller one would start driving from its own epoch). This node takes part
     // once it is one of the data members.
-    txn_subscription = coordinator->Subscribe([service, id](const coordinator::Configuration& configuration) {
+    // Each change of the data members goes to the log too: a restart waits for the last ones.
+    logging::ObjectLog* node_log = log.get();
+    txn_subscription = coordinator->Subscribe([service, id, node_log](const coordinator::Configuration& configuration) {
       std::vector<uint32_t> members = coordinator::DataMemberIds(configuration);
       const bool member = std::find(members.begin(), members.end(), id) != members.end();
+      if (node_log != nullptr && member) node_log->RecordMembers({configuration.epoch(), members});
       service->SetLogEpochDriver(configuration.manager_id());
       service->SetConfiguration(configuration.epoch(), std::move(members));
       if (member) service->StartLogEpochs();

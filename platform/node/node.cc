@@ -415,6 +415,11 @@ std::vector<uint32_t> Node::connected_peers() const {
   return peers;
 }
 
+std::map<uint32_t, uint64_t> Node::connected_incarnations() const {
+  MutexLock lock(&join_mu_);
+  return std::map<uint32_t, uint64_t>(connected_.begin(), connected_.end());
+}
+
 absl::StatusOr<control::NodeInfo> Node::OnJoin(const control::JoinRequest& request) {
   MutexLock lock(&join_mu_);
   if (absl::Status s = Connect(request.caller()); !s.ok()) return s;

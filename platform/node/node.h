@@ -85,6 +85,8 @@ class Node final : public control::ControlHandler {
   // names the ones that never answered.
   absl::Status JoinPeers();
   std::vector<uint32_t> connected_peers() const;
+  // Each connected peer's incarnation (the process it joined).
+  std::map<uint32_t, uint64_t> connected_incarnations() const;
 
   // A new object holding `payload`, in this node's memory, allocated by `thread`.
   absl::StatusOr<object::ObjectRef> AllocateObject(std::string_view payload, int thread = 0);
