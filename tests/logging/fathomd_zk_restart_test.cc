@@ -130,5 +130,22 @@ TEST_F(FathomdZooKeeperRestartTest, EveryRecordAndTheBankTotalComeBackAfterSigki
   EXPECT_EQ(Count(bank_again, "run [BANK], Total"), total) << bank_again.text;
 }
 
+// A member that does not come back: the others wait for it up to --join_timeout, then stop, saying whom
+// they waited for; nothing is served from a partial set of logs.
+TEST_F(FathomdZooKeeperRestartTest, AMemberThatDoesNotComeBackStopsTheRestartWithAClearError) {
+  StartAll();
+  WaitForAll("a durable log epoch", [](auto& c) { return c["log.durable_epoch"] > 0; });
+  for (testing::FathomdProcess& node : nodes_) node.process->Signal(SIGKILL);
+  for (testing::FathomdProcess& node : nodes_) node.process->Wait(absl::Seconds(10)).IgnoreError();
+  std::vector<std::string> flags = NodeFlags(1);
+  flags.push_back("--join_timeout=3s");
+  auto exit = testing::RunFathomdToExit(1, flags, root_ + "/node1.stderr");
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_EQ(exit->exit_code, 1) << exit->stderr_text;
+  EXPECT_EQ(exit->stdout_line, "");
+  EXPECT_TRUE(absl::StrContains(exit->stderr_text, "the log's members [1,2,3] did not all come back"))
+      << exit->stderr_text;
+}
+
 }  // namespace
 }  // namespace fathom
