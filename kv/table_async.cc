@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
+#include "kv/lock_free_read.h"
 #include "kv/operation.h"
 
 namespace fathom::kv {
@@ -36,18 +37,77 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   GetRun(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, std::string_view key,
          std::function<void(GetResult)> done, std::shared_ptr<const Table::GetPause> pause)
       : thread_(thread), handle_(std::move(handle)), table_(handle_->current()), key_(key), hash_(KeyHash(key_)),
-        done_(std::move(done)), pause_(std::move(pause)), give_up_(absl::Now() + kMovedWait) {}
+        done_(std::move(done)), pause_(std::move(pause)) {}
 
+  // The first bucket is read outside any transaction (lock_free_read.h); a transaction begins only when
+  // the GET needs more than that bucket to answer a miss (EnsureTransaction).
   void Start() {
-    tx_ = thread_.Begin();
+    tx_ = nullptr;
+    tx_open_ = false;
     objects_read_ = 0;
-    ReadBucket(table_->index->Home(hash_), /*first=*/true);
+    const uint64_t home = table_->index->Home(hash_);
+    ++reads_;
+    ++objects_read_;
+    auto self = shared_from_this();
+    auto started = ReadLockFree(thread_, table_->bucket_refs[home],
+                                [self](absl::StatusOr<object::VersionedObject> copy) { self->OnHome(copy); });
+    if (!started.ok()) return Retry(started.status());
+    if (*started == LockFreeRead::kLocalBusy) {
+      // Locked by a writer (perhaps one waiting for this thread): read it in a transaction, which waits.
+      --reads_;
+      objects_read_ = 0;
+      tx_ = thread_.Begin();
+      tx_open_ = true;
+      ReadBucket(home, /*first=*/true);
+    }
   }
 
  private:
+  // The first bucket, read lock-free: answered in place when it holds the key (the common case); copied
+  // and handed to Scan when an out-of-line value or more buckets must be read.
+  void OnHome(const absl::StatusOr<object::VersionedObject>& copy) {
+    if (!copy.ok()) {
+      return Retry(absl::IsUnavailable(copy.status()) ? absl::AbortedError(copy.status().message()) : copy.status());
+    }
+    const std::string_view bytes(reinterpret_cast<const char*>(copy->payload.data()), copy->payload.size());
+    if (absl::Status s = CheckEpoch(bytes); !s.ok()) return IsTableMoved(s) ? Retry(s) : Finish(s);
+    home_version_ = copy->header.version();
+    for (size_t from = 0;;) {
+      auto m = FindInBucket(bytes, hash_, from);
+      if (!m.ok()) return Finish(m.status());
+      if (m->offset == std::string_view::npos) break;
+      from = m->next;
+      if (m->key_bytes != key_.size()) continue;
+      if (!m->is_inline) break;  // Scan reads the value object
+      if (m->key == key_) return Finish(std::string(m->value));
+    }
+    bucket_.assign(bytes);
+    Scan(/*first=*/true, 0);
+  }
+
+  // A transaction for the reads after the first bucket, with the first bucket's read in its read set as
+  // if the transaction had made it, so committing it validates every bucket the GET read.
+  void EnsureTransaction() {
+    if (tx_ != nullptr) return;
+    tx_ = thread_.Begin();
+    tx_open_ = true;
+    const object::ObjectRef& home = table_->bucket_refs[table_->index->Home(hash_)];
+    tx_->reads.try_emplace(home.address.raw(), txn::ReadEntry{home, home_version_});
+  }
+
+  absl::Status CheckEpoch(std::string_view bucket) const {
+    auto epoch = BucketEpoch(bucket);
+    if (!epoch.ok()) return epoch.status();
+    if (*epoch != table_->epoch_word()) {
+      return TableMovedError(absl::StrCat("bucket of epoch ", *epoch, ", GET holds epoch ", table_->epoch()));
+    }
+    return absl::OkStatus();
+  }
+
   void ReadOne(const object::ObjectRef& ref, std::function<void(absl::StatusOr<std::string>)> then) {
     ++reads_;
     ++objects_read_;
+    EnsureTransaction();
     thread_.Read(*tx_, ref, std::move(then));
   }
 
@@ -55,11 +115,8 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
     auto self = shared_from_this();
     ReadOne(table_->bucket_refs[bucket], [self, first](absl::StatusOr<std::string> bytes) {
       if (!bytes.ok()) return self->Retry(bytes.status());
-      auto epoch = BucketEpoch(*bytes);
-      if (!epoch.ok()) return self->Finish(epoch.status());
-      if (*epoch != self->table_->epoch_word()) {
-        return self->Retry(TableMovedError(absl::StrCat("bucket of epoch ", *epoch, ", GET holds epoch ",
-                                                        self->table_->epoch())));
+      if (absl::Status s = self->CheckEpoch(*bytes); !s.ok()) {
+        return IsTableMoved(s) ? self->Retry(s) : self->Finish(s);
       }
       self->bucket_ = std::move(*bytes);
       self->Scan(first, 0);
@@ -77,7 +134,8 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
         if (m->key == key_) return Finish(std::string(m->value));
         continue;
       }
-      // Out of line: one more read, checked against the pointer's length and checksum.
+      // Out of line: one more read (in the transaction: a hash collision may send the GET on to the other
+      // buckets), checked against the pointer's length and checksum.
       auto self = shared_from_this();
       const uint32_t value_bytes = m->value_bytes;
       const uint64_t checksum = m->checksum;
@@ -124,7 +182,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
 
   void EndTransaction() {
     if (tx_open_) thread_.Abort(*tx_);
-    tx_open_ = true;  // for the next attempt
+    tx_open_ = false;
   }
 
   void Retry(const absl::Status& s) {
@@ -141,6 +199,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
         return self->Again(absl::ZeroDuration());
       }
       if (moved) {  // retired, but the new generation is not published yet
+        if (self->give_up_ == absl::InfiniteFuture()) self->give_up_ = absl::Now() + kMovedWait;
         if (absl::Now() >= self->give_up_) return self->done_(GetResult{s, self->reads_});
         return self->Again(kMovedPoll);
       }
@@ -170,9 +229,11 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   const uint64_t hash_;
   const std::function<void(GetResult)> done_;
   std::shared_ptr<const Table::GetPause> pause_;  // tests only
-  const absl::Time give_up_;      // waiting for a resize to publish
-  std::shared_ptr<txn::TxState> tx_;
-  bool tx_open_ = true;           // tx_ still to be aborted (not committed)
+  // Waiting for a resize to publish: set at the first rejection (reading the clock costs every GET).
+  absl::Time give_up_ = absl::InfiniteFuture();
+  std::shared_ptr<txn::TxState> tx_;  // null until a read after the first bucket
+  bool tx_open_ = false;              // tx_ still to be aborted (not committed)
+  uint64_t home_version_ = 0;         // of the first bucket, read lock-free
   std::string bucket_;            // the bucket being scanned
   std::deque<uint64_t> next_;     // buckets still to read after a miss
   int objects_read_ = 0;          // in this attempt

@@ -31,6 +31,11 @@ absl::Status AsyncObjectReader::ReadVersioned(fabric::Endpoint& endpoint, fabric
   read.ref = ref;
   read.done = std::move(done);
   read.fail_if_locked = fail_if_locked;
+  // A copy buffer of an earlier read: a fresh one per read cost an allocation and a memset of the object.
+  if (!spare_buffers_.empty()) {
+    read.buffer = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+  }
   read.buffer.resize(ref.capacity);
   if (absl::Status s = Post(serial, read); !s.ok()) {
     reads_.erase(serial);
@@ -58,6 +63,7 @@ void AsyncObjectReader::Finish(uint64_t serial, absl::StatusOr<VersionedObject> 
   reads_.erase(it);
   if (result.ok()) ++stats_.reads;
   read.done(std::move(result));
+  if (spare_buffers_.size() < kSpareBuffers) spare_buffers_.push_back(std::move(read.buffer));
 }
 
 bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {

@@ -87,6 +87,9 @@ class AsyncObjectReader {
   uint64_t next_serial_ = 1;
   absl::flat_hash_map<uint64_t, PendingRead> reads_;
   std::vector<uint64_t> waiting_;  // reads backing off, re-posted by Poll
+  // Buffers of finished reads, for the next ones (the data path does not allocate).
+  static constexpr size_t kSpareBuffers = 64;
+  std::vector<std::vector<std::byte>> spare_buffers_;
   ReadStats stats_;
 };
 
