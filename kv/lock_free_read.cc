@@ -37,7 +37,7 @@ thread_local LocalCopies local_copies;
 }  // namespace
 
 absl::StatusOr<LockFreeRead> ReadLockFree(txn::TxnThread& thread, const object::ObjectRef& ref,
-                                          const object::VersionedObjectCallback& done) {
+                                          object::VersionedObjectCallback done) {
   const uint32_t owner = txn::PrimaryOf(ref.address.region);
   node::NodeThread& node_thread = thread.thread();
   if (owner == thread.node_id()) {
@@ -65,7 +65,7 @@ absl::StatusOr<LockFreeRead> ReadLockFree(txn::TxnThread& thread, const object::
   if (region == peer->regions.end()) {
     return absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", ref.address.region));
   }
-  RETURN_IF_ERROR(node_thread.reader().ReadVersioned(*peer->endpoint, region->second, ref, done));
+  RETURN_IF_ERROR(node_thread.reader().ReadVersioned(*peer->endpoint, region->second, ref, std::move(done)));
   return LockFreeRead::kStarted;
 }
 

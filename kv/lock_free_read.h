@@ -28,9 +28,9 @@ enum class LockFreeRead {
 // through the reader's retries (a conflict: TxnThread::Read calls it Aborted), NotFound /
 // FailedPrecondition for a freed or reused slot. A read that cannot start returns its error instead and
 // `done` does not run: Unavailable (the owner is not connected), InvalidArgument (a bad reference).
-// Copying `done` should not allocate: capture one pointer or shared_ptr.
+// `done` is kept without allocating when it captures no more than two pointers (one shared_ptr).
 absl::StatusOr<LockFreeRead> ReadLockFree(txn::TxnThread& thread, const object::ObjectRef& ref,
-                                          const object::VersionedObjectCallback& done);
+                                          object::VersionedObjectCallback done);
 
 }  // namespace fathom::kv
 

@@ -15,7 +15,6 @@
 // bucket that has been freed (a generation retired and given back) reads as a stale reference: the GET
 // refetches too. Why a GET that passed the check is not stale: docs/formats/kv.md, "Resize".
 #include <algorithm>
-#include <deque>
 
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
@@ -152,9 +151,10 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
     if (first) {
       auto more = table_->index->MoreBuckets(hash_, bucket_);
       if (!more.ok()) return Finish(more.status());
-      next_.assign(more->begin(), more->end());
+      next_ = std::move(*more);
+      next_index_ = 0;
     }
-    if (!next_.empty() && first && pause_ != nullptr) {
+    if (next_index_ < next_.size() && first && pause_ != nullptr) {
       auto self = shared_from_this();
       auto pause = std::move(pause_);  // once per GET
       return (*pause)(thread_, [self] { self->ReadNextOrValidate(); });
@@ -163,9 +163,8 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   }
 
   void ReadNextOrValidate() {
-    if (!next_.empty()) {
-      const uint64_t b = next_.front();
-      next_.pop_front();
+    if (next_index_ < next_.size()) {
+      const uint64_t b = next_[next_index_++];
       return ReadBucket(b, /*first=*/false);
     }
     if (objects_read_ == 1) return Finish(absl::NotFoundError("no such key"));
@@ -235,7 +234,9 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   bool tx_open_ = false;              // tx_ still to be aborted (not committed)
   uint64_t home_version_ = 0;         // of the first bucket, read lock-free
   std::string bucket_;            // the bucket being scanned
-  std::deque<uint64_t> next_;     // buckets still to read after a miss
+  // Buckets to read after a miss, from next_index_ on (a std::deque allocated even when empty).
+  std::vector<uint64_t> next_;
+  size_t next_index_ = 0;
   int objects_read_ = 0;          // in this attempt
   int reads_ = 0;                 // one-sided reads over all attempts, validation included
   int stale_attempts_ = 0;

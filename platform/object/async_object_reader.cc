@@ -13,7 +13,7 @@ uint64_t Context(uint64_t serial) { return kObjectContextTag << 56 | (serial & k
 
 absl::Status AsyncObjectReader::Read(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
                                      ObjectCallback done) {
-  return ReadVersioned(endpoint, region, ref, [done = std::move(done)](absl::StatusOr<VersionedObject> object) {
+  return ReadVersioned(endpoint, region, ref, [done = std::move(done)](absl::StatusOr<VersionedObject> object) mutable {
     done(object.ok() ? absl::StatusOr<std::span<const std::byte>>(object->payload) : object.status());
   });
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "platform/base/clock.h"
 #include "platform/fabric/fabric.h"
@@ -30,14 +31,16 @@ namespace fathom::object {
 inline constexpr uint64_t kObjectContextTag = 0x4F;
 constexpr bool IsObjectContext(uint64_t context) { return (context >> 56) == kObjectContextTag; }
 
-using ObjectCallback = std::function<void(absl::StatusOr<std::span<const std::byte>>)>;
+// absl::AnyInvocable, not std::function: it keeps a callable of up to two pointers (a shared_ptr) without
+// allocating, where std::function allocates for anything not trivially copyable. Reads are the data path.
+using ObjectCallback = absl::AnyInvocable<void(absl::StatusOr<std::span<const std::byte>>)>;
 
 // A checked copy: the header (version included) and the payload.
 struct VersionedObject {
   ObjectHeader header;
   std::span<const std::byte> payload;
 };
-using VersionedObjectCallback = std::function<void(absl::StatusOr<VersionedObject>)>;
+using VersionedObjectCallback = absl::AnyInvocable<void(absl::StatusOr<VersionedObject>)>;
 
 class AsyncObjectReader {
  public:
