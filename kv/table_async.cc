@@ -1,13 +1,14 @@
 // kv::Table on node threads: the lock-free GET and the asynchronous PUT/DELETE.
 //
-// GET reads the key's first bucket (hopscotch: home; cuckoo: first candidate) with a one-sided read in a
-// read-only transaction. A hit there needs nothing more: one object copy checked whole is a consistent
-// snapshot by itself. On a miss it reads the buckets the index names next (MoreBuckets), one at a time,
-// and stops at the first hit (a hit in any one bucket is again a snapshot of that key). A miss over
-// several buckets is validated by committing the read-only transaction (the versions of everything it
-// read are read again, one-sided): a key moving between two buckets while they were read one after the
-// other could otherwise be missed in both. It scans the raw bytes without decoding, so a hit allocates
-// only the value.
+// GET reads the key's first bucket (hopscotch: home; cuckoo: first candidate) with a one-sided read
+// outside any transaction (lock_free_read.h). A hit there needs nothing more: one object copy checked
+// whole is a consistent snapshot by itself (so is an out-of-line value there, also read lock-free). The
+// buckets after a miss are read in a read-only transaction that holds the first bucket's version too. On a miss it reads the buckets the index names next (MoreBuckets), one
+// at a time, and stops at the first hit (a hit in any one bucket is again a snapshot of that key). A miss
+// over several buckets is validated by committing the read-only transaction (the versions of everything
+// it read are read again, one-sided): a key moving between two buckets while they were read one after
+// the other could otherwise be missed in both. It scans the raw bytes in place without decoding, so a
+// hit allocates only the value.
 //
 // Resize: every bucket read is checked against the generation the GET holds (its epoch word). A bucket
 // retired by a resize (a newer epoch) rejects the read: the GET refetches the table from the catalog and
@@ -30,6 +31,12 @@ constexpr int kMutateAttempts = 64;
 // poll the catalog this often, for at most this long.
 constexpr absl::Duration kMovedPoll = absl::Microseconds(500);
 constexpr absl::Duration kMovedWait = absl::Seconds(30);
+
+// A lock-free read's Unavailable (an object that stayed locked or torn through the reader's retries) is a
+// conflict to retry, as TxnThread::Read reports it.
+absl::Status ConflictIsAborted(const absl::Status& s) {
+  return absl::IsUnavailable(s) ? absl::AbortedError(s.message()) : s;
+}
 
 class GetRun : public std::enable_shared_from_this<GetRun> {
  public:
@@ -65,9 +72,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   // The first bucket, read lock-free: answered in place when it holds the key (the common case); copied
   // and handed to Scan when an out-of-line value or more buckets must be read.
   void OnHome(const absl::StatusOr<object::VersionedObject>& copy) {
-    if (!copy.ok()) {
-      return Retry(absl::IsUnavailable(copy.status()) ? absl::AbortedError(copy.status().message()) : copy.status());
-    }
+    if (!copy.ok()) return Retry(ConflictIsAborted(copy.status()));
     const std::string_view bytes(reinterpret_cast<const char*>(copy->payload.data()), copy->payload.size());
     if (absl::Status s = CheckEpoch(bytes); !s.ok()) return IsTableMoved(s) ? Retry(s) : Finish(s);
     home_version_ = copy->header.version();
@@ -133,18 +138,37 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
         if (m->key == key_) return Finish(std::string(m->value));
         continue;
       }
-      // Out of line: one more read (in the transaction: a hash collision may send the GET on to the other
-      // buckets), checked against the pointer's length and checksum.
+      // Out of line: one more read, checked against the pointer's length and checksum. A value object
+      // never changes in place (a PUT writes a new one and frees the old: a stale reference fails the
+      // read), so it needs no validation: read lock-free unless the GET has a transaction already.
       auto self = shared_from_this();
       const uint32_t value_bytes = m->value_bytes;
       const uint64_t checksum = m->checksum;
-      ReadOne(m->ref, [self, first, from, value_bytes, checksum](absl::StatusOr<std::string> payload) {
+      auto on_payload = [self, first, from, value_bytes, checksum](absl::StatusOr<std::string_view> payload) {
         // A freed or reused object: the bucket changed after we read it. Start again.
         if (!payload.ok()) return self->Retry(payload.status());
         auto value = CheckValueObject(*payload, self->key_, value_bytes, checksum);
         if (absl::IsNotFound(value.status())) return self->Scan(first, from);  // a hash collision
         if (!value.ok()) return self->Retry(value.status());
         self->Finish(std::string(*value));
+      };
+      if (tx_ == nullptr) {
+        ++reads_;
+        ++objects_read_;
+        auto started = ReadLockFree(thread_, m->ref, [on_payload](absl::StatusOr<object::VersionedObject> copy) {
+          if (!copy.ok()) return on_payload(ConflictIsAborted(copy.status()));
+          on_payload(std::string_view(reinterpret_cast<const char*>(copy->payload.data()), copy->payload.size()));
+        });
+        if (started.ok() && *started == LockFreeRead::kStarted) return;
+        --reads_;
+        --objects_read_;
+        if (!started.ok()) return Retry(started.status());
+        // Locked locally (a PUT in flight, though value objects are written before they are published):
+        // through the transaction, which waits.
+      }
+      ReadOne(m->ref, [on_payload](absl::StatusOr<std::string> payload) {
+        if (!payload.ok()) return on_payload(payload.status());
+        on_payload(std::string_view(*payload));
       });
       return;
     }
