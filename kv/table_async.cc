@@ -2,13 +2,13 @@
 //
 // GET reads the key's first bucket (hopscotch: home; cuckoo: first candidate) with a one-sided read
 // outside any transaction (lock_free_read.h). A hit there needs nothing more: one object copy checked
-// whole is a consistent snapshot by itself (so is an out-of-line value there, also read lock-free). The
-// buckets after a miss are read in a read-only transaction that holds the first bucket's version too. On a miss it reads the buckets the index names next (MoreBuckets), one
-// at a time, and stops at the first hit (a hit in any one bucket is again a snapshot of that key). A miss
-// over several buckets is validated by committing the read-only transaction (the versions of everything
-// it read are read again, one-sided): a key moving between two buckets while they were read one after
-// the other could otherwise be missed in both. It scans the raw bytes in place without decoding, so a
-// hit allocates only the value.
+// whole is a consistent snapshot by itself (an out-of-line value found there is read lock-free too). On
+// a miss it reads the buckets the index names next (MoreBuckets), one at a time, in a read-only
+// transaction that holds the first bucket's version too, and stops at the first hit (a hit in any one
+// bucket is again a snapshot of that key). A miss over several buckets is validated by committing that
+// transaction (the versions of everything it read are read again, one-sided): a key moving between two
+// buckets while they were read one after the other could otherwise be missed in both. It scans the raw
+// bytes in place without decoding, so a hit allocates only the value.
 //
 // Resize: every bucket read is checked against the generation the GET holds (its epoch word). A bucket
 // retired by a resize (a newer epoch) rejects the read: the GET refetches the table from the catalog and
@@ -163,8 +163,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
         --reads_;
         --objects_read_;
         if (!started.ok()) return Retry(started.status());
-        // Locked locally (a PUT in flight, though value objects are written before they are published):
-        // through the transaction, which waits.
+        // Found locked locally: read it through the transaction, which waits for the writer.
       }
       ReadOne(m->ref, [on_payload](absl::StatusOr<std::string> payload) {
         if (!payload.ok()) return on_payload(payload.status());
