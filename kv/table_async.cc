@@ -1,13 +1,14 @@
 // kv::Table on node threads: the lock-free GET and the asynchronous PUT/DELETE.
 //
-// GET reads the key's first bucket (hopscotch: home; cuckoo: first candidate) with a one-sided read in a
-// read-only transaction. A hit there needs nothing more: one object copy checked whole is a consistent
-// snapshot by itself. On a miss it reads the buckets the index names next (MoreBuckets), one at a time,
-// and stops at the first hit (a hit in any one bucket is again a snapshot of that key). A miss over
-// several buckets is validated by committing the read-only transaction (the versions of everything it
-// read are read again, one-sided): a key moving between two buckets while they were read one after the
-// other could otherwise be missed in both. It scans the raw bytes without decoding, so a hit allocates
-// only the value.
+// GET reads the key's first bucket (hopscotch: home; cuckoo: first candidate) with a one-sided read
+// outside any transaction (lock_free_read.h). A hit there needs nothing more: one object copy checked
+// whole is a consistent snapshot by itself (an out-of-line value found there is read lock-free too). On
+// a miss it reads the buckets the index names next (MoreBuckets), one at a time, in a read-only
+// transaction that holds the first bucket's version too, and stops at the first hit (a hit in any one
+// bucket is again a snapshot of that key). A miss over several buckets is validated by committing that
+// transaction (the versions of everything it read are read again, one-sided): a key moving between two
+// buckets while they were read one after the other could otherwise be missed in both. It scans the raw
+// bytes in place without decoding, so a hit allocates only the value.
 //
 // Resize: every bucket read is checked against the generation the GET holds (its epoch word). A bucket
 // retired by a resize (a newer epoch) rejects the read: the GET refetches the table from the catalog and
@@ -15,10 +16,10 @@
 // bucket that has been freed (a generation retired and given back) reads as a stale reference: the GET
 // refetches too. Why a GET that passed the check is not stale: docs/formats/kv.md, "Resize".
 #include <algorithm>
-#include <deque>
 
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
+#include "kv/lock_free_read.h"
 #include "kv/operation.h"
 
 namespace fathom::kv {
@@ -31,23 +32,86 @@ constexpr int kMutateAttempts = 64;
 constexpr absl::Duration kMovedPoll = absl::Microseconds(500);
 constexpr absl::Duration kMovedWait = absl::Seconds(30);
 
+// A lock-free read's Unavailable (an object that stayed locked or torn through the reader's retries) is a
+// conflict to retry, as TxnThread::Read reports it.
+absl::Status ConflictIsAborted(const absl::Status& s) {
+  return absl::IsUnavailable(s) ? absl::AbortedError(s.message()) : s;
+}
+
 class GetRun : public std::enable_shared_from_this<GetRun> {
  public:
   GetRun(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, std::string_view key,
          std::function<void(GetResult)> done, std::shared_ptr<const Table::GetPause> pause)
       : thread_(thread), handle_(std::move(handle)), table_(handle_->current()), key_(key), hash_(KeyHash(key_)),
-        done_(std::move(done)), pause_(std::move(pause)), give_up_(absl::Now() + kMovedWait) {}
+        done_(std::move(done)), pause_(std::move(pause)) {}
 
+  // The first bucket is read outside any transaction (lock_free_read.h); a transaction begins only when
+  // the GET needs more than that bucket to answer a miss (EnsureTransaction).
   void Start() {
-    tx_ = thread_.Begin();
+    tx_ = nullptr;
+    tx_open_ = false;
     objects_read_ = 0;
-    ReadBucket(table_->index->Home(hash_), /*first=*/true);
+    const uint64_t home = table_->index->Home(hash_);
+    ++reads_;
+    ++objects_read_;
+    auto self = shared_from_this();
+    auto started = ReadLockFree(thread_, table_->bucket_refs[home],
+                                [self](absl::StatusOr<object::VersionedObject> copy) { self->OnHome(copy); });
+    if (!started.ok()) return Retry(started.status());
+    if (*started == LockFreeRead::kLocalBusy) {
+      // Locked by a writer (perhaps one waiting for this thread): read it in a transaction, which waits.
+      --reads_;
+      objects_read_ = 0;
+      tx_ = thread_.Begin();
+      tx_open_ = true;
+      ReadBucket(home, /*first=*/true);
+    }
   }
 
  private:
+  // The first bucket, read lock-free: answered in place when it holds the key (the common case); copied
+  // and handed to Scan when an out-of-line value or more buckets must be read.
+  void OnHome(const absl::StatusOr<object::VersionedObject>& copy) {
+    if (!copy.ok()) return Retry(ConflictIsAborted(copy.status()));
+    const std::string_view bytes(reinterpret_cast<const char*>(copy->payload.data()), copy->payload.size());
+    if (absl::Status s = CheckEpoch(bytes); !s.ok()) return IsTableMoved(s) ? Retry(s) : Finish(s);
+    home_version_ = copy->header.version();
+    for (size_t from = 0;;) {
+      auto m = FindInBucket(bytes, hash_, from);
+      if (!m.ok()) return Finish(m.status());
+      if (m->offset == std::string_view::npos) break;
+      from = m->next;
+      if (m->key_bytes != key_.size()) continue;
+      if (!m->is_inline) break;  // Scan reads the value object
+      if (m->key == key_) return Finish(std::string(m->value));
+    }
+    bucket_.assign(bytes);
+    Scan(/*first=*/true, 0);
+  }
+
+  // A transaction for the reads after the first bucket, with the first bucket's read in its read set as
+  // if the transaction had made it, so committing it validates every bucket the GET read.
+  void EnsureTransaction() {
+    if (tx_ != nullptr) return;
+    tx_ = thread_.Begin();
+    tx_open_ = true;
+    const object::ObjectRef& home = table_->bucket_refs[table_->index->Home(hash_)];
+    tx_->reads.try_emplace(home.address.raw(), txn::ReadEntry{home, home_version_});
+  }
+
+  absl::Status CheckEpoch(std::string_view bucket) const {
+    auto epoch = BucketEpoch(bucket);
+    if (!epoch.ok()) return epoch.status();
+    if (*epoch != table_->epoch_word()) {
+      return TableMovedError(absl::StrCat("bucket of epoch ", *epoch, ", GET holds epoch ", table_->epoch()));
+    }
+    return absl::OkStatus();
+  }
+
   void ReadOne(const object::ObjectRef& ref, std::function<void(absl::StatusOr<std::string>)> then) {
     ++reads_;
     ++objects_read_;
+    EnsureTransaction();
     thread_.Read(*tx_, ref, std::move(then));
   }
 
@@ -55,11 +119,8 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
     auto self = shared_from_this();
     ReadOne(table_->bucket_refs[bucket], [self, first](absl::StatusOr<std::string> bytes) {
       if (!bytes.ok()) return self->Retry(bytes.status());
-      auto epoch = BucketEpoch(*bytes);
-      if (!epoch.ok()) return self->Finish(epoch.status());
-      if (*epoch != self->table_->epoch_word()) {
-        return self->Retry(TableMovedError(absl::StrCat("bucket of epoch ", *epoch, ", GET holds epoch ",
-                                                        self->table_->epoch())));
+      if (absl::Status s = self->CheckEpoch(*bytes); !s.ok()) {
+        return IsTableMoved(s) ? self->Retry(s) : self->Finish(s);
       }
       self->bucket_ = std::move(*bytes);
       self->Scan(first, 0);
@@ -77,26 +138,46 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
         if (m->key == key_) return Finish(std::string(m->value));
         continue;
       }
-      // Out of line: one more read, checked against the pointer's length and checksum.
+      // Out of line: one more read, checked against the pointer's length and checksum. A value object
+      // never changes in place (a PUT writes a new one and frees the old: a stale reference fails the
+      // read), so it needs no validation: read lock-free unless the GET has a transaction already.
       auto self = shared_from_this();
       const uint32_t value_bytes = m->value_bytes;
       const uint64_t checksum = m->checksum;
-      ReadOne(m->ref, [self, first, from, value_bytes, checksum](absl::StatusOr<std::string> payload) {
+      auto on_payload = [self, first, from, value_bytes, checksum](absl::StatusOr<std::string_view> payload) {
         // A freed or reused object: the bucket changed after we read it. Start again.
         if (!payload.ok()) return self->Retry(payload.status());
         auto value = CheckValueObject(*payload, self->key_, value_bytes, checksum);
         if (absl::IsNotFound(value.status())) return self->Scan(first, from);  // a hash collision
         if (!value.ok()) return self->Retry(value.status());
         self->Finish(std::string(*value));
+      };
+      if (tx_ == nullptr) {
+        ++reads_;
+        ++objects_read_;
+        auto started = ReadLockFree(thread_, m->ref, [on_payload](absl::StatusOr<object::VersionedObject> copy) {
+          if (!copy.ok()) return on_payload(ConflictIsAborted(copy.status()));
+          on_payload(std::string_view(reinterpret_cast<const char*>(copy->payload.data()), copy->payload.size()));
+        });
+        if (started.ok() && *started == LockFreeRead::kStarted) return;
+        --reads_;
+        --objects_read_;
+        if (!started.ok()) return Retry(started.status());
+        // Found locked locally: read it through the transaction, which waits for the writer.
+      }
+      ReadOne(m->ref, [on_payload](absl::StatusOr<std::string> payload) {
+        if (!payload.ok()) return on_payload(payload.status());
+        on_payload(std::string_view(*payload));
       });
       return;
     }
     if (first) {
       auto more = table_->index->MoreBuckets(hash_, bucket_);
       if (!more.ok()) return Finish(more.status());
-      next_.assign(more->begin(), more->end());
+      next_ = std::move(*more);
+      next_index_ = 0;
     }
-    if (!next_.empty() && first && pause_ != nullptr) {
+    if (next_index_ < next_.size() && first && pause_ != nullptr) {
       auto self = shared_from_this();
       auto pause = std::move(pause_);  // once per GET
       return (*pause)(thread_, [self] { self->ReadNextOrValidate(); });
@@ -105,9 +186,8 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   }
 
   void ReadNextOrValidate() {
-    if (!next_.empty()) {
-      const uint64_t b = next_.front();
-      next_.pop_front();
+    if (next_index_ < next_.size()) {
+      const uint64_t b = next_[next_index_++];
       return ReadBucket(b, /*first=*/false);
     }
     if (objects_read_ == 1) return Finish(absl::NotFoundError("no such key"));
@@ -124,7 +204,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
 
   void EndTransaction() {
     if (tx_open_) thread_.Abort(*tx_);
-    tx_open_ = true;  // for the next attempt
+    tx_open_ = false;
   }
 
   void Retry(const absl::Status& s) {
@@ -141,6 +221,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
         return self->Again(absl::ZeroDuration());
       }
       if (moved) {  // retired, but the new generation is not published yet
+        if (self->give_up_ == absl::InfiniteFuture()) self->give_up_ = absl::Now() + kMovedWait;
         if (absl::Now() >= self->give_up_) return self->done_(GetResult{s, self->reads_});
         return self->Again(kMovedPoll);
       }
@@ -170,11 +251,15 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   const uint64_t hash_;
   const std::function<void(GetResult)> done_;
   std::shared_ptr<const Table::GetPause> pause_;  // tests only
-  const absl::Time give_up_;      // waiting for a resize to publish
-  std::shared_ptr<txn::TxState> tx_;
-  bool tx_open_ = true;           // tx_ still to be aborted (not committed)
+  // Waiting for a resize to publish: set at the first rejection (reading the clock costs every GET).
+  absl::Time give_up_ = absl::InfiniteFuture();
+  std::shared_ptr<txn::TxState> tx_;  // null until a read after the first bucket
+  bool tx_open_ = false;              // tx_ still to be aborted (not committed)
+  uint64_t home_version_ = 0;         // of the first bucket, read lock-free
   std::string bucket_;            // the bucket being scanned
-  std::deque<uint64_t> next_;     // buckets still to read after a miss
+  // Buckets to read after a miss, from next_index_ on (a std::deque allocated even when empty).
+  std::vector<uint64_t> next_;
+  size_t next_index_ = 0;
   int objects_read_ = 0;          // in this attempt
   int reads_ = 0;                 // one-sided reads over all attempts, validation included
   int stale_attempts_ = 0;

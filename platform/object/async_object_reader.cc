@@ -7,13 +7,13 @@
 
 namespace fathom::object {
 namespace {
-constexpr uint64_t kSerialMask = (uint64_t{1} << 56) - 1;
-uint64_t Context(uint64_t serial) { return kObjectContextTag << 56 | (serial & kSerialMask); }
+constexpr uint64_t kIdMask = (uint64_t{1} << 56) - 1;
+uint64_t Context(uint64_t id) { return kObjectContextTag << 56 | (id & kIdMask); }
 }  // namespace
 
 absl::Status AsyncObjectReader::Read(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
                                      ObjectCallback done) {
-  return ReadVersioned(endpoint, region, ref, [done = std::move(done)](absl::StatusOr<VersionedObject> object) {
+  return ReadVersioned(endpoint, region, ref, [done = std::move(done)](absl::StatusOr<VersionedObject> object) mutable {
     done(object.ok() ? absl::StatusOr<std::span<const std::byte>>(object->payload) : object.status());
   });
 }
@@ -24,81 +24,118 @@ absl::Status AsyncObjectReader::ReadVersioned(fabric::Endpoint& endpoint, fabric
   if (ref.capacity < kHeaderBytes || ref.capacity % 8 != 0) {
     return absl::InvalidArgumentError(absl::StrCat("object reference with capacity ", ref.capacity));
   }
-  const uint64_t serial = next_serial_++ & kSerialMask;
-  PendingRead& read = reads_[serial];
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    if (slots_.size() >= (size_t{1} << 24)) return absl::ResourceExhaustedError("too many object reads in flight");
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  PendingRead& read = slots_[slot];
+  const uint64_t id = Id(slot, ++read.generation);
+  read.live = true;
   read.endpoint = &endpoint;
   read.region = region;
   read.ref = ref;
   read.done = std::move(done);
   read.fail_if_locked = fail_if_locked;
-  read.buffer.resize(ref.capacity);
-  if (absl::Status s = Post(serial, read); !s.ok()) {
-    reads_.erase(serial);
+  read.attempts = 0;
+  read.backoff = absl::Microseconds(1);
+  read.retry_at = absl::InfinitePast();
+  read.posted = false;
+  // The buffer of the slot's earlier read: a fresh one per read cost an allocation and a memset.
+  if (read.buffer.size() < ref.capacity) read.buffer.resize(ref.capacity);
+  ++in_flight_;
+  if (absl::Status s = Post(id, read); !s.ok()) {
+    Release(slot, read);
     return s;
   }
   return absl::OkStatus();
 }
 
-absl::Status AsyncObjectReader::Post(uint64_t serial, PendingRead& read) {
+AsyncObjectReader::PendingRead* AsyncObjectReader::Find(uint64_t id) {
+  const uint64_t slot = id >> 32;
+  if (slot >= slots_.size()) return nullptr;
+  PendingRead& read = slots_[slot];
+  if (!read.live || read.generation != static_cast<uint32_t>(id)) return nullptr;
+  return &read;
+}
+
+void AsyncObjectReader::Release(uint32_t slot, PendingRead& read) {
+  read.live = false;
+  read.done = nullptr;
+  read.endpoint = nullptr;
+  --in_flight_;
+  free_slots_.push_back(slot);
+}
+
+absl::Status AsyncObjectReader::Post(uint64_t id, PendingRead& read) {
   ++read.attempts;
   read.posted = true;
+  // Only the object's capacity: the slot's buffer may be larger (kept from an earlier read).
   if (absl::Status s = read.endpoint->PostRead(read.region, read.ref.address.offset, read.buffer.data(),
-                                               read.buffer.size(), Context(serial));
+                                               read.ref.capacity, Context(id));
       !s.ok()) {
     return s;
   }
   return read.endpoint->Flush();
 }
 
-void AsyncObjectReader::Finish(uint64_t serial, absl::StatusOr<VersionedObject> result) {
-  auto it = reads_.find(serial);
-  if (it == reads_.end()) return;
-  // Keep the buffer alive through the callback, then forget the read.
-  PendingRead read = std::move(it->second);
-  reads_.erase(it);
+void AsyncObjectReader::Finish(uint64_t id, absl::StatusOr<VersionedObject> result) {
+  PendingRead* read = Find(id);
+  if (read == nullptr) return;
+  VersionedObjectCallback done = std::move(read->done);
+  read->live = false;
+  read->endpoint = nullptr;
+  --in_flight_;
   if (result.ok()) ++stats_.reads;
-  read.done(std::move(result));
+  // The payload points into the slot's buffer: the slot is free for new reads only after the callback
+  // (which may start some).
+  done(std::move(result));
+  free_slots_.push_back(static_cast<uint32_t>(id >> 32));
 }
 
 bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
   if (!IsObjectContext(completion.context)) return false;
-  const uint64_t serial = completion.context & kSerialMask;
-  auto it = reads_.find(serial);
-  if (it == reads_.end()) return true;  // abandoned
-  PendingRead& read = it->second;
+  const uint64_t id = completion.context & kIdMask;
+  PendingRead* found = Find(id);
+  if (found == nullptr) return true;  // abandoned
+  PendingRead& read = *found;
   read.posted = false;
   if (read.endpoint == nullptr) {
-    Finish(serial, absl::CancelledError("the connection to the object's node was closed"));
+    Finish(id, absl::CancelledError("the connection to the object's node was closed"));
     return true;
   }
   if (!completion.status.ok()) {
-    Finish(serial, completion.status);
+    Finish(id, completion.status);
     return true;
   }
   ++stats_.copies;
-  ObjectCheck check = CheckObjectCopy(read.buffer, read.ref);
+  ObjectCheck check = CheckObjectCopy(std::span<const std::byte>(read.buffer.data(), read.ref.capacity), read.ref);
   if (check.verdict == Verdict::kValid) {
-    // The payload points into read.buffer, which Finish keeps alive during the callback.
-    Finish(serial, VersionedObject{check.header, check.payload});
+    // The payload points into the read's buffer, which Finish keeps alive during the callback.
+    Finish(id, VersionedObject{check.header, check.payload});
     return true;
   }
   if (check.verdict == Verdict::kLocked && read.fail_if_locked) {
-    Finish(serial, absl::AbortedError(absl::StrCat("object ", read.ref.address.ToString(), " is locked")));
+    Finish(id, absl::AbortedError(absl::StrCat("object ", read.ref.address.ToString(), " is locked")));
     return true;
   }
   if (!IsRetryable(check.verdict) || read.attempts >= policy_.max_attempts) {
-    Finish(serial, VerdictStatus(check.verdict, read.ref));
+    Finish(id, VerdictStatus(check.verdict, read.ref));
     return true;
   }
   ++(check.verdict == Verdict::kTorn ? stats_.torn_retries : stats_.locked_retries);
   if (read.attempts < 4) {
-    if (absl::Status s = Post(serial, read); !s.ok()) Finish(serial, s);
+    if (absl::Status s = Post(id, read); !s.ok()) Finish(id, s);
     return true;
   }
   // Back off without blocking the loop: Poll re-posts it later.
   read.retry_at = clock_->Now() + read.backoff;
   read.backoff = std::min(read.backoff * 2, policy_.max_backoff);
-  waiting_.push_back(serial);
+  waiting_.push_back(id);
   return true;
 }
 
@@ -107,19 +144,19 @@ size_t AsyncObjectReader::Poll() {
   const absl::Time now = clock_->Now();
   size_t posted = 0;
   std::vector<uint64_t> still_waiting;
-  for (uint64_t serial : waiting_) {
-    auto it = reads_.find(serial);
-    if (it == reads_.end()) continue;
-    if (it->second.endpoint == nullptr) {
-      Finish(serial, absl::CancelledError("the connection to the object's node was closed"));
+  for (uint64_t id : waiting_) {
+    PendingRead* read = Find(id);
+    if (read == nullptr) continue;
+    if (read->endpoint == nullptr) {
+      Finish(id, absl::CancelledError("the connection to the object's node was closed"));
       continue;
     }
-    if (it->second.retry_at > now) {
-      still_waiting.push_back(serial);
+    if (read->retry_at > now) {
+      still_waiting.push_back(id);
       continue;
     }
-    if (absl::Status s = Post(serial, it->second); !s.ok()) {
-      Finish(serial, s);
+    if (absl::Status s = Post(id, *read); !s.ok()) {
+      Finish(id, s);
     } else {
       ++posted;
     }
@@ -129,8 +166,8 @@ size_t AsyncObjectReader::Poll() {
 }
 
 void AsyncObjectReader::Forget(const fabric::Endpoint& endpoint) {
-  for (auto& [serial, read] : reads_) {
-    if (read.endpoint == &endpoint) read.endpoint = nullptr;
+  for (PendingRead& read : slots_) {
+    if (read.live && read.endpoint == &endpoint) read.endpoint = nullptr;
   }
 }
 

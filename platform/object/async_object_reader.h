@@ -13,11 +13,12 @@
 #define FATHOM_PLATFORM_OBJECT_ASYNC_OBJECT_READER_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <span>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "platform/base/clock.h"
 #include "platform/fabric/fabric.h"
@@ -26,18 +27,20 @@
 
 namespace fathom::object {
 
-// Completion contexts of this layer: [tag 'O':8 | serial:56]. The msg layer uses 'M'.
+// Completion contexts of this layer: [tag 'O':8 | read id:56]. The msg layer uses 'M'.
 inline constexpr uint64_t kObjectContextTag = 0x4F;
 constexpr bool IsObjectContext(uint64_t context) { return (context >> 56) == kObjectContextTag; }
 
-using ObjectCallback = std::function<void(absl::StatusOr<std::span<const std::byte>>)>;
+// absl::AnyInvocable, not std::function: it keeps a callable of up to two pointers (a shared_ptr) without
+// allocating, where std::function allocates for anything not trivially copyable. Reads are the data path.
+using ObjectCallback = absl::AnyInvocable<void(absl::StatusOr<std::span<const std::byte>>)>;
 
 // A checked copy: the header (version included) and the payload.
 struct VersionedObject {
   ObjectHeader header;
   std::span<const std::byte> payload;
 };
-using VersionedObjectCallback = std::function<void(absl::StatusOr<VersionedObject>)>;
+using VersionedObjectCallback = absl::AnyInvocable<void(absl::StatusOr<VersionedObject>)>;
 
 class AsyncObjectReader {
  public:
@@ -63,7 +66,7 @@ class AsyncObjectReader {
   // arrives (their buffers live until then) and are never posted again.
   void Forget(const fabric::Endpoint& endpoint);
 
-  size_t in_flight() const { return reads_.size(); }
+  size_t in_flight() const { return in_flight_; }
   const ReadStats& stats() const { return stats_; }
 
  private:
@@ -78,14 +81,26 @@ class AsyncObjectReader {
     absl::Duration backoff = absl::Microseconds(1);
     absl::Time retry_at = absl::InfinitePast();
     bool posted = false;
+    bool live = false;        // the slot holds a read
+    uint32_t generation = 0;  // of the slot's current (or last) read, in its completion context
   };
-  absl::Status Post(uint64_t serial, PendingRead& read);
-  void Finish(uint64_t serial, absl::StatusOr<VersionedObject> result);
+  // A read's id, in its completion context: [slot:24 | generation:32]. A completion whose generation is
+  // not the slot's (a read finished by Forget's cancellation, the slot reused) finds no read.
+  static constexpr uint64_t Id(uint32_t slot, uint32_t generation) { return uint64_t{slot} << 32 | generation; }
+  // The live read `id` names, or null.
+  PendingRead* Find(uint64_t id);
+  absl::Status Post(uint64_t id, PendingRead& read);
+  // Frees the slot of a read that never started.
+  void Release(uint32_t slot, PendingRead& read);
+  void Finish(uint64_t id, absl::StatusOr<VersionedObject> result);
 
   ReadPolicy policy_;
   const Clock* clock_;
-  uint64_t next_serial_ = 1;
-  absl::flat_hash_map<uint64_t, PendingRead> reads_;
+  // Reads by slot (a deque: references stay valid as it grows), reused through free_slots_: the data path
+  // neither hashes nor allocates. A slot's buffer stays with it for the next read.
+  std::deque<PendingRead> slots_;
+  std::vector<uint32_t> free_slots_;
+  size_t in_flight_ = 0;
   std::vector<uint64_t> waiting_;  // reads backing off, re-posted by Poll
   ReadStats stats_;
 };

@@ -1,0 +1,72 @@
+#include "kv/lock_free_read.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "platform/base/status_macros.h"
+#include "platform/object/object_codec.h"
+#include "txn/replica_map.h"
+
+namespace fathom::kv {
+namespace {
+
+// Copies of local objects, reused: a GET's callback may start another GET (and so another local read)
+// before the first copy is done with, hence a stack of buffers rather than one.
+class LocalCopies {
+ public:
+  std::vector<std::byte> Take(size_t bytes) {
+    std::vector<std::byte> buffer;
+    if (!spare_.empty()) {
+      buffer = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    if (buffer.size() < bytes) buffer.resize(bytes);
+    return buffer;
+  }
+  void Give(std::vector<std::byte> buffer) {
+    if (spare_.size() < kKept) spare_.push_back(std::move(buffer));
+  }
+
+ private:
+  static constexpr size_t kKept = 16;
+  std::vector<std::vector<std::byte>> spare_;
+};
+
+thread_local LocalCopies local_copies;
+
+}  // namespace
+
+absl::StatusOr<LockFreeRead> ReadLockFree(txn::TxnThread& thread, const object::ObjectRef& ref,
+                                          object::VersionedObjectCallback done) {
+  const uint32_t owner = txn::PrimaryOf(ref.address.region);
+  node::NodeThread& node_thread = thread.thread();
+  if (owner == thread.node_id()) {
+    auto object = node_thread.store().Resolve(ref);
+    if (!object.ok()) return absl::InvalidArgumentError(object.status().message());
+    std::vector<std::byte> buffer = local_copies.Take(ref.capacity);
+    std::span<std::byte> copy(buffer.data(), ref.capacity);
+    object->CopyTo(copy);
+    object::ObjectCheck check = object::CheckObjectCopy(copy, ref);
+    if (object::IsRetryable(check.verdict)) {
+      local_copies.Give(std::move(buffer));
+      return LockFreeRead::kLocalBusy;
+    }
+    if (check.verdict == object::Verdict::kValid) {
+      done(object::VersionedObject{check.header, check.payload});
+    } else {
+      done(object::VerdictStatus(check.verdict, ref));
+    }
+    local_copies.Give(std::move(buffer));
+    return LockFreeRead::kStarted;
+  }
+  node::PeerConnection* peer = node_thread.peer(owner);
+  if (peer == nullptr) return absl::UnavailableError(absl::StrCat("not connected to node ", owner));
+  auto region = peer->regions.find(ref.address.region);
+  if (region == peer->regions.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", ref.address.region));
+  }
+  RETURN_IF_ERROR(node_thread.reader().ReadVersioned(*peer->endpoint, region->second, ref, std::move(done)));
+  return LockFreeRead::kStarted;
+}
+
+}  // namespace fathom::kv
