@@ -253,6 +253,26 @@ absl::StatusOr<coordinator::Configuration> WaitForLoggedMembers(Node& node, coor
   }
 }
 
+// A restart with --zk: waits for the logged members (WaitForLoggedMembers), then gathers their logs. A
+// connection made again while the logs are fetched (both sides joining each other) cancels the fetch;
+// nothing is written to memory before every log is in, so it waits and tries again, until `timeout`.
+absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreThroughZooKeeper(
+    Node& node, coordinator::ZooKeeperCoordinator& zk, const MembershipFollower& follower,
+    const logging::LogContents& own, const std::vector<uint32_t>& members, int backups, absl::Duration timeout,
+    std::optional<coordinator::Configuration>& configuration) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    auto waited = WaitForLoggedMembers(node, zk, follower, members, deadline - absl::Now());
+    if (!waited.ok()) return waited.status();
+    configuration = std::move(*waited);
+    auto restore = RestoreFromConnected(node, own, members, backups);
+    const bool transient = absl::IsCancelled(restore.status()) || absl::IsUnavailable(restore.status());
+    if (restore.ok() || !transient || absl::Now() >= deadline) return restore;
+    Log(node.id(), absl::StrCat("gathering the logs again: ", restore.status().ToString()));
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
 // Opens the node's log in `dir`; after a restart, first appends the states only peers had persisted, so
 // this node's log covers its memory again. Before the transaction layer runs, so no newer state of the
 // same object can be appended ahead of them.
@@ -428,35 +448,13 @@ int Run() {
       (*node)->Stop();
       return 1;
     }
-    // A connection that is made again while the logs are fetched (both sides joining each other) cancels
-    // the fetch; nothing is written to memory before every log is in, so the node waits and tries again.
-    const absl::Time deadline = absl::Now() + options.join_timeout;
-    absl::StatusOr<std::unique_ptr<logging::NodeRestore>> restore = absl::UnknownError("not tried");
-    for (;;) {
-      auto configuration = WaitForLoggedMembers(**node, *coordinator, *follower, members, deadline - absl::Now());
-      if (!configuration.ok()) {
-        restore = configuration.status();
-        break;
-      }
-      restart_configuration = std::move(*configuration);
-      Log(id, absl::StrCat("restarting from ", data_dir, ": gathering the logs of ", members.size() - 1, " members"));
-      restore = RestoreFromConnected(**node, starting->log.contents, members, txn_options.backups);
-      const bool transient = absl::IsCancelled(restore.status()) || absl::IsUnavailable(restore.status());
-      if (restore.ok() || !transient || absl::Now() >= deadline) break;
-      Log(id, absl::StrCat("gathering the logs again: ", restore.status().ToString()));
-      absl::SleepFor(absl::Milliseconds(100));
-    }
-    if (!restore.ok()) {
-      Log(id, absl::StrCat("node ", id, " cannot restart: ", restore.status().ToString()));
-      (*node)->Stop();
-      return 1;
-    }
-    restored = std::move(*restore);
-    epoch = restored->epoch;
-    txn_options.restore_backups = restored->BackupRestorer();
-  } else if (restart) {
+  }
+  if (restart) {
     Log(id, absl::StrCat("restarting from ", data_dir, ": gathering the logs of ", members.size() - 1, " members"));
-    auto restore = RestoreFromMembers(**node, starting->log.contents, members, txn_options.backups);
+    auto restore = coordinator == nullptr
+                       ? RestoreFromMembers(**node, starting->log.contents, members, txn_options.backups)
+                       : RestoreThroughZooKeeper(**node, *coordinator, *follower, starting->log.contents, members,
+                                                 txn_options.backups, options.join_timeout, restart_configuration);
     if (!restore.ok()) {
       Log(id, absl::StrCat("node ", id, " cannot restart: ", restore.status().ToString()));
       (*node)->Stop();

@@ -32,8 +32,7 @@ class FathomdZooKeeperEpochsTest : public ::testing::Test {
     auto zk = testing::ZooKeeperServer::Start();
     ASSERT_TRUE(zk.ok()) << zk.status();
     zk_ = std::move(*zk);
-    processes_.resize(kNodes);
-    clients_.resize(kNodes);
+    nodes_.resize(kNodes);
   }
 
   void StartNode(int id) {
@@ -42,16 +41,11 @@ class FathomdZooKeeperEpochsTest : public ::testing::Test {
              "--threads=1", "--transports=sm", "--cluster=epochs", absl::StrCat("--zk=", zk_->connect_string()),
              "--zk_session_timeout=2s", absl::StrCat("--data_dir=", root_, "/node", id)});
     ASSERT_TRUE(node.ok()) << node.status();
-    auto client = testing::ConnectControl(node->control_address, kToken);
-    ASSERT_TRUE(client.ok()) << client.status();
-    processes_[id - 1] = std::move(node->process);
-    clients_[id - 1] = std::move(*client);
+    nodes_[id - 1] = std::move(*node);
   }
 
   std::map<std::string, uint64_t> Counters(int id) {
-    auto stats = clients_[id - 1]->Stats();
-    if (!stats.ok()) return {};
-    return {stats->counters().begin(), stats->counters().end()};
+    return testing::CountersOf(nodes_[id - 1].control_address, kToken);
   }
 
   // Waits until `done` holds for node `id`'s counters (and returns them), or fails the test.
@@ -87,9 +81,11 @@ class FathomdZooKeeperEpochsTest : public ::testing::Test {
     request.set_name(name);
     request.set_buckets(64);
     // The configuration change may still be reaching the nodes: a create is retried a few times.
+    auto client = testing::ConnectControl(nodes_[through - 1].control_address, kToken);
+    ASSERT_TRUE(client.ok()) << client.status();
     absl::Status created;
     for (int attempt = 0; attempt < 20; ++attempt) {
-      auto response = clients_[through - 1]->CreateTable(request);
+      auto response = (*client)->CreateTable(request);
       created = response.status();
       if (created.ok()) return;
       absl::SleepFor(absl::Milliseconds(250));
@@ -99,8 +95,7 @@ class FathomdZooKeeperEpochsTest : public ::testing::Test {
 
   std::string root_;
   std::unique_ptr<testing::ZooKeeperServer> zk_;
-  std::vector<std::unique_ptr<testing::Subprocess>> processes_;
-  std::vector<std::unique_ptr<control::ControlClient>> clients_;
+  std::vector<testing::FathomdProcess> nodes_;  // node i + 1 is nodes_[i]
 };
 
 TEST_F(FathomdZooKeeperEpochsTest, AJoiningNodeCatchesUpAndANewManagerDrivesOn) {
@@ -125,8 +120,8 @@ TEST_F(FathomdZooKeeperEpochsTest, AJoiningNodeCatchesUpAndANewManagerDrivesOn) 
     if (Counters(id)["coordinator.manager"] == 1) manager = id;
   }
   ASSERT_NE(manager, 0);
-  processes_[manager - 1]->Signal(SIGKILL);
-  processes_[manager - 1]->Wait(absl::Seconds(10)).IgnoreError();
+  nodes_[manager - 1].process->Signal(SIGKILL);
+  nodes_[manager - 1].process->Wait(absl::Seconds(10)).IgnoreError();
   std::vector<int> rest;
   for (int id = 1; id <= kNodes; ++id) {
     if (id != manager) rest.push_back(id);
