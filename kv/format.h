@@ -23,6 +23,10 @@ inline constexpr int kHopscotchReach = 8;
 inline constexpr size_t kBucketHeaderBytes = 8;
 inline constexpr size_t kEntryHeaderBytes = 16;
 inline constexpr size_t kPointerBytes = 24;  // address 8, incarnation 4, capacity 4, checksum 8
+// A PUT writes whole buckets, and a commit's records travel in one ring message (64 KiB rings take
+// about 18 KiB): buckets stay within 16 KiB, so inline entries (key + value) within 2027 bytes.
+inline constexpr size_t kMaxBucketBytes = 16384;
+inline constexpr uint32_t kMaxInlineBytes = (kMaxBucketBytes - 32 - kBucketHeaderBytes) / kSlotsPerBucket - kEntryHeaderBytes;
 inline constexpr size_t kRefBytes = 16;
 inline constexpr uint32_t kRootMagic = 0x544b5646;  // "FVKT" little-endian
 inline constexpr uint16_t kRootFormat = 2;  // 2: grow_at_permille (resize)

@@ -39,14 +39,19 @@ absl::Status CheckTableOptions(std::string_view name, const TableOptions& o) {
       kRootHeaderBytes + chunks * kRefBytes > kRootCapacity - object::kHeaderBytes) {
     return absl::InvalidArgumentError(absl::StrCat("a kv table of ", o.buckets, " buckets is too large for its root"));
   }
-  if (o.inline_bytes > 16384) {
-    return absl::InvalidArgumentError(absl::StrCat("inline_bytes ", o.inline_bytes, " is over 16384"));
+  if (o.inline_bytes > kMaxInlineBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inline_bytes ", o.inline_bytes, " is over ", kMaxInlineBytes, ": a bucket of ", kSlotsPerBucket,
+        " such entries would not fit one message (a PUT writes whole buckets; larger values go out of line)"));
   }
   if (!(o.grow_at_load >= 0 && o.grow_at_load <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat("grow_at_load must be in [0, 1], not ", o.grow_at_load));
   }
   return absl::OkStatus();
 }
+
+static_assert(kBucketHeaderBytes + kSlotsPerBucket * (kEntryHeaderBytes + kMaxInlineBytes) + object::kHeaderBytes ==
+              kMaxBucketBytes);
 
 uint32_t BucketCapacity(uint32_t inline_bytes) {
   const size_t payload =

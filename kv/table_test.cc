@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kv/index.h"
+#include "kv/format.h"
 #include "kv/kv.h"
 #include "kv/kv_cluster_test.h"
 #include "platform/base/mutex.h"
@@ -393,6 +394,14 @@ TEST_P(TableTest, BadInputGetsClearErrors) {
       Table::Create(txns(1), catalog_, "k9", {.kind = static_cast<IndexKind>(9)}).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(
       Table::Create(txns(1), catalog_, "huge", With({.max_key_bytes = 1024, .max_value_bytes = 1 << 20})).status()));
+  // Inline entries so large that a bucket would not fit one message: refused at create, not at a PUT.
+  s = Table::Create(txns(1), catalog_, "wide", With({.buckets = 4, .inline_bytes = kMaxInlineBytes + 1})).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  ASSERT_OK_AND_ASSIGN(Table widest,
+                       Table::Create(txns(1), catalog_, "widest", With({.buckets = 4, .inline_bytes = kMaxInlineBytes})));
+  ASSERT_OK(widest.Put("k", std::string(kMaxInlineBytes - 8, 'v')));
+  ASSERT_OK_AND_ASSIGN(std::string value, widest.Get("k"));
+  EXPECT_EQ(value.size(), kMaxInlineBytes - 8);
 }
 
 TEST_P(TableTest, TablesAreListedOpenedAnywhereAndDropped) {
