@@ -118,7 +118,13 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     if (!options_.rejoin_as.has_value()) return true;
     // A configuration no newer than the one that made us join again is old news (the one listing us may
     // not have reached this follower yet): joining again once more would only remove us once more.
-    if (configuration.epoch() > rejoined_after_epoch_ && Rejoin()) rejoined_after_epoch_ = configuration.epoch();
+    // Our own Leave makes a configuration without us too, older than the one Join waited for: skip up to
+    // that one, or each rejoin would cause the next.
+    if (configuration.epoch() > rejoined_after_epoch_) {
+      if (std::optional<uint64_t> listed = Rejoin(); listed.has_value()) {
+        rejoined_after_epoch_ = std::max(configuration.epoch(), *listed);
+      }
+    }
     return false;  // apply the configuration that lists this node again (or retry the join)
   }
   for (const auto& [id, info] : members) {
@@ -139,17 +145,20 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   return complete;
 }
 
-bool MembershipFollower::Rejoin() {
+std::optional<uint64_t> MembershipFollower::Rejoin() {
   // The registration that the configuration no longer honours goes first (the CM may have deleted it
   // already); Join registers afresh and returns once a configuration lists this node.
   coordinator_->Leave().IgnoreError();
   absl::Status joined = coordinator_->Join(*options_.rejoin_as);
   fprintf(stderr, "membership: node %u was not in the configuration; joined again: %s\n", node_->id(),
           joined.ToString().c_str());
-  if (!joined.ok()) return false;  // tried again after `retry`
-  MutexLock lock(&mu_);
-  ++rejoins_;
-  return true;
+  if (!joined.ok()) return std::nullopt;  // tried again after `retry`
+  {
+    MutexLock lock(&mu_);
+    ++rejoins_;
+  }
+  auto listing = coordinator_->GetConfiguration();  // Join returned once one listed this node
+  return listing.ok() ? listing->epoch() : 0;
 }
 
 }  // namespace fathom::node

@@ -65,7 +65,8 @@ class MembershipFollower {
   void Loop();
   // True when everything in `configuration` is applied.
   bool Apply(const coordinator::Configuration& configuration);
-  bool Rejoin();  // Leave, then Join; whether it joined
+  // Leave, then Join; if it joined, the epoch of a configuration that lists this node again.
+  std::optional<uint64_t> Rejoin();
 
   Node* const node_;
   coordinator::Coordinator* const coordinator_;
