@@ -186,7 +186,7 @@ absl::Status Main(int argc, char** argv) {
   bool async_lanes = false;  // clients on the fathom cluster's node threads
   if (backend == "fathom") {
     if (!server.empty()) {
-      return absl::UnimplementedError("--backend=fathom with --server: joining a running cluster is not built yet");
+      return absl::InvalidArgumentError("--backend=fathom takes no --server: join a running cluster with --zk and --cluster");
     }
     const std::string fabric = absl::GetFlag(FLAGS_fathom_fabric);
     if (fabric != "shm" && fabric != "tcp") return absl::InvalidArgumentError("--fathom_fabric: want shm or tcp");

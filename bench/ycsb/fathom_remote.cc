@@ -58,11 +58,11 @@ absl::Status RemoteFathom::Start() {
                                                config.ok() ? "no member holds data" : config.status().ToString()));
   }
   const uint32_t id = options_.node_id != 0 ? options_.node_id : FreeNodeId(*config);
-  if (options_.threads == 0) {
-    auto threads = MembersThreads(*config);
-    if (!threads.ok()) return threads.status();
-    options_.threads = *threads;
-  }
+  // The members' shape: their thread count (a node runs as many as its peers) and f, which this node's
+  // commits must replicate to like theirs.
+  auto shape = MembersShape(*config);
+  if (!shape.ok()) return shape.status();
+  if (options_.threads == 0) options_.threads = shape->threads;
 
   node::NodeOptions node_options;
   node_options.node_id = id;
@@ -88,6 +88,7 @@ absl::Status RemoteFathom::Start() {
   node_ = std::move(*node);
   // The transaction layer before any member connects: records and replies may come at once.
   txn::TxnOptions txn_options;
+  txn_options.backups = shape->backups;
   auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
   if (!txns.ok()) return txns.status();
   txns_ = std::move(*txns);
@@ -137,7 +138,7 @@ absl::Status RemoteFathom::Start() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int> RemoteFathom::MembersThreads(const coordinator::Configuration& config) const {
+absl::StatusOr<RemoteFathom::Shape> RemoteFathom::MembersShape(const coordinator::Configuration& config) const {
   absl::Status last = absl::UnavailableError("no data member");
   for (const coordinator::MemberInfo& member : config.members()) {
     if (member.client_only()) continue;
@@ -146,20 +147,25 @@ absl::StatusOr<int> RemoteFathom::MembersThreads(const coordinator::Configuratio
     client_options.cluster_token = options_.token;
     client_options.call_timeout = absl::Seconds(5);
     auto client = control::ControlClient::Create(client_options);
-    if (!client.ok()) return client.status();
-    auto stats = (*client)->Stats();
+    auto stats = client.ok() ? (*client)->Stats() : client.status();
     if (!stats.ok()) {
       last = stats.status();
       continue;
     }
-    auto it = stats->counters().find("node.threads");
-    if (it == stats->counters().end() || it->second == 0 || it->second > 256) {
-      return absl::FailedPreconditionError(absl::StrCat("node ", member.node_id(),
-                                                        " does not report its threads: give --fathom_threads"));
+    const auto& counters = stats->counters();
+    auto threads = counters.find("node.threads");
+    auto backups = counters.find("txn.backups");
+    if (threads == counters.end() || backups == counters.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "node ", member.node_id(), " does not report node.threads and txn.backups (a fathomd older than this driver?)"));
     }
-    return static_cast<int>(it->second);
+    if (threads->second == 0 || threads->second > 256 || backups->second > 16) {
+      return absl::FailedPreconditionError(absl::StrCat("node ", member.node_id(), " reports ", threads->second,
+                                                        " threads and ", backups->second, " backups: out of range"));
+    }
+    return Shape{static_cast<int>(threads->second), static_cast<int>(backups->second)};
   }
-  return absl::UnavailableError(absl::StrCat("no member told its thread count: ", last.message()));
+  return absl::UnavailableError(absl::StrCat("no member answered for its thread count and backups: ", last.message()));
 }
 
 // Until this node is connected to every data member of the configuration it applied (so its first

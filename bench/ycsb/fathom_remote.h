@@ -75,8 +75,13 @@ class RemoteFathom final : public AsyncLanes {
  private:
   RemoteFathom() = default;
   absl::Status Start();
-  // The members' thread count, from a data member's Stats (fathomd reports node.threads).
-  absl::StatusOr<int> MembersThreads(const coordinator::Configuration& config) const;
+  // What this node must share with the members, from a data member's Stats (fathomd reports node.threads
+  // and txn.backups): as many node threads, and the same f.
+  struct Shape {
+    int threads = 0;
+    int backups = 0;
+  };
+  absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config) const;
   absl::Status WaitForMembers();
   absl::StatusOr<kv::Table> OpenOrCreateTable();
 

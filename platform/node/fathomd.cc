@@ -501,10 +501,11 @@ int Run() {
     });
   }
   txn::TransactionService* service = txns->get();
-  (*node)->AddCounterSource([service](std::map<std::string, uint64_t>& counters) {
+  (*node)->AddCounterSource([service, backups = txn_options.backups](std::map<std::string, uint64_t>& counters) {
     counters["txn.epoch"] = service->replicas()->epoch();
     counters["txn.members"] = service->replicas()->members().size();  // data members (backups come from them)
     counters["node.threads"] = service->threads();  // a joining client-only member must run as many
+    counters["txn.backups"] = backups;  // and replicate its commits to as many backups
     if (const txn::LogEpochs* epochs = service->log_epochs(); epochs != nullptr) {
       counters["txn.log_epoch"] = epochs->current();
       counters["txn.log_epoch_closing"] = epochs->closing();

@@ -157,8 +157,14 @@ std::optional<uint64_t> MembershipFollower::Rejoin() {
     MutexLock lock(&mu_);
     ++rejoins_;
   }
-  auto listing = coordinator_->GetConfiguration();  // Join returned once one listed this node
-  return listing.ok() ? listing->epoch() : 0;
+  // Join returned once a configuration listed this node. If a newer one removed it again already, that
+  // removal is news: only the epochs before it are skipped.
+  auto listing = coordinator_->GetConfiguration();
+  if (!listing.ok()) return 0;
+  for (const coordinator::MemberInfo& m : listing->members()) {
+    if (m.node_id() == node_->id()) return listing->epoch();
+  }
+  return listing->epoch() - 1;
 }
 
 }  // namespace fathom::node

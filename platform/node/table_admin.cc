@@ -33,7 +33,7 @@ absl::StatusOr<control::CreateTableResponse> TableAdmin::Create(const control::C
   auto table = kv::Table::Create(*txns_, *catalog_, request.name(), options);
   if (!table.ok()) return table.status();
   control::CreateTableResponse response;
-  *response.mutable_table() = SummaryOf(*table, 1);
+  *response.mutable_table() = SummaryOf(*table, table->epoch());
   return response;
 }
 
