@@ -51,6 +51,9 @@ constexpr size_t kCopyBuckets = 6;
 constexpr size_t kCopyBucketBytes = kCopyBuckets * 2048;
 constexpr size_t kCopyEntries = 48;
 constexpr absl::Duration kPoll = absl::Milliseconds(1);
+// After a publish whose answer was lost: how often and how long to ask the catalog what happened.
+constexpr int kFindAttempts = 50;
+constexpr absl::Duration kFindPause = absl::Milliseconds(100);
 
 // Not Aborted: RunTransaction would retry that.
 absl::Status Busy() { return absl::AlreadyExistsError("another resize froze this table first"); }
@@ -240,11 +243,22 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
 
   // 5. Publish.
   if (absl::Status published = catalog.Replace(info, next->info()); !published.ok()) {
-    // An answer lost on the way (ZooKeeper's connection loss) may hide a success: ask again.
+    // An answer lost on the way (ZooKeeper's connection loss) may hide a success: ask again, until the
+    // catalog answers.
     absl::StatusOr<TableInfo> now = catalog.Find(info.name);
+    for (int attempt = 0; !now.ok() && !absl::IsNotFound(now.status()) && attempt < kFindAttempts; ++attempt) {
+      options.sleep(kFindPause);
+      now = catalog.Find(info.name);
+    }
+    if (!now.ok() && !absl::IsNotFound(now.status())) {
+      // Freeing either generation could free the one the catalog names: keep both.
+      return absl::UnavailableError(absl::StrCat("resizing kv table ", info.name, ": publishing failed (",
+                                                 published.message(), ") and whether it took effect is unknown (",
+                                                 now.status().message(), "); both generations are kept"));
+    }
     if (!now.ok() || !now->SameGeneration(next->info())) {
-      // Not published (dropped meanwhile, or the coordinator is unreachable): the new generation goes,
-      // and unless the table is gone the old one goes back to work.
+      // Not published (dropped meanwhile, or replaced by someone else): the new generation goes, and
+      // unless the table is gone the old one goes back to work.
       if (now.ok() && now->SameGeneration(info)) return failed(published, next);
       FreeGeneration(txns, *next, /*values=*/false).IgnoreError();
       return published;

@@ -343,6 +343,45 @@ TEST_P(ResizeTest, AResizeThatCannotPublishLeavesTheTableWorking) {
   EXPECT_EQ(t.epoch(), 2u);
 }
 
+// A catalog whose Replace goes through but whose answer is lost, and which then cannot be asked (the
+// coordinator unreachable right after the write).
+class LostAnswerCatalog final : public Catalog {
+ public:
+  explicit LostAnswerCatalog(Catalog* inner) : inner_(inner) {}
+  absl::Status Add(const TableInfo& table) override { return inner_->Add(table); }
+  absl::StatusOr<TableInfo> Find(std::string_view name) override {
+    if (replaced_) return absl::UnavailableError("connection loss");
+    return inner_->Find(name);
+  }
+  absl::Status Remove(std::string_view name) override { return inner_->Remove(name); }
+  absl::Status Replace(const TableInfo& old, const TableInfo& next) override {
+    if (absl::Status s = inner_->Replace(old, next); !s.ok()) return s;
+    replaced_ = true;
+    return absl::UnavailableError("connection loss");
+  }
+  absl::StatusOr<std::vector<TableInfo>> List() override { return inner_->List(); }
+
+ private:
+  Catalog* inner_;
+  bool replaced_ = false;
+};
+
+// A publish that went through but whose outcome cannot be learned: the resize says so and frees
+// nothing, since the catalog may name the new generation (it does here). Freeing it lost the table.
+TEST_P(ResizeTest, APublishWithAnUnknownOutcomeFreesNeitherGeneration) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "unknown", With({.buckets = 8})));
+  std::map<std::string, std::string> model = PutKeys(t, 30);
+  LostAnswerCatalog lost(&catalog_);
+  absl::Status resized = Table::Resize(txns(2), lost, "unknown", {.sleep = [](absl::Duration) {}});
+  EXPECT_TRUE(absl::IsUnavailable(resized)) << resized;
+  EXPECT_NE(std::string(resized.message()).find("both generations are kept"), std::string::npos) << resized;
+  // The catalog names the new generation, and it holds every key.
+  for (const auto& [key, value] : model) ASSERT_TRUE(AgreesWithModel(t.Get(key), key, model));
+  EXPECT_EQ(t.epoch(), 2u);
+  ExpectStoredKeys("unknown", model);
+}
+
 // Large inline values make buckets of up to 130 KiB; the copy moves them a few (or one) at a time, as
 // a commit's records must fit a ring message. With six 16 KiB buckets per copy transaction this resize
 // failed: "message of 18136 bytes exceeds what node 3's ring takes".

@@ -190,7 +190,9 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
       const uint64_t b = next_[next_index_++];
       return ReadBucket(b, /*first=*/false);
     }
-    if (objects_read_ == 1) return Finish(absl::NotFoundError("no such key"));
+    // Without a transaction only the home bucket was read (and maybe a value object for a hash collision,
+    // which never changes): that one snapshot says the key is absent.
+    if (objects_read_ == 1 || tx_ == nullptr) return Finish(absl::NotFoundError("no such key"));
     // Absent from every bucket, each at its own moment: commit the read-only transaction, which checks
     // that none of them changed since, so the key was absent from all at once.
     reads_ += objects_read_;
