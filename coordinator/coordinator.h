@@ -84,7 +84,7 @@ class Coordinator {
   // decide later). NotFound if it is not a member.
   virtual absl::Status ReportSuspect(uint32_t node_id) = 0;
 
-  // The configuration manager removes a member whose lease expired (platform/node/lease_agent.h): one
+  // The configuration manager removes a member whose lease expired (coordinator/lease_agent.h): one
   // change, conditional on the version read and made only while this node is the manager
   // (FailedPrecondition otherwise). Unlike a plain Update it also drops the member's registration (its
   // ephemeral znode), so the removal sticks although the member's process and session may still be alive:

@@ -13,7 +13,7 @@ namespace fathom::kv {
 namespace {
 
 TEST(CoordinatorCatalogTest, TablesAreFoundByNameFromEveryNode) {
-  node::EmbeddedClusterOptions options;
+  server::EmbeddedClusterOptions options;
   options.nodes = 3;
   options.coordinated = true;
   options.memory_bytes = 8 << 20;

@@ -29,7 +29,7 @@ namespace {
 constexpr uint64_t kBuckets = 512;  // 4096 slots
 
 // --fabric=tcp runs the cluster over UCX's tcp transport (loopback) instead of shared memory.
-node::EmbeddedFabric g_fabric = node::EmbeddedFabric::kUcxSharedMemory;
+server::EmbeddedFabric g_fabric = server::EmbeddedFabric::kUcxSharedMemory;
 
 struct Setup {
   std::unique_ptr<txn::testing::TxnCluster> cluster;
@@ -39,7 +39,7 @@ struct Setup {
 Setup& GetSetup() {
   static Setup* setup = [] {
     auto* s = new Setup;
-    node::EmbeddedClusterOptions options;
+    server::EmbeddedClusterOptions options;
     options.nodes = 3;
     options.threads = 2;
     options.memory_bytes = 192 << 20;
@@ -353,9 +353,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--fabric=tcp") {
-      fathom::kv::g_fabric = fathom::node::EmbeddedFabric::kUcxTcp;
+      fathom::kv::g_fabric = fathom::server::EmbeddedFabric::kUcxTcp;
     } else if (arg == "--fabric=shm") {
-      fathom::kv::g_fabric = fathom::node::EmbeddedFabric::kUcxSharedMemory;
+      fathom::kv::g_fabric = fathom::server::EmbeddedFabric::kUcxSharedMemory;
     } else {
       argv[kept++] = argv[i];
     }

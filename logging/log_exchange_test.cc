@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
-#include "platform/node/embedded_cluster.h"
+#include "server/embedded_cluster.h"
 
 namespace fathom::logging {
 namespace {
@@ -162,14 +162,14 @@ TEST(LogExchangeTest, APeerFetchesALogOfManyChunksAndRefusesADamagedOne) {
   damaged[damaged.size() / 2] ^= 0x08;
   served[3] = std::make_shared<const std::string>(damaged);
 
-  node::EmbeddedClusterOptions options;
-  options.fabric = node::EmbeddedFabric::kSim;
+  server::EmbeddedClusterOptions options;
+  options.fabric = server::EmbeddedFabric::kSim;
   options.customize = [&served](node::NodeOptions& node) {
     node.register_handlers = [snapshot = served.at(node.node_id)](msg::Messenger& m, int) {
       ServeLogSnapshot(m, snapshot);
     };
   };
-  ASSERT_OK_AND_ASSIGN(auto cluster, node::EmbeddedCluster::Start(options));
+  ASSERT_OK_AND_ASSIGN(auto cluster, server::EmbeddedCluster::Start(options));
 
   ASSERT_OK_AND_ASSIGN(PeerLog fetched, FetchLogSnapshot(cluster->node(1), 2, absl::Seconds(10)));
   EXPECT_TRUE(fetched.has_log);

@@ -14,7 +14,7 @@
 #include "logging/log_exchange.h"
 #include "logging/log_reader.h"
 #include "logging/object_log.h"
-#include "platform/node/embedded_cluster.h"
+#include "server/embedded_cluster.h"
 
 namespace fathom::logging {
 namespace {
@@ -92,13 +92,13 @@ BENCHMARK(BM_DecodeSnapshot)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 void BM_FetchSnapshot(benchmark::State& state) {
   auto served = std::make_shared<const std::string>(EncodeLogSnapshot(MakeLog(2, static_cast<int>(state.range(0)))));
-  node::EmbeddedClusterOptions options;
+  server::EmbeddedClusterOptions options;
   options.nodes = 2;
-  options.fabric = node::EmbeddedFabric::kUcxSharedMemory;
+  options.fabric = server::EmbeddedFabric::kUcxSharedMemory;
   options.customize = [served](node::NodeOptions& node) {
     node.register_handlers = [served](msg::Messenger& m, int) { ServeLogSnapshot(m, served); };
   };
-  auto cluster = node::EmbeddedCluster::Start(options);
+  auto cluster = server::EmbeddedCluster::Start(options);
   if (!cluster.ok()) {
     state.SkipWithError(cluster.status().ToString().c_str());
     return;

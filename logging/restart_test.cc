@@ -158,7 +158,7 @@ TEST(RestartTest, ACrashMidWorkloadRestoresAConsistentCutWithTheTotalConserved) 
     {
       LoggedClusterOptions options = Options(root, /*restore=*/false);
       if (round >= 3) {
-        options.cluster.fabric = node::EmbeddedFabric::kSim;
+        options.cluster.fabric = server::EmbeddedFabric::kSim;
         options.cluster.sim.seed = seed;
         options.cluster.sim.torn_copies = true;
       }

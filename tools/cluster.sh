@@ -5,7 +5,7 @@
 #                          [--threads=2] [--lease_period=2s] [--build]
 #   tools/cluster.sh stop DIR
 #
-# Run it from the repository root. `start` uses bazel-out's opt binaries of //platform/node:fathomd and
+# Run it from the repository root. `start` uses bazel-out's opt binaries of //server:fathomd and
 # //tools/fathomctl:fathomctl (builds them with `bazel build -c opt` when missing, or always with --build)
 # and copies them to DIR/bin, so rebuilding later does not change a running cluster. It creates DIR (default:
 # a fresh /tmp/fathom-cluster.XXXXXX), writes a zoo.cfg on a free loopback port and a random cluster token
@@ -120,9 +120,9 @@ cmd_start() {
   command -v java >/dev/null || die "java not found (tools/bootstrap.sh installs it)"
   [[ -f /usr/share/java/zookeeper.jar ]] || die "ZooKeeper not installed (tools/bootstrap.sh installs it)"
 
-  local targets=(//platform/node:fathomd //tools/fathomctl:fathomctl) bin
+  local targets=(//server:fathomd //tools/fathomctl:fathomctl) bin
   bin=$(bazel info -c opt bazel-bin 2>/dev/null) || die "bazel info failed"
-  if [[ $build -eq 1 || ! -x "$bin/platform/node/fathomd" || ! -x "$bin/tools/fathomctl/fathomctl" ]]; then
+  if [[ $build -eq 1 || ! -x "$bin/server/fathomd" || ! -x "$bin/tools/fathomctl/fathomctl" ]]; then
     echo "building ${targets[*]} (-c opt)"
     bazel build -c opt "${targets[@]}" >&2 || die "bazel build failed"
   fi
@@ -135,7 +135,7 @@ cmd_start() {
     dir=$(cd "$dir" && pwd)
   fi
   mkdir -p "$dir/bin" "$dir/zookeeper-data"
-  cp "$bin/platform/node/fathomd" "$bin/tools/fathomctl/fathomctl" "$dir/bin/"
+  cp "$bin/server/fathomd" "$bin/tools/fathomctl/fathomctl" "$dir/bin/"
   (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/token" && echo >>"$dir/token")
 
   local port

@@ -33,11 +33,11 @@ Setup& ClusterFor(bool tcp, int backups) {
   Setup& setup = (*setups)[{tcp, backups}];
   if (setup.cluster != nullptr) return setup;
   for (auto& [key, other] : *setups) other.cluster.reset();  // one cluster at a time: they share 2 cores
-  node::EmbeddedClusterOptions options;
+  server::EmbeddedClusterOptions options;
   options.nodes = 3;
   options.threads = 2;
   options.memory_bytes = 16 << 20;
-  options.fabric = tcp ? node::EmbeddedFabric::kUcxTcp : node::EmbeddedFabric::kUcxSharedMemory;
+  options.fabric = tcp ? server::EmbeddedFabric::kUcxTcp : server::EmbeddedFabric::kUcxSharedMemory;
   TxnOptions txn;
   txn.backups = backups;
   auto cluster = testing::TxnCluster::Start(options, txn);

@@ -24,7 +24,7 @@ using workloads::EncodeInt;
 
 using Fabric = testing::TestFabric;
 
-node::EmbeddedClusterOptions ClusterOptions(Fabric fabric, uint64_t seed) {
+server::EmbeddedClusterOptions ClusterOptions(Fabric fabric, uint64_t seed) {
   return testing::TestClusterOptions(fabric, seed, 4 << 20);
 }
 

@@ -39,12 +39,12 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
   const uint64_t records = std::max<uint64_t>(options.records, 1000);
   fathom->buckets_ = std::max<uint64_t>(64, records / 4);
   const uint64_t bytes = (fathom->buckets_ * 2048 + records * 2048) * 3 / 2 / options.nodes;
-  node::EmbeddedClusterOptions cluster;
+  server::EmbeddedClusterOptions cluster;
   cluster.nodes = options.nodes;
   cluster.threads = options.threads_per_node;
-  cluster.fabric = options.tcp ? node::EmbeddedFabric::kUcxTcp : node::EmbeddedFabric::kUcxSharedMemory;
+  cluster.fabric = options.tcp ? server::EmbeddedFabric::kUcxTcp : server::EmbeddedFabric::kUcxSharedMemory;
   cluster.memory_bytes = std::max<uint64_t>(64 * kMiB, (bytes + kMiB - 1) / kMiB * kMiB);
-  auto started = node::EmbeddedCluster::Start(cluster);
+  auto started = server::EmbeddedCluster::Start(cluster);
   if (!started.ok()) return started.status();
   fathom->cluster_ = std::move(*started);
   std::vector<uint32_t> members;

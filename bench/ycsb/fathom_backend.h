@@ -24,7 +24,7 @@
 #include "bench/ycsb/backend.h"
 #include "kv/catalog.h"
 #include "kv/kv.h"
-#include "platform/node/embedded_cluster.h"
+#include "server/embedded_cluster.h"
 #include "txn/txn.h"
 
 namespace fathom::ycsb {
@@ -57,7 +57,7 @@ class FathomCluster final : public AsyncLanes {
   absl::Status SetUpLanes();
 
   FathomClusterOptions options_;
-  std::unique_ptr<node::EmbeddedCluster> cluster_;
+  std::unique_ptr<server::EmbeddedCluster> cluster_;
   std::vector<std::unique_ptr<txn::TransactionService>> services_;
   kv::InProcessCatalog catalog_;
   std::vector<kv::Table> tables_;  // one handle per node

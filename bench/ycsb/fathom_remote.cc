@@ -74,9 +74,9 @@ absl::Status RemoteFathom::Start() {
   node_options.worker_threads = options_.threads;
   node_options.join_timeout = options_.join_timeout;
   if (options_.lease_period > absl::ZeroDuration()) {
-    node::LeaseOptions lease_options;
+    coordinator::LeaseOptions lease_options;
     lease_options.period = options_.lease_period;
-    lease_ = std::make_unique<node::LeaseAgent>(lease_options);
+    lease_ = std::make_unique<coordinator::LeaseAgent>(lease_options);
     lease_->InstallHandler(&node_options);
   }
   fabric::UcxOptions ucx;
@@ -99,7 +99,7 @@ absl::Status RemoteFathom::Start() {
     if (coordinator::FindMember(configuration, id) != nullptr) listed->store(configuration.epoch());
   });
 
-  coordinator::MemberInfo me = node::MemberInfoFor(
+  coordinator::MemberInfo me = coordinator::MemberInfoFor(
       *node_, 0, options_.tcp ? coordinator::FABRIC_KIND_UCX_TCP : coordinator::FABRIC_KIND_UCX_SHARED_MEMORY);
   me.set_client_only(true);
   if (absl::Status joined = coordinator_->Join(me); !joined.ok()) {
@@ -114,13 +114,13 @@ absl::Status RemoteFathom::Start() {
     if (absl::Now() > deadline) return absl::DeadlineExceededError("no configuration listing this client arrived");
     absl::SleepFor(absl::Milliseconds(5));
   }
-  node::MembershipOptions membership;
+  coordinator::MembershipOptions membership;
   if (lease_ != nullptr) {
     if (absl::Status s = lease_->Start(node_.get(), coordinator_.get()); !s.ok()) return s;
     membership.lease = lease_.get();
     membership.rejoin_as = me;
   }
-  auto follower = node::MembershipFollower::Start(node_.get(), coordinator_.get(), std::move(membership));
+  auto follower = coordinator::MembershipFollower::Start(node_.get(), coordinator_.get(), std::move(membership));
   if (!follower.ok()) return follower.status();
   follower_ = std::move(*follower);
   if (absl::Status s = WaitForMembers(); !s.ok()) return s;

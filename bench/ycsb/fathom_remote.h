@@ -26,8 +26,8 @@
 #include "coordinator/zookeeper_coordinator.h"
 #include "kv/coordinator_catalog.h"
 #include "kv/kv.h"
-#include "platform/node/lease_agent.h"
-#include "platform/node/membership.h"
+#include "coordinator/lease_agent.h"
+#include "coordinator/membership.h"
 #include "platform/node/node.h"
 #include "txn/txn.h"
 
@@ -87,10 +87,10 @@ class RemoteFathom final : public AsyncLanes {
 
   RemoteFathomOptions options_;
   std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator_;
-  std::unique_ptr<node::LeaseAgent> lease_;  // outlives the node: its threads answer lease requests
+  std::unique_ptr<coordinator::LeaseAgent> lease_;  // outlives the node: its threads answer lease requests
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<txn::TransactionService> txns_;
-  std::unique_ptr<node::MembershipFollower> follower_;
+  std::unique_ptr<coordinator::MembershipFollower> follower_;
   std::unique_ptr<coordinator::Subscription> txn_subscription_;
   std::unique_ptr<kv::CoordinatorCatalog> catalog_;
   std::vector<kv::Table> tables_;  // one handle, kept in a vector so Leave can drop it

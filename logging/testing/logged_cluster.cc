@@ -32,7 +32,7 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
     }
     image = MergeLogs(result->restored_.logs);
   }
-  auto cluster = node::EmbeddedCluster::Start(options.cluster);
+  auto cluster = server::EmbeddedCluster::Start(options.cluster);
   if (!cluster.ok()) return cluster.status();
   result->cluster_ = std::move(*cluster);
   std::map<uint32_t, uint64_t> region_bytes;

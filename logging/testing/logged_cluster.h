@@ -21,13 +21,13 @@
 #include "absl/status/statusor.h"
 #include "logging/object_log.h"
 #include "logging/restore.h"
-#include "platform/node/embedded_cluster.h"
+#include "server/embedded_cluster.h"
 #include "txn/txn.h"
 
 namespace fathom::logging::testing {
 
 struct LoggedClusterOptions {
-  node::EmbeddedClusterOptions cluster;
+  server::EmbeddedClusterOptions cluster;
   txn::TxnOptions txn;
   std::string root;      // node i logs in root/node<i>
   bool logging = true;   // false: no log at all (the baseline for benchmarks)
@@ -57,7 +57,7 @@ class LoggedCluster {
   txn::TransactionService& service(uint32_t node) { return *services_.at(node - 1); }
   std::vector<txn::TransactionService*> services();
   ObjectLog* log(uint32_t node) { return logs_.empty() ? nullptr : logs_.at(node - 1).get(); }
-  node::EmbeddedCluster& cluster() { return *cluster_; }
+  server::EmbeddedCluster& cluster() { return *cluster_; }
   int size() const { return static_cast<int>(services_.size()); }
   const RestoreReport& restored() const { return restored_; }
 
@@ -83,7 +83,7 @@ class LoggedCluster {
 
  private:
   LoggedCluster() = default;
-  std::unique_ptr<node::EmbeddedCluster> cluster_;
+  std::unique_ptr<server::EmbeddedCluster> cluster_;
   std::vector<std::unique_ptr<txn::TransactionService>> services_;
   std::vector<std::unique_ptr<ObjectLog>> logs_;
   RestoreReport restored_;

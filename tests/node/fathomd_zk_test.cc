@@ -168,7 +168,7 @@ TEST_F(FathomdZooKeeperTest, MembershipFollowsTheConfiguration) {
 
 TEST(FathomdZooKeeperStartTest, UnreachableZooKeeperIsAClearError) {
   auto process = testing::Subprocess::Start(
-      {testing::RunfilePath("platform/node/fathomd"), "--node_id=1", absl::StrCat("--token=", kToken),
+      {testing::RunfilePath("server/fathomd"), "--node_id=1", absl::StrCat("--token=", kToken),
        "--listen=127.0.0.1:0", "--memory=8M", "--region_size=8M", "--zk=127.0.0.1:1", "--join_timeout=2s"});
   ASSERT_TRUE(process.ok());
   auto status = (*process)->Wait(absl::Seconds(30));

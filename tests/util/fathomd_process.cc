@@ -10,7 +10,7 @@
 namespace fathom::testing {
 
 absl::StatusOr<std::unique_ptr<Subprocess>> LaunchFathomd(int node_id, const std::vector<std::string>& flags) {
-  std::vector<std::string> argv = {RunfilePath("platform/node/fathomd"), absl::StrCat("--node_id=", node_id)};
+  std::vector<std::string> argv = {RunfilePath("server/fathomd"), absl::StrCat("--node_id=", node_id)};
   argv.insert(argv.end(), flags.begin(), flags.end());
   return Subprocess::Start(argv);
 }
@@ -39,7 +39,7 @@ absl::StatusOr<FathomdExit> RunFathomdToExit(int node_id, const std::vector<std:
                                              const std::string& stderr_path, absl::Duration timeout) {
   // A shell redirects stderr and then becomes fathomd (exec), so the pid and exit code are fathomd's.
   std::vector<std::string> argv = {"/bin/sh", "-c", "err=$1; shift; exec \"$@\" 2>\"$err\"", "sh", stderr_path,
-                                   RunfilePath("platform/node/fathomd"), absl::StrCat("--node_id=", node_id)};
+                                   RunfilePath("server/fathomd"), absl::StrCat("--node_id=", node_id)};
   argv.insert(argv.end(), flags.begin(), flags.end());
   auto process = Subprocess::Start(argv);
   if (!process.ok()) return process.status();

@@ -1,5 +1,5 @@
 // Starting a fathomd process in a test and waiting until it serves: it prints
-// "READY node=<id> control=<host:port>" on stdout (platform/node/fathomd.cc) once it has joined.
+// "READY node=<id> control=<host:port>" on stdout (server/fathomd_main.cc) once it has joined.
 //
 //   ASSIGN_OR_RETURN(FathomdProcess node, StartFathomd(1, {"--token=...", "--transports=sm"}));
 //   ASSIGN_OR_RETURN(auto client, ConnectControl(node.control_address, token));

@@ -9,13 +9,13 @@ namespace fathom::txn::testing {
 
 const char* TestFabricName(TestFabric fabric) { return fabric == TestFabric::kShm ? "Shm" : "Sim"; }
 
-node::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes) {
-  node::EmbeddedClusterOptions options;
+server::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes) {
+  server::EmbeddedClusterOptions options;
   options.nodes = 3;
   options.threads = 2;
   options.memory_bytes = memory_bytes;
   if (fabric == TestFabric::kSim) {
-    options.fabric = node::EmbeddedFabric::kSim;
+    options.fabric = server::EmbeddedFabric::kSim;
     options.sim.seed = seed;
     options.sim.torn_copies = true;
     options.sim.max_latency = absl::Microseconds(20);
@@ -24,8 +24,8 @@ node::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed
   return options;
 }
 
-absl::StatusOr<std::unique_ptr<TxnCluster>> TxnCluster::Start(node::EmbeddedClusterOptions options, TxnOptions txn) {
-  auto cluster = node::EmbeddedCluster::Start(options);
+absl::StatusOr<std::unique_ptr<TxnCluster>> TxnCluster::Start(server::EmbeddedClusterOptions options, TxnOptions txn) {
+  auto cluster = server::EmbeddedCluster::Start(options);
   if (!cluster.ok()) return cluster.status();
   auto result = std::unique_ptr<TxnCluster>(new TxnCluster());
   result->cluster_ = std::move(*cluster);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "platform/node/embedded_cluster.h"
+#include "server/embedded_cluster.h"
 #include "txn/txn.h"
 
 namespace fathom::txn::testing {
@@ -20,16 +20,16 @@ enum class TestFabric { kShm, kSim };
 const char* TestFabricName(TestFabric fabric);  // "Shm", "Sim": test name suffixes
 
 // 3 nodes x 2 threads with `memory_bytes` each on `fabric` (`seed` drives the simulation).
-node::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes = 16 << 20);
+server::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes = 16 << 20);
 
 class TxnCluster {
  public:
-  static absl::StatusOr<std::unique_ptr<TxnCluster>> Start(node::EmbeddedClusterOptions options,
+  static absl::StatusOr<std::unique_ptr<TxnCluster>> Start(server::EmbeddedClusterOptions options,
                                                            TxnOptions txn = {});
   ~TxnCluster();
 
   TransactionService& service(uint32_t node) { return *services_.at(node - 1); }
-  node::EmbeddedCluster& cluster() { return *cluster_; }
+  server::EmbeddedCluster& cluster() { return *cluster_; }
   int size() const { return static_cast<int>(services_.size()); }
 
   // Waits until no participant keeps a record and no coordinator owes a truncation (DeadlineExceeded).
@@ -38,7 +38,7 @@ class TxnCluster {
   absl::Status CheckReplicasIdentical();
 
  private:
-  std::unique_ptr<node::EmbeddedCluster> cluster_;
+  std::unique_ptr<server::EmbeddedCluster> cluster_;
   std::vector<std::unique_ptr<TransactionService>> services_;
 };
 

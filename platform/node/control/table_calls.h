@@ -1,6 +1,6 @@
 // TableCalls: what serves the control service's table calls on a node. The node runtime knows nothing
 // of kv tables (kv sits above it), so the process that has a catalog (fathomd with --zk) installs one
-// with Node::SetTableCalls; platform/node/table_admin.h is kv's.
+// with Node::SetTableCalls; server/table_admin.h is kv's.
 //
 // Called on gRPC threads, several at once, with validated requests (table_validation.h).
 #ifndef FATHOM_PLATFORM_NODE_CONTROL_TABLE_CALLS_H_

@@ -1,10 +1,10 @@
-#include "platform/node/lease.h"
+#include "coordinator/lease.h"
 
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 
-namespace fathom::node {
+namespace fathom::coordinator {
 namespace {
 
 // Little-endian fixed-width fields (docs/formats/lease.md).
@@ -134,4 +134,4 @@ std::vector<std::pair<uint32_t, uint64_t>> LeaseTable::Expired(absl::Time now) c
   return out;
 }
 
-}  // namespace fathom::node
+}  // namespace fathom::coordinator

@@ -7,8 +7,8 @@
 //   ASSIGN_OR_RETURN(auto cluster, EmbeddedCluster::Start(options));
 //   ASSIGN_OR_RETURN(object::ObjectRef ref, cluster->node(1).AllocateObject("x"));
 //   ASSIGN_OR_RETURN(std::string bytes, cluster->node(2).ReadObject(ref));
-#ifndef FATHOM_PLATFORM_NODE_EMBEDDED_CLUSTER_H_
-#define FATHOM_PLATFORM_NODE_EMBEDDED_CLUSTER_H_
+#ifndef FATHOM_SERVER_EMBEDDED_CLUSTER_H_
+#define FATHOM_SERVER_EMBEDDED_CLUSTER_H_
 
 #include <functional>
 #include <memory>
@@ -17,11 +17,11 @@
 #include "absl/status/statusor.h"
 #include "coordinator/local_coordinator.h"
 #include "platform/fabric/sim/sim_fabric.h"
-#include "platform/node/lease_agent.h"
-#include "platform/node/membership.h"
+#include "coordinator/lease_agent.h"
+#include "coordinator/membership.h"
 #include "platform/node/node.h"
 
-namespace fathom::node {
+namespace fathom::server {
 
 enum class EmbeddedFabric { kUcxSharedMemory, kUcxTcp, kSim };
 
@@ -40,7 +40,7 @@ struct EmbeddedClusterOptions {
   // Set: the leases' time comes from it and no lease thread runs; the test calls lease(id)->Tick().
   const Clock* lease_clock = nullptr;
   // Adjusts each node's options before it starts (after the cluster filled them in).
-  std::function<void(NodeOptions&)> customize;
+  std::function<void(node::NodeOptions&)> customize;
 };
 
 class EmbeddedCluster {
@@ -48,16 +48,16 @@ class EmbeddedCluster {
   static absl::StatusOr<std::unique_ptr<EmbeddedCluster>> Start(EmbeddedClusterOptions options);
   ~EmbeddedCluster();
 
-  Node& node(uint32_t id) { return *nodes_.at(id - 1); }
+  node::Node& node(uint32_t id) { return *nodes_.at(id - 1); }
   int size() const { return static_cast<int>(nodes_.size()); }
   // The simulated network (kSim only, else null): partitions, crashes, drops.
   fabric::sim::SimNetwork* sim() { return network_.get(); }
   // Coordinated clusters only (else null).
   coordinator::LocalCoordinationService* coordination() { return coordination_.get(); }
   coordinator::Coordinator* coordinator(uint32_t id) { return coordinators_.empty() ? nullptr : coordinators_.at(id - 1).get(); }
-  MembershipFollower* follower(uint32_t id) { return followers_.empty() ? nullptr : followers_.at(id - 1).get(); }
+  coordinator::MembershipFollower* follower(uint32_t id) { return followers_.empty() ? nullptr : followers_.at(id - 1).get(); }
   // Clusters with leases only (else null).
-  LeaseAgent* lease(uint32_t id) { return leases_.empty() ? nullptr : leases_.at(id - 1).get(); }
+  coordinator::LeaseAgent* lease(uint32_t id) { return leases_.empty() ? nullptr : leases_.at(id - 1).get(); }
   // Stops node `id` following the configuration (as if its process were stopped: nothing it holds
   // changes), and starts it again. With a lease_clock, also stop calling lease(id)->Tick() meanwhile.
   void PauseMembership(uint32_t id);
@@ -69,13 +69,13 @@ class EmbeddedCluster {
   std::unique_ptr<fabric::sim::SimNetwork> network_;  // outlives the nodes (declared first)
   std::unique_ptr<coordinator::LocalCoordinationService> coordination_;
   std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
-  std::vector<std::unique_ptr<LeaseAgent>> leases_;  // outlive the nodes, whose handlers call them
+  std::vector<std::unique_ptr<coordinator::LeaseAgent>> leases_;  // outlive the nodes, whose handlers call them
   std::vector<coordinator::MemberInfo> members_;
-  std::vector<std::unique_ptr<Node>> nodes_;
-  std::vector<std::unique_ptr<MembershipFollower>> followers_;  // stopped before the nodes
+  std::vector<std::unique_ptr<node::Node>> nodes_;
+  std::vector<std::unique_ptr<coordinator::MembershipFollower>> followers_;  // stopped before the nodes
   std::string token_;
 };
 
-}  // namespace fathom::node
+}  // namespace fathom::server
 
-#endif  // FATHOM_PLATFORM_NODE_EMBEDDED_CLUSTER_H_
+#endif  // FATHOM_SERVER_EMBEDDED_CLUSTER_H_

@@ -18,8 +18,8 @@
 // for a lease again, and joins the others once it holds one. With MembershipOptions::rejoin_as, a node the
 // configuration no longer lists (the CM removed it when its lease expired, or its session ended) joins the
 // coordinator again (Leave, then Join) by itself: so destroy the follower before leaving for good.
-#ifndef FATHOM_PLATFORM_NODE_MEMBERSHIP_H_
-#define FATHOM_PLATFORM_NODE_MEMBERSHIP_H_
+#ifndef FATHOM_COORDINATOR_MEMBERSHIP_H_
+#define FATHOM_COORDINATOR_MEMBERSHIP_H_
 
 #include <cstdint>
 #include <map>
@@ -30,13 +30,13 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator/coordinator.h"
-#include "platform/node/lease_agent.h"
+#include "coordinator/lease_agent.h"
 #include "platform/node/node.h"
 
-namespace fathom::node {
+namespace fathom::coordinator {
 
 // This node as a coordinator member; `fabric` names its transport (the node only knows "UCX").
-coordinator::MemberInfo MemberInfoFor(const Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric);
+coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric);
 
 struct MembershipOptions {
   absl::Duration retry = absl::Milliseconds(200);
@@ -47,8 +47,8 @@ struct MembershipOptions {
 class MembershipFollower {
  public:
   static absl::StatusOr<std::unique_ptr<MembershipFollower>> Start(
-      Node* node, coordinator::Coordinator* coordinator, absl::Duration retry = absl::Milliseconds(200));
-  static absl::StatusOr<std::unique_ptr<MembershipFollower>> Start(Node* node, coordinator::Coordinator* coordinator,
+      node::Node* node, coordinator::Coordinator* coordinator, absl::Duration retry = absl::Milliseconds(200));
+  static absl::StatusOr<std::unique_ptr<MembershipFollower>> Start(node::Node* node, coordinator::Coordinator* coordinator,
                                                                    MembershipOptions options);
   ~MembershipFollower();  // unsubscribes and stops the thread
 
@@ -58,7 +58,7 @@ class MembershipFollower {
   uint64_t rejoins() const;
 
  private:
-  MembershipFollower(Node* node, coordinator::Coordinator* coordinator, MembershipOptions options)
+  MembershipFollower(node::Node* node, coordinator::Coordinator* coordinator, MembershipOptions options)
       : node_(node), coordinator_(coordinator), options_(std::move(options)) {}
   void OnConfiguration(const coordinator::Configuration& configuration);
   void Poke();  // look again (the lease came or went)
@@ -68,7 +68,7 @@ class MembershipFollower {
   // Leave, then Join; if it joined, the epoch of a configuration that lists this node again.
   std::optional<uint64_t> Rejoin();
 
-  Node* const node_;
+  node::Node* const node_;
   coordinator::Coordinator* const coordinator_;
   const MembershipOptions options_;
   std::unique_ptr<coordinator::Subscription> subscription_;
@@ -85,6 +85,6 @@ class MembershipFollower {
   uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again
 };
 
-}  // namespace fathom::node
+}  // namespace fathom::coordinator
 
-#endif  // FATHOM_PLATFORM_NODE_MEMBERSHIP_H_
+#endif  // FATHOM_COORDINATOR_MEMBERSHIP_H_

@@ -1,8 +1,8 @@
-#include "platform/node/table_admin.h"
+#include "server/table_admin.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace fathom::node {
+namespace fathom::server {
 namespace {
 
 control::TableIndexKind WireKind(kv::IndexKind kind) {
@@ -76,4 +76,4 @@ absl::StatusOr<control::ListTablesResponse> TableAdmin::List() {
   return response;
 }
 
-}  // namespace fathom::node
+}  // namespace fathom::server

@@ -1,14 +1,14 @@
-#include "platform/node/lease_agent.h"
+#include "coordinator/lease_agent.h"
 
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
 
-namespace fathom::node {
+namespace fathom::coordinator {
 namespace {
 
-bool Listed(const std::optional<coordinator::Configuration>& config, const Node& node) {
+bool Listed(const std::optional<coordinator::Configuration>& config, const node::Node& node) {
   if (!config.has_value()) return false;
   const coordinator::MemberInfo* me = coordinator::FindMember(*config, node.id());
   return me != nullptr && me->incarnation() == node.incarnation();
@@ -22,7 +22,7 @@ LeaseAgent::LeaseAgent(LeaseOptions options) : options_(options), table_(options
 
 LeaseAgent::~LeaseAgent() { Stop(); }
 
-void LeaseAgent::InstallHandler(NodeOptions* options) {
+void LeaseAgent::InstallHandler(node::NodeOptions* options) {
   options->register_handlers = [this, user = std::move(options->register_handlers)](msg::Messenger& messenger,
                                                                                       int thread) {
     messenger
@@ -33,7 +33,7 @@ void LeaseAgent::InstallHandler(NodeOptions* options) {
   };
 }
 
-absl::Status LeaseAgent::Start(Node* node, coordinator::Coordinator* coordinator) {
+absl::Status LeaseAgent::Start(node::Node* node, coordinator::Coordinator* coordinator) {
   if (options_.period <= absl::ZeroDuration() || options_.renewals_per_period < 2) {
     return absl::InvalidArgumentError("a lease needs a positive period and at least 2 renewals per period");
   }
@@ -163,7 +163,7 @@ absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::stri
   };
   auto thread = node_->Thread(options_.thread);
   if (!thread.ok()) return thread.status();
-  NodeThread* t = *thread;
+  node::NodeThread* t = *thread;
   const absl::Duration timeout = interval();
   absl::StatusOr<Outcome> outcome = t->StartAndWait<Outcome>(
       [t, manager, request, timeout](std::function<void(absl::StatusOr<Outcome>)> done) {
@@ -283,4 +283,4 @@ void LeaseAgent::AddCounters(std::map<std::string, uint64_t>& out) const {
   }
 }
 
-}  // namespace fathom::node
+}  // namespace fathom::coordinator

@@ -5,15 +5,15 @@
 //
 //   auto tables = std::make_shared<TableAdmin>(txns.get(), &catalog);
 //   node->SetTableCalls(tables);          // before serving; SetTableCalls(nullptr) before txns go
-#ifndef FATHOM_PLATFORM_NODE_TABLE_ADMIN_H_
-#define FATHOM_PLATFORM_NODE_TABLE_ADMIN_H_
+#ifndef FATHOM_SERVER_TABLE_ADMIN_H_
+#define FATHOM_SERVER_TABLE_ADMIN_H_
 
 #include "kv/catalog.h"
 #include "kv/kv.h"
 #include "platform/node/control/table_calls.h"
 #include "txn/txn.h"
 
-namespace fathom::node {
+namespace fathom::server {
 
 // What a table's root says, as the control service reports it.
 control::TableSummary SummaryOf(const kv::Table& table, uint64_t epoch);
@@ -33,6 +33,6 @@ class TableAdmin final : public control::TableCalls {
   kv::Catalog* const catalog_;
 };
 
-}  // namespace fathom::node
+}  // namespace fathom::server
 
-#endif  // FATHOM_PLATFORM_NODE_TABLE_ADMIN_H_
+#endif  // FATHOM_SERVER_TABLE_ADMIN_H_

@@ -1,10 +1,10 @@
 // The lease wire format (docs/formats/lease.md), corrupted on purpose, and the CM's LeaseTable on
 // injected times.
-#include "platform/node/lease.h"
+#include "coordinator/lease.h"
 
 #include "gtest/gtest.h"
 
-namespace fathom::node {
+namespace fathom::coordinator {
 namespace {
 
 coordinator::Configuration Config(std::initializer_list<std::pair<uint32_t, uint64_t>> members) {
@@ -122,4 +122,4 @@ TEST(LeaseTableTest, ConfigurationChangesKeepRenewalsAndResetNewcomers) {
 }
 
 }  // namespace
-}  // namespace fathom::node
+}  // namespace fathom::coordinator

@@ -1,13 +1,13 @@
-#include "platform/node/membership.h"
+#include "coordinator/membership.h"
 
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
 
-namespace fathom::node {
+namespace fathom::coordinator {
 
-coordinator::MemberInfo MemberInfoFor(const Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric) {
+coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric) {
   coordinator::MemberInfo member;
   member.set_node_id(node.id());
   member.set_control_address(node.control_address());
@@ -17,7 +17,7 @@ coordinator::MemberInfo MemberInfoFor(const Node& node, uint64_t memory_bytes, c
   return member;
 }
 
-absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(Node* node,
+absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(node::Node* node,
                                                                              coordinator::Coordinator* coordinator,
                                                                              absl::Duration retry) {
   MembershipOptions options;
@@ -25,7 +25,7 @@ absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(No
   return Start(node, coordinator, std::move(options));
 }
 
-absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(Node* node,
+absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(node::Node* node,
                                                                              coordinator::Coordinator* coordinator,
                                                                              MembershipOptions options) {
   std::unique_ptr<MembershipFollower> follower(new MembershipFollower(node, coordinator, std::move(options)));
@@ -167,4 +167,4 @@ std::optional<uint64_t> MembershipFollower::Rejoin() {
   return listing->epoch() - 1;
 }
 
-}  // namespace fathom::node
+}  // namespace fathom::coordinator

@@ -1,11 +1,11 @@
-#include "platform/node/embedded_cluster.h"
+#include "server/embedded_cluster.h"
 
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
 
-namespace fathom::node {
+namespace fathom::server {
 namespace {
 
 std::string RandomToken() {
@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
       if (!real.ok()) return real.status();
       fabric = std::move(*real);
     }
-    NodeOptions node;
+    node::NodeOptions node;
     node.node_id = i;
     node.cluster_name = "embedded";
     node.cluster_token = cluster->token_;
@@ -48,16 +48,16 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
     node.region_bytes = std::min<uint64_t>(options.memory_bytes, 64 << 20);
     if (options.customize) options.customize(node);
     if (options.coordinated && options.lease_period > absl::ZeroDuration()) {
-      LeaseOptions lease;
+      coordinator::LeaseOptions lease;
       lease.period = options.lease_period;
       if (options.lease_clock != nullptr) {
         lease.clock = options.lease_clock;
         lease.background = false;
       }
-      cluster->leases_.push_back(std::make_unique<LeaseAgent>(lease));
+      cluster->leases_.push_back(std::make_unique<coordinator::LeaseAgent>(lease));
       cluster->leases_.back()->InstallHandler(&node);
     }
-    auto started = Node::Start(node, std::move(fabric));
+    auto started = node::Node::Start(node, std::move(fabric));
     if (!started.ok()) {
       return absl::Status(started.status().code(), absl::StrCat("node ", i, ": ", started.status().message()));
     }
@@ -71,7 +71,7 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
                                              : coordinator::FABRIC_KIND_UCX_SHARED_MEMORY;
     for (int i = 1; i <= options.nodes; ++i) {
       cluster->coordinators_.push_back(cluster->coordination_->NewCoordinator());
-      cluster->members_.push_back(MemberInfoFor(cluster->node(i), options.memory_bytes, kind));
+      cluster->members_.push_back(coordinator::MemberInfoFor(cluster->node(i), options.memory_bytes, kind));
       if (absl::Status s = cluster->coordinators_.back()->Join(cluster->members_.back()); !s.ok()) return s;
       if (!cluster->leases_.empty()) {
         if (absl::Status s = cluster->leases_.at(i - 1)->Start(&cluster->node(i), cluster->coordinator(i)); !s.ok()) {
@@ -98,12 +98,12 @@ absl::StatusOr<std::unique_ptr<EmbeddedCluster>> EmbeddedCluster::Start(Embedded
 void EmbeddedCluster::PauseMembership(uint32_t id) { followers_.at(id - 1).reset(); }
 
 absl::Status EmbeddedCluster::ResumeMembership(uint32_t id) {
-  MembershipOptions membership;
+  coordinator::MembershipOptions membership;
   if (!leases_.empty()) {
     membership.lease = leases_.at(id - 1).get();
     membership.rejoin_as = members_.at(id - 1);
   }
-  auto follower = MembershipFollower::Start(&node(id), coordinator(id), std::move(membership));
+  auto follower = coordinator::MembershipFollower::Start(&node(id), coordinator(id), std::move(membership));
   if (!follower.ok()) return follower.status();
   followers_.at(id - 1) = std::move(*follower);
   return absl::OkStatus();
@@ -117,4 +117,4 @@ EmbeddedCluster::~EmbeddedCluster() {
   nodes_.clear();
 }
 
-}  // namespace fathom::node
+}  // namespace fathom::server

@@ -16,11 +16,17 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "platform/fabric/sim/test_seed.h"
-#include "platform/node/embedded_cluster.h"
-#include "platform/node/lease_agent.h"
+#include "server/embedded_cluster.h"
+#include "coordinator/lease_agent.h"
 
 namespace fathom::node {
 namespace {
+
+using server::EmbeddedCluster;
+using server::EmbeddedClusterOptions;
+using server::EmbeddedFabric;
+using coordinator::LeaseCounters;
+using coordinator::LeaseOptions;
 
 constexpr msg::MessageType kProbeMessage = 98;  // test only: counts what each node handles, per sender
 constexpr absl::Duration kPeriod = absl::Seconds(1);

@@ -52,10 +52,10 @@
 #include "logging/txn_hook.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
 #include "platform/node/control/cluster_token.h"
-#include "platform/node/lease_agent.h"
-#include "platform/node/membership.h"
+#include "coordinator/lease_agent.h"
+#include "coordinator/membership.h"
 #include "platform/node/node.h"
-#include "platform/node/table_admin.h"
+#include "server/table_admin.h"
 #include "txn/txn.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "this node's id, 1..65535 (required)");
@@ -93,7 +93,7 @@ ABSL_FLAG(std::string, txn_members, "",
           "without --zk: the nodes that hold data and replicas, id,id,... (default: this node and --peers); "
           "every node of the cluster must list the same. With --zk the configuration says.");
 
-namespace fathom::node {
+namespace fathom::server {
 namespace {
 
 void Log(uint32_t node, const std::string& message) {
@@ -124,18 +124,18 @@ absl::StatusOr<std::string> ReadToken() {
 }
 
 // --txn_members, or this node and its --peers.
-absl::StatusOr<std::vector<uint32_t>> TxnMembers(uint32_t self, const std::vector<PeerAddress>& peers) {
+absl::StatusOr<std::vector<uint32_t>> TxnMembers(uint32_t self, const std::vector<node::PeerAddress>& peers) {
   std::vector<uint32_t> members;
   const std::string flag = absl::GetFlag(FLAGS_txn_members);
   if (flag.empty()) {
     members.push_back(self);
-    for (const PeerAddress& peer : peers) members.push_back(peer.node_id);
+    for (const node::PeerAddress& peer : peers) members.push_back(peer.node_id);
     return members;
   }
   bool listed = false;
   for (absl::string_view part : absl::StrSplit(flag, ',')) {
     uint32_t member = 0;
-    if (!absl::SimpleAtoi(part, &member) || member == 0 || member > kMaxNodeId) {
+    if (!absl::SimpleAtoi(part, &member) || member == 0 || member > node::kMaxNodeId) {
       return absl::InvalidArgumentError(absl::StrCat("--txn_members: '", part, "' is not a node id"));
     }
     listed |= member == self;
@@ -170,12 +170,12 @@ absl::StatusOr<StartingLog> ReadStartingLog(uint32_t id, const std::string& dir)
 }
 
 // Every member but this node must be a listed peer: a restart gathers their logs before it serves.
-absl::Status CheckPeersListMembers(uint32_t self, const std::vector<PeerAddress>& peers,
+absl::Status CheckPeersListMembers(uint32_t self, const std::vector<node::PeerAddress>& peers,
                                    const std::vector<uint32_t>& members) {
   for (uint32_t member : members) {
     if (member == self) continue;
     bool listed = false;
-    for (const PeerAddress& peer : peers) listed |= peer.node_id == member;
+    for (const node::PeerAddress& peer : peers) listed |= peer.node_id == member;
     if (!listed) {
       return absl::InvalidArgumentError(absl::StrCat("restarting from a log needs every other member in --peers; "
                                                      "node ", member, " is not listed"));
@@ -185,7 +185,7 @@ absl::Status CheckPeersListMembers(uint32_t self, const std::vector<PeerAddress>
 }
 
 // Joins every member and rebuilds this node's memory from every member's log (logging/node_restart.h).
-absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromMembers(Node& node, const logging::LogContents& own,
+absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromMembers(node::Node& node, const logging::LogContents& own,
                                                                          const std::vector<uint32_t>& members,
                                                                          int backups) {
   if (absl::Status joined = node.JoinPeers(); !joined.ok()) return joined;
@@ -196,7 +196,7 @@ absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromMembers(Node& n
 
 // Rebuilds this node's memory from every member's log, the members already connected (with --zk, by the
 // configuration).
-absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromConnected(Node& node, const logging::LogContents& own,
+absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromConnected(node::Node& node, const logging::LogContents& own,
                                                                            const std::vector<uint32_t>& members,
                                                                            int backups) {
   auto restore = logging::RestoreNode(node, own, members, backups, node.options().call_timeout);
@@ -220,8 +220,8 @@ absl::Status JoinWhenFree(coordinator::ZooKeeperCoordinator& coordinator, const 
 // node's log recorded, each listed with the incarnation this node is connected to (not a process that
 // died, whose member znode lingers until its session times out), with `follower` done applying it (its
 // connections are that configuration's, and no older change is still to undo one), and returns it.
-absl::StatusOr<coordinator::Configuration> WaitForLoggedMembers(Node& node, coordinator::ZooKeeperCoordinator& zk,
-                                                                const MembershipFollower& follower,
+absl::StatusOr<coordinator::Configuration> WaitForLoggedMembers(node::Node& node, coordinator::ZooKeeperCoordinator& zk,
+                                                                const coordinator::MembershipFollower& follower,
                                                                 const std::vector<uint32_t>& logged,
                                                                 absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -257,7 +257,7 @@ absl::StatusOr<coordinator::Configuration> WaitForLoggedMembers(Node& node, coor
 // connection made again while the logs are fetched (both sides joining each other) cancels the fetch;
 // nothing is written to memory before every log is in, so it waits and tries again, until `timeout`.
 absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreThroughZooKeeper(
-    Node& node, coordinator::ZooKeeperCoordinator& zk, const MembershipFollower& follower,
+    node::Node& node, coordinator::ZooKeeperCoordinator& zk, const coordinator::MembershipFollower& follower,
     const logging::LogContents& own, const std::vector<uint32_t>& members, int backups, absl::Duration timeout,
     std::optional<coordinator::Configuration>& configuration) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -294,7 +294,7 @@ absl::StatusOr<std::unique_ptr<logging::ObjectLog>> OpenNodeLog(uint32_t id, con
 }
 
 int Run() {
-  NodeOptions options;
+  node::NodeOptions options;
   options.node_id = absl::GetFlag(FLAGS_node_id);
   if (options.node_id == 0) return BadFlags("--node_id is required (1..65535)");
   options.cluster_name = absl::GetFlag(FLAGS_cluster);
@@ -303,13 +303,13 @@ int Run() {
   if (!zk.empty() && !absl::GetFlag(FLAGS_peers).empty()) {
     return BadFlags("give --zk (membership from ZooKeeper) or --peers (a static cluster), not both");
   }
-  auto peers = ParsePeers(absl::GetFlag(FLAGS_peers));
+  auto peers = node::ParsePeers(absl::GetFlag(FLAGS_peers));
   if (!peers.ok()) return BadFlags(absl::StrCat("--peers: ", peers.status().message()));
   options.peers = *peers;
-  auto memory = ParseBytes(absl::GetFlag(FLAGS_memory));
+  auto memory = node::ParseBytes(absl::GetFlag(FLAGS_memory));
   if (!memory.ok()) return BadFlags(absl::StrCat("--memory: ", memory.status().message()));
   options.memory_bytes = *memory;
-  auto region = ParseBytes(absl::GetFlag(FLAGS_region_size));
+  auto region = node::ParseBytes(absl::GetFlag(FLAGS_region_size));
   if (!region.ok()) return BadFlags(absl::StrCat("--region_size: ", region.status().message()));
   options.region_bytes = std::min(*region, options.memory_bytes);
   options.worker_threads = absl::GetFlag(FLAGS_threads);
@@ -366,13 +366,13 @@ int Run() {
 
   // Leases need the request handler on every node thread, so the agent exists before the node starts
   // (and is destroyed after it stops).
-  std::unique_ptr<LeaseAgent> lease;
+  std::unique_ptr<coordinator::LeaseAgent> lease;
   const absl::Duration lease_period = absl::GetFlag(FLAGS_lease_period);
   if (lease_period < absl::ZeroDuration()) return BadFlags("--lease_period must not be negative");
   if (coordinator != nullptr && lease_period > absl::ZeroDuration()) {
-    LeaseOptions lease_options;
+    coordinator::LeaseOptions lease_options;
     lease_options.period = lease_period;
-    lease = std::make_unique<LeaseAgent>(lease_options);
+    lease = std::make_unique<coordinator::LeaseAgent>(lease_options);
     lease->InstallHandler(&options);
   }
 
@@ -387,7 +387,7 @@ int Run() {
                        " MiB, ", options.worker_threads, " threads, transports '",
                        ucx.transports.empty() ? "(UCX_TLS or UCX default)" : ucx.transports, "'"));
   std::unique_ptr<logging::ObjectLog> log;  // outlives the node: its threads append to it
-  auto node = Node::Start(options, std::move(*fabric));
+  auto node = node::Node::Start(options, std::move(*fabric));
   if (!node.ok()) {
     Log(id, absl::StrCat("cannot start: ", node.status().ToString()));
     return absl::IsInvalidArgument(node.status()) ? 2 : 1;
@@ -412,8 +412,8 @@ int Run() {
   std::unique_ptr<logging::NodeRestore> restored;
   // With --zk the node joins the cluster first; after a restart, before anything else (it gathers the
   // logged members' logs through the connections the configuration makes).
-  std::unique_ptr<MembershipFollower> follower;
-  const coordinator::MemberInfo me = MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
+  std::unique_ptr<coordinator::MembershipFollower> follower;
+  const coordinator::MemberInfo me = coordinator::MemberInfoFor(**node, options.memory_bytes, FabricKindOf(ucx.transports));
   auto join_zookeeper = [&]() -> bool {
     absl::Status joined = JoinWhenFree(*coordinator, me, options.join_timeout);
     if (!joined.ok()) {
@@ -421,7 +421,7 @@ int Run() {
                            joined.ToString()));
       return false;
     }
-    MembershipOptions membership;
+    coordinator::MembershipOptions membership;
     if (lease != nullptr) {
       if (absl::Status s = lease->Start(node->get(), coordinator.get()); !s.ok()) {
         Log(id, s.ToString());
@@ -430,7 +430,7 @@ int Run() {
       membership.lease = lease.get();
       membership.rejoin_as = me;  // removed (lease expired) but alive: join again
     }
-    auto started = MembershipFollower::Start(node->get(), coordinator.get(), std::move(membership));
+    auto started = coordinator::MembershipFollower::Start(node->get(), coordinator.get(), std::move(membership));
     if (!started.ok()) {
       Log(id, started.status().ToString());
       return false;
@@ -549,7 +549,7 @@ int Run() {
       if (member) service->StartLogEpochs();
     });
     coordinator::ZooKeeperCoordinator* c = coordinator.get();
-    MembershipFollower* f = follower.get();
+    coordinator::MembershipFollower* f = follower.get();
     (*node)->AddCounterSource([c, f](std::map<std::string, uint64_t>& counters) {
       counters["coordinator.connected"] = c->state() == coordinator::CoordinatorState::kConnected;
       counters["coordinator.manager"] = c->is_manager();
@@ -596,15 +596,15 @@ int Run() {
 }
 
 }  // namespace
-}  // namespace fathom::node
+}  // namespace fathom::server
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("fathomd: one node of a Fathom cluster. See the header of platform/node/fathomd.cc.");
+  absl::SetProgramUsageMessage("fathomd: one node of a Fathom cluster. See the header of server/fathomd_main.cc.");
   absl::ParseCommandLine(argc, argv);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return fathom::node::Run();
+  return fathom::server::Run();
 }

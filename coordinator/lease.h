@@ -10,8 +10,8 @@
 //   table.SetMembers(config, /*self=*/1, clock->Now());          // newcomers get a full period
 //   LeaseVerdict v = table.Renew(2, incarnation, clock->Now());  // in the request handler
 //   for (const auto& [id, incarnation] : table.Expired(clock->Now())) coordinator->RemoveExpiredMember(id, incarnation);
-#ifndef FATHOM_PLATFORM_NODE_LEASE_H_
-#define FATHOM_PLATFORM_NODE_LEASE_H_
+#ifndef FATHOM_COORDINATOR_LEASE_H_
+#define FATHOM_COORDINATOR_LEASE_H_
 
 #include <cstdint>
 #include <map>
@@ -25,7 +25,7 @@
 #include "coordinator/configuration.h"
 #include "platform/msg/handler_registry.h"
 
-namespace fathom::node {
+namespace fathom::coordinator {
 
 // Node message types 1..99 are the runtime's (kPingMessage = 1). The grant is the RPC reply to a
 // request; 3 is reserved for a one-way grant (not used).
@@ -92,6 +92,6 @@ class LeaseTable {
   std::map<uint32_t, Entry> entries_;
 };
 
-}  // namespace fathom::node
+}  // namespace fathom::coordinator
 
-#endif  // FATHOM_PLATFORM_NODE_LEASE_H_
+#endif  // FATHOM_COORDINATOR_LEASE_H_

@@ -8,10 +8,14 @@
 #include "platform/fabric/sim/test_seed.h"
 #include "platform/node/control/control_client.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
-#include "platform/node/embedded_cluster.h"
+#include "server/embedded_cluster.h"
 
 namespace fathom::node {
 namespace {
+
+using server::EmbeddedCluster;
+using server::EmbeddedClusterOptions;
+using server::EmbeddedFabric;
 
 std::string Payload(uint32_t node, int i) { return absl::StrCat("object ", i, " of node ", node); }
 

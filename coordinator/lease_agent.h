@@ -19,8 +19,8 @@
 //
 // Time comes from LeaseOptions::clock. With background = false no thread runs and the owner calls Tick()
 // (tests on SimFabric with a SimulatedClock: each decision is then a function of the seed and the ticks).
-#ifndef FATHOM_PLATFORM_NODE_LEASE_AGENT_H_
-#define FATHOM_PLATFORM_NODE_LEASE_AGENT_H_
+#ifndef FATHOM_COORDINATOR_LEASE_AGENT_H_
+#define FATHOM_COORDINATOR_LEASE_AGENT_H_
 
 #include <cstdint>
 #include <functional>
@@ -35,10 +35,10 @@
 #include "absl/time/time.h"
 #include "coordinator/coordinator.h"
 #include "platform/base/clock.h"
-#include "platform/node/lease.h"
+#include "coordinator/lease.h"
 #include "platform/node/node.h"
 
-namespace fathom::node {
+namespace fathom::coordinator {
 
 struct LeaseOptions {
   // How long a grant lasts. 2 s by default: on these shared 2-core machines a node thread can be held off
@@ -74,9 +74,9 @@ class LeaseAgent {
 
   // Adds the kLeaseRequestMessage handler to options->register_handlers (keeping any handler already
   // there). Until Start, and after Stop, requests are refused (kNotManager). The agent must outlive the node.
-  void InstallHandler(NodeOptions* options);
+  void InstallHandler(node::NodeOptions* options);
   // Subscribes to `coordinator`, reports counters through `node`, and starts the thread (if background).
-  absl::Status Start(Node* node, coordinator::Coordinator* coordinator);
+  absl::Status Start(node::Node* node, coordinator::Coordinator* coordinator);
   // Stops the thread and unsubscribes; no Tick runs after it returns. Idempotent.
   void Stop();
 
@@ -106,7 +106,7 @@ class LeaseAgent {
   absl::Duration interval() const { return options_.period / options_.renewals_per_period; }
 
   const LeaseOptions options_;
-  Node* node_ = nullptr;
+  node::Node* node_ = nullptr;
   coordinator::Coordinator* coordinator_ = nullptr;
   std::unique_ptr<coordinator::Subscription> subscription_;
   std::thread thread_;
@@ -129,6 +129,6 @@ class LeaseAgent {
   std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);
 };
 
-}  // namespace fathom::node
+}  // namespace fathom::coordinator
 
-#endif  // FATHOM_PLATFORM_NODE_LEASE_AGENT_H_
+#endif  // FATHOM_COORDINATOR_LEASE_AGENT_H_
