@@ -13,7 +13,7 @@
 #include "platform/fabric/sim/test_seed.h"
 #include "txn/run_async.h"
 #include "txn/testing/txn_cluster.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::kv {
 namespace {

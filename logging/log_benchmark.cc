@@ -21,8 +21,8 @@
 #include "logging/object_log.h"
 #include "logging/testing/logged_cluster.h"
 #include "txn/txn_options.h"
-#include "txn/workloads/closed_loop.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/closed_loop.h"
+#include "tests/workloads/support.h"
 
 ABSL_FLAG(std::string, dir, "/tmp/fathom_log_benchmark", "where the logs go (wiped first)");
 ABSL_FLAG(int, appends, 200000, "states appended in the log throughput run");

@@ -13,8 +13,8 @@
 #include "platform/fabric/sim/test_seed.h"
 #include "platform/object/object_layout.h"
 #include "tests/util/fresh_dir.h"
-#include "txn/workloads/bank.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/bank.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::logging {
 namespace {

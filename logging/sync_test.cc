@@ -19,8 +19,8 @@
 #include "rocksdb/env.h"
 #include "tests/util/fresh_dir.h"
 #include "txn/txn.h"
-#include "txn/workloads/bank.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/bank.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::logging {
 namespace {

@@ -15,6 +15,7 @@ declare -A forbidden=(
   [//kv]="//logging //server //fathom //bench //tools //tests"
   [//server]="//fathom //bench //tools //tests"
   [//fathom]="//bench //tools //tests"
+  [//bench]="//tools //tests"
 )
 
 failed=0

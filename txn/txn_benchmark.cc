@@ -10,8 +10,8 @@
 
 #include "benchmark/benchmark.h"
 #include "txn/testing/txn_cluster.h"
-#include "txn/workloads/closed_loop.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/closed_loop.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::txn {
 namespace {

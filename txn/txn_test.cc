@@ -12,7 +12,7 @@
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/sim/test_seed.h"
 #include "txn/testing/txn_cluster.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::txn {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
 #include "platform/node/control/control_client.h"
-#include "tools/fathomctl/table_commands.h"
+#include "server/table_client.h"
 
 namespace fathom::ycsb {
 namespace {
@@ -205,10 +205,10 @@ absl::StatusOr<kv::Table> RemoteFathom::OpenOrCreateTable() {
   request.set_buckets(std::max<uint64_t>(64, std::max<uint64_t>(options_.records, 1000) / 4));
   auto config = coordinator_->GetConfiguration();
   if (!config.ok()) return config.status();
-  fathomctl::TableCallOptions call;
+  server::TableCallOptions call;
   call.token = options_.token;
   call.timeout = std::max(options_.join_timeout, absl::Seconds(60));
-  auto created = fathomctl::CreateTable(*config, request, call);
+  auto created = server::CreateTable(*config, request, call);
   if (created.ok()) {
     std::fprintf(stderr, "created table %s (%llu buckets) through the cluster\n", options_.table.c_str(),
                  static_cast<unsigned long long>(created->buckets()));

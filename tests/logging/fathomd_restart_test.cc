@@ -21,7 +21,7 @@
 #include "tests/util/fathomd_process.h"
 #include "tests/util/fresh_dir.h"
 #include "txn/txn.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::testing {
 namespace {

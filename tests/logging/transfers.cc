@@ -3,7 +3,7 @@
 #include <random>
 
 #include "platform/base/mutex.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::testing {
 

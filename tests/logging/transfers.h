@@ -1,4 +1,4 @@
-// Bank transfers driven from a test, remembering what they wrote: unlike txn/workloads/bank.h the test
+// Bank transfers driven from a test, remembering what they wrote: unlike tests/workloads/bank.h the test
 // keeps the accounts (to read them again after a restart) and every balance a transfer tried to write
 // (to check that what a restart brings back is a value the account really was given).
 //

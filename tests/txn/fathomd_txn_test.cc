@@ -11,9 +11,9 @@
 #include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
 #include "txn/txn.h"
-#include "txn/workloads/bank.h"
-#include "txn/workloads/cycle.h"
-#include "txn/workloads/list_append.h"
+#include "tests/workloads/bank.h"
+#include "tests/workloads/cycle.h"
+#include "tests/workloads/list_append.h"
 
 namespace fathom {
 namespace {

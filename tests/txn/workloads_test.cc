@@ -10,9 +10,9 @@
 #include "platform/base/status_test_macros.h"
 #include "platform/fabric/sim/test_seed.h"
 #include "txn/testing/txn_cluster.h"
-#include "txn/workloads/bank.h"
-#include "txn/workloads/cycle.h"
-#include "txn/workloads/list_append.h"
+#include "tests/workloads/bank.h"
+#include "tests/workloads/cycle.h"
+#include "tests/workloads/list_append.h"
 
 namespace fathom::txn {
 namespace {

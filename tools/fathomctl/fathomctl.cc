@@ -32,7 +32,7 @@
 #include "tools/fathomctl/cluster_reader.h"
 #include "tools/fathomctl/member_stats.h"
 #include "tools/fathomctl/report.h"
-#include "tools/fathomctl/table_commands.h"
+#include "server/table_client.h"
 #include "tools/fathomctl/table_report.h"
 
 ABSL_FLAG(std::string, zk, "127.0.0.1:2181", "ZooKeeper connect string host:port[,host:port]");
@@ -100,7 +100,7 @@ int RunTable(const std::vector<std::string>& args) {
     if (absl::Status s = control::ValidateTableName(args[2]); !s.ok()) return Usage(std::string(s.message()));
   }
   if (sub == "create") {
-    auto kind = ParseTableKind(absl::GetFlag(FLAGS_kind));
+    auto kind = server::ParseTableKind(absl::GetFlag(FLAGS_kind));
     if (!kind.ok()) return Usage(std::string(kind.status().message()));
     create.set_kind(*kind);
     create.set_buckets(absl::GetFlag(FLAGS_buckets));
@@ -119,21 +119,21 @@ int RunTable(const std::vector<std::string>& args) {
   if (!token.ok()) return Usage(std::string(token.status().message()));
   auto config = ReadClusterConfiguration(ReadOptions());
   if (!config.ok()) return Failed("no cluster reachable", config.status());
-  const TableCallOptions options{*token, absl::GetFlag(FLAGS_table_timeout)};
+  const server::TableCallOptions options{*token, absl::GetFlag(FLAGS_table_timeout)};
   const bool json = absl::GetFlag(FLAGS_json);
   if (sub == "create") {
-    auto table = CreateTable(*config, create, options);
+    auto table = server::CreateTable(*config, create, options);
     if (!table.ok()) return Failed(absl::StrCat("table create ", args[2]), table.status());
     std::cout << (json ? FormatTableJson(*table) : FormatCreatedText(*table));
   } else if (sub == "resize") {
-    auto table = ResizeTable(*config, resize, options);
+    auto table = server::ResizeTable(*config, resize, options);
     if (!table.ok()) return Failed(absl::StrCat("table resize ", args[2]), table.status());
     std::cout << (json ? FormatTableJson(*table) : FormatResizedText(*table));
   } else if (sub == "drop") {
-    if (absl::Status s = DropTable(*config, args[2], options); !s.ok()) return Failed(absl::StrCat("table drop ", args[2]), s);
+    if (absl::Status s = server::DropTable(*config, args[2], options); !s.ok()) return Failed(absl::StrCat("table drop ", args[2]), s);
     std::cout << (json ? absl::StrCat("{\"dropped\":", JsonString(args[2]), "}\n") : absl::StrCat("dropped table ", args[2], "\n"));
   } else {
-    auto tables = ListTables(*config, options);
+    auto tables = server::ListTables(*config, options);
     if (!tables.ok()) return Failed("table list", tables.status());
     std::cout << (json ? FormatTablesJson(*tables) : FormatTablesText(*tables));
   }

@@ -4,13 +4,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tools/fathomctl/report.h"
-#include "tools/fathomctl/table_commands.h"
+#include "server/table_client.h"
 
 namespace fathom::fathomctl {
 namespace {
 
 std::string TableJson(const control::TableSummary& t) {
-  std::string json = absl::StrCat("{\"name\":", JsonString(t.name()), ",\"kind\":\"", TableKindName(t.kind()),
+  std::string json = absl::StrCat("{\"name\":", JsonString(t.name()), ",\"kind\":\"", server::TableKindName(t.kind()),
                                   "\",\"buckets\":", t.buckets(), ",\"epoch\":", t.epoch(),
                                   ",\"inline_bytes\":", t.inline_bytes(), ",\"max_key_bytes\":", t.max_key_bytes(),
                                   ",\"max_value_bytes\":", t.max_value_bytes());
@@ -25,10 +25,10 @@ std::string FormatTablesText(const std::vector<control::TableSummary>& tables) {
   std::vector<std::vector<std::string>> rows = {{"NAME", "KIND", "BUCKETS", "EPOCH", "INLINE", "MAX_KEY", "MAX_VALUE"}};
   for (const control::TableSummary& t : tables) {
     if (!t.problem().empty()) {
-      rows.push_back({t.name(), TableKindName(t.kind()), "?", absl::StrCat(t.epoch()), "", "", t.problem()});
+      rows.push_back({t.name(), server::TableKindName(t.kind()), "?", absl::StrCat(t.epoch()), "", "", t.problem()});
       continue;
     }
-    rows.push_back({t.name(), TableKindName(t.kind()), absl::StrCat(t.buckets()), absl::StrCat(t.epoch()),
+    rows.push_back({t.name(), server::TableKindName(t.kind()), absl::StrCat(t.buckets()), absl::StrCat(t.epoch()),
                     HumanBytes(t.inline_bytes()), HumanBytes(t.max_key_bytes()), HumanBytes(t.max_value_bytes())});
   }
   return AlignColumns(rows);
@@ -41,7 +41,7 @@ std::string FormatTablesJson(const std::vector<control::TableSummary>& tables) {
 }
 
 std::string FormatCreatedText(const control::TableSummary& table) {
-  return absl::StrCat("created table ", table.name(), ": ", TableKindName(table.kind()), ", ", table.buckets(),
+  return absl::StrCat("created table ", table.name(), ": ", server::TableKindName(table.kind()), ", ", table.buckets(),
                       " buckets\n");
 }
 

@@ -3,7 +3,7 @@
 
 #include "gtest/gtest.h"
 #include "tools/fathomctl/json_test_util.h"
-#include "tools/fathomctl/table_commands.h"
+#include "server/table_client.h"
 
 namespace fathom::fathomctl {
 namespace {
@@ -56,9 +56,9 @@ TEST(TableReportTest, Json) {
 }
 
 TEST(TableReportTest, Kinds) {
-  EXPECT_EQ(*ParseTableKind("cuckoo"), control::TABLE_INDEX_CUCKOO);
-  EXPECT_EQ(*ParseTableKind("hopscotch"), control::TABLE_INDEX_HOPSCOTCH);
-  EXPECT_TRUE(absl::IsInvalidArgument(ParseTableKind("linear").status()));
+  EXPECT_EQ(*server::ParseTableKind("cuckoo"), control::TABLE_INDEX_CUCKOO);
+  EXPECT_EQ(*server::ParseTableKind("hopscotch"), control::TABLE_INDEX_HOPSCOTCH);
+  EXPECT_TRUE(absl::IsInvalidArgument(server::ParseTableKind("linear").status()));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "txn/workloads/list_append.h"
+#include "tests/workloads/list_append.h"
 
 #include <random>
 #include <thread>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/base/mutex.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::txn::workloads {
 namespace {

@@ -1,4 +1,4 @@
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 #include "absl/strings/str_cat.h"
 

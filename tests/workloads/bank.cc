@@ -1,4 +1,4 @@
-#include "txn/workloads/bank.h"
+#include "tests/workloads/bank.h"
 
 #include <atomic>
 #include <random>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/base/mutex.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::txn::workloads {
 namespace {

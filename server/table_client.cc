@@ -1,5 +1,5 @@
-// See table_commands.h.
-#include "tools/fathomctl/table_commands.h"
+// Table calls through a member: create, drop, list and resize the cluster's kv tables through a member's control
+#include "server/table_client.h"
 
 #include <algorithm>
 #include <functional>
@@ -9,7 +9,7 @@
 #include "platform/node/control/control_client.h"
 #include "platform/node/control/table_validation.h"
 
-namespace fathom::fathomctl {
+namespace fathom::server {
 namespace {
 
 // Data members' control addresses, the manager first.
@@ -124,4 +124,4 @@ absl::StatusOr<control::TableSummary> ResizeTable(const coordinator::Configurati
                    &control::ControlClient::ResizeTable);
 }
 
-}  // namespace fathom::fathomctl
+}  // namespace fathom::server

@@ -1,4 +1,4 @@
-#include "txn/workloads/closed_loop.h"
+#include "tests/workloads/closed_loop.h"
 
 #include <algorithm>
 #include <memory>
@@ -8,7 +8,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "platform/base/mutex.h"
-#include "txn/workloads/support.h"
+#include "tests/workloads/support.h"
 
 namespace fathom::txn::workloads {
 namespace {

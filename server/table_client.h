@@ -1,4 +1,4 @@
-// fathomctl's table commands: create, drop, list and resize the cluster's kv tables through a member's control
+// Table calls through a member: create, drop, list and resize the cluster's kv tables through a member's control
 // service (its CreateTable, DropTable, ListTables and ResizeTable calls; docs/formats/control.md). The member does
 // the work with the kv API and the cluster's catalog, so the table is the one every node opens by name.
 //
@@ -11,8 +11,8 @@
 // Which member: the data members (client-only ones hold no catalog work), the configuration manager
 // first, then by id; the next one is tried only when a member could not be reached (Unavailable), so a
 // create (or resize) is never sent twice after it may have run. Replies are checked (names, kinds) before use.
-#ifndef FATHOM_TOOLS_FATHOMCTL_TABLE_COMMANDS_H_
-#define FATHOM_TOOLS_FATHOMCTL_TABLE_COMMANDS_H_
+#ifndef FATHOM_SERVER_TABLE_CLIENT_H_
+#define FATHOM_SERVER_TABLE_CLIENT_H_
 
 #include <string>
 #include <string_view>
@@ -23,7 +23,7 @@
 #include "coordinator/configuration.h"
 #include "platform/node/control/control.pb.h"
 
-namespace fathom::fathomctl {
+namespace fathom::server {
 
 struct TableCallOptions {
   std::string token;
@@ -49,6 +49,6 @@ absl::StatusOr<control::TableSummary> ResizeTable(const coordinator::Configurati
                                                   const control::ResizeTableRequest& request,
                                                   const TableCallOptions& options);
 
-}  // namespace fathom::fathomctl
+}  // namespace fathom::server
 
-#endif  // FATHOM_TOOLS_FATHOMCTL_TABLE_COMMANDS_H_
+#endif  // FATHOM_SERVER_TABLE_CLIENT_H_
