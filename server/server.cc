@@ -1,0 +1,408 @@
+// See server.h. The order of Start is the order things must exist in: the log is read before anything runs
+// (a damaged one stops startup), the coordinator is reached before the node starts (nothing else is worth
+// starting without it), the lease handler is installed before the node's threads run, a restart gathers
+// every member's log before the transaction layer exists, and the transaction layer is attached before
+// any peer can send it a record.
+#include "server/server.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "coordinator/zookeeper_coordinator.h"
+#include "kv/coordinator_catalog.h"
+#include "logging/log_exchange.h"
+#include "logging/txn_hook.h"
+#include "platform/fabric/ucx/ucx_fabric.h"
+#include "server/restart.h"
+#include "server/table_admin.h"
+
+namespace fathom::server {
+namespace {
+
+// What the coordinator records about a UCX transport list.
+coordinator::FabricKind FabricKindOf(const std::string& transports) {
+  if (transports == "sm" || transports == "posix" || transports == "sysv" || transports == "cma") {
+    return coordinator::FABRIC_KIND_UCX_SHARED_MEMORY;
+  }
+  if (transports.find("rc") != std::string::npos || transports.find("ud") != std::string::npos ||
+      transports.find("dc") != std::string::npos) {
+    return coordinator::FABRIC_KIND_UCX_VERBS;
+  }
+  return coordinator::FABRIC_KIND_UCX_TCP;
+}
+
+// Prefixes an error with what could not be done, keeping its code.
+absl::Status Annotate(const absl::Status& status, const std::string& what) {
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
+  std::unique_ptr<Server> server(new Server());
+  server->options_ = std::move(options);
+  server->id_ = server->options_.node.node_id;
+  if (absl::Status started = server->StartAll(); !started.ok()) {
+    server->Stop();
+    return started;
+  }
+  return server;
+}
+
+Server::~Server() { Stop(); }
+
+void Server::Log(const std::string& line) const {
+  if (options_.log_line) options_.log_line(line);
+}
+
+absl::Status Server::StartAll() {
+  ServerOptions& o = options_;
+  const bool coordinated = !o.zookeeper.empty() || o.coordinator != nullptr;
+  if (!o.zookeeper.empty() && o.coordinator != nullptr) {
+    return absl::InvalidArgumentError("give a ZooKeeper connect string or a coordinator, not both");
+  }
+  if (coordinated && !o.node.peers.empty()) {
+    return absl::InvalidArgumentError("give --zk (membership from ZooKeeper) or --peers (a static cluster), not both");
+  }
+  if (o.client_only && !coordinated) return absl::InvalidArgumentError("a client-only member needs a coordinator");
+  if (o.client_only && !o.data_dir.empty()) return absl::InvalidArgumentError("a client-only member has no log");
+  if (o.lease_period < absl::ZeroDuration()) return absl::InvalidArgumentError("--lease_period must not be negative");
+  if (o.backups < 0) return absl::InvalidArgumentError("--backups must not be negative");
+
+  // The log first: a damaged one stops startup before anything else is started.
+  auto starting = ReadStartingLog(id_, o.data_dir);
+  if (!starting.ok()) {
+    return Annotate(starting.status(), absl::StrCat("node ", id_, " cannot restart from its log in ", o.data_dir));
+  }
+  const bool restart = starting->log.has_log;
+  if (restart && coordinated && !starting->log.contents.members.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "node ", id_, " cannot restart from its log in ", o.data_dir, " with --zk: the log has no member list ",
+        "(m:members; it was written with --peers or by an older fathomd)"));
+  }
+  if (restart) {
+    Log(absl::StrCat("log in ", o.data_dir, ": ", starting->log.contents.states.size(), " objects, position ",
+                     starting->log.contents.position));
+  }
+  // Every node answers restarting peers, with its log or with "no log".
+  std::function<void(msg::Messenger&, int)> customized = o.node.register_handlers;
+  o.node.register_handlers = [snapshot = starting->snapshot, customized](msg::Messenger& messenger, int thread) {
+    logging::ServeLogSnapshot(messenger, snapshot);
+    if (customized) customized(messenger, thread);
+  };
+
+  // ZooKeeper first: if it cannot be reached, nothing else is worth starting.
+  coordinator_ = o.coordinator;
+  if (!o.zookeeper.empty()) {
+    coordinator::ZooKeeperCoordinatorOptions zk;
+    zk.connect_string = o.zookeeper;
+    zk.cluster = o.node.cluster_name;
+    zk.session_timeout = o.zookeeper_session_timeout;
+    zk.connect_timeout = o.node.join_timeout;
+    zk.join_timeout = o.node.join_timeout;
+    auto created = coordinator::ZooKeeperCoordinator::Create(zk);
+    if (!created.ok()) return Annotate(created.status(), absl::StrCat("cannot reach ZooKeeper at ", o.zookeeper));
+    owned_coordinator_ = std::move(*created);
+    coordinator_ = owned_coordinator_.get();
+  }
+
+  // Leases need the request handler on every node thread, so the agent exists before the node starts
+  // (and is destroyed after it stops).
+  if (coordinated && o.lease_period > absl::ZeroDuration()) {
+    coordinator::LeaseOptions lease;
+    lease.period = o.lease_period;
+    if (o.lease_clock != nullptr) {
+      lease.clock = o.lease_clock;
+      lease.background = false;
+    }
+    lease_ = std::make_unique<coordinator::LeaseAgent>(lease);
+    lease_->InstallHandler(&o.node);
+  }
+
+  if (o.fabric == nullptr) {
+    fabric::UcxOptions ucx;
+    ucx.transports = o.transports;
+    auto fabric = fabric::CreateUcxFabric(ucx);
+    if (!fabric.ok()) return Annotate(fabric.status(), "cannot start the UCX fabric");
+    o.fabric = std::move(*fabric);
+    Log(absl::StrCat("starting: ", o.node.memory_bytes >> 20, " MiB in regions of ", o.node.region_bytes >> 20,
+                     " MiB, ", o.node.worker_threads, " threads, transports '",
+                     o.transports.empty() ? "(UCX_TLS or UCX default)" : o.transports, "'"));
+  }
+  if (o.fabric_kind == coordinator::FABRIC_KIND_UNSPECIFIED) o.fabric_kind = FabricKindOf(o.transports);
+  auto node = node::Node::Start(o.node, std::move(o.fabric));
+  if (!node.ok()) return Annotate(node.status(), "cannot start");
+  node_ = std::move(*node);
+  Log(absl::StrCat("control service on ", node_->control_address(), ", incarnation ", node_->incarnation()));
+  me_ = coordinator::MemberInfoFor(*node_, o.client_only ? 0 : o.node.memory_bytes, o.fabric_kind);
+  me_.set_client_only(o.client_only);
+
+  txn::TxnOptions txn_options;
+  txn_options.backups = o.backups;
+  std::vector<uint32_t> members;
+  if (!coordinated) {
+    members = o.txn_members;
+    if (members.empty()) {
+      members.push_back(id_);
+      for (const node::PeerAddress& peer : o.node.peers) members.push_back(peer.node_id);
+    } else if (std::find(members.begin(), members.end(), id_) == members.end()) {
+      return absl::InvalidArgumentError("--txn_members must list this node");
+    }
+    if (restart) {
+      if (absl::Status listed = CheckPeersListMembers(id_, o.node.peers, members); !listed.ok()) return listed;
+    }
+  }
+
+  // A restart gathers every member's log before the transaction layer exists, so nothing is installed
+  // here before memory holds the restored image. With a coordinator the node joins the cluster first (it
+  // gathers the logged members' logs through the connections the configuration makes).
+  uint64_t epoch = 1;
+  std::optional<coordinator::Configuration> restart_configuration;
+  if (restart) {
+    if (coordinated) {
+      members = starting->log.contents.members->ids;
+      Log(absl::StrCat("restarting from ", o.data_dir, ": waiting for the logged members [",
+                       absl::StrJoin(members, ","), "] in ZooKeeper"));
+      if (absl::Status joined = JoinCoordinator(); !joined.ok()) return joined;
+    }
+    Log(absl::StrCat("restarting from ", o.data_dir, ": gathering the logs of ", members.size() - 1, " members"));
+    auto restore = coordinated ? RestoreThroughCoordinator(*node_, *coordinator_, *follower_, starting->log.contents,
+                                                           members, o.backups, o.node.join_timeout,
+                                                           [this](const std::string& line) { Log(line); },
+                                                           restart_configuration)
+                               : RestoreFromPeers(*node_, starting->log.contents, members, o.backups);
+    if (!restore.ok()) {
+      // A log that does not fit this node (less memory than its regions) is a failed precondition of the
+      // restart, not a bad option: InvalidArgument is kept for options.
+      const absl::Status refused = absl::IsInvalidArgument(restore.status())
+                                       ? absl::FailedPreconditionError(restore.status().message())
+                                       : restore.status();
+      return Annotate(refused, absl::StrCat("node ", id_, " cannot restart"));
+    }
+    restored_ = std::move(*restore);
+    epoch = restored_->epoch;
+    txn_options.restore_backups = restored_->BackupRestorer();
+  }
+  if (!o.data_dir.empty()) {
+    if (absl::Status opened = OpenLog(); !opened.ok()) {
+      return Annotate(opened, absl::StrCat("node ", id_, " cannot open its log"));
+    }
+    txn_options.on_install = logging::InstallObserverFor(log_.get());
+    // Log epochs (consistent whole-cluster restarts, sync durability; txn/log_epochs.h).
+    txn_options.epoch_log = logging::EpochLogFor(log_.get());
+    // Every member starts after the same epoch: 0 when fresh, the restored cut after a restart.
+    txn_options.first_log_epoch = log_->PersistedEpoch().value_or(0) + 1;
+    txn_options.start_log_epochs = false;  // once the members are set below
+    // With a coordinator this node may join a running cluster: it takes the epoch from the driver (the
+    // configuration manager) and grants no lock before.
+    txn_options.join_log_epochs = coordinated;
+  }
+  // The transaction layer, before any peer can send it a record.
+  auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
+  if (!txns.ok()) return Annotate(txns.status(), "cannot start transactions");
+  txns_ = std::move(*txns);
+  if (restored_ != nullptr) {
+    Log(absl::StrCat("restored ", restored_->primaries, " objects in its regions, ", restored_->backups,
+                     " in backup copies (", restored_->adopted.size(), " only peers had logged); epoch ", epoch));
+  }
+  AddCounters();
+  if (!coordinated) {
+    txns_->SetConfiguration(epoch, members);
+    txns_->StartLogEpochs();
+    if (!o.node.peers.empty() && !restart) {
+      Log(absl::StrCat("joining ", o.node.peers.size(), " peers"));
+      if (absl::Status joined = node_->JoinPeers(); !joined.ok()) return joined;
+    }
+    return absl::OkStatus();
+  }
+  if (restart_configuration.has_value()) {
+    // Transaction ids carry the configuration epoch: the coordinator's is past every logged one.
+    txns_->SetConfiguration(restart_configuration->epoch(), members);
+  }
+  // Transactions replicate over the members that hold data: a client-only member coordinates
+  // transactions but is never a region's backup. The configuration manager drives log epochs: it changes
+  // only when it leaves, unlike the smallest id (a node joining with a smaller one would start driving from
+  // its own epoch). This node takes part once it is one of the data members. Each change of the data
+  // members goes to the log too: a restart waits for the last ones.
+  txn::TransactionService* service = txns_.get();
+  logging::ObjectLog* node_log = log_.get();
+  const uint32_t id = id_;
+  txn_subscription_ = coordinator_->Subscribe([service, id, node_log](const coordinator::Configuration& configuration) {
+    std::vector<uint32_t> data = coordinator::DataMemberIds(configuration);
+    const bool member = std::find(data.begin(), data.end(), id) != data.end();
+    if (node_log != nullptr && member) node_log->RecordMembers({configuration.epoch(), data});
+    service->SetLogEpochDriver(configuration.manager_id());
+    service->SetConfiguration(configuration.epoch(), std::move(data));
+    if (member) service->StartLogEpochs();
+  });
+  if (follower_ == nullptr) {
+    if (absl::Status joined = JoinCoordinator(); !joined.ok()) return joined;
+  }
+  auto catalog = std::make_unique<kv::CoordinatorCatalog>(coordinator_);
+  catalog_ = std::move(catalog);
+  if (o.client_only) return WaitForDataMembers();
+  // Table calls (fathomctl table ...) are served once this node is a member with its transaction layer.
+  node_->SetTableCalls(std::make_shared<TableAdmin>(txns_.get(), catalog_.get()));
+  Log(absl::StrCat("member of cluster '", o.node.cluster_name, "'",
+                   o.zookeeper.empty() ? "" : absl::StrCat(" through ZooKeeper at ", o.zookeeper),
+                   lease_ != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(o.lease_period)) : ""));
+  return absl::OkStatus();
+}
+
+// Joins the configuration (again while an old incarnation's registration lingers), then holds a lease and
+// follows the configuration.
+absl::Status Server::JoinCoordinator() {
+  const std::string cluster = options_.node.cluster_name;
+  if (absl::Status joined = JoinWhenFree(*coordinator_, me_, options_.node.join_timeout); !joined.ok()) {
+    return Annotate(joined, absl::StrCat("cannot join cluster '", cluster, "'",
+                                         options_.zookeeper.empty() ? "" : absl::StrCat(" through ZooKeeper at ",
+                                                                                         options_.zookeeper),
+                                         options_.client_only ? absl::StrCat(" as client-only node ", id_) : ""));
+  }
+  if (absl::Status listed = WaitUntilListed(); !listed.ok()) return listed;
+  coordinator::MembershipOptions membership;
+  if (lease_ != nullptr) {
+    if (absl::Status s = lease_->Start(node_.get(), coordinator_); !s.ok()) return s;
+    membership.lease = lease_.get();
+    membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
+  }
+  auto follower = coordinator::MembershipFollower::Start(node_.get(), coordinator_, std::move(membership));
+  if (!follower.ok()) return follower.status();
+  follower_ = std::move(*follower);
+  absl::MutexLock lock(&counted_follower_mu_);
+  counted_follower_ = follower_.get();
+  return absl::OkStatus();
+}
+
+// Subscribers hear configurations on their own thread, after Join has seen them: a follower started before
+// they heard one listing this node could be handed an older one without it, take it for a removal, and
+// leave and join again (one needless configuration change each way).
+absl::Status Server::WaitUntilListed() {
+  const uint32_t id = id_;
+  std::atomic<uint64_t>* listed = &listed_epoch_;
+  listed_subscription_ = coordinator_->Subscribe([listed, id](const coordinator::Configuration& configuration) {
+    if (coordinator::FindMember(configuration, id) != nullptr) listed->store(configuration.epoch());
+  });
+  const absl::Time deadline = absl::Now() + options_.node.join_timeout;
+  while (listed_epoch_.load() == 0) {
+    if (absl::Now() > deadline) return absl::DeadlineExceededError("no configuration listing this node arrived");
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return absl::OkStatus();
+}
+
+// Until this node is connected to every data member of the configuration it applied (so its first
+// transaction finds every primary and backup) and the transaction layer has that configuration.
+absl::Status Server::WaitForDataMembers() {
+  const absl::Time deadline = absl::Now() + options_.node.join_timeout;
+  std::vector<uint32_t> missing;
+  while (true) {
+    auto config = coordinator_->GetConfiguration();
+    if (config.ok() && follower_->applied_epoch() >= config->epoch() &&
+        txns_->replicas()->epoch() >= config->epoch()) {
+      const std::vector<uint32_t> connected = node_->connected_peers();
+      const std::vector<uint32_t> data = coordinator::DataMemberIds(*config);
+      missing.clear();
+      for (uint32_t member : data) {
+        if (std::find(connected.begin(), connected.end(), member) == connected.end()) missing.push_back(member);
+      }
+      if (missing.empty() && !data.empty()) return absl::OkStatus();
+    }
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "client node ", id_, " is not connected to members [", absl::StrJoin(missing, ","), "] after ",
+          absl::FormatDuration(options_.node.join_timeout),
+          " (every node of a cluster runs the same number of threads: this one runs ",
+          options_.node.worker_threads, ")"));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+// Opens the node's log; after a restart, first appends the states only peers had persisted, so this
+// node's log covers its memory again. Before the transaction layer runs, so no newer state of the same
+// object can be appended ahead of them.
+absl::Status Server::OpenLog() {
+  logging::ObjectLogOptions options;
+  options.dir = options_.data_dir;
+  options.node_id = id_;
+  options.sync = options_.log_fsync;
+  // A restart restored exactly the log epochs up to the cut; later states in this log are gone for good.
+  if (restored_ != nullptr) options.cut = restored_->image.log_epoch;
+  auto log = logging::ObjectLog::Open(options);
+  if (!log.ok()) return log.status();
+  log_ = std::move(*log);
+  node_->AddCounterSource(log_->CounterSource());
+  if (restored_ == nullptr) return absl::OkStatus();
+  for (const logging::ObjectState& state : restored_->adopted) log_->Append(state);
+  if (absl::Status s = log_->WaitForPersisted(absl::Seconds(30)); !s.ok()) {
+    Log(absl::StrCat("warning: adopted states not yet on disk: ", s.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+void Server::AddCounters() {
+  if (restored_ != nullptr) {
+    const uint64_t primaries = restored_->primaries, backups = restored_->backups, adopted = restored_->adopted.size();
+    node_->AddCounterSource([primaries, backups, adopted](std::map<std::string, uint64_t>& counters) {
+      counters["restart.primaries"] = primaries;
+      counters["restart.backups"] = backups;
+      counters["restart.adopted"] = adopted;
+    });
+  }
+  txn::TransactionService* service = txns_.get();
+  node_->AddCounterSource([service, backups = options_.backups](std::map<std::string, uint64_t>& counters) {
+    counters["txn.epoch"] = service->replicas()->epoch();
+    counters["txn.members"] = service->replicas()->members().size();  // data members (backups come from them)
+    counters["node.threads"] = service->threads();  // a joining client-only member must run as many
+    counters["txn.backups"] = backups;  // and replicate its commits to as many backups
+    if (const txn::LogEpochs* epochs = service->log_epochs(); epochs != nullptr) {
+      counters["txn.log_epoch"] = epochs->current();
+      counters["txn.log_epoch_closing"] = epochs->closing();
+    }
+  });
+  if (coordinator_ == nullptr) return;
+  coordinator::Coordinator* c = coordinator_;
+  // The follower starts later (or already did, after a restart), and goes before the node stops serving
+  // Stats: read it through the server.
+  node_->AddCounterSource([this, c](std::map<std::string, uint64_t>& counters) {
+    counters["coordinator.connected"] = c->state() == coordinator::CoordinatorState::kConnected;
+    counters["coordinator.manager"] = c->is_manager();
+    if (auto configuration = c->GetConfiguration(); configuration.ok()) {
+      counters["coordinator.epoch"] = configuration->epoch();
+      counters["coordinator.members"] = configuration->members_size();
+    }
+    absl::MutexLock lock(&counted_follower_mu_);
+    if (counted_follower_ != nullptr) {
+      counters["coordinator.applied_epoch"] = counted_follower_->applied_epoch();
+      counters["coordinator.rejoins"] = counted_follower_->rejoins();
+    }
+  });
+}
+
+std::vector<uint32_t> Server::data_members() const { return txns_ == nullptr ? std::vector<uint32_t>{} : txns_->replicas()->members(); }
+
+void Server::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (node_ != nullptr) node_->SetTableCalls(nullptr);  // no table call may outlive the catalog and txns
+  if (lease_ != nullptr) lease_->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
+  const bool joined = follower_ != nullptr;
+  {
+    absl::MutexLock lock(&counted_follower_mu_);
+    counted_follower_ = nullptr;
+  }
+  follower_.reset();
+  txn_subscription_.reset();
+  listed_subscription_.reset();
+  if (coordinator_ != nullptr && joined) coordinator_->Leave().IgnoreError();
+  if (node_ != nullptr) node_->Stop();  // before the transaction layer goes: the node's threads use it
+  if (log_ != nullptr) log_->Stop();    // writes what is queued
+}
+
+}  // namespace fathom::server

@@ -1,0 +1,142 @@
+// Server: the one place a Fathom node is put together from the layers: fabric, node runtime, membership
+// (ZooKeeper, an in-process coordinator, or a static peer list), leases, the transaction layer, the SSD
+// log with restart, and the kv catalog with the control service's table calls. fathomd is its flags
+// (server/fathomd_main.cc); the YCSB driver's client-only member is one too.
+//
+//   ServerOptions options;
+//   options.node.node_id = 1;
+//   options.node.cluster_token = token;
+//   options.zookeeper = "127.0.0.1:2181";         // or options.coordinator, or options.node.peers
+//   options.data_dir = "/var/lib/fathom/1";        // optional: the SSD log, and restart from it
+//   ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Start(std::move(options)));
+//   txn::TransactionService& txns = server->transactions();
+//   ...
+//   server->Stop();                                // or destroy it
+//
+// Start returns once the node is a member (with ZooKeeper or a coordinator: listed in a configuration and
+// following it; client-only: connected to every data member) or joined every listed peer, with its
+// transaction layer attached; after a restart from data_dir, once its memory holds the restored cut.
+// InvalidArgument for bad options; other errors name what could not be started.
+#ifndef FATHOM_SERVER_SERVER_H_
+#define FATHOM_SERVER_SERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/lease_agent.h"
+#include "coordinator/membership.h"
+#include "kv/catalog.h"
+#include "logging/node_restart.h"
+#include "logging/object_log.h"
+#include "platform/base/clock.h"
+#include "platform/fabric/fabric.h"
+#include "platform/node/node.h"
+#include "txn/txn.h"
+
+namespace fathom::server {
+
+struct ServerOptions {
+  // Id, cluster name and token, control address, memory, threads, TLS, static peers, join timeout.
+  node::NodeOptions node;
+
+  // The fabric: given (SimFabric in tests), or UCX with `transports` (UCX_TLS syntax: sm, tcp, rc; empty:
+  // UCX_TLS or UCX's default).
+  std::unique_ptr<fabric::Fabric> fabric;
+  std::string transports;
+
+  // Membership, one of: a ZooKeeper connect string (the server owns a ZooKeeperCoordinator), a
+  // coordinator the caller owns and keeps alive until Stop (LocalCoordinator), or neither: a static
+  // cluster of node.peers.
+  std::string zookeeper;
+  absl::Duration zookeeper_session_timeout = absl::Seconds(10);
+  coordinator::Coordinator* coordinator = nullptr;
+  // What the coordinator records about the fabric; UNSPECIFIED: derived from `transports`.
+  coordinator::FabricKind fabric_kind = coordinator::FABRIC_KIND_UNSPECIFIED;
+  // With a coordinator: the lease the configuration manager grants over the node runtime (0: none).
+  absl::Duration lease_period = absl::Seconds(2);
+  // Set: leases take their time from it and run no thread (the caller ticks lease()).
+  const Clock* lease_clock = nullptr;
+
+  // A client-only member (with a coordinator): holds no data and no backups, is never placed on or
+  // elected; Start waits until it is connected to every data member.
+  bool client_only = false;
+
+  // Transactions: f, the backups of every region.
+  int backups = 1;
+  // Static clusters: the members that hold data (default: this node and node.peers).
+  std::vector<uint32_t> txn_members;
+
+  // The SSD log's directory (empty: none). If it holds a log, the server restarts from it.
+  std::string data_dir;
+  bool log_fsync = false;
+
+  // Progress lines ("joining 2 peers", "restored ..."); fathomd prints them with a timestamp.
+  std::function<void(const std::string&)> log_line;
+};
+
+class Server {
+ public:
+  static absl::StatusOr<std::unique_ptr<Server>> Start(ServerOptions options);
+  ~Server();  // Stop()
+
+  // Stops serving: table calls, lease, membership (leaves the configuration), node threads, then the log
+  // writes what is queued. Idempotent.
+  void Stop();
+
+  node::Node& node() { return *node_; }
+  uint32_t id() const { return id_; }
+  txn::TransactionService& transactions() { return *txns_; }
+  // Null for a static cluster.
+  coordinator::Coordinator* coordinator() { return coordinator_; }
+  coordinator::MembershipFollower* follower() { return follower_.get(); }
+  coordinator::LeaseAgent* lease() { return lease_.get(); }
+  // The tables' names: in the configuration (null for a static cluster).
+  kv::Catalog* catalog() { return catalog_.get(); }
+  // Null without data_dir.
+  logging::ObjectLog* log() { return log_.get(); }
+  // The data members the transaction layer last set (client-only: when it joined).
+  std::vector<uint32_t> data_members() const;
+
+ private:
+  Server() = default;
+  absl::Status StartAll();
+  absl::Status JoinCoordinator();
+  absl::Status WaitUntilListed();
+  absl::Status WaitForDataMembers();
+  absl::Status Restore(std::optional<coordinator::Configuration>& configuration);
+  absl::Status OpenLog();
+  void AddCounters();
+  void Log(const std::string& line) const;
+
+  ServerOptions options_;
+  uint32_t id_ = 0;
+  coordinator::MemberInfo me_;
+  std::unique_ptr<coordinator::Coordinator> owned_coordinator_;  // with `zookeeper`
+  coordinator::Coordinator* coordinator_ = nullptr;
+  std::unique_ptr<coordinator::LeaseAgent> lease_;  // outlives the node: its threads answer lease requests
+  std::unique_ptr<logging::ObjectLog> log_;         // outlives the node: its threads append to it
+  std::unique_ptr<node::Node> node_;
+  std::unique_ptr<logging::NodeRestore> restored_;
+  std::unique_ptr<txn::TransactionService> txns_;
+  std::unique_ptr<coordinator::MembershipFollower> follower_;
+  std::unique_ptr<coordinator::Subscription> txn_subscription_;
+  std::unique_ptr<coordinator::Subscription> listed_subscription_;
+  std::unique_ptr<kv::Catalog> catalog_;
+  std::atomic<uint64_t> listed_epoch_{0};  // the last configuration subscribers heard listing this node
+  absl::Mutex counted_follower_mu_;
+  const coordinator::MembershipFollower* counted_follower_ ABSL_GUARDED_BY(counted_follower_mu_) = nullptr;
+  bool stopped_ = false;
+};
+
+}  // namespace fathom::server
+
+#endif  // FATHOM_SERVER_SERVER_H_
