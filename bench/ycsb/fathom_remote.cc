@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "platform/fabric/ucx/ucx_fabric.h"
 #include "platform/node/control/control_client.h"
 #include "server/table_client.h"
 
@@ -43,6 +42,8 @@ absl::StatusOr<std::unique_ptr<RemoteFathom>> RemoteFathom::Join(const RemoteFat
 }
 
 absl::Status RemoteFathom::Start() {
+  // A ZooKeeper client of its own first, to read the configuration: the node id and the members' shape
+  // must be known before the client-only member starts.
   coordinator::ZooKeeperCoordinatorOptions zk;
   zk.connect_string = options_.zk;
   zk.cluster = options_.cluster;
@@ -64,73 +65,31 @@ absl::Status RemoteFathom::Start() {
   if (!shape.ok()) return shape.status();
   if (options_.threads == 0) options_.threads = shape->threads;
 
-  node::NodeOptions node_options;
-  node_options.node_id = id;
-  node_options.cluster_name = options_.cluster;
-  node_options.cluster_token = options_.token;
-  node_options.listen_address = options_.listen;
-  node_options.memory_bytes = kClientMemoryBytes;
-  node_options.region_bytes = kClientMemoryBytes;
-  node_options.worker_threads = options_.threads;
-  node_options.join_timeout = options_.join_timeout;
-  if (options_.lease_period > absl::ZeroDuration()) {
-    coordinator::LeaseOptions lease_options;
-    lease_options.period = options_.lease_period;
-    lease_ = std::make_unique<coordinator::LeaseAgent>(lease_options);
-    lease_->InstallHandler(&node_options);
-  }
-  fabric::UcxOptions ucx;
-  ucx.transports = options_.tcp ? "tcp" : "sm";
-  auto fabric = fabric::CreateUcxFabric(ucx);
-  if (!fabric.ok()) return fabric.status();
-  auto node = node::Node::Start(node_options, std::move(*fabric));
-  if (!node.ok()) return node.status();
-  node_ = std::move(*node);
-  // The transaction layer before any member connects: records and replies may come at once.
-  txn::TxnOptions txn_options;
-  txn_options.backups = shape->backups;
-  auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
-  if (!txns.ok()) return txns.status();
-  txns_ = std::move(*txns);
-  txn::TransactionService* service = txns_.get();
-  std::atomic<uint64_t>* listed = &listed_epoch_;
-  txn_subscription_ = coordinator_->Subscribe([service, listed, id](const coordinator::Configuration& configuration) {
-    service->SetConfiguration(configuration.epoch(), coordinator::DataMemberIds(configuration));
-    if (coordinator::FindMember(configuration, id) != nullptr) listed->store(configuration.epoch());
-  });
+  server::ServerOptions server;
+  server.node.node_id = id;
+  server.node.cluster_name = options_.cluster;
+  server.node.cluster_token = options_.token;
+  server.node.listen_address = options_.listen;
+  server.node.memory_bytes = kClientMemoryBytes;
+  server.node.region_bytes = kClientMemoryBytes;
+  server.node.worker_threads = options_.threads;
+  server.node.join_timeout = options_.join_timeout;
+  server.transports = options_.tcp ? "tcp" : "sm";
+  server.coordinator = coordinator_.get();
+  server.lease_period = options_.lease_period;
+  server.client_only = true;
+  server.backups = shape->backups;
+  auto started = server::Server::Start(std::move(server));
+  if (!started.ok()) return started.status();
+  server_ = std::move(*started);
+  id_ = id;
+  data_members_ = server_->data_members();
 
-  coordinator::MemberInfo me = coordinator::MemberInfoFor(
-      *node_, 0, options_.tcp ? coordinator::FABRIC_KIND_UCX_TCP : coordinator::FABRIC_KIND_UCX_SHARED_MEMORY);
-  me.set_client_only(true);
-  if (absl::Status joined = coordinator_->Join(me); !joined.ok()) {
-    return absl::Status(joined.code(), absl::StrCat("joining cluster '", options_.cluster, "' as client-only node ",
-                                                    id, ": ", joined.message()));
-  }
-  // Subscribers hear configurations on their own thread, after Join has seen them: a follower started
-  // now could be handed an older one without this node first, take it for a removal, and leave and join
-  // again (one needless configuration change each way). So wait until subscribers have heard of us.
-  const absl::Time deadline = absl::Now() + options_.join_timeout;
-  while (listed_epoch_.load() == 0) {
-    if (absl::Now() > deadline) return absl::DeadlineExceededError("no configuration listing this client arrived");
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  coordinator::MembershipOptions membership;
-  if (lease_ != nullptr) {
-    if (absl::Status s = lease_->Start(node_.get(), coordinator_.get()); !s.ok()) return s;
-    membership.lease = lease_.get();
-    membership.rejoin_as = me;
-  }
-  auto follower = coordinator::MembershipFollower::Start(node_.get(), coordinator_.get(), std::move(membership));
-  if (!follower.ok()) return follower.status();
-  follower_ = std::move(*follower);
-  if (absl::Status s = WaitForMembers(); !s.ok()) return s;
-
-  catalog_ = std::make_unique<kv::CoordinatorCatalog>(coordinator_.get());
   auto table = OpenOrCreateTable();
   if (!table.ok()) return table.status();
   tables_.push_back(std::move(*table));
   for (int t = 0; t < options_.threads; ++t) {
-    auto thread = TxnThreadOf(*txns_, t);
+    auto thread = TxnThreadOf(server_->transactions(), t);
     if (!thread.ok()) return thread.status();
     lanes_.push_back(std::make_unique<FathomAsyncBackend>(
         *thread, tables_[0], options_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(t) + 1));
@@ -168,35 +127,8 @@ absl::StatusOr<RemoteFathom::Shape> RemoteFathom::MembersShape(const coordinator
   return absl::UnavailableError(absl::StrCat("no member answered for its thread count and backups: ", last.message()));
 }
 
-// Until this node is connected to every data member of the configuration it applied (so its first
-// transaction finds every primary and backup) and the transaction layer has that configuration.
-absl::Status RemoteFathom::WaitForMembers() {
-  const absl::Time deadline = absl::Now() + options_.join_timeout;
-  std::vector<uint32_t> missing;
-  while (true) {
-    auto config = coordinator_->GetConfiguration();
-    if (config.ok() && follower_->applied_epoch() >= config->epoch() &&
-        txns_->replicas()->epoch() >= config->epoch()) {
-      const std::vector<uint32_t> connected = node_->connected_peers();
-      data_members_ = coordinator::DataMemberIds(*config);
-      missing.clear();
-      for (uint32_t member : data_members_) {
-        if (std::find(connected.begin(), connected.end(), member) == connected.end()) missing.push_back(member);
-      }
-      if (missing.empty() && !data_members_.empty()) return absl::OkStatus();
-    }
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "client node ", node_->id(), " is not connected to members [", absl::StrJoin(missing, ","), "] after ",
-          absl::FormatDuration(options_.join_timeout),
-          " (every node of a cluster runs the same number of threads: this one runs ", options_.threads, ")"));
-    }
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-}
-
 absl::StatusOr<kv::Table> RemoteFathom::OpenOrCreateTable() {
-  auto opened = kv::Table::Open(*txns_, *catalog_, options_.table);
+  auto opened = kv::Table::Open(server_->transactions(), *server_->catalog(), options_.table);
   if (!absl::IsNotFound(opened.status())) return opened;
   // A client-only node has nowhere to put a table's root: a data member creates it (kv sizing as the
   // embedded cluster's: 8 keys per bucket, filled to about half).
@@ -218,7 +150,7 @@ absl::StatusOr<kv::Table> RemoteFathom::OpenOrCreateTable() {
   // The member wrote the name into the configuration; this node's coordinator sees it when its watch fires.
   const absl::Time deadline = absl::Now() + options_.join_timeout;
   while (true) {
-    opened = kv::Table::Open(*txns_, *catalog_, options_.table);
+    opened = kv::Table::Open(server_->transactions(), *server_->catalog(), options_.table);
     if (!absl::IsNotFound(opened.status()) || absl::Now() > deadline) return opened;
     absl::SleepFor(absl::Milliseconds(10));
   }
@@ -227,33 +159,26 @@ absl::StatusOr<kv::Table> RemoteFathom::OpenOrCreateTable() {
 absl::Status RemoteFathom::Leave() {
   if (left_) return absl::OkStatus();
   left_ = true;
-  // As fathomd stops: the lease first (a removal now is the leave's), then the follower (or it would
-  // join again), then the configuration, then the node (its threads use the transaction layer).
-  if (lease_ != nullptr) lease_->Stop();
-  follower_.reset();
-  txn_subscription_.reset();
-  absl::Status left = absl::OkStatus();
-  if (coordinator_ != nullptr && node_ != nullptr) left = coordinator_->Leave();
-  if (node_ != nullptr) node_->Stop();
+  // The server leaves the configuration and stops its node; the handles on its transaction layer go after.
+  if (server_ != nullptr) server_->Stop();
   lanes_.clear();
   tables_.clear();
-  txns_.reset();
-  catalog_.reset();
+  server_.reset();
   if (coordinator_ != nullptr) coordinator_->Close();
-  return left;
+  return absl::OkStatus();
 }
 
 RemoteFathom::~RemoteFathom() { Leave().IgnoreError(); }
 
 absl::Status RemoteFathom::Post(int lane, std::function<void()> task) {
   if (lane < 0 || lane >= lanes()) return absl::InvalidArgumentError(absl::StrCat("no lane ", lane));
-  return txns_->Post(lane, [task = std::move(task)](txn::TxnThread&) { task(); });
+  return server_->transactions().Post(lane, [task = std::move(task)](txn::TxnThread&) { task(); });
 }
 
-std::unique_ptr<Backend> RemoteFathom::NewBackend() { return std::make_unique<FathomBackend>(txns_.get(), tables_[0]); }
+std::unique_ptr<Backend> RemoteFathom::NewBackend() { return std::make_unique<FathomBackend>(&server_->transactions(), tables_[0]); }
 
 std::string RemoteFathom::Describe() const {
-  return absl::StrCat("client-only node ", node_->id(), " (", options_.threads, " threads over UCX ",
+  return absl::StrCat("client-only node ", node_id(), " (", options_.threads, " threads over UCX ",
                       options_.tcp ? "tcp" : "shared memory", ") of cluster '", options_.cluster, "' at ",
                       options_.zk, ", data members [", absl::StrJoin(data_members_, ","), "], table ",
                       options_.table, " of ", tables_.empty() ? 0 : tables_[0].buckets(), " buckets");

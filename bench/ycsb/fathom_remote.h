@@ -24,11 +24,8 @@
 #include "bench/ycsb/backend.h"
 #include "bench/ycsb/fathom_backend.h"
 #include "coordinator/zookeeper_coordinator.h"
-#include "kv/coordinator_catalog.h"
 #include "kv/kv.h"
-#include "coordinator/lease_agent.h"
-#include "coordinator/membership.h"
-#include "platform/node/node.h"
+#include "server/server.h"
 #include "txn/txn.h"
 
 namespace fathom::ycsb {
@@ -60,11 +57,11 @@ class RemoteFathom final : public AsyncLanes {
 
   // A blocking backend for an application thread.
   std::unique_ptr<Backend> NewBackend();
-  uint32_t node_id() const { return node_->id(); }
+  uint32_t node_id() const { return id_; }
   // The client node's transaction layer and the cluster's catalog, for callers that use the kv API
   // directly (tests/node/fathomd_resize_test opens its own handles). REQUIRES: joined and not left.
-  txn::TransactionService& txns() { return *txns_; }
-  kv::Catalog& catalog() { return *catalog_; }
+  txn::TransactionService& txns() { return server_->transactions(); }
+  kv::Catalog& catalog() { return *server_->catalog(); }
 
   // AsyncLanes: lane l is this node's thread l.
   int lanes() const override { return static_cast<int>(lanes_.size()); }
@@ -82,21 +79,15 @@ class RemoteFathom final : public AsyncLanes {
     int backups = 0;
   };
   absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config) const;
-  absl::Status WaitForMembers();
   absl::StatusOr<kv::Table> OpenOrCreateTable();
 
   RemoteFathomOptions options_;
-  std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator_;
-  std::unique_ptr<coordinator::LeaseAgent> lease_;  // outlives the node: its threads answer lease requests
-  std::unique_ptr<node::Node> node_;
-  std::unique_ptr<txn::TransactionService> txns_;
-  std::unique_ptr<coordinator::MembershipFollower> follower_;
-  std::unique_ptr<coordinator::Subscription> txn_subscription_;
-  std::unique_ptr<kv::CoordinatorCatalog> catalog_;
+  std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator_;  // outlives the server
+  std::unique_ptr<server::Server> server_;  // the client-only member
   std::vector<kv::Table> tables_;  // one handle, kept in a vector so Leave can drop it
   std::vector<std::unique_ptr<AsyncBackend>> lanes_;
   std::vector<uint32_t> data_members_;  // when it joined
-  std::atomic<uint64_t> listed_epoch_{0};  // the last configuration subscribers heard listing this node
+  uint32_t id_ = 0;
   bool left_ = false;
 };
 
