@@ -215,6 +215,9 @@ TEST(TxnFailureTest, ADeadBackupFailsOnlyTheCommitsThatNeedIt) {
     ASSERT_OK(tx.Write(on_2, EncodeInt(2)));
     ASSERT_OK(tx.Commit());
   }
+  // Commit returned at the first primary's acknowledgement: node 2 may still hold on_2's lock until its
+  // COMMIT-PRIMARY is processed. Wait until it is, or the write below could abort at LOCK instead.
+  ASSERT_OK(cluster->WaitForQuiescence());
   cluster->cluster().sim()->Crash(3);
   {
     Transaction tx = cluster->service(1).Begin();
