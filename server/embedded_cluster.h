@@ -1,10 +1,13 @@
-// EmbeddedCluster: N nodes in one process, joined through their control servers on loopback, over UCX
-// shared memory (the default), UCX tcp, or SimFabric (deterministic faults for protocol tests). For tests
-// and the demo; fathomd runs the same Node one per process.
+// EmbeddedCluster: N servers (server.h) in one process, over UCX shared memory (the default), UCX tcp, or
+// SimFabric (deterministic faults for protocol tests), either a static cluster (every pair joined) or
+// following an in-process coordinator (LocalCoordinator), with leases if asked. Each node has the
+// transaction layer (options.transactions) unless attach_transactions is false. For tests, the demo and
+// the embedded benchmark; fathomd runs the same Server one per process.
 //
 //   EmbeddedClusterOptions options;
 //   options.nodes = 3;
 //   ASSIGN_OR_RETURN(auto cluster, EmbeddedCluster::Start(options));
+//   txn::Transaction tx = cluster->server(1).transactions().Begin();
 //   ASSIGN_OR_RETURN(object::ObjectRef ref, cluster->node(1).AllocateObject("x"));
 //   ASSIGN_OR_RETURN(std::string bytes, cluster->node(2).ReadObject(ref));
 #ifndef FATHOM_SERVER_EMBEDDED_CLUSTER_H_
@@ -15,11 +18,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "coordinator/local_coordinator.h"
-#include "platform/fabric/sim/sim_fabric.h"
 #include "coordinator/lease_agent.h"
+#include "coordinator/local_coordinator.h"
 #include "coordinator/membership.h"
+#include "platform/fabric/sim/sim_fabric.h"
 #include "platform/node/node.h"
+#include "server/server.h"
+#include "txn/txn.h"
 
 namespace fathom::server {
 
@@ -39,6 +44,10 @@ struct EmbeddedClusterOptions {
   absl::Duration lease_period = absl::ZeroDuration();
   // Set: the leases' time comes from it and no lease thread runs; the test calls lease(id)->Tick().
   const Clock* lease_clock = nullptr;
+  // Every node's transaction layer (f = transactions.backups); static clusters run in configuration 1
+  // with every node a data member.
+  txn::TxnOptions transactions;
+  bool attach_transactions = true;
   // Adjusts each node's options before it starts (after the cluster filled them in).
   std::function<void(node::NodeOptions&)> customize;
 };
@@ -46,33 +55,35 @@ struct EmbeddedClusterOptions {
 class EmbeddedCluster {
  public:
   static absl::StatusOr<std::unique_ptr<EmbeddedCluster>> Start(EmbeddedClusterOptions options);
-  ~EmbeddedCluster();
+  ~EmbeddedCluster();  // Stop()
 
-  node::Node& node(uint32_t id) { return *nodes_.at(id - 1); }
-  int size() const { return static_cast<int>(nodes_.size()); }
+  // Stops every server (leases, membership, node threads) before any is destroyed, so no node talks to a
+  // destroyed one; what they own (transaction layers) stays until the cluster is destroyed.
+  void Stop();
+
+  Server& server(uint32_t id) { return *servers_.at(id - 1); }
+  node::Node& node(uint32_t id) { return server(id).node(); }
+  int size() const { return static_cast<int>(servers_.size()); }
   // The simulated network (kSim only, else null): partitions, crashes, drops.
   fabric::sim::SimNetwork* sim() { return network_.get(); }
   // Coordinated clusters only (else null).
   coordinator::LocalCoordinationService* coordination() { return coordination_.get(); }
   coordinator::Coordinator* coordinator(uint32_t id) { return coordinators_.empty() ? nullptr : coordinators_.at(id - 1).get(); }
-  coordinator::MembershipFollower* follower(uint32_t id) { return followers_.empty() ? nullptr : followers_.at(id - 1).get(); }
+  coordinator::MembershipFollower* follower(uint32_t id) { return server(id).follower(); }
   // Clusters with leases only (else null).
-  coordinator::LeaseAgent* lease(uint32_t id) { return leases_.empty() ? nullptr : leases_.at(id - 1).get(); }
+  coordinator::LeaseAgent* lease(uint32_t id) { return server(id).lease(); }
   // Stops node `id` following the configuration (as if its process were stopped: nothing it holds
   // changes), and starts it again. With a lease_clock, also stop calling lease(id)->Tick() meanwhile.
-  void PauseMembership(uint32_t id);
-  absl::Status ResumeMembership(uint32_t id);
+  void PauseMembership(uint32_t id) { server(id).PauseMembership(); }
+  absl::Status ResumeMembership(uint32_t id) { return server(id).ResumeMembership(); }
   const std::string& token() const { return token_; }
 
  private:
   EmbeddedCluster() = default;
   std::unique_ptr<fabric::sim::SimNetwork> network_;  // outlives the nodes (declared first)
   std::unique_ptr<coordinator::LocalCoordinationService> coordination_;
-  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
-  std::vector<std::unique_ptr<coordinator::LeaseAgent>> leases_;  // outlive the nodes, whose handlers call them
-  std::vector<coordinator::MemberInfo> members_;
-  std::vector<std::unique_ptr<node::Node>> nodes_;
-  std::vector<std::unique_ptr<coordinator::MembershipFollower>> followers_;  // stopped before the nodes
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;  // outlive the servers
+  std::vector<std::unique_ptr<Server>> servers_;
   std::string token_;
 };
 

@@ -139,7 +139,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.zookeeper = absl::GetFlag(FLAGS_zk);
   options.zookeeper_session_timeout = absl::GetFlag(FLAGS_zk_session_timeout);
   options.lease_period = absl::GetFlag(FLAGS_lease_period);
-  options.backups = absl::GetFlag(FLAGS_backups);
+  options.transactions.backups = absl::GetFlag(FLAGS_backups);
   auto members = ParseMembers(absl::GetFlag(FLAGS_txn_members));
   if (!members.ok()) return members.status();
   options.txn_members = *members;

@@ -72,7 +72,7 @@ absl::Status Server::StartAll() {
   if (o.client_only && !coordinated) return absl::InvalidArgumentError("a client-only member needs a coordinator");
   if (o.client_only && !o.data_dir.empty()) return absl::InvalidArgumentError("a client-only member has no log");
   if (o.lease_period < absl::ZeroDuration()) return absl::InvalidArgumentError("--lease_period must not be negative");
-  if (o.backups < 0) return absl::InvalidArgumentError("--backups must not be negative");
+  if (o.transactions.backups < 0) return absl::InvalidArgumentError("--backups must not be negative");
 
   // The log first: a damaged one stops startup before anything else is started.
   auto starting = ReadStartingLog(id_, o.data_dir);
@@ -89,11 +89,12 @@ absl::Status Server::StartAll() {
     Log(absl::StrCat("log in ", o.data_dir, ": ", starting->log.contents.states.size(), " objects, position ",
                      starting->log.contents.position));
   }
-  // Every node answers restarting peers, with its log or with "no log".
+  // Every node answers restarting peers, with its log or with "no log". The caller's handlers are
+  // registered first: a message type keeps its first handler, so a test may serve its own snapshot.
   std::function<void(msg::Messenger&, int)> customized = o.node.register_handlers;
   o.node.register_handlers = [snapshot = starting->snapshot, customized](msg::Messenger& messenger, int thread) {
-    logging::ServeLogSnapshot(messenger, snapshot);
     if (customized) customized(messenger, thread);
+    logging::ServeLogSnapshot(messenger, snapshot);
   };
 
   // ZooKeeper first: if it cannot be reached, nothing else is worth starting.
@@ -142,8 +143,7 @@ absl::Status Server::StartAll() {
   me_ = coordinator::MemberInfoFor(*node_, o.client_only ? 0 : o.node.memory_bytes, o.fabric_kind);
   me_.set_client_only(o.client_only);
 
-  txn::TxnOptions txn_options;
-  txn_options.backups = o.backups;
+  txn::TxnOptions txn_options = o.transactions;
   std::vector<uint32_t> members;
   if (!coordinated) {
     members = o.txn_members;
@@ -172,10 +172,10 @@ absl::Status Server::StartAll() {
     }
     Log(absl::StrCat("restarting from ", o.data_dir, ": gathering the logs of ", members.size() - 1, " members"));
     auto restore = coordinated ? RestoreThroughCoordinator(*node_, *coordinator_, *follower_, starting->log.contents,
-                                                           members, o.backups, o.node.join_timeout,
+                                                           members, txn_options.backups, o.node.join_timeout,
                                                            [this](const std::string& line) { Log(line); },
                                                            restart_configuration)
-                               : RestoreFromPeers(*node_, starting->log.contents, members, o.backups);
+                               : RestoreFromPeers(*node_, starting->log.contents, members, txn_options.backups);
     if (!restore.ok()) {
       // A log that does not fit this node (less memory than its regions) is a failed precondition of the
       // restart, not a bad option: InvalidArgument is kept for options.
@@ -201,6 +201,15 @@ absl::Status Server::StartAll() {
     // With a coordinator this node may join a running cluster: it takes the epoch from the driver (the
     // configuration manager) and grants no lock before.
     txn_options.join_log_epochs = coordinated;
+  }
+  if (!o.attach_transactions) {
+    if (!o.data_dir.empty()) return absl::InvalidArgumentError("a log needs the transaction layer");
+    if (!coordinated) {
+      if (!o.node.peers.empty()) return node_->JoinPeers();
+      return absl::OkStatus();
+    }
+    if (absl::Status joined = JoinCoordinator(); !joined.ok()) return joined;
+    return o.client_only ? WaitForDataMembers() : absl::OkStatus();
   }
   // The transaction layer, before any peer can send it a record.
   auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
@@ -264,10 +273,17 @@ absl::Status Server::JoinCoordinator() {
                                                                                          options_.zookeeper),
                                          options_.client_only ? absl::StrCat(" as client-only node ", id_) : ""));
   }
+  joined_ = true;
   if (absl::Status listed = WaitUntilListed(); !listed.ok()) return listed;
-  coordinator::MembershipOptions membership;
   if (lease_ != nullptr) {
     if (absl::Status s = lease_->Start(node_.get(), coordinator_); !s.ok()) return s;
+  }
+  return StartFollower();
+}
+
+absl::Status Server::StartFollower() {
+  coordinator::MembershipOptions membership;
+  if (lease_ != nullptr) {
     membership.lease = lease_.get();
     membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
   }
@@ -356,7 +372,7 @@ void Server::AddCounters() {
     });
   }
   txn::TransactionService* service = txns_.get();
-  node_->AddCounterSource([service, backups = options_.backups](std::map<std::string, uint64_t>& counters) {
+  node_->AddCounterSource([service, backups = options_.transactions.backups](std::map<std::string, uint64_t>& counters) {
     counters["txn.epoch"] = service->replicas()->epoch();
     counters["txn.members"] = service->replicas()->members().size();  // data members (backups come from them)
     counters["node.threads"] = service->threads();  // a joining client-only member must run as many
@@ -385,6 +401,20 @@ void Server::AddCounters() {
   });
 }
 
+void Server::PauseMembership() {
+  {
+    absl::MutexLock lock(&counted_follower_mu_);
+    counted_follower_ = nullptr;
+  }
+  follower_.reset();
+}
+
+absl::Status Server::ResumeMembership() {
+  if (coordinator_ == nullptr) return absl::FailedPreconditionError("a static cluster has no membership to follow");
+  if (follower_ != nullptr) return absl::OkStatus();
+  return StartFollower();
+}
+
 std::vector<uint32_t> Server::data_members() const { return txns_ == nullptr ? std::vector<uint32_t>{} : txns_->replicas()->members(); }
 
 void Server::Stop() {
@@ -392,15 +422,10 @@ void Server::Stop() {
   stopped_ = true;
   if (node_ != nullptr) node_->SetTableCalls(nullptr);  // no table call may outlive the catalog and txns
   if (lease_ != nullptr) lease_->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
-  const bool joined = follower_ != nullptr;
-  {
-    absl::MutexLock lock(&counted_follower_mu_);
-    counted_follower_ = nullptr;
-  }
-  follower_.reset();
+  PauseMembership();
   txn_subscription_.reset();
   listed_subscription_.reset();
-  if (coordinator_ != nullptr && joined) coordinator_->Leave().IgnoreError();
+  if (coordinator_ != nullptr && joined_) coordinator_->Leave().IgnoreError();
   if (node_ != nullptr) node_->Stop();  // before the transaction layer goes: the node's threads use it
   if (log_ != nullptr) log_->Stop();    // writes what is queued
 }

@@ -46,6 +46,8 @@ namespace fathom::server {
 
 struct ServerOptions {
   // Id, cluster name and token, control address, memory, threads, TLS, static peers, join timeout.
+  // node.register_handlers runs before the server registers its own (a message type keeps its first
+  // handler).
   node::NodeOptions node;
 
   // The fabric: given (SimFabric in tests), or UCX with `transports` (UCX_TLS syntax: sm, tcp, rc; empty:
@@ -70,8 +72,11 @@ struct ServerOptions {
   // elected; Start waits until it is connected to every data member.
   bool client_only = false;
 
-  // Transactions: f, the backups of every region.
-  int backups = 1;
+  // The transaction layer's options (f is transactions.backups); the server adds the log's hooks.
+  txn::TxnOptions transactions;
+  // False: no transaction layer (the node runtime and membership only). For test clusters that attach
+  // their own (logging/testing's LoggedCluster, which restores and logs in process) and node-level tests.
+  bool attach_transactions = true;
   // Static clusters: the members that hold data (default: this node and node.peers).
   std::vector<uint32_t> txn_members;
 
@@ -94,6 +99,7 @@ class Server {
 
   node::Node& node() { return *node_; }
   uint32_t id() const { return id_; }
+  // REQUIRES: attach_transactions.
   txn::TransactionService& transactions() { return *txns_; }
   // Null for a static cluster.
   coordinator::Coordinator* coordinator() { return coordinator_; }
@@ -106,10 +112,16 @@ class Server {
   // The data members the transaction layer last set (client-only: when it joined).
   std::vector<uint32_t> data_members() const;
 
+  // Stops following the configuration, as if the process were stopped (nothing it holds changes; with a
+  // lease_clock, the caller stops ticking lease() too), and starts again. Tests of leases and removal.
+  void PauseMembership();
+  absl::Status ResumeMembership();
+
  private:
   Server() = default;
   absl::Status StartAll();
   absl::Status JoinCoordinator();
+  absl::Status StartFollower();
   absl::Status WaitUntilListed();
   absl::Status WaitForDataMembers();
   absl::Status Restore(std::optional<coordinator::Configuration>& configuration);
@@ -134,6 +146,7 @@ class Server {
   std::atomic<uint64_t> listed_epoch_{0};  // the last configuration subscribers heard listing this node
   absl::Mutex counted_follower_mu_;
   const coordinator::MembershipFollower* counted_follower_ ABSL_GUARDED_BY(counted_follower_mu_) = nullptr;
+  bool joined_ = false;  // Join succeeded: Stop leaves
   bool stopped_ = false;
 };
 

@@ -44,19 +44,11 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
   cluster.threads = options.threads_per_node;
   cluster.fabric = options.tcp ? server::EmbeddedFabric::kUcxTcp : server::EmbeddedFabric::kUcxSharedMemory;
   cluster.memory_bytes = std::max<uint64_t>(64 * kMiB, (bytes + kMiB - 1) / kMiB * kMiB);
+  cluster.transactions.backups = options.backups;
   auto started = server::EmbeddedCluster::Start(cluster);
   if (!started.ok()) return started.status();
   fathom->cluster_ = std::move(*started);
-  std::vector<uint32_t> members;
-  for (int i = 1; i <= options.nodes; ++i) members.push_back(i);
-  txn::TxnOptions txn_options;
-  txn_options.backups = options.backups;
-  for (int i = 1; i <= options.nodes; ++i) {
-    auto service = txn::TransactionService::Attach(&fathom->cluster_->node(i), txn_options);
-    if (!service.ok()) return service.status();
-    (*service)->SetConfiguration(1, members);
-    fathom->services_.push_back(std::move(*service));
-  }
+  for (int i = 1; i <= options.nodes; ++i) fathom->services_.push_back(&fathom->cluster_->server(i).transactions());
   kv::TableOptions table;
   table.buckets = fathom->buckets_;
   auto created = kv::Table::Create(*fathom->services_[0], fathom->catalog_, "usertable", table);
@@ -91,15 +83,16 @@ absl::Status FathomCluster::Post(int lane, std::function<void()> task) {
 
 FathomCluster::~FathomCluster() {
   // The nodes stop first: their threads use the transaction layer and the lanes.
-  cluster_.reset();
+  if (cluster_ != nullptr) cluster_->Stop();
   lanes_.clear();
   tables_.clear();
   services_.clear();
+  cluster_.reset();
 }
 
 std::unique_ptr<Backend> FathomCluster::NewBackend() {
   const size_t node = next_.fetch_add(1) % tables_.size();
-  return std::make_unique<FathomBackend>(services_[node].get(), tables_[node]);
+  return std::make_unique<FathomBackend>(services_[node], tables_[node]);
 }
 
 std::string FathomCluster::Describe() const {

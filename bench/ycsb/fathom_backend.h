@@ -58,7 +58,7 @@ class FathomCluster final : public AsyncLanes {
 
   FathomClusterOptions options_;
   std::unique_ptr<server::EmbeddedCluster> cluster_;
-  std::vector<std::unique_ptr<txn::TransactionService>> services_;
+  std::vector<txn::TransactionService*> services_;  // the servers' transaction layers
   kv::InProcessCatalog catalog_;
   std::vector<kv::Table> tables_;  // one handle per node
   std::vector<std::unique_ptr<AsyncBackend>> lanes_;

@@ -78,7 +78,7 @@ absl::Status RemoteFathom::Start() {
   server.coordinator = coordinator_.get();
   server.lease_period = options_.lease_period;
   server.client_only = true;
-  server.backups = shape->backups;
+  server.transactions.backups = shape->backups;
   auto started = server::Server::Start(std::move(server));
   if (!started.ok()) return started.status();
   server_ = std::move(*started);

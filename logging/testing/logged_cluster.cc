@@ -32,6 +32,8 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
     }
     image = MergeLogs(result->restored_.logs);
   }
+  // The nodes without a transaction layer: this cluster attaches its own, with each node's log hooks.
+  options.cluster.attach_transactions = false;
   auto cluster = server::EmbeddedCluster::Start(options.cluster);
   if (!cluster.ok()) return cluster.status();
   result->cluster_ = std::move(*cluster);
@@ -145,7 +147,7 @@ absl::Status LoggedCluster::WaitForLogs(absl::Duration timeout) {
 }
 
 absl::Status LoggedCluster::WaitForQuiescence(absl::Duration timeout) {
-  return txn::testing::WaitForQuiescence(services_, timeout);
+  return txn::testing::WaitForQuiescence(services(), timeout);
 }
 
 std::map<uint32_t, std::string> LoggedCluster::Memory() {

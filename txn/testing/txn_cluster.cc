@@ -25,36 +25,31 @@ server::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t se
 }
 
 absl::StatusOr<std::unique_ptr<TxnCluster>> TxnCluster::Start(server::EmbeddedClusterOptions options, TxnOptions txn) {
+  options.transactions = txn;
+  options.attach_transactions = true;
   auto cluster = server::EmbeddedCluster::Start(options);
   if (!cluster.ok()) return cluster.status();
   auto result = std::unique_ptr<TxnCluster>(new TxnCluster());
   result->cluster_ = std::move(*cluster);
+  for (int i = 1; i <= result->cluster_->size(); ++i) {
+    result->services_.push_back(&result->cluster_->server(i).transactions());
+  }
   if (options.coordinated) {
-    // Members connect as the configuration reaches them: wait until every pair is connected.
+    // Members connect as the configuration reaches them: wait until every pair is connected and every
+    // transaction layer has every node as a data member.
     const absl::Time deadline = absl::Now() + absl::Seconds(20);
     for (int i = 1; i <= result->cluster_->size(); ++i) {
-      while (result->cluster_->node(i).connected_peers().size() + 1 < static_cast<size_t>(result->cluster_->size())) {
+      while (result->cluster_->node(i).connected_peers().size() + 1 < static_cast<size_t>(result->cluster_->size()) ||
+             result->services_[i - 1]->replicas()->members().size() < static_cast<size_t>(result->cluster_->size())) {
         if (absl::Now() > deadline) return absl::DeadlineExceededError(absl::StrCat("node ", i, " never connected"));
         absl::SleepFor(absl::Milliseconds(5));
       }
     }
   }
-  std::vector<uint32_t> members;
-  for (int i = 1; i <= result->cluster_->size(); ++i) members.push_back(i);
-  for (int i = 1; i <= result->cluster_->size(); ++i) {
-    auto service = TransactionService::Attach(&result->cluster_->node(i), txn);
-    if (!service.ok()) return service.status();
-    (*service)->SetConfiguration(1, members);
-    result->services_.push_back(std::move(*service));
-  }
   return result;
 }
 
-TxnCluster::~TxnCluster() {
-  // The nodes stop first (their threads hold the layer), then the services go.
-  cluster_.reset();
-  services_.clear();
-}
+TxnCluster::~TxnCluster() = default;  // the cluster stops its servers: nodes first, then their layers
 
 absl::Status TxnCluster::WaitForQuiescence(absl::Duration timeout) {
   return testing::WaitForQuiescence(services_, timeout);
@@ -94,8 +89,7 @@ absl::Status TxnCluster::CheckReplicasIdentical() {
   return absl::OkStatus();
 }
 
-absl::Status WaitForQuiescence(const std::vector<std::unique_ptr<TransactionService>>& services,
-                               absl::Duration timeout) {
+absl::Status WaitForQuiescence(const std::vector<TransactionService*>& services, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   std::string last;
   while (absl::Now() < deadline) {

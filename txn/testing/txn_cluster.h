@@ -1,4 +1,4 @@
-// TxnCluster: an embedded cluster with the transaction layer attached to every node, for tests and
+// TxnCluster: an embedded cluster (its servers attach the transaction layer to every node), for tests and
 // benchmarks; plus the checks every test wants (quiescence, replicas identical to their primaries).
 #ifndef FATHOM_TXN_TESTING_TXN_CLUSTER_H_
 #define FATHOM_TXN_TESTING_TXN_CLUSTER_H_
@@ -39,13 +39,12 @@ class TxnCluster {
 
  private:
   std::unique_ptr<server::EmbeddedCluster> cluster_;
-  std::vector<std::unique_ptr<TransactionService>> services_;
+  std::vector<TransactionService*> services_;  // the servers' layers
 };
 
 // Waits until no participant of `services` keeps a record and no coordinator owes a truncation
 // (DeadlineExceeded naming what is left).
-absl::Status WaitForQuiescence(const std::vector<std::unique_ptr<TransactionService>>& services,
-                               absl::Duration timeout);
+absl::Status WaitForQuiescence(const std::vector<TransactionService*>& services, absl::Duration timeout);
 
 }  // namespace fathom::txn::testing
 
