@@ -69,7 +69,9 @@ absl::Status Server::StartAll() {
   if (coordinated && !o.node.peers.empty()) {
     return absl::InvalidArgumentError("give --zk (membership from ZooKeeper) or --peers (a static cluster), not both");
   }
-  if (o.client_only && !coordinated) return absl::InvalidArgumentError("a client-only member needs a coordinator");
+  if (o.client_only && !coordinated && o.txn_members.empty()) {
+    return absl::InvalidArgumentError("a client-only member of a static cluster needs the data members");
+  }
   if (o.client_only && !o.data_dir.empty()) return absl::InvalidArgumentError("a client-only member has no log");
   if (o.lease_period < absl::ZeroDuration()) return absl::InvalidArgumentError("--lease_period must not be negative");
   if (o.transactions.backups < 0) return absl::InvalidArgumentError("--backups must not be negative");
@@ -150,8 +152,9 @@ absl::Status Server::StartAll() {
     if (members.empty()) {
       members.push_back(id_);
       for (const node::PeerAddress& peer : o.node.peers) members.push_back(peer.node_id);
-    } else if (std::find(members.begin(), members.end(), id_) == members.end()) {
-      return absl::InvalidArgumentError("--txn_members must list this node");
+    } else if (o.client_only == (std::find(members.begin(), members.end(), id_) != members.end())) {
+      return absl::InvalidArgumentError(o.client_only ? "a client-only node cannot be one of the data members"
+                                                      : "--txn_members must list this node");
     }
     if (restart) {
       if (absl::Status listed = CheckPeersListMembers(id_, o.node.peers, members); !listed.ok()) return listed;
@@ -221,8 +224,8 @@ absl::Status Server::StartAll() {
   }
   AddCounters();
   if (!coordinated) {
-    txns_->SetConfiguration(epoch, members);
-    txns_->StartLogEpochs();
+    txns_->SetConfiguration(o.configuration_epoch != 0 ? o.configuration_epoch : epoch, members);
+    if (!o.client_only) txns_->StartLogEpochs();
     if (!o.node.peers.empty() && !restart) {
       Log(absl::StrCat("joining ", o.node.peers.size(), " peers"));
       if (absl::Status joined = node_->JoinPeers(); !joined.ok()) return joined;

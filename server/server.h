@@ -68,8 +68,9 @@ struct ServerOptions {
   // Set: leases take their time from it and run no thread (the caller ticks lease()).
   const Clock* lease_clock = nullptr;
 
-  // A client-only member (with a coordinator): holds no data and no backups, is never placed on or
-  // elected; Start waits until it is connected to every data member.
+  // A client-only member: holds no data and no backups, is never placed on or elected. With a
+  // coordinator, Start waits until it is connected to every data member; in a static cluster it joins
+  // node.peers, and txn_members (which must not list it) are the data members.
   bool client_only = false;
 
   // The transaction layer's options (f is transactions.backups); the server adds the log's hooks.
@@ -77,8 +78,11 @@ struct ServerOptions {
   // False: no transaction layer (the node runtime and membership only). For test clusters that attach
   // their own (logging/testing's LoggedCluster, which restores and logs in process) and node-level tests.
   bool attach_transactions = true;
-  // Static clusters: the members that hold data (default: this node and node.peers).
+  // Static clusters: the members that hold data (default: this node and node.peers), and the
+  // configuration epoch transaction ids carry (0: 1, or after a restart one past the newest logged; a
+  // client of a restarted cluster gives the members' txn.epoch).
   std::vector<uint32_t> txn_members;
+  uint64_t configuration_epoch = 0;
 
   // The SSD log's directory (empty: none). If it holds a log, the server restarts from it.
   std::string data_dir;

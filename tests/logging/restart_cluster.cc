@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "platform/fabric/ucx/ucx_fabric.h"
 #include "tests/util/fathomd_process.h"
 
 namespace fathom::testing {
@@ -48,40 +47,30 @@ RestartCluster::~RestartCluster() {
   processes_.clear();  // SIGKILLs what is left
 }
 
-void RestartCluster::StopClient() {
-  if (client_node_ != nullptr) client_node_->Stop();
-  client_txns_.reset();
-  client_node_.reset();
-}
+void RestartCluster::StopClient() { client_.reset(); }
 
 absl::Status RestartCluster::StartClient() {
-  fabric::UcxOptions ucx;
-  ucx.transports = "sm";
-  auto fabric = fabric::CreateUcxFabric(ucx);
-  if (!fabric.ok()) return fabric.status();
-  node::NodeOptions options;
-  options.node_id = kNodes + 1;
-  options.cluster_token = kToken;
-  options.memory_bytes = 4 << 20;
-  options.region_bytes = 4 << 20;
-  options.worker_threads = 2;
-  for (const auto& [id, address] : addresses_) options.peers.push_back({static_cast<uint32_t>(id), address});
-  auto node = node::Node::Start(options, std::move(*fabric));
-  if (!node.ok()) return node.status();
-  client_node_ = std::move(*node);
-  // A client of the log epochs: its sync transactions learn from the driver when they are durable.
-  txn::TxnOptions txn_options;
-  txn_options.epoch_log = txn::EpochLog::ForClient();
-  txn_options.start_log_epochs = false;  // never the driver
-  auto txns = txn::TransactionService::Attach(client_node_.get(), txn_options);
-  if (!txns.ok()) return txns.status();
-  client_txns_ = std::move(*txns);
-  if (absl::Status s = client_node_->JoinPeers(); !s.ok()) return s;
   // Records carry the epoch; participants refuse any other than theirs.
   auto counters = Counters(1);
   if (!counters.ok()) return counters.status();
   epoch_ = counters->at("txn.epoch");
-  client_txns_->SetConfiguration(epoch_, data_nodes_);
+  server::ServerOptions options;
+  options.node.node_id = kNodes + 1;
+  options.node.cluster_token = kToken;
+  options.node.memory_bytes = 4 << 20;
+  options.node.region_bytes = 4 << 20;
+  options.node.worker_threads = 2;
+  for (const auto& [id, address] : addresses_) options.node.peers.push_back({static_cast<uint32_t>(id), address});
+  options.transports = "sm";
+  options.client_only = true;
+  options.txn_members = data_nodes_;
+  options.configuration_epoch = epoch_;
+  // A client of the log epochs: its sync transactions learn from the driver when they are durable.
+  options.transactions.epoch_log = txn::EpochLog::ForClient();
+  options.transactions.start_log_epochs = false;  // never the driver
+  auto client = server::Server::Start(std::move(options));
+  if (!client.ok()) return client.status();
+  client_ = std::move(*client);
   return absl::OkStatus();
 }
 
@@ -98,7 +87,7 @@ absl::StatusOr<std::map<int, uint64_t>> RestartCluster::WaitForLogsCaughtUp(absl
   std::map<int, uint64_t> last_enqueued;
   int quiet_rounds = 0;
   while (absl::Now() < deadline) {
-    auto stats = client_txns_->Stats();
+    auto stats = client_->transactions().Stats();
     if (!stats.ok()) return stats.status();
     std::map<int, uint64_t> enqueued, persisted;
     bool behind = stats->truncations_owed > 0;

@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "platform/node/node.h"
+#include "server/server.h"
 #include "tests/util/subprocess.h"
 #include "txn/txn.h"
 
@@ -34,7 +34,7 @@ class RestartCluster {
   ~RestartCluster();
 
   // The transaction service of node 4 (this process), in the cluster's current epoch.
-  txn::TransactionService& client() { return *client_txns_; }
+  txn::TransactionService& client() { return client_->transactions(); }
   const std::vector<uint32_t>& data_nodes() const { return data_nodes_; }
   std::string data_dir(int node) const;
 
@@ -63,8 +63,7 @@ class RestartCluster {
   std::vector<uint32_t> data_nodes_ = {1, 2, 3};
   std::map<int, std::string> addresses_;  // node -> control address
   std::map<int, std::unique_ptr<Subprocess>> processes_;
-  std::unique_ptr<node::Node> client_node_;
-  std::unique_ptr<txn::TransactionService> client_txns_;
+  std::unique_ptr<server::Server> client_;  // node kNodes + 1, a client-only member
   uint64_t epoch_ = 1;
 };
 

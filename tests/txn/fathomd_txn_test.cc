@@ -6,8 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
-#include "platform/fabric/ucx/ucx_fabric.h"
-#include "platform/node/node.h"
+#include "server/server.h"
 #include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
 #include "txn/txn.h"
@@ -44,32 +43,28 @@ class FathomdTxnTest : public ::testing::TestWithParam<std::string> {
       peers.push_back({static_cast<uint32_t>(id), node->control_address});
       processes_.push_back(std::move(node->process));
     }
-    // This process: node 4, a coordinator of transactions.
-    fabric::UcxOptions ucx;
-    ucx.transports = GetParam();
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<fabric::Fabric> fabric, fabric::CreateUcxFabric(ucx));
-    node::NodeOptions options;
-    options.node_id = kNodes + 1;
-    options.cluster_token = kToken;
-    options.memory_bytes = 4 << 20;
-    options.region_bytes = 4 << 20;
-    options.worker_threads = kThreads;
-    options.peers = peers;
-    ASSERT_OK_AND_ASSIGN(client_node_, node::Node::Start(options, std::move(fabric)));
-    ASSERT_OK_AND_ASSIGN(txns_, txn::TransactionService::Attach(client_node_.get()));
-    txns_->SetConfiguration(1, {1, 2, 3});
-    ASSERT_OK(client_node_->JoinPeers());
+    // This process: node 4, a client-only member that coordinates transactions.
+    server::ServerOptions options;
+    options.node.node_id = kNodes + 1;
+    options.node.cluster_token = kToken;
+    options.node.memory_bytes = 4 << 20;
+    options.node.region_bytes = 4 << 20;
+    options.node.worker_threads = kThreads;
+    options.node.peers = peers;
+    options.transports = GetParam();
+    options.client_only = true;
+    options.txn_members = {1, 2, 3};
+    ASSERT_OK_AND_ASSIGN(client_, server::Server::Start(std::move(options)));
+    txns_ = &client_->transactions();
   }
   void TearDown() override {
-    if (client_node_ != nullptr) client_node_->Stop();
-    txns_.reset();
-    client_node_.reset();
+    client_.reset();
     processes_.clear();  // SIGKILLs what is left
   }
 
   std::vector<std::unique_ptr<testing::Subprocess>> processes_;
-  std::unique_ptr<node::Node> client_node_;
-  std::unique_ptr<txn::TransactionService> txns_;
+  std::unique_ptr<server::Server> client_;
+  txn::TransactionService* txns_ = nullptr;  // the client's
 };
 
 TEST_P(FathomdTxnTest, BankCycleAndListAppendAcrossProcesses) {
@@ -80,7 +75,7 @@ TEST_P(FathomdTxnTest, BankCycleAndListAppendAcrossProcesses) {
     options.clients_per_node = 4;
     options.transfers_per_client = 150;
     options.retry.max_attempts = 1000;
-    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunBank({txns_.get()}, options));
+    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunBank({txns_}, options));
     EXPECT_TRUE(result.violations.empty()) << result.violations.front();
     EXPECT_EQ(result.final_total, options.accounts * options.initial_balance);
     EXPECT_GT(result.transfers, 0u);
@@ -93,7 +88,7 @@ TEST_P(FathomdTxnTest, BankCycleAndListAppendAcrossProcesses) {
     options.data_nodes = data_nodes;
     options.clients_per_node = 4;
     options.retry.max_attempts = 1000;
-    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunCycle({txns_.get()}, options));
+    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunCycle({txns_}, options));
     EXPECT_EQ(result.violation, "");
     EXPECT_GT(result.committed, 0u);
   }
@@ -101,7 +96,7 @@ TEST_P(FathomdTxnTest, BankCycleAndListAppendAcrossProcesses) {
     txn::workloads::ListAppendOptions options;
     options.data_nodes = data_nodes;
     options.clients_per_node = 4;
-    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunListAppend({txns_.get()}, options));
+    ASSERT_OK_AND_ASSIGN(auto result, txn::workloads::RunListAppend({txns_}, options));
     EXPECT_TRUE(result.check.valid()) << result.check.ToString();
     EXPECT_GT(result.ok, 0u);
   }
