@@ -16,6 +16,7 @@ declare -A forbidden=(
   [//server]="//fathom //bench //tools //tests"
   [//fathom]="//bench //tools //tests"
   [//bench]="//tools //tests"
+  [//examples]="//bench //tools //tests"
 )
 
 failed=0

@@ -23,9 +23,8 @@
 #include "bench/ycsb/async_backend.h"
 #include "bench/ycsb/backend.h"
 #include "bench/ycsb/fathom_backend.h"
-#include "coordinator/zookeeper_coordinator.h"
 #include "kv/kv.h"
-#include "server/server.h"
+#include "server/client_member.h"
 #include "txn/txn.h"
 
 namespace fathom::ycsb {
@@ -60,8 +59,8 @@ class RemoteFathom final : public AsyncLanes {
   uint32_t node_id() const { return id_; }
   // The client node's transaction layer and the cluster's catalog, for callers that use the kv API
   // directly (tests/node/fathomd_resize_test opens its own handles). REQUIRES: joined and not left.
-  txn::TransactionService& txns() { return server_->transactions(); }
-  kv::Catalog& catalog() { return *server_->catalog(); }
+  txn::TransactionService& txns() { return client_->transactions(); }
+  kv::Catalog& catalog() { return client_->catalog(); }
 
   // AsyncLanes: lane l is this node's thread l.
   int lanes() const override { return static_cast<int>(lanes_.size()); }
@@ -72,18 +71,8 @@ class RemoteFathom final : public AsyncLanes {
  private:
   RemoteFathom() = default;
   absl::Status Start();
-  // What this node must share with the members, from a data member's Stats (fathomd reports node.threads
-  // and txn.backups): as many node threads, and the same f.
-  struct Shape {
-    int threads = 0;
-    int backups = 0;
-  };
-  absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config) const;
-  absl::StatusOr<kv::Table> OpenOrCreateTable();
-
   RemoteFathomOptions options_;
-  std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator_;  // outlives the server
-  std::unique_ptr<server::Server> server_;  // the client-only member
+  std::unique_ptr<server::ClientMember> client_;
   std::vector<kv::Table> tables_;  // one handle, kept in a vector so Leave can drop it
   std::vector<std::unique_ptr<AsyncBackend>> lanes_;
   std::vector<uint32_t> data_members_;  // when it joined

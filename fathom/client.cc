@@ -1,0 +1,104 @@
+// See client.h.
+#include "fathom/client.h"
+
+#include "absl/strings/str_cat.h"
+#include "fathom/internal.h"
+#include "platform/node/control/cluster_token.h"
+
+namespace fathom {
+namespace {
+
+kv::TableOptions KvOptions(const TableOptions& options) {
+  kv::TableOptions kv;
+  kv.kind = options.kind == TableKind::kCuckoo ? kv::IndexKind::kCuckoo : kv::IndexKind::kHopscotch;
+  kv.buckets = options.buckets;
+  return kv;
+}
+
+Table Wrap(kv::Table table) { return Table(std::make_shared<const Table::Impl>(Table::Impl{std::move(table)})); }
+
+}  // namespace
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Client::~Client() = default;  // the member leaves, or the embedded cluster stops
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  if (options.zookeeper.empty()) return absl::InvalidArgumentError("ClientOptions.zookeeper is required (host:port)");
+  auto token = control::TokenFromFlags(options.token, options.token_file,
+                                       "a cluster token is required (ClientOptions.token or token_file)");
+  if (!token.ok()) return absl::InvalidArgumentError(token.status().message());
+  server::ClientMemberOptions member;
+  member.zookeeper = options.zookeeper;
+  member.cluster = options.cluster;
+  member.token = *token;
+  member.tcp = options.tcp;
+  member.join_timeout = options.join_timeout;
+  member.lease_period = options.lease_period;
+  auto joined = server::ClientMember::Join(member);
+  if (!joined.ok()) return joined.status();
+  auto impl = std::make_unique<Impl>();
+  impl->member = std::move(*joined);
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::StartEmbedded(const EmbeddedOptions& options) {
+  if (options.nodes < options.backups + 1 || options.backups < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(options.nodes, " nodes cannot hold ", options.backups + 1,
+                                                   " copies of each region"));
+  }
+  server::EmbeddedClusterOptions cluster;
+  cluster.nodes = options.nodes;
+  cluster.threads = options.threads;
+  cluster.memory_bytes = options.memory_bytes;
+  cluster.transactions.backups = options.backups;
+  auto started = server::EmbeddedCluster::Start(cluster);
+  if (!started.ok()) return started.status();
+  auto impl = std::make_unique<Impl>();
+  impl->embedded = std::move(*started);
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+absl::StatusOr<Table> Client::CreateTable(std::string_view name, const TableOptions& options) {
+  if (impl_->member != nullptr) {
+    // A client-only member holds no data: a data member makes the table.
+    control::CreateTableRequest request;
+    request.set_kind(options.kind == TableKind::kCuckoo ? control::TABLE_INDEX_CUCKOO : control::TABLE_INDEX_HOPSCOTCH);
+    request.set_buckets(options.buckets);
+    auto created = impl_->member->CreateTable(name, request);
+    if (!created.ok()) return created.status();
+    return Wrap(*std::move(created));
+  }
+  auto created = kv::Table::Create(impl_->transactions(), impl_->catalog(), std::string(name), KvOptions(options));
+  if (!created.ok()) return created.status();
+  return Wrap(*std::move(created));
+}
+
+absl::StatusOr<Table> Client::OpenTable(std::string_view name) {
+  auto opened = kv::Table::Open(impl_->transactions(), impl_->catalog(), name);
+  if (!opened.ok()) return opened.status();
+  return Wrap(*std::move(opened));
+}
+
+absl::StatusOr<Table> Client::OpenOrCreateTable(std::string_view name, const TableOptions& options) {
+  auto opened = OpenTable(name);
+  if (!absl::IsNotFound(opened.status())) return opened;
+  auto created = CreateTable(name, options);
+  if (!absl::IsAlreadyExists(created.status())) return created;  // another client made it meanwhile
+  return OpenTable(name);
+}
+
+absl::Status Client::DropTable(std::string_view name) {
+  if (impl_->member != nullptr) return impl_->member->DropTable(name);
+  return kv::Table::Drop(impl_->transactions(), impl_->catalog(), name);
+}
+
+absl::Status Client::Transact(absl::FunctionRef<absl::Status(Transaction&)> body) {
+  return txn::RunTransaction(impl_->transactions(), [&](txn::Transaction& tx) -> absl::Status {
+    Transaction::Impl impl{tx};
+    Transaction transaction(&impl);
+    return body(transaction);
+  });
+}
+
+}  // namespace fathom

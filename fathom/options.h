@@ -1,0 +1,47 @@
+// Options of the public API (client.h): how to reach a cluster, or what embedded cluster to start, and
+// how a new table is laid out. No header of gRPC, UCX, ZooKeeper or RocksDB is behind this one.
+#ifndef FATHOM_FATHOM_OPTIONS_H_
+#define FATHOM_FATHOM_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace fathom {
+
+// A running cluster of fathomd processes, members on ZooKeeper (fathomd --zk ... --cluster ...). The
+// client joins it as a client-only member: a node of its own that holds no data, reads one-sided and
+// coordinates its own transactions.
+struct ClientOptions {
+  std::string zookeeper;           // host:port[,host:port], the members' --zk
+  std::string cluster = "fathom";  // the members' --cluster
+  std::string token;               // the cluster token, or:
+  std::string token_file;          // a file holding it (the members' --token_file)
+  bool tcp = false;                // the members run --transports=tcp (default: shared memory, one host)
+  absl::Duration join_timeout = absl::Seconds(30);
+  absl::Duration lease_period = absl::Seconds(2);  // the members' --lease_period
+};
+
+// A cluster in this process, for tests and trying things out: `nodes` servers over UCX shared memory,
+// each region replicated on `backups` + 1 of them.
+struct EmbeddedOptions {
+  int nodes = 3;
+  int backups = 1;
+  int threads = 2;                     // per node
+  uint64_t memory_bytes = 64ull << 20;  // per node
+};
+
+enum class TableKind {
+  kHopscotch,  // FaRM's: a key within 8 buckets of its home; fills to ~95%
+  kCuckoo,     // Pilaf's 3-way cuckoo
+};
+
+struct TableOptions {
+  TableKind kind = TableKind::kHopscotch;
+  uint64_t buckets = 1024;  // 8 keys each; a GET mostly reads one bucket below ~75% fill
+};
+
+}  // namespace fathom
+
+#endif  // FATHOM_FATHOM_OPTIONS_H_

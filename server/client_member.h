@@ -1,0 +1,79 @@
+// ClientMember: this process joins a running cluster (members on ZooKeeper) as a client-only member: a
+// Server that holds no data, coordinates its own transactions, reads one-sided, and opens the cluster's
+// tables by name (a data member creates them). The YCSB driver and fathom::Client (fathom/client.h) use it.
+//
+//   ClientMemberOptions options{.zookeeper = "127.0.0.1:2181", .cluster = "prod", .token = token};
+//   ASSIGN_OR_RETURN(std::unique_ptr<ClientMember> client, ClientMember::Join(options));
+//   ASSIGN_OR_RETURN(kv::Table users, client->OpenOrCreateTable("users", 4096));
+//   client->Leave();                                  // or destroy it
+//
+// Its node id is the highest one no member has (or options.node_id), its thread count and f are the
+// members' (a data member's Stats: node.threads, txn.backups). Join returns once it is connected to every
+// data member. Unavailable when ZooKeeper or the cluster cannot be reached (no configuration, no data
+// member); DeadlineExceeded when the members were not all connected within join_timeout.
+#ifndef FATHOM_SERVER_CLIENT_MEMBER_H_
+#define FATHOM_SERVER_CLIENT_MEMBER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "coordinator/zookeeper_coordinator.h"
+#include "kv/kv.h"
+#include "server/server.h"
+
+namespace fathom::server {
+
+struct ClientMemberOptions {
+  std::string zookeeper;           // the cluster's --zk
+  std::string cluster = "fathom";  // its --cluster
+  std::string token;               // its cluster token
+  bool tcp = false;                // UCX tcp instead of shared memory: the cluster's --transports
+  int threads = 0;                 // node threads, as the members' (fathomd --threads); 0: ask a member
+  uint32_t node_id = 0;            // 0: the highest id no member has
+  std::string listen = "127.0.0.1:0";
+  absl::Duration lease_period = absl::Seconds(2);
+  absl::Duration join_timeout = absl::Seconds(30);
+};
+
+class ClientMember {
+ public:
+  static absl::StatusOr<std::unique_ptr<ClientMember>> Join(ClientMemberOptions options);
+  ~ClientMember();  // Leave()
+
+  // Leaves the configuration and stops the node. Idempotent. REQUIRES: no table handle is in use.
+  void Leave();
+
+  Server& server() { return *server_; }
+  txn::TransactionService& transactions() { return server_->transactions(); }
+  kv::Catalog& catalog() { return *server_->catalog(); }
+  uint32_t id() const { return id_; }
+  int threads() const { return options_.threads; }
+  const ClientMemberOptions& options() const { return options_; }
+
+  // Opens table `name`; when there is none, has a data member create it with `buckets` buckets (another
+  // client creating it at the same time is fine: both open the one made) and waits until its name reaches
+  // this node's view of the configuration.
+  absl::StatusOr<kv::Table> OpenOrCreateTable(std::string_view name, uint64_t buckets);
+  // Creates table `name` through a data member (AlreadyExists if there is one) and opens it.
+  absl::StatusOr<kv::Table> CreateTable(std::string_view name, control::CreateTableRequest request);
+  // Drops table `name` through a data member.
+  absl::Status DropTable(std::string_view name);
+
+ private:
+  explicit ClientMember(ClientMemberOptions options) : options_(std::move(options)) {}
+  absl::Status Start();
+  absl::StatusOr<kv::Table> OpenWhenListed(std::string_view name);
+
+  ClientMemberOptions options_;
+  uint32_t id_ = 0;
+  std::unique_ptr<coordinator::ZooKeeperCoordinator> coordinator_;  // outlives the server
+  std::unique_ptr<Server> server_;
+};
+
+}  // namespace fathom::server
+
+#endif  // FATHOM_SERVER_CLIENT_MEMBER_H_

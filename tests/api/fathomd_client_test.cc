@@ -1,0 +1,123 @@
+// The public API against a running cluster: a ZooKeeper server and three fathomd processes; two
+// fathom::Clients connect (each a client-only member), one creates a table through a member, both see it,
+// transfers between them keep the total, and the example program runs against the cluster too.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "fathom/client.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "tests/util/fathomd_process.h"
+#include "tests/util/fresh_dir.h"
+#include "tests/util/subprocess.h"
+#include "tests/util/zk_cluster.h"
+
+namespace fathom {
+namespace {
+
+constexpr char kToken[] = "fathom-api-test-token-0123456789";
+constexpr char kCluster[] = "api";
+
+class FathomdClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = testing::StartZkCluster(
+        3, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=32M", "--region_size=32M",
+            "--threads=1", "--transports=sm", absl::StrCat("--cluster=", kCluster), "--zk_session_timeout=4s"});
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    for (const testing::FathomdProcess& node : cluster_.nodes) {
+      while (true) {
+        std::map<std::string, uint64_t> counters = testing::CountersOf(node.control_address, kToken);
+        if (counters["txn.members"] == 3 && counters["node.peers"] == 2) break;
+        ASSERT_LT(absl::Now(), deadline) << node.control_address << " never saw three members";
+        absl::SleepFor(absl::Milliseconds(100));
+      }
+    }
+  }
+
+  ClientOptions Options() const {
+    return {.zookeeper = cluster_.zk->connect_string(), .cluster = kCluster, .token = kToken};
+  }
+
+  testing::ZkCluster cluster_;
+};
+
+TEST_F(FathomdClientTest, ClientsShareTablesAndTransactions) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> first, Client::Connect(Options()));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> second, Client::Connect(Options()));
+  ASSERT_OK_AND_ASSIGN(Table a, first->CreateTable("accounts", {.buckets = 64}));
+  EXPECT_TRUE(absl::IsAlreadyExists(second->CreateTable("accounts").status()));
+  ASSERT_OK_AND_ASSIGN(Table b, second->OpenTable("accounts"));
+  ASSERT_OK(first->Transact([&](Transaction& tx) -> absl::Status {
+    for (int i = 0; i < 4; ++i) {
+      if (absl::Status s = tx.PutInt(a, absl::StrCat("k", i), 50); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }));
+  for (int i = 0; i < 20; ++i) {
+    Client& client = i % 2 == 0 ? *first : *second;
+    const Table& table = i % 2 == 0 ? a : b;
+    const std::string from = absl::StrCat("k", i % 4), to = absl::StrCat("k", (i + 1) % 4);
+    ASSERT_OK(client.Transact([&](Transaction& tx) -> absl::Status {
+      auto x = tx.GetInt(table, from);
+      if (!x.ok()) return x.status();
+      auto y = tx.GetInt(table, to);
+      if (!y.ok()) return y.status();
+      if (absl::Status s = tx.PutInt(table, from, *x - 3); !s.ok()) return s;
+      return tx.PutInt(table, to, *y + 3);
+    }));
+  }
+  int64_t total = 0;
+  ASSERT_OK(second->Transact([&](Transaction& tx) -> absl::Status {
+    total = 0;
+    for (int i = 0; i < 4; ++i) {
+      auto v = tx.GetInt(b, absl::StrCat("k", i));
+      if (!v.ok()) return v.status();
+      total += *v;
+    }
+    return absl::OkStatus();
+  }));
+  EXPECT_EQ(total, 200);
+  ASSERT_OK(b.Put("plain", "value"));
+  ASSERT_OK_AND_ASSIGN(std::string v, a.Get("plain"));
+  EXPECT_EQ(v, "value");
+  ASSERT_OK(first->DropTable("accounts"));
+}
+
+TEST_F(FathomdClientTest, TheExampleRunsAgainstTheCluster) {
+  const std::string dir = testing::FreshTestDir("fathomd_client_test", "example");
+  ASSERT_EQ(std::system(absl::StrCat("mkdir -p ", dir).c_str()), 0);
+  const std::string token_file = dir + "/token";
+  {
+    FILE* f = std::fopen(token_file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kToken, f);
+    std::fclose(f);
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::Subprocess> example,
+                       testing::Subprocess::Start({testing::RunfilePath("examples/hello_world"),
+                                                   cluster_.zk->connect_string(), kCluster, token_file}));
+  ASSERT_OK_AND_ASSIGN(std::string greeting, example->ReadLine(absl::Seconds(120)));
+  EXPECT_EQ(greeting, "hello, world");
+  ASSERT_OK_AND_ASSIGN(std::string balances, example->ReadLine(absl::Seconds(60)));
+  EXPECT_EQ(balances, "alice=90 bob=10");
+  ASSERT_OK_AND_ASSIGN(int status, example->Wait(absl::Seconds(60)));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(FathomdClientErrorsTest, NoClusterAtTheAddressIsUnavailable) {
+  auto client = Client::Connect({.zookeeper = "127.0.0.1:1", .token = kToken, .join_timeout = absl::Seconds(2)});
+  EXPECT_FALSE(client.ok());
+  EXPECT_TRUE(absl::IsUnavailable(client.status()) || absl::IsDeadlineExceeded(client.status())) << client.status();
+}
+
+}  // namespace
+}  // namespace fathom
