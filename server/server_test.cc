@@ -1,0 +1,200 @@
+// Server: options are checked, static and coordinated clusters of servers commit replicated
+// transactions, a client-only server coordinates without holding data, membership pauses and resumes, and
+// servers stopped with their logs come back from them (whole-cluster restart, in process).
+#include "server/server.h"
+
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/local_coordinator.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "tests/util/fresh_dir.h"
+
+namespace fathom::server {
+namespace {
+
+constexpr char kToken[] = "server-test-token-0123456789abcdef";
+
+ServerOptions Options(uint32_t id) {
+  ServerOptions options;
+  options.node.node_id = id;
+  options.node.cluster_token = kToken;
+  options.node.listen_address = "127.0.0.1:0";
+  options.node.memory_bytes = 4 << 20;
+  options.node.region_bytes = 4 << 20;
+  options.node.worker_threads = 1;
+  options.transports = "sm";
+  return options;
+}
+
+// Writes `value` into a new object on `node` (replicated to the other) and returns it.
+absl::StatusOr<object::ObjectRef> WriteNew(txn::TransactionService& txns, uint32_t node, int64_t value) {
+  txn::Transaction tx = txns.Begin();
+  auto ref = tx.Alloc(8, {.node = node});
+  if (!ref.ok()) return ref.status();
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((static_cast<uint64_t>(value) >> (8 * i)) & 0xff);
+  if (absl::Status s = tx.Write(*ref, bytes); !s.ok()) return s;
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return *ref;
+}
+
+absl::StatusOr<std::string> ReadOne(txn::TransactionService& txns, const object::ObjectRef& ref) {
+  txn::Transaction tx = txns.Begin();
+  auto bytes = tx.Read(ref);
+  if (!bytes.ok()) return bytes.status();
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return bytes;
+}
+
+TEST(ServerOptionsTest, BadOptionsAreInvalidArguments) {
+  coordinator::LocalCoordinationService service;
+  auto coordinator = service.NewCoordinator();
+  ServerOptions both = Options(1);
+  both.zookeeper = "127.0.0.1:1";
+  both.coordinator = coordinator.get();
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Start(std::move(both)).status()));
+
+  ServerOptions peers_and_coordinator = Options(1);
+  peers_and_coordinator.coordinator = coordinator.get();
+  peers_and_coordinator.node.peers.push_back({2, "127.0.0.1:1"});
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Start(std::move(peers_and_coordinator)).status()));
+
+  ServerOptions client = Options(9);
+  client.client_only = true;  // static, without the data members
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Start(std::move(client)).status()));
+
+  ServerOptions client_member = Options(9);
+  client_member.client_only = true;
+  client_member.txn_members = {9};
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Start(std::move(client_member)).status()));
+
+  ServerOptions not_listed = Options(1);
+  not_listed.txn_members = {2, 3};
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Start(std::move(not_listed)).status()));
+
+  ServerOptions negative = Options(1);
+  negative.transactions.backups = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Start(std::move(negative)).status()));
+
+  ServerOptions no_id = Options(0);
+  EXPECT_FALSE(Server::Start(std::move(no_id)).ok());
+}
+
+// Two data servers and a client-only one, a static cluster: the client coordinates commits that both
+// data servers hold, and Stop is idempotent.
+TEST(ServerTest, AStaticClusterWithAClientCommitsReplicatedTransactions) {
+  ServerOptions first = Options(1);
+  first.txn_members = {1, 2};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> one, Server::Start(std::move(first)));
+  ServerOptions second = Options(2);
+  second.node.peers.push_back({1, one->node().control_address()});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> two, Server::Start(std::move(second)));
+  ServerOptions client = Options(3);
+  client.node.peers = {{1, one->node().control_address()}, {2, two->node().control_address()}};
+  client.client_only = true;
+  client.txn_members = {1, 2};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> three, Server::Start(std::move(client)));
+  EXPECT_EQ(three->data_members(), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(three->coordinator(), nullptr);
+  EXPECT_EQ(three->catalog(), nullptr);
+
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef on_1, WriteNew(three->transactions(), 1, 11));
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef on_2, WriteNew(three->transactions(), 2, 22));
+  ASSERT_OK_AND_ASSIGN(std::string read, ReadOne(one->transactions(), on_2));
+  EXPECT_EQ(read[0], 22);
+  ASSERT_OK_AND_ASSIGN(read, ReadOne(two->transactions(), on_1));
+  EXPECT_EQ(read[0], 11);
+  // The client holds no data: a write to an object on it does not commit (its region has no replicas).
+  auto on_client = WriteNew(three->transactions(), 3, 33);
+  EXPECT_TRUE(absl::IsUnavailable(on_client.status())) << on_client.status();
+  three->Stop();
+  three->Stop();
+}
+
+// Three servers on an in-process coordinator: each becomes a data member and follows the
+// configuration; a paused one keeps what it holds and follows again when resumed.
+TEST(ServerTest, CoordinatedServersFollowTheConfiguration) {
+  coordinator::LocalCoordinationService service("server_test");
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators;
+  std::vector<std::unique_ptr<Server>> servers;
+  for (uint32_t id = 1; id <= 3; ++id) {
+    coordinators.push_back(service.NewCoordinator());
+    ServerOptions options = Options(id);
+    options.coordinator = coordinators.back().get();
+    options.lease_period = absl::ZeroDuration();
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Start(std::move(options)));
+    EXPECT_NE(server->follower(), nullptr);
+    EXPECT_NE(server->catalog(), nullptr);
+    servers.push_back(std::move(server));
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (auto& server : servers) {
+    while (server->data_members().size() < 3 || server->node().connected_peers().size() < 2) {
+      ASSERT_LT(absl::Now(), deadline) << "node " << server->id() << " never saw the others";
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, WriteNew(servers[0]->transactions(), 2, 7));
+  servers[2]->PauseMembership();
+  EXPECT_EQ(servers[2]->follower(), nullptr);
+  ASSERT_OK(servers[2]->ResumeMembership());
+  EXPECT_NE(servers[2]->follower(), nullptr);
+  ASSERT_OK_AND_ASSIGN(std::string read, ReadOne(servers[2]->transactions(), ref));
+  EXPECT_EQ(read[0], 7);
+  for (auto& server : servers) server->Stop();
+}
+
+// Two servers with data directories commit, stop (their logs drain), and start again from the logs: the
+// committed values are back, in a later configuration epoch. Both must restart together (each gathers
+// the other's log), so they start on two threads.
+TEST(ServerTest, StoppedServersRestartFromTheirLogs) {
+  const std::string root = testing::FreshTestDir("server_test", "restart");
+  auto options = [&](uint32_t id, const std::string& peer_address, uint16_t port) {
+    ServerOptions o = Options(id);
+    o.node.listen_address = absl::StrCat("127.0.0.1:", port);
+    o.data_dir = absl::StrCat(root, "/node", id);
+    o.txn_members = {1, 2};
+    if (!peer_address.empty()) o.node.peers.push_back({id == 1 ? 2u : 1u, peer_address});
+    return o;
+  };
+  object::ObjectRef on_1, on_2;
+  std::string address_1, address_2;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> one, Server::Start(options(1, "", 0)));
+    address_1 = one->node().control_address();
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> two, Server::Start(options(2, address_1, 0)));
+    address_2 = two->node().control_address();
+    ASSERT_OK_AND_ASSIGN(on_1, WriteNew(one->transactions(), 1, 31));
+    ASSERT_OK_AND_ASSIGN(on_2, WriteNew(two->transactions(), 2, 32));
+    // Until both logs hold everything and have closed a log epoch after the writes.
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    for (Server* s : {one.get(), two.get()}) {
+      ASSERT_OK(s->log()->WaitForPersisted(absl::Seconds(30)));
+      const uint64_t epoch = s->transactions().log_epochs()->current();
+      while (s->log()->PersistedEpoch().value_or(0) < epoch + 1) {
+        ASSERT_LT(absl::Now(), deadline) << "no durable log epoch on node " << s->id();
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    }
+  }  // both stop
+  const uint16_t port_1 = static_cast<uint16_t>(std::stoi(address_1.substr(address_1.rfind(':') + 1)));
+  const uint16_t port_2 = static_cast<uint16_t>(std::stoi(address_2.substr(address_2.rfind(':') + 1)));
+  absl::StatusOr<std::unique_ptr<Server>> one, two;
+  std::thread starter([&] { two = Server::Start(options(2, address_1, port_2)); });
+  one = Server::Start(options(1, address_2, port_1));
+  starter.join();
+  ASSERT_OK(one.status());
+  ASSERT_OK(two.status());
+  EXPECT_GT((*one)->transactions().replicas()->epoch(), 1u);
+  ASSERT_OK_AND_ASSIGN(std::string read, ReadOne((*two)->transactions(), on_1));
+  EXPECT_EQ(read[0], 31);
+  ASSERT_OK_AND_ASSIGN(read, ReadOne((*one)->transactions(), on_2));
+  EXPECT_EQ(read[0], 32);
+}
+
+}  // namespace
+}  // namespace fathom::server
