@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "fathom/internal.h"
-#include "platform/fabric/wire.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom {
 
@@ -26,12 +26,12 @@ absl::StatusOr<int64_t> Transaction::GetInt(const Table& table, std::string_view
     return absl::InvalidArgumentError(absl::StrCat("the value of '", std::string(key), "' in table ", table.name(), " is ",
                                                    value->size(), " bytes, not an 8-byte integer"));
   }
-  return static_cast<int64_t>(fabric::LoadU64(value->data()));
+  return static_cast<int64_t>(LoadU64(value->data()));
 }
 
 absl::Status Transaction::PutInt(const Table& table, std::string_view key, int64_t value) {
   std::string bytes;
-  fabric::AppendU64(bytes, static_cast<uint64_t>(value));
+  AppendU64(bytes, static_cast<uint64_t>(value));
   return Put(table, key, bytes);
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::kv {
 namespace {
@@ -15,31 +16,17 @@ constexpr uint8_t kInlineKind = 1;
 constexpr uint8_t kPointerKind = 2;
 
 // Little-endian fields (every supported host is little-endian; docs/formats/kv.md).
-template <typename T>
-void Put(std::string& out, T value) {
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  out.append(bytes, sizeof(T));
-}
-
-template <typename T>
-T Get(std::string_view bytes, size_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof(T));
-  return value;
-}
-
 void PutRef(std::string& out, const object::ObjectRef& ref) {
-  Put<uint64_t>(out, ref.address.raw());
-  Put<uint32_t>(out, ref.incarnation);
-  Put<uint32_t>(out, ref.capacity);
+  AppendLe<uint64_t>(out, ref.address.raw());
+  AppendLe<uint32_t>(out, ref.incarnation);
+  AppendLe<uint32_t>(out, ref.capacity);
 }
 
 object::ObjectRef GetRef(std::string_view bytes, size_t offset) {
   object::ObjectRef ref;
-  ref.address = memory::GlobalAddress::FromRaw(Get<uint64_t>(bytes, offset));
-  ref.incarnation = Get<uint32_t>(bytes, offset + 8);
-  ref.capacity = Get<uint32_t>(bytes, offset + 12);
+  ref.address = memory::GlobalAddress::FromRaw(LoadLe<uint64_t>(bytes.data() + offset));
+  ref.incarnation = LoadLe<uint32_t>(bytes.data() + offset + 8);
+  ref.capacity = LoadLe<uint32_t>(bytes.data() + offset + 12);
   return ref;
 }
 
@@ -60,23 +47,23 @@ size_t Bucket::EncodedBytes() const {
 std::string EncodeBucket(const Bucket& bucket) {
   std::string out;
   out.reserve(bucket.EncodedBytes());
-  Put<uint8_t>(out, static_cast<uint8_t>(bucket.entries.size()));
-  Put<uint8_t>(out, bucket.spilled);
-  Put<uint8_t>(out, bucket.flags);
-  Put<uint8_t>(out, 0);
-  Put<uint32_t>(out, bucket.epoch);
+  AppendLe<uint8_t>(out, static_cast<uint8_t>(bucket.entries.size()));
+  AppendLe<uint8_t>(out, bucket.spilled);
+  AppendLe<uint8_t>(out, bucket.flags);
+  AppendLe<uint8_t>(out, 0);
+  AppendLe<uint32_t>(out, bucket.epoch);
   for (const Entry& e : bucket.entries) {
-    Put<uint64_t>(out, e.hash);
-    Put<uint8_t>(out, e.is_inline ? kInlineKind : kPointerKind);
-    Put<uint8_t>(out, 0);
-    Put<uint16_t>(out, e.key_bytes);
-    Put<uint32_t>(out, e.value_bytes);
+    AppendLe<uint64_t>(out, e.hash);
+    AppendLe<uint8_t>(out, e.is_inline ? kInlineKind : kPointerKind);
+    AppendLe<uint8_t>(out, 0);
+    AppendLe<uint16_t>(out, e.key_bytes);
+    AppendLe<uint32_t>(out, e.value_bytes);
     if (e.is_inline) {
       out.append(e.key);
       out.append(e.value);
     } else {
       PutRef(out, e.ref);
-      Put<uint64_t>(out, e.checksum);
+      AppendLe<uint64_t>(out, e.checksum);
     }
   }
   return out;
@@ -91,10 +78,10 @@ absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, si
     if (bucket.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
     RawMatch m;
     m.offset = offset;
-    const uint64_t entry_hash = Get<uint64_t>(bucket, offset);
+    const uint64_t entry_hash = LoadLe<uint64_t>(bucket.data() + offset);
     const uint8_t kind = static_cast<uint8_t>(bucket[offset + 8]);
-    m.key_bytes = Get<uint16_t>(bucket, offset + 10);
-    m.value_bytes = Get<uint32_t>(bucket, offset + 12);
+    m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
+    m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);
     size_t body;
     if (kind == kInlineKind) {
       body = size_t{m.key_bytes} + m.value_bytes;
@@ -113,7 +100,7 @@ absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, si
         m.value = bucket.substr(at + m.key_bytes, m.value_bytes);
       } else {
         m.ref = GetRef(bucket, at);
-        m.checksum = Get<uint64_t>(bucket, at + kRefBytes);
+        m.checksum = LoadLe<uint64_t>(bucket.data() + at + kRefBytes);
       }
       return m;
     }
@@ -129,7 +116,7 @@ absl::StatusOr<uint8_t> BucketSpilled(std::string_view bucket) {
 
 absl::StatusOr<uint32_t> BucketEpoch(std::string_view bucket) {
   if (bucket.size() < kBucketHeaderBytes) return Corrupt("short header", 0);
-  return Get<uint32_t>(bucket, 4);
+  return LoadLe<uint32_t>(bucket.data() + 4);
 }
 
 absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
@@ -141,12 +128,12 @@ absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
   bucket.flags = static_cast<uint8_t>(bytes[2]);
   if ((bucket.flags & ~kBucketFrozen) != 0) return Corrupt("flags", 2);
   if (bytes[3] != 0) return Corrupt("reserved field", 3);
-  bucket.epoch = Get<uint32_t>(bytes, 4);
+  bucket.epoch = LoadLe<uint32_t>(bytes.data() + 4);
   size_t offset = kBucketHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
     // FindInBucket with the entry's own hash walks and bounds-checks exactly this entry.
     if (bytes.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
-    const uint64_t hash = Get<uint64_t>(bytes, offset);
+    const uint64_t hash = LoadLe<uint64_t>(bytes.data() + offset);
     auto m = FindInBucket(bytes, hash, offset);
     if (!m.ok()) return m.status();
     if (m->offset != offset) return Corrupt("entry walk", offset);
@@ -173,7 +160,7 @@ absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
 std::string EncodeValueObject(std::string_view key, std::string_view value) {
   std::string out;
   out.reserve(4 + key.size() + value.size());
-  Put<uint32_t>(out, static_cast<uint32_t>(key.size()));
+  AppendLe<uint32_t>(out, static_cast<uint32_t>(key.size()));
   out.append(key.data(), key.size());
   out.append(value.data(), value.size());
   return out;
@@ -190,7 +177,7 @@ absl::StatusOr<std::string_view> CheckValueObject(std::string_view payload, std:
   if (payload.size() != 4 + key.size() + value_bytes || ValueObjectChecksum(payload) != checksum) {
     return absl::AbortedError("kv value object does not match its pointer");
   }
-  if (Get<uint32_t>(payload, 0) != key.size() || payload.substr(4, key.size()) != key) {
+  if (LoadLe<uint32_t>(payload.data() + 0) != key.size() || payload.substr(4, key.size()) != key) {
     return absl::NotFoundError("kv value object holds another key");
   }
   return payload.substr(4 + key.size());
@@ -198,20 +185,20 @@ absl::StatusOr<std::string_view> CheckValueObject(std::string_view payload, std:
 
 std::string EncodeRoot(const Root& root) {
   std::string out;
-  Put<uint32_t>(out, kRootMagic);
-  Put<uint16_t>(out, kRootFormat);
-  Put<uint8_t>(out, static_cast<uint8_t>(root.kind));
-  Put<uint8_t>(out, kSlotsPerBucket);
-  Put<uint64_t>(out, root.buckets);
-  Put<uint64_t>(out, root.epoch);
-  Put<uint32_t>(out, root.max_key_bytes);
-  Put<uint32_t>(out, root.max_value_bytes);
-  Put<uint32_t>(out, root.inline_bytes);
-  Put<uint32_t>(out, root.bucket_capacity);
-  Put<uint32_t>(out, static_cast<uint32_t>(root.chunks.size()));
-  Put<uint32_t>(out, root.buckets_per_chunk);
-  Put<uint32_t>(out, root.grow_at_permille);
-  Put<uint32_t>(out, 0);
+  AppendLe<uint32_t>(out, kRootMagic);
+  AppendLe<uint16_t>(out, kRootFormat);
+  AppendLe<uint8_t>(out, static_cast<uint8_t>(root.kind));
+  AppendLe<uint8_t>(out, kSlotsPerBucket);
+  AppendLe<uint64_t>(out, root.buckets);
+  AppendLe<uint64_t>(out, root.epoch);
+  AppendLe<uint32_t>(out, root.max_key_bytes);
+  AppendLe<uint32_t>(out, root.max_value_bytes);
+  AppendLe<uint32_t>(out, root.inline_bytes);
+  AppendLe<uint32_t>(out, root.bucket_capacity);
+  AppendLe<uint32_t>(out, static_cast<uint32_t>(root.chunks.size()));
+  AppendLe<uint32_t>(out, root.buckets_per_chunk);
+  AppendLe<uint32_t>(out, root.grow_at_permille);
+  AppendLe<uint32_t>(out, 0);
   for (const object::ObjectRef& ref : root.chunks) PutRef(out, ref);
   return out;
 }
@@ -219,8 +206,8 @@ std::string EncodeRoot(const Root& root) {
 absl::StatusOr<Root> DecodeRoot(std::string_view bytes) {
   auto bad = [](std::string_view what) { return absl::DataLossError(absl::StrCat("corrupt kv root: ", std::string(what))); };
   if (bytes.size() < kRootHeaderBytes) return bad("short header");
-  if (Get<uint32_t>(bytes, 0) != kRootMagic) return bad("magic");
-  if (Get<uint16_t>(bytes, 4) != kRootFormat) return bad("format version");
+  if (LoadLe<uint32_t>(bytes.data() + 0) != kRootMagic) return bad("magic");
+  if (LoadLe<uint16_t>(bytes.data() + 4) != kRootFormat) return bad("format version");
   Root root;
   const uint8_t kind = static_cast<uint8_t>(bytes[6]);
   if (kind != static_cast<uint8_t>(IndexKind::kHopscotch) && kind != static_cast<uint8_t>(IndexKind::kCuckoo)) {
@@ -228,17 +215,17 @@ absl::StatusOr<Root> DecodeRoot(std::string_view bytes) {
   }
   root.kind = static_cast<IndexKind>(kind);
   if (static_cast<uint8_t>(bytes[7]) != kSlotsPerBucket) return bad("slots per bucket");
-  root.buckets = Get<uint64_t>(bytes, 8);
-  root.epoch = Get<uint64_t>(bytes, 16);
-  root.max_key_bytes = Get<uint32_t>(bytes, 24);
-  root.max_value_bytes = Get<uint32_t>(bytes, 28);
-  root.inline_bytes = Get<uint32_t>(bytes, 32);
-  root.bucket_capacity = Get<uint32_t>(bytes, 36);
-  const uint32_t chunks = Get<uint32_t>(bytes, 40);
-  root.buckets_per_chunk = Get<uint32_t>(bytes, 44);
-  root.grow_at_permille = Get<uint32_t>(bytes, 48);
+  root.buckets = LoadLe<uint64_t>(bytes.data() + 8);
+  root.epoch = LoadLe<uint64_t>(bytes.data() + 16);
+  root.max_key_bytes = LoadLe<uint32_t>(bytes.data() + 24);
+  root.max_value_bytes = LoadLe<uint32_t>(bytes.data() + 28);
+  root.inline_bytes = LoadLe<uint32_t>(bytes.data() + 32);
+  root.bucket_capacity = LoadLe<uint32_t>(bytes.data() + 36);
+  const uint32_t chunks = LoadLe<uint32_t>(bytes.data() + 40);
+  root.buckets_per_chunk = LoadLe<uint32_t>(bytes.data() + 44);
+  root.grow_at_permille = LoadLe<uint32_t>(bytes.data() + 48);
   if (root.grow_at_permille > 1000) return bad("grow load");
-  if (Get<uint32_t>(bytes, 52) != 0) return bad("reserved field");
+  if (LoadLe<uint32_t>(bytes.data() + 52) != 0) return bad("reserved field");
   if (bytes.size() != kRootHeaderBytes + size_t{chunks} * kRefBytes) return bad("length");
   if (root.buckets < 2 || root.buckets_per_chunk == 0 || root.buckets_per_chunk > kMaxBucketsPerChunk ||
       (root.buckets + root.buckets_per_chunk - 1) / root.buckets_per_chunk != chunks) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "logging/record_format.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::logging {
 namespace {
@@ -16,23 +17,6 @@ constexpr size_t kMaxValueBytes = kRecordHeaderBytes + kMaxPayloadBytes + kCheck
 constexpr size_t kTrailerBytes = 8;
 // No log is this large; a reply claiming more is lying.
 constexpr uint64_t kMaxSnapshotBytes = uint64_t{1} << 40;
-
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
-uint64_t GetU64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
 
 absl::Status Bad(uint32_t from, size_t at, absl::string_view what) {
   return absl::DataLossError(absl::StrCat("log snapshot from node ", from, " at byte ", at, ": ", what));
@@ -45,22 +29,22 @@ std::string EncodeLogSnapshot(const PeerLog& log) {
   out.push_back(static_cast<char>(kSnapshotFormat));
   out.push_back(log.has_log ? 1 : 0);
   out.append(2, '\0');
-  PutU32(out, log.contents.node_id);
-  PutU64(out, log.contents.position);
-  PutU32(out, static_cast<uint32_t>(log.has_log ? log.contents.states.size() : 0));
-  PutU32(out, 0);
-  PutU64(out, log.contents.closed_epoch);
+  AppendU32(out, log.contents.node_id);
+  AppendU64(out, log.contents.position);
+  AppendU32(out, static_cast<uint32_t>(log.has_log ? log.contents.states.size() : 0));
+  AppendU32(out, 0);
+  AppendU64(out, log.contents.closed_epoch);
   if (log.has_log) {
     for (const ObjectState& state : log.contents.states) {
       const std::string key = ObjectKey(state.address);
       const std::string value = EncodeState(state);
       out.push_back(static_cast<char>(key.size()));
       out += key;
-      PutU32(out, static_cast<uint32_t>(value.size()));
+      AppendU32(out, static_cast<uint32_t>(value.size()));
       out += value;
     }
   }
-  PutU64(out, XXH3_64bits(out.data(), out.size()));
+  AppendU64(out, XXH3_64bits(out.data(), out.size()));
   return out;
 }
 
@@ -69,7 +53,7 @@ absl::StatusOr<PeerLog> DecodeLogSnapshot(std::string_view bytes, uint32_t from)
     return Bad(from, bytes.size(), absl::StrCat("cut short: ", bytes.size(), " bytes"));
   }
   const size_t body = bytes.size() - kTrailerBytes;
-  if (XXH3_64bits(bytes.data(), body) != GetU64(bytes.data() + body)) return Bad(from, body, "checksum mismatch");
+  if (XXH3_64bits(bytes.data(), body) != LoadU64(bytes.data() + body)) return Bad(from, body, "checksum mismatch");
   const char* p = bytes.data();
   if (static_cast<uint8_t>(p[0]) != kSnapshotFormat) {
     return absl::FailedPreconditionError(absl::StrCat("log snapshot from node ", from, ": format version ",
@@ -77,16 +61,16 @@ absl::StatusOr<PeerLog> DecodeLogSnapshot(std::string_view bytes, uint32_t from)
                                                       " (this build reads ", kSnapshotFormat, ")"));
   }
   const uint8_t has_log = static_cast<uint8_t>(p[1]);
-  if (has_log > 1 || p[2] != 0 || p[3] != 0 || GetU32(p + 20) != 0) return Bad(from, 1, "bad flags or reserved bytes");
+  if (has_log > 1 || p[2] != 0 || p[3] != 0 || LoadU32(p + 20) != 0) return Bad(from, 1, "bad flags or reserved bytes");
   PeerLog log;
   log.has_log = has_log == 1;
-  log.contents.node_id = GetU32(p + 4);
+  log.contents.node_id = LoadU32(p + 4);
   if (log.contents.node_id != from) {
     return Bad(from, 4, absl::StrCat("it says it is node ", log.contents.node_id));
   }
-  log.contents.position = GetU64(p + 8);
-  log.contents.closed_epoch = GetU64(p + 24);
-  const uint32_t count = GetU32(p + 16);
+  log.contents.position = LoadU64(p + 8);
+  log.contents.closed_epoch = LoadU64(p + 24);
+  const uint32_t count = LoadU32(p + 16);
   if (!log.has_log && count != 0) return Bad(from, 16, "states without a log");
   // Each state takes at least its key, two lengths and a value header: a count that cannot fit is a lie.
   if (count > (body - kSnapshotHeaderBytes) / (1 + kKeyBytes + 4 + kRecordHeaderBytes)) {
@@ -99,7 +83,7 @@ absl::StatusOr<PeerLog> DecodeLogSnapshot(std::string_view bytes, uint32_t from)
     const size_t key_len = static_cast<uint8_t>(p[at]);
     if (key_len != kKeyBytes) return Bad(from, at, absl::StrCat("key of ", key_len, " bytes"));
     const std::string_view key(p + at + 1, kKeyBytes);
-    const uint32_t value_len = GetU32(p + at + 1 + kKeyBytes);
+    const uint32_t value_len = LoadU32(p + at + 1 + kKeyBytes);
     at += 1 + kKeyBytes + 4;
     if (value_len > kMaxValueBytes || value_len > body - at) {
       return Bad(from, at - 4, absl::StrCat("a value of ", value_len, " bytes with ", body - at, " left"));
@@ -123,7 +107,7 @@ absl::StatusOr<PeerLog> DecodeLogSnapshot(std::string_view bytes, uint32_t from)
 std::string EncodeChunkRequest(uint64_t offset) {
   std::string out;
   out.push_back(static_cast<char>(kSnapshotFormat));
-  PutU64(out, offset);
+  AppendU64(out, offset);
   return out;
 }
 
@@ -135,13 +119,13 @@ absl::StatusOr<uint64_t> DecodeChunkRequest(std::string_view bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("log snapshot request of format ", static_cast<int>(static_cast<uint8_t>(bytes[0]))));
   }
-  return GetU64(bytes.data() + 1);
+  return LoadU64(bytes.data() + 1);
 }
 
 std::string EncodeChunkReply(uint64_t total, std::string_view chunk) {
   std::string out;
   out.push_back(static_cast<char>(kSnapshotFormat));
-  PutU64(out, total);
+  AppendU64(out, total);
   out.append(chunk);
   return out;
 }
@@ -155,7 +139,7 @@ absl::StatusOr<ChunkReply> DecodeChunkReply(std::string_view bytes, uint64_t off
         absl::StrCat("log snapshot reply of format ", static_cast<int>(static_cast<uint8_t>(bytes[0]))));
   }
   ChunkReply reply;
-  reply.total = GetU64(bytes.data() + 1);
+  reply.total = LoadU64(bytes.data() + 1);
   reply.chunk = bytes.substr(kChunkReplyHeaderBytes);
   if (reply.total > kMaxSnapshotBytes || offset > reply.total || reply.chunk.size() > kSnapshotChunkBytes ||
       reply.chunk.size() > reply.total - offset || (reply.chunk.empty() && offset < reply.total)) {

@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::logging {
 namespace {
@@ -31,17 +32,6 @@ namespace {
 //  64+n   8    checksum        XXH3-64 of key bytes, then value bytes [0, 64+n)
 constexpr uint64_t kMaxVersion = (uint64_t{1} << 63) - 1;
 constexpr size_t kObjectHeaderBytes = 32;  // object::kHeaderBytes (the slot's own header)
-
-template <typename T>
-void Put(std::string& out, size_t at, T value) {
-  std::memcpy(out.data() + at, &value, sizeof value);
-}
-template <typename T>
-T Get(std::string_view in, size_t at) {
-  T value;
-  std::memcpy(&value, in.data() + at, sizeof value);
-  return value;
-}
 
 uint64_t Checksum(std::string_view key, std::string_view covered) {
   XXH3_state_t state;
@@ -115,22 +105,22 @@ std::string DescribeKey(std::string_view key) {
 std::string EncodeState(const ObjectState& state) {
   const std::string key = ObjectKey(state.address);
   std::string out(kRecordHeaderBytes + state.payload.size() + kChecksumBytes, '\0');
-  Put<uint8_t>(out, 0, kRecordFormat);
-  Put<uint8_t>(out, 1, static_cast<uint8_t>(state.role));
-  Put<uint16_t>(out, 2, state.txn_thread);
-  Put<uint32_t>(out, 4, state.capacity);
-  Put<uint32_t>(out, 8, state.incarnation);
-  Put<uint32_t>(out, 12, state.flags);
-  Put<uint64_t>(out, 16, state.version);
-  Put<uint64_t>(out, 24, state.position);
-  Put<uint64_t>(out, 32, state.txn_epoch);
-  Put<uint64_t>(out, 40, state.txn_counter);
-  Put<uint32_t>(out, 48, state.txn_node);
-  Put<uint32_t>(out, 52, static_cast<uint32_t>(state.payload.size()));
-  Put<uint64_t>(out, 56, state.log_epoch);
+  StoreLe<uint8_t>(out.data() + 0, kRecordFormat);
+  StoreLe<uint8_t>(out.data() + 1, static_cast<uint8_t>(state.role));
+  StoreLe<uint16_t>(out.data() + 2, state.txn_thread);
+  StoreLe<uint32_t>(out.data() + 4, state.capacity);
+  StoreLe<uint32_t>(out.data() + 8, state.incarnation);
+  StoreLe<uint32_t>(out.data() + 12, state.flags);
+  StoreLe<uint64_t>(out.data() + 16, state.version);
+  StoreLe<uint64_t>(out.data() + 24, state.position);
+  StoreLe<uint64_t>(out.data() + 32, state.txn_epoch);
+  StoreLe<uint64_t>(out.data() + 40, state.txn_counter);
+  StoreLe<uint32_t>(out.data() + 48, state.txn_node);
+  StoreLe<uint32_t>(out.data() + 52, static_cast<uint32_t>(state.payload.size()));
+  StoreLe<uint64_t>(out.data() + 56, state.log_epoch);
   if (!state.payload.empty()) std::memcpy(out.data() + kRecordHeaderBytes, state.payload.data(), state.payload.size());
   const size_t covered = kRecordHeaderBytes + state.payload.size();
-  Put<uint64_t>(out, covered, Checksum(key, std::string_view(out.data(), covered)));
+  StoreLe<uint64_t>(out.data() + covered, Checksum(key, std::string_view(out.data(), covered)));
   return out;
 }
 
@@ -144,7 +134,7 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
     return Damaged(key, absl::StrCat("truncated: ", value.size(), " bytes, a record has at least ",
                                      kRecordHeaderBytes + kChecksumBytes));
   }
-  const uint32_t length = Get<uint32_t>(value, 52);
+  const uint32_t length = LoadLe<uint32_t>(value.data() + 52);
   if (uint64_t{length} + kRecordHeaderBytes + kChecksumBytes != value.size()) {
     return Damaged(key, absl::StrCat(value.size() < uint64_t{length} + kRecordHeaderBytes + kChecksumBytes
                                          ? "truncated: "
@@ -153,7 +143,7 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
                                      uint64_t{length} + kRecordHeaderBytes + kChecksumBytes));
   }
   const size_t covered = kRecordHeaderBytes + length;
-  const uint64_t stored = Get<uint64_t>(value, covered);
+  const uint64_t stored = LoadLe<uint64_t>(value.data() + covered);
   const uint64_t computed = Checksum(key, value.substr(0, covered));
   if (stored != computed) {
     return Damaged(key, absl::StrFormat("checksum mismatch (stored %016x, computed %016x)", stored, computed));
@@ -161,19 +151,19 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
   // The checksum matched: what follows catches a writer's bug, not rot.
   ObjectState state;
   state.address = memory::GlobalAddress::FromRaw(BigEndianValue(key));
-  const uint8_t role = Get<uint8_t>(value, 1);
+  const uint8_t role = LoadLe<uint8_t>(value.data() + 1);
   if (role != 1 && role != 2) return Damaged(key, absl::StrCat("unknown role ", role));
   state.role = static_cast<Role>(role);
-  state.txn_thread = Get<uint16_t>(value, 2);
-  state.capacity = Get<uint32_t>(value, 4);
-  state.incarnation = Get<uint32_t>(value, 8);
-  state.flags = Get<uint32_t>(value, 12);
-  state.version = Get<uint64_t>(value, 16);
-  state.position = Get<uint64_t>(value, 24);
-  state.txn_epoch = Get<uint64_t>(value, 32);
-  state.txn_counter = Get<uint64_t>(value, 40);
-  state.txn_node = Get<uint32_t>(value, 48);
-  state.log_epoch = Get<uint64_t>(value, 56);
+  state.txn_thread = LoadLe<uint16_t>(value.data() + 2);
+  state.capacity = LoadLe<uint32_t>(value.data() + 4);
+  state.incarnation = LoadLe<uint32_t>(value.data() + 8);
+  state.flags = LoadLe<uint32_t>(value.data() + 12);
+  state.version = LoadLe<uint64_t>(value.data() + 16);
+  state.position = LoadLe<uint64_t>(value.data() + 24);
+  state.txn_epoch = LoadLe<uint64_t>(value.data() + 32);
+  state.txn_counter = LoadLe<uint64_t>(value.data() + 40);
+  state.txn_node = LoadLe<uint32_t>(value.data() + 48);
+  state.log_epoch = LoadLe<uint64_t>(value.data() + 56);
   if (std::string problem = CheckFields(state, length); !problem.empty()) return Damaged(key, problem);
   state.payload.assign(value.data() + kRecordHeaderBytes, length);
   return state;
@@ -181,9 +171,9 @@ absl::StatusOr<ObjectState> DecodeState(std::string_view key, std::string_view v
 
 std::string EncodeMeta(std::string_view key, uint64_t value) {
   std::string out(1 + 8 + kChecksumBytes, '\0');
-  Put<uint8_t>(out, 0, kRecordFormat);
-  Put<uint64_t>(out, 1, value);
-  Put<uint64_t>(out, 9, Checksum(key, std::string_view(out.data(), 9)));
+  StoreLe<uint8_t>(out.data() + 0, kRecordFormat);
+  StoreLe<uint64_t>(out.data() + 1, value);
+  StoreLe<uint64_t>(out.data() + 9, Checksum(key, std::string_view(out.data(), 9)));
   return out;
 }
 
@@ -196,22 +186,22 @@ absl::StatusOr<uint64_t> DecodeMeta(std::string_view key, std::string_view value
     return Damaged(key, absl::StrCat(value.size() < 17 ? "truncated: " : "wrong length: ", value.size(),
                                      " bytes, a metadata value has 17"));
   }
-  const uint64_t stored = Get<uint64_t>(value, 9);
+  const uint64_t stored = LoadLe<uint64_t>(value.data() + 9);
   const uint64_t computed = Checksum(key, value.substr(0, 9));
   if (stored != computed) {
     return Damaged(key, absl::StrFormat("checksum mismatch (stored %016x, computed %016x)", stored, computed));
   }
-  return Get<uint64_t>(value, 1);
+  return LoadLe<uint64_t>(value.data() + 1);
 }
 
 std::string EncodeMembers(std::string_view key, const LoggedMembers& members) {
   const size_t body = 16 + 4 * members.ids.size();
   std::string out(body + kChecksumBytes, '\0');
-  Put<uint8_t>(out, 0, kRecordFormat);
-  Put<uint32_t>(out, 4, static_cast<uint32_t>(members.ids.size()));
-  Put<uint64_t>(out, 8, members.configuration_epoch);
-  for (size_t i = 0; i < members.ids.size(); ++i) Put<uint32_t>(out, 16 + 4 * i, members.ids[i]);
-  Put<uint64_t>(out, body, Checksum(key, std::string_view(out.data(), body)));
+  StoreLe<uint8_t>(out.data() + 0, kRecordFormat);
+  StoreLe<uint32_t>(out.data() + 4, static_cast<uint32_t>(members.ids.size()));
+  StoreLe<uint64_t>(out.data() + 8, members.configuration_epoch);
+  for (size_t i = 0; i < members.ids.size(); ++i) StoreLe<uint32_t>(out.data() + 16 + 4 * i, members.ids[i]);
+  StoreLe<uint64_t>(out.data() + body, Checksum(key, std::string_view(out.data(), body)));
   return out;
 }
 
@@ -223,21 +213,21 @@ absl::StatusOr<LoggedMembers> DecodeMembers(std::string_view key, std::string_vi
   if (value.size() < 16 + kChecksumBytes) {
     return Damaged(key, absl::StrCat("truncated: ", value.size(), " bytes, a member list has at least 24"));
   }
-  const uint32_t count = Get<uint32_t>(value, 4);
+  const uint32_t count = LoadLe<uint32_t>(value.data() + 4);
   const size_t body = 16 + 4 * static_cast<size_t>(count);
   if (count == 0 || count > 65535 || value.size() != body + kChecksumBytes) {
     return Damaged(key, absl::StrCat("wrong length: ", value.size(), " bytes for ", count, " members"));
   }
-  const uint64_t stored = Get<uint64_t>(value, body);
+  const uint64_t stored = LoadLe<uint64_t>(value.data() + body);
   const uint64_t computed = Checksum(key, value.substr(0, body));
   if (stored != computed) {
     return Damaged(key, absl::StrFormat("checksum mismatch (stored %016x, computed %016x)", stored, computed));
   }
   if (value[1] != 0 || value[2] != 0 || value[3] != 0) return Damaged(key, "reserved bytes set");
   LoggedMembers members;
-  members.configuration_epoch = Get<uint64_t>(value, 8);
+  members.configuration_epoch = LoadLe<uint64_t>(value.data() + 8);
   for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t id = Get<uint32_t>(value, 16 + 4 * i);
+    const uint32_t id = LoadLe<uint32_t>(value.data() + 16 + 4 * i);
     if (id == 0 || id > 65535 || (!members.ids.empty() && id <= members.ids.back())) {
       return Damaged(key, absl::StrCat("member ", id, " out of order or range"));
     }
@@ -259,38 +249,38 @@ absl::StatusOr<LoggedMembers> DecodeMembers(std::string_view key, std::string_vi
 //  end    8    checksum        XXH3-64 of key bytes, then value bytes [0, end)
 SegmentEncoder::SegmentEncoder(uint64_t first_position) : first_(first_position) {
   out_.resize(kSegmentHeaderBytes);
-  Put<uint8_t>(out_, 0, kRecordFormat);
-  Put<uint64_t>(out_, 8, first_);
+  StoreLe<uint8_t>(out_.data() + 0, kRecordFormat);
+  StoreLe<uint64_t>(out_.data() + 8, first_);
 }
 
 void SegmentEncoder::Add(const ObjectState& state) {
   const size_t at = out_.size();
   out_.resize(at + kSegmentEntryBytes + state.payload.size());
-  Put<uint64_t>(out_, at, state.address.raw());
-  Put<uint8_t>(out_, at + 8, static_cast<uint8_t>(state.role));
-  Put<uint8_t>(out_, at + 9, 0);
-  Put<uint16_t>(out_, at + 10, state.txn_thread);
-  Put<uint32_t>(out_, at + 12, state.capacity);
-  Put<uint32_t>(out_, at + 16, state.incarnation);
-  Put<uint32_t>(out_, at + 20, state.flags);
-  Put<uint64_t>(out_, at + 24, state.version);
-  Put<uint64_t>(out_, at + 32, state.position);
-  Put<uint64_t>(out_, at + 40, state.txn_epoch);
-  Put<uint64_t>(out_, at + 48, state.txn_counter);
-  Put<uint32_t>(out_, at + 56, state.txn_node);
-  Put<uint32_t>(out_, at + 60, static_cast<uint32_t>(state.payload.size()));
-  Put<uint64_t>(out_, at + 64, state.log_epoch);
+  StoreLe<uint64_t>(out_.data() + at, state.address.raw());
+  StoreLe<uint8_t>(out_.data() + at + 8, static_cast<uint8_t>(state.role));
+  StoreLe<uint8_t>(out_.data() + at + 9, 0);
+  StoreLe<uint16_t>(out_.data() + at + 10, state.txn_thread);
+  StoreLe<uint32_t>(out_.data() + at + 12, state.capacity);
+  StoreLe<uint32_t>(out_.data() + at + 16, state.incarnation);
+  StoreLe<uint32_t>(out_.data() + at + 20, state.flags);
+  StoreLe<uint64_t>(out_.data() + at + 24, state.version);
+  StoreLe<uint64_t>(out_.data() + at + 32, state.position);
+  StoreLe<uint64_t>(out_.data() + at + 40, state.txn_epoch);
+  StoreLe<uint64_t>(out_.data() + at + 48, state.txn_counter);
+  StoreLe<uint32_t>(out_.data() + at + 56, state.txn_node);
+  StoreLe<uint32_t>(out_.data() + at + 60, static_cast<uint32_t>(state.payload.size()));
+  StoreLe<uint64_t>(out_.data() + at + 64, state.log_epoch);
   if (!state.payload.empty()) std::memcpy(out_.data() + at + kSegmentEntryBytes, state.payload.data(), state.payload.size());
   ++count_;
 }
 
 std::string SegmentEncoder::Finish(uint64_t last_position) {
-  Put<uint32_t>(out_, 4, count_);
-  Put<uint64_t>(out_, 16, last_position);
+  StoreLe<uint32_t>(out_.data() + 4, count_);
+  StoreLe<uint64_t>(out_.data() + 16, last_position);
   const std::string key = SegmentKey(first_);
   const uint64_t checksum = Checksum(key, out_);
   out_.resize(out_.size() + kChecksumBytes);
-  Put<uint64_t>(out_, out_.size() - kChecksumBytes, checksum);
+  StoreLe<uint64_t>(out_.data() + out_.size() - kChecksumBytes, checksum);
   return std::move(out_);
 }
 
@@ -306,17 +296,17 @@ absl::StatusOr<Segment> DecodeSegment(std::string_view key, std::string_view val
   }
   // The checksum first: every length inside is trusted only once it matched.
   const size_t covered = value.size() - kChecksumBytes;
-  const uint64_t stored = Get<uint64_t>(value, covered);
+  const uint64_t stored = LoadLe<uint64_t>(value.data() + covered);
   const uint64_t computed = Checksum(key, value.substr(0, covered));
   if (stored != computed) {
     return Damaged(key, absl::StrFormat("checksum mismatch (stored %016x, computed %016x; truncated or damaged)",
                                         stored, computed));
   }
-  if (Get<uint8_t>(value, 1) != 0 || Get<uint16_t>(value, 2) != 0) return Damaged(key, "reserved bytes set");
+  if (LoadLe<uint8_t>(value.data() + 1) != 0 || LoadLe<uint16_t>(value.data() + 2) != 0) return Damaged(key, "reserved bytes set");
   Segment segment;
-  const uint32_t count = Get<uint32_t>(value, 4);
-  segment.first = Get<uint64_t>(value, 8);
-  segment.last = Get<uint64_t>(value, 16);
+  const uint32_t count = LoadLe<uint32_t>(value.data() + 4);
+  segment.first = LoadLe<uint64_t>(value.data() + 8);
+  segment.last = LoadLe<uint64_t>(value.data() + 16);
   if (segment.first != BigEndianValue(key)) {
     return Damaged(key, absl::StrCat("the value is the segment from position ", segment.first));
   }
@@ -334,22 +324,22 @@ absl::StatusOr<Segment> DecodeSegment(std::string_view key, std::string_view val
       return Damaged(key, absl::StrCat("state ", i, " of ", count, " is cut short at byte ", at));
     }
     ObjectState state;
-    state.address = memory::GlobalAddress::FromRaw(Get<uint64_t>(value, at));
-    const uint8_t role = Get<uint8_t>(value, at + 8);
+    state.address = memory::GlobalAddress::FromRaw(LoadLe<uint64_t>(value.data() + at));
+    const uint8_t role = LoadLe<uint8_t>(value.data() + at + 8);
     if (role != 1 && role != 2) return Damaged(key, absl::StrCat("state ", i, ": unknown role ", role));
-    if (Get<uint8_t>(value, at + 9) != 0) return Damaged(key, absl::StrCat("state ", i, ": reserved byte set"));
+    if (LoadLe<uint8_t>(value.data() + at + 9) != 0) return Damaged(key, absl::StrCat("state ", i, ": reserved byte set"));
     state.role = static_cast<Role>(role);
-    state.txn_thread = Get<uint16_t>(value, at + 10);
-    state.capacity = Get<uint32_t>(value, at + 12);
-    state.incarnation = Get<uint32_t>(value, at + 16);
-    state.flags = Get<uint32_t>(value, at + 20);
-    state.version = Get<uint64_t>(value, at + 24);
-    state.position = Get<uint64_t>(value, at + 32);
-    state.txn_epoch = Get<uint64_t>(value, at + 40);
-    state.txn_counter = Get<uint64_t>(value, at + 48);
-    state.txn_node = Get<uint32_t>(value, at + 56);
-    const uint32_t length = Get<uint32_t>(value, at + 60);
-    state.log_epoch = Get<uint64_t>(value, at + 64);
+    state.txn_thread = LoadLe<uint16_t>(value.data() + at + 10);
+    state.capacity = LoadLe<uint32_t>(value.data() + at + 12);
+    state.incarnation = LoadLe<uint32_t>(value.data() + at + 16);
+    state.flags = LoadLe<uint32_t>(value.data() + at + 20);
+    state.version = LoadLe<uint64_t>(value.data() + at + 24);
+    state.position = LoadLe<uint64_t>(value.data() + at + 32);
+    state.txn_epoch = LoadLe<uint64_t>(value.data() + at + 40);
+    state.txn_counter = LoadLe<uint64_t>(value.data() + at + 48);
+    state.txn_node = LoadLe<uint32_t>(value.data() + at + 56);
+    const uint32_t length = LoadLe<uint32_t>(value.data() + at + 60);
+    state.log_epoch = LoadLe<uint64_t>(value.data() + at + 64);
     if (std::string problem = CheckFields(state, length); !problem.empty()) {
       return Damaged(key, absl::StrCat("state ", i, " (", state.address.ToString(), "): ", problem));
     }

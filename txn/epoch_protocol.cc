@@ -39,7 +39,7 @@ std::string EncodeEpochMessage(const EpochMessage& message) {
   out.push_back(static_cast<char>(kEpochMessageFormat));
   out.push_back(static_cast<char>(message.kind));
   out.append(6, '\0');
-  fabric::AppendU64(out, message.epoch);
+  AppendU64(out, message.epoch);
   return out;
 }
 
@@ -56,7 +56,7 @@ absl::StatusOr<EpochMessage> DecodeEpochMessage(std::string_view bytes) {
   for (size_t i = 2; i < 8; ++i) {
     if (bytes[i] != 0) return malformed("reserved bytes set");
   }
-  EpochMessage message{static_cast<EpochMessageKind>(kind), fabric::LoadU64(bytes.data() + 8)};
+  EpochMessage message{static_cast<EpochMessageKind>(kind), LoadU64(bytes.data() + 8)};
   if (message.epoch == 0 && message.kind != EpochMessageKind::kPersisted &&
       message.kind != EpochMessageKind::kDurable) {  // HURRY names an epoch >= 1 too
     return malformed(absl::StrCat(KindName(message.kind), " of epoch 0"));

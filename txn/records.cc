@@ -1,16 +1,13 @@
 #include "txn/records.h"
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/byte_order.h"
 #include "platform/fabric/wire.h"
 #include "platform/memory/size_classes.h"
 
 namespace fathom::txn {
 namespace {
 
-using fabric::AppendU32;
-using fabric::AppendU64;
-using fabric::LoadU32;
-using fabric::LoadU64;
 
 constexpr size_t kHeaderBytes = 40;
 constexpr size_t kEntryHeaderBytes = 32;

@@ -4,18 +4,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::ycsb {
 namespace {
 
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
+void PutU32(std::string* out, uint32_t v) { AppendU32(*out, v); }
 
 bool GetU32(std::string_view* in, uint32_t* v) {
   if (in->size() < 4) return false;
-  *v = 0;
-  for (int i = 0; i < 4; ++i) *v |= static_cast<uint32_t>(static_cast<unsigned char>((*in)[i])) << (8 * i);
+  *v = LoadU32(in->data());
   in->remove_prefix(4);
   return true;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::fabric {
 
@@ -34,11 +35,11 @@ void AppendChecksum(std::string& out);
 // DataLoss on a mismatch. `what` names the blob in the message.
 absl::StatusOr<std::string_view> StripChecksum(std::string_view bytes, const char* what);
 
-// Little-endian helpers shared by the encoders.
-void AppendU32(std::string& out, uint32_t v);
-void AppendU64(std::string& out, uint64_t v);
-uint32_t LoadU32(const char* p);
-uint64_t LoadU64(const char* p);
+// The encoders' little-endian helpers are platform/base/byte_order.h's.
+using ::fathom::AppendU32;
+using ::fathom::AppendU64;
+using ::fathom::LoadU32;
+using ::fathom::LoadU64;
 
 }  // namespace fathom::fabric
 

@@ -6,46 +6,33 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::msg {
-
-static_assert(std::endian::native == std::endian::little, "ring formats are little-endian; so is the host");
 
 namespace {
 
 // Separates the credit record's hash domain from the records' one: a credit is never a valid record.
 constexpr uint64_t kCreditSalt = 0x4352454449543031;  // "CREDIT01"
 
-template <typename T>
-T Load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename T>
-void Store(std::byte* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
-
 void StoreHeaderFields(std::byte* out, uint64_t seq, uint64_t position, uint32_t length, uint16_t type) {
-  Store<uint64_t>(out + 8, seq);
-  Store<uint64_t>(out + 16, position);
-  Store<uint32_t>(out + 24, length);
-  Store<uint16_t>(out + 28, type);
-  Store<uint16_t>(out + 30, 0);
+  StoreLe<uint64_t>(out + 8, seq);
+  StoreLe<uint64_t>(out + 16, position);
+  StoreLe<uint32_t>(out + 24, length);
+  StoreLe<uint16_t>(out + 28, type);
+  StoreLe<uint16_t>(out + 30, 0);
 }
 
 }  // namespace
 
 RecordHeader LoadHeader(const std::byte* bytes) {
   RecordHeader h;
-  h.checksum = Load<uint64_t>(bytes);
-  h.seq = Load<uint64_t>(bytes + 8);
-  h.position = Load<uint64_t>(bytes + 16);
-  h.length = Load<uint32_t>(bytes + 24);
-  h.type = Load<uint16_t>(bytes + 28);
-  h.reserved = Load<uint16_t>(bytes + 30);
+  h.checksum = LoadLe<uint64_t>(bytes);
+  h.seq = LoadLe<uint64_t>(bytes + 8);
+  h.position = LoadLe<uint64_t>(bytes + 16);
+  h.length = LoadLe<uint32_t>(bytes + 24);
+  h.type = LoadLe<uint16_t>(bytes + 28);
+  h.reserved = LoadLe<uint16_t>(bytes + 30);
   return h;
 }
 
@@ -62,12 +49,12 @@ void EncodeMessage(std::byte* out, uint64_t session, uint64_t seq, uint64_t posi
   if (!body.empty()) std::memcpy(payload + head.size(), body.data(), body.size());
   // Zero filler: never ship stale bytes of a reused buffer.
   std::memset(payload + length, 0, AlignRecord(length) - length);
-  Store<uint64_t>(out, RecordChecksum(out, length, session));
+  StoreLe<uint64_t>(out, RecordChecksum(out, length, session));
 }
 
 void EncodePadding(std::byte* out, uint64_t session, uint64_t seq, uint64_t position, size_t span) {
   StoreHeaderFields(out, seq, position, static_cast<uint32_t>(span - kRecordHeaderSize), kPaddingType);
-  Store<uint64_t>(out, RecordChecksum(out, 0, session));
+  StoreLe<uint64_t>(out, RecordChecksum(out, 0, session));
 }
 
 absl::StatusOr<DecodedRecord> DecodeRecord(std::string_view bytes, uint64_t session, uint32_t max_payload) {
@@ -101,13 +88,13 @@ absl::StatusOr<DecodedRecord> DecodeRecord(std::string_view bytes, uint64_t sess
 }
 
 void EncodeCredit(std::byte* out, uint64_t session, uint64_t head) {
-  Store<uint64_t>(out, head);
-  Store<uint64_t>(out + 8, XXH3_64bits_withSeed(out, 8, session ^ kCreditSalt));
+  StoreLe<uint64_t>(out, head);
+  StoreLe<uint64_t>(out + 8, XXH3_64bits_withSeed(out, 8, session ^ kCreditSalt));
 }
 
 std::optional<uint64_t> DecodeCredit(const std::byte* bytes, uint64_t session) {
-  if (XXH3_64bits_withSeed(bytes, 8, session ^ kCreditSalt) != Load<uint64_t>(bytes + 8)) return std::nullopt;
-  return Load<uint64_t>(bytes);
+  if (XXH3_64bits_withSeed(bytes, 8, session ^ kCreditSalt) != LoadLe<uint64_t>(bytes + 8)) return std::nullopt;
+  return LoadLe<uint64_t>(bytes);
 }
 
 }  // namespace fathom::msg

@@ -2,16 +2,13 @@
 
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/byte_order.h"
 #include "platform/fabric/wire.h"
 
 namespace fathom::msg {
 
 namespace {
 
-using fabric::AppendU32;
-using fabric::AppendU64;
-using fabric::LoadU32;
-using fabric::LoadU64;
 
 // Bytes [offset, offset + length) inside a region of `region_length` bytes, without overflow.
 bool Inside(uint64_t offset, uint64_t length, uint64_t region_length) {

@@ -4,17 +4,16 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::msg {
-
-static_assert(std::endian::native == std::endian::little, "the envelope is little-endian; so is the host");
 
 namespace {
 constexpr uint8_t kMaxStatusCode = static_cast<uint8_t>(absl::StatusCode::kUnauthenticated);  // 16
 }  // namespace
 
 void EncodeEnvelope(char* out, const Envelope& envelope) {
-  std::memcpy(out, &envelope.request_id, 8);
+  StoreLe<uint64_t>(out, envelope.request_id);
   out[8] = static_cast<char>(envelope.kind);
   out[9] = static_cast<char>(static_cast<uint8_t>(envelope.code));
   std::memset(out + 10, 0, 6);
@@ -25,7 +24,7 @@ absl::StatusOr<DecodedEnvelope> DecodeEnvelope(std::string_view payload) {
     return absl::InvalidArgumentError(absl::StrCat("rpc envelope: ", payload.size(), " bytes, need ", kEnvelopeSize));
   }
   DecodedEnvelope d;
-  std::memcpy(&d.envelope.request_id, payload.data(), 8);
+  d.envelope.request_id = LoadLe<uint64_t>(payload.data());
   const uint8_t kind = static_cast<uint8_t>(payload[8]);
   const uint8_t code = static_cast<uint8_t>(payload[9]);
   for (size_t i = 10; i < kEnvelopeSize; ++i) {

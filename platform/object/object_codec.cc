@@ -7,27 +7,22 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/byte_order.h"
 
 namespace fathom::object {
 namespace {
 
-template <typename T>
-T Load(std::span<const std::byte> bytes, size_t offset) {
-  T v;
-  std::memcpy(&v, bytes.data() + offset, sizeof v);
-  return v;
-}
 
 }  // namespace
 
 ObjectHeader DecodeHeader(std::span<const std::byte> bytes) {
   ObjectHeader h;
-  h.checksum = Load<uint64_t>(bytes, kChecksumOffset);
-  h.version_word = Load<uint64_t>(bytes, kVersionOffset);
-  h.incarnation = Load<uint32_t>(bytes, kIncarnationOffset);
-  h.payload_length = Load<uint32_t>(bytes, kLengthOffset);
-  h.capacity = Load<uint32_t>(bytes, kCapacityOffset);
-  h.flags = Load<uint32_t>(bytes, kFlagsOffset);
+  h.checksum = LoadLe<uint64_t>(bytes.data() + kChecksumOffset);
+  h.version_word = LoadLe<uint64_t>(bytes.data() + kVersionOffset);
+  h.incarnation = LoadLe<uint32_t>(bytes.data() + kIncarnationOffset);
+  h.payload_length = LoadLe<uint32_t>(bytes.data() + kLengthOffset);
+  h.capacity = LoadLe<uint32_t>(bytes.data() + kCapacityOffset);
+  h.flags = LoadLe<uint32_t>(bytes.data() + kFlagsOffset);
   return h;
 }
 
