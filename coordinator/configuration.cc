@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "platform/memory/global_address.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -90,7 +91,7 @@ absl::Status ValidateConfiguration(const Configuration& config) {
     if (!tables.insert(t.name()).second) return absl::InvalidArgumentError(absl::StrCat("duplicate table ", t.name()));
     // Region-map ids count up from 1; a node's own regions are node id << 16 | index (not tied to the
     // member list, so a member leaving never makes the configuration invalid).
-    const bool node_region = (t.root_region() >> 16) != 0;
+    const bool node_region = memory::OwnerOfRegion(t.root_region()) != 0;
     if (t.root_region() != 0 && !regions.contains(t.root_region()) && !node_region) {
       return absl::InvalidArgumentError(
           absl::StrCat("table ", t.name(), " has its root in unknown region ", t.root_region()));

@@ -59,13 +59,8 @@ absl::StatusOr<LockFreeRead> ReadLockFree(txn::TxnThread& thread, const object::
     local_copies.Give(std::move(buffer));
     return LockFreeRead::kStarted;
   }
-  node::PeerConnection* peer = node_thread.peer(owner);
-  if (peer == nullptr) return absl::UnavailableError(absl::StrCat("not connected to node ", owner));
-  auto region = peer->regions.find(ref.address.region);
-  if (region == peer->regions.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", ref.address.region));
-  }
-  RETURN_IF_ERROR(node_thread.reader().ReadVersioned(*peer->endpoint, region->second, ref, std::move(done)));
+  ASSIGN_OR_RETURN(node::NodeThread::Route route, node_thread.RouteTo(ref.address.region));
+  RETURN_IF_ERROR(node_thread.reader().ReadVersioned(*route.endpoint, *route.region, ref, std::move(done)));
   return LockFreeRead::kStarted;
 }
 

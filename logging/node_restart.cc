@@ -70,11 +70,9 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
     for (uint32_t region : restore.backup_regions) {
       const absl::Status unknown = absl::FailedPreconditionError(
           absl::StrCat("node ", self, " backs up region ", region, " but its primary has not published it"));
-      node::PeerConnection* primary = thread.peer(txn::PrimaryOf(region));
-      if (primary == nullptr) return unknown;
-      auto it = primary->regions.find(region);
-      if (it == primary->regions.end()) return unknown;
-      restore.region_bytes[region] = it->second.length;
+      auto route = thread.RouteTo(region);
+      if (!route.ok()) return unknown;
+      restore.region_bytes[region] = route->region->length;
     }
     return absl::OkStatus();
   });

@@ -16,10 +16,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "platform/memory/global_address.h"
 
 namespace fathom::txn {
 
-inline uint32_t PrimaryOf(uint32_t region) { return region >> 16; }
+// Today the primary of a region is the node that owns it (platform/memory/global_address.h).
+inline uint32_t PrimaryOf(uint32_t region) { return memory::OwnerOfRegion(region); }
 
 class ReplicaSet {
  public:

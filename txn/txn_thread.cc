@@ -96,10 +96,8 @@ void TxnThread::After(absl::Duration delay, std::function<void()> task) {
 }
 
 uint64_t TxnThread::RegionBytes(uint32_t region) {
-  node::PeerConnection* primary = thread_->peer(PrimaryOf(region));
-  if (primary == nullptr) return 0;
-  auto it = primary->regions.find(region);
-  return it == primary->regions.end() ? 0 : it->second.length;
+  auto route = thread_->RouteTo(region);
+  return route.ok() ? route->region->length : 0;
 }
 
 const ReplicaSet& TxnThread::replicas() {
@@ -138,16 +136,12 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
   }
   const uint32_t owner = OwnerOf(ref);
   if (owner == node_id_) return ReadLocal(tx, ref, std::move(done));
-  node::PeerConnection* peer = thread_->peer(owner);
-  if (peer == nullptr) return done(absl::UnavailableError(absl::StrCat("not connected to node ", owner)));
-  auto region = peer->regions.find(ref.address.region);
-  if (region == peer->regions.end()) {
-    return done(absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", ref.address.region)));
-  }
+  auto route = thread_->RouteTo(ref.address.region);
+  if (!route.ok()) return done(route.status());
   ++stats_.execution_reads;
   // The transaction state outlives the read: the caller keeps it until the callback has run.
   absl::Status started = thread_->reader().ReadVersioned(
-      *peer->endpoint, region->second, ref, [this, &tx, ref, done](absl::StatusOr<object::VersionedObject> object) {
+      *route->endpoint, *route->region, ref, [this, &tx, ref, done](absl::StatusOr<object::VersionedObject> object) {
         if (!object.ok()) {
           // A reference whose object moved on is the application's to handle; a locked object that stays
           // locked is a conflict.

@@ -35,20 +35,15 @@ void CommitOperation::Validate() {
       OnValidated(s);
       continue;
     }
-    node::PeerConnection* peer = thread_.thread().peer(owner);
-    if (peer == nullptr) {
-      OnValidated(absl::UnavailableError(absl::StrCat("not connected to node ", owner)));
-      continue;
-    }
-    auto region = peer->regions.find(read.ref.address.region);
-    if (region == peer->regions.end()) {
-      OnValidated(absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", read.ref.address.region)));
+    auto route = thread_.thread().RouteTo(read.ref.address.region);
+    if (!route.ok()) {
+      OnValidated(route.status());
       continue;
     }
     const uint64_t expected = read.version;
     const std::string where = read.ref.address.ToString();
     absl::Status started = thread_.thread().reader().ReadVersioned(
-        *peer->endpoint, region->second, read.ref,
+        *route->endpoint, *route->region, read.ref,
         [self, expected, where](absl::StatusOr<object::VersionedObject> object) {
           if (!object.ok()) {
             // Locked (a writer is committing), freed, or unreachable: the read set is not intact.

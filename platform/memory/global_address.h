@@ -15,6 +15,11 @@
 namespace fathom::memory {
 
 inline constexpr uint32_t kNullRegion = 0;
+
+// A node's own regions: ids node << 16 | index (index 0: its ring region; data regions from 1). The one
+// place this formula lives; the node that allocated a region owns it and serves it as primary.
+inline constexpr uint32_t NodeRegionId(uint32_t node, uint32_t index) { return node << 16 | index; }
+inline constexpr uint32_t OwnerOfRegion(uint32_t region) { return region >> 16; }
 // Offsets are 32 bits: a region holds at most 4 GiB.
 inline constexpr uint64_t kMaxRegionBytes = uint64_t{1} << 32;
 

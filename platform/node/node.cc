@@ -84,15 +84,16 @@ Node::Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t
 Node::~Node() { Stop(); }
 
 absl::Status Node::Init() {
-  const uint32_t base = options_.node_id << 16;
-  auto ring_region = memory::LocalRegion::Allocate(*fabric_, base, options_.node_id, ring_plan_.region_bytes());
+  auto ring_region = memory::LocalRegion::Allocate(*fabric_, memory::NodeRegionId(options_.node_id, 0),
+                                                   options_.node_id, ring_plan_.region_bytes());
   if (!ring_region.ok()) return ring_region.status();
   ring_region_ = std::move(*ring_region);
   std::vector<memory::LocalRegion*> data;
   for (uint64_t offset = 0, index = 1; offset < options_.memory_bytes; offset += options_.region_bytes, ++index) {
     const uint64_t left = options_.memory_bytes - offset;
     const uint64_t size = std::min(options_.region_bytes, (left + kSlabBytes - 1) / kSlabBytes * kSlabBytes);
-    auto region = memory::LocalRegion::Allocate(*fabric_, base | static_cast<uint32_t>(index), options_.node_id, size);
+    auto region = memory::LocalRegion::Allocate(*fabric_, memory::NodeRegionId(options_.node_id, static_cast<uint32_t>(index)),
+                                                options_.node_id, size);
     if (!region.ok()) {
       return absl::ResourceExhaustedError(absl::StrCat("cannot allocate region ", index, " of ", size,
                                                        " bytes: ", region.status().ToString()));
@@ -249,7 +250,7 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
   for (const control::RegionInfo& r : peer.regions()) {
     auto descriptor = fabric::RegionDescriptor::Parse(r.region_descriptor());
     if (!descriptor.ok()) return descriptor.status();
-    if ((r.region_id() >> 16) != id) {
+    if (memory::OwnerOfRegion(r.region_id()) != id) {
       return absl::InvalidArgumentError(absl::StrCat("node ", id, " claims region ", r.region_id(),
                                                      " outside its id range"));
     }

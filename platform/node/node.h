@@ -146,7 +146,7 @@ class Node final : public control::ControlHandler {
   absl::Status Connect(const control::NodeInfo& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   absl::Status DisconnectLocked(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   uint64_t Generation(uint32_t peer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
-  bool IsLocal(const object::ObjectRef& ref) const { return (ref.address.region >> 16) == options_.node_id; }
+  bool IsLocal(const object::ObjectRef& ref) const { return memory::OwnerOfRegion(ref.address.region) == options_.node_id; }
 
   NodeOptions options_;
   std::unique_ptr<fabric::Fabric> fabric_;

@@ -45,7 +45,7 @@ absl::StatusOr<object::ObjectRef> Node::AllocateObject(std::string_view payload,
 absl::Status Node::WriteObject(const object::ObjectRef& ref, std::string_view payload, int index) {
   if (!IsLocal(ref)) {
     return absl::InvalidArgumentError(absl::StrCat(ref.address.ToString(), " belongs to node ",
-                                                   ref.address.region >> 16, ": only its owner writes it"));
+                                                   memory::OwnerOfRegion(ref.address.region), ": only its owner writes it"));
   }
   auto thread = Thread(index);
   if (!thread.ok()) return thread.status();
@@ -66,18 +66,12 @@ absl::StatusOr<std::string> Node::ReadObject(const object::ObjectRef& ref, int i
       done(payload.ok() ? absl::StatusOr<std::string>(ToString(*payload)) : payload.status());
       return;
     }
-    const uint32_t owner = ref.address.region >> 16;
-    PeerConnection* peer = t->peer(owner);
-    if (peer == nullptr) {
-      done(absl::NotFoundError(absl::StrCat("not connected to node ", owner, " (owner of ", ref.address.ToString(), ")")));
+    auto route = t->RouteTo(ref.address.region);
+    if (!route.ok()) {
+      done(absl::Status(route.status().code(), absl::StrCat(route.status().message(), " (reading ", ref.address.ToString(), ")")));
       return;
     }
-    auto region = peer->regions.find(ref.address.region);
-    if (region == peer->regions.end()) {
-      done(absl::NotFoundError(absl::StrCat("node ", owner, " has no region ", ref.address.region)));
-      return;
-    }
-    absl::Status started = t->reader().Read(*peer->endpoint, region->second, ref,
+    absl::Status started = t->reader().Read(*route->endpoint, *route->region, ref,
                                             [done](absl::StatusOr<std::span<const std::byte>> payload) {
                                               done(payload.ok() ? absl::StatusOr<std::string>(ToString(*payload))
                                                                 : payload.status());

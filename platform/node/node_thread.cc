@@ -160,4 +160,15 @@ void NodeThread::Loop() {
   worker_.reset();
 }
 
+absl::StatusOr<NodeThread::Route> NodeThread::RouteTo(uint32_t region) {
+  const uint32_t owner = memory::OwnerOfRegion(region);
+  PeerConnection* connection = peer(owner);
+  if (connection == nullptr) return absl::UnavailableError(absl::StrCat("not connected to node ", owner));
+  auto it = connection->regions.find(region);
+  if (it == connection->regions.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", region));
+  }
+  return Route{owner, connection->endpoint.get(), &it->second};
+}
+
 }  // namespace fathom::node

@@ -87,6 +87,15 @@ class NodeThread {
   // and a turn that did nothing counts as idle. Kept until the thread stops.
   void AddPoller(absl::AnyInvocable<size_t()> poll) { pollers_.push_back(std::move(poll)); }
   PeerConnection* peer(uint32_t node_id);
+  // Where a one-sided operation on `region` goes: the endpoint to the node that owns it and the region as
+  // imported from that node. Unavailable: not connected to the owner; InvalidArgument: the owner has no
+  // such region. The one route every reader takes (objects, transactions, kv).
+  struct Route {
+    uint32_t owner = 0;
+    fabric::Endpoint* endpoint = nullptr;
+    const fabric::RemoteRegion* region = nullptr;
+  };
+  absl::StatusOr<Route> RouteTo(uint32_t region);
   std::vector<uint32_t> peer_ids() const;  // every peer this thread is connected to, in no order
   PeerConnection& AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint);
   // Destroys the connection (its endpoint fails what is still in flight through it).
