@@ -206,12 +206,12 @@ absl::Status Main(int argc, char** argv) {
                              static_cast<uint64_t>(sizing.operation_count * sizing.insert_proportion) + 1;
     if (const std::string zk = absl::GetFlag(FLAGS_zk); !zk.empty()) {
       RemoteFathomOptions remote_options;
-      remote_options.zk = zk;
-      remote_options.cluster = absl::GetFlag(FLAGS_cluster);
-      ASSIGN_OR_RETURN(remote_options.token, ReadToken());
-      remote_options.tcp = fathom_options.tcp;
-      remote_options.threads = fathom_threads;  // 0: ask a member
-      remote_options.node_id = absl::GetFlag(FLAGS_fathom_node_id);
+      remote_options.member.zookeeper = zk;
+      remote_options.member.cluster = absl::GetFlag(FLAGS_cluster);
+      ASSIGN_OR_RETURN(remote_options.member.token, ReadToken());
+      remote_options.member.tcp = fathom_options.tcp;
+      remote_options.member.threads = fathom_threads;  // 0: ask a member
+      remote_options.member.node_id = absl::GetFlag(FLAGS_fathom_node_id);
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;
       remote_options.seed = absl::GetFlag(FLAGS_seed) | 1;

@@ -19,31 +19,21 @@ absl::StatusOr<std::unique_ptr<RemoteFathom>> RemoteFathom::Join(const RemoteFat
 }
 
 absl::Status RemoteFathom::Start() {
-  server::ClientMemberOptions member;
-  member.zookeeper = options_.zk;
-  member.cluster = options_.cluster;
-  member.token = options_.token;
-  member.tcp = options_.tcp;
-  member.threads = options_.threads;
-  member.node_id = options_.node_id;
-  member.listen = options_.listen;
-  member.lease_period = options_.lease_period;
-  member.join_timeout = options_.join_timeout;
-  auto joined = server::ClientMember::Join(member);
+  auto joined = server::ClientMember::Join(options_.member);
   if (!joined.ok()) {
-    if (options_.zk.empty()) return absl::InvalidArgumentError("joining a cluster needs --zk=HOST:PORT");
+    if (options_.member.zookeeper.empty()) return absl::InvalidArgumentError("joining a cluster needs --zk=HOST:PORT");
     return joined.status();
   }
   client_ = std::move(*joined);
   id_ = client_->id();
-  options_.threads = client_->threads();
+  threads_ = client_->threads();
   data_members_ = client_->server().data_members();
   // Sized as the embedded cluster's tables: 8 keys per bucket, filled to about half.
   auto table = client_->OpenOrCreateTable(options_.table,
                                           std::max<uint64_t>(64, std::max<uint64_t>(options_.records, 1000) / 4));
   if (!table.ok()) return table.status();
   tables_.push_back(std::move(*table));
-  for (int t = 0; t < options_.threads; ++t) {
+  for (int t = 0; t < threads_; ++t) {
     auto thread = TxnThreadOf(client_->transactions(), t);
     if (!thread.ok()) return thread.status();
     lanes_.push_back(std::make_unique<FathomAsyncBackend>(
@@ -73,9 +63,9 @@ absl::Status RemoteFathom::Post(int lane, std::function<void()> task) {
 std::unique_ptr<Backend> RemoteFathom::NewBackend() { return std::make_unique<FathomBackend>(&client_->transactions(), tables_[0]); }
 
 std::string RemoteFathom::Describe() const {
-  return absl::StrCat("client-only node ", node_id(), " (", options_.threads, " threads over UCX ",
-                      options_.tcp ? "tcp" : "shared memory", ") of cluster '", options_.cluster, "' at ",
-                      options_.zk, ", data members [", absl::StrJoin(data_members_, ","), "], table ",
+  return absl::StrCat("client-only node ", node_id(), " (", threads_, " threads over UCX ",
+                      options_.member.tcp ? "tcp" : "shared memory", ") of cluster '", options_.member.cluster, "' at ",
+                      options_.member.zookeeper, ", data members [", absl::StrJoin(data_members_, ","), "], table ",
                       options_.table, " of ", tables_.empty() ? 0 : tables_[0].buckets(), " buckets");
 }
 

@@ -30,18 +30,10 @@
 namespace fathom::ycsb {
 
 struct RemoteFathomOptions {
-  std::string zk;                 // the cluster's --zk
-  std::string cluster = "fathom";  // its --cluster
-  std::string token;              // its cluster token
-  bool tcp = false;               // UCX tcp instead of shared memory: the cluster's --transports
-  int threads = 0;                // node threads, as the members' (fathomd --threads); 0: ask a member
-  uint32_t node_id = 0;           // 0: the highest id no member has
-  std::string listen = "127.0.0.1:0";
-  absl::Duration lease_period = absl::Seconds(2);
-  absl::Duration join_timeout = absl::Seconds(30);
+  server::ClientMemberOptions member;  // the cluster to join (its --zk, --cluster, token, fabric, ...)
   std::string table = "usertable";
-  uint64_t records = 0;           // sizes the table if the driver creates it
-  uint64_t seed = 1;              // retry jitter of the lanes
+  uint64_t records = 0;  // sizes the table if the driver creates it
+  uint64_t seed = 1;     // retry jitter of the lanes
 };
 
 class RemoteFathom final : public AsyncLanes {
@@ -77,6 +69,7 @@ class RemoteFathom final : public AsyncLanes {
   std::vector<std::unique_ptr<AsyncBackend>> lanes_;
   std::vector<uint32_t> data_members_;  // when it joined
   uint32_t id_ = 0;
+  int threads_ = 0;  // as the members'
   bool left_ = false;
 };
 

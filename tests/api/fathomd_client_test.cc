@@ -32,15 +32,7 @@ class FathomdClientTest : public ::testing::Test {
             "--threads=1", "--transports=sm", absl::StrCat("--cluster=", kCluster), "--zk_session_timeout=4s"});
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
-    const absl::Time deadline = absl::Now() + absl::Seconds(60);
-    for (const testing::FathomdProcess& node : cluster_.nodes) {
-      while (true) {
-        std::map<std::string, uint64_t> counters = testing::CountersOf(node.control_address, kToken);
-        if (counters["txn.members"] == 3 && counters["node.peers"] == 2) break;
-        ASSERT_LT(absl::Now(), deadline) << node.control_address << " never saw three members";
-        absl::SleepFor(absl::Milliseconds(100));
-      }
-    }
+    ASSERT_OK(testing::WaitForAllMembers(cluster_, kToken));
   }
 
   ClientOptions Options() const {

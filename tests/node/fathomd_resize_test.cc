@@ -78,17 +78,8 @@ class FathomdResizeTest : public ::testing::Test {
             "--threads=1", "--transports=sm", absl::StrCat("--cluster=", kCluster), "--zk_session_timeout=4s"});
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
-    // Tables are placed on the members the transaction layer knows: wait until each replicates over all
-    // three and is connected to the other two.
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    for (const testing::FathomdProcess& node : cluster_.nodes) {
-      while (true) {
-        std::map<std::string, uint64_t> counters = testing::CountersOf(node.control_address, kToken);
-        if (counters["txn.members"] == 3 && counters["node.peers"] == 2) break;
-        ASSERT_LT(absl::Now(), deadline) << node.control_address << " never saw three members";
-        absl::SleepFor(absl::Milliseconds(100));
-      }
-    }
+    absl::Status all = testing::WaitForAllMembers(cluster_, kToken, absl::Seconds(30));
+    ASSERT_TRUE(all.ok()) << all;
   }
 
   fathomctl::testing::CtlResult Ctl(std::vector<std::string> args) {
@@ -133,9 +124,9 @@ TEST_F(FathomdResizeTest, NoKeyLostDuplicatedOrReadStaleWhileResizing) {
   ASSERT_EQ(created.exit_code, 0) << created.output;
 
   ycsb::RemoteFathomOptions options;
-  options.zk = cluster_.zk->connect_string();
-  options.cluster = kCluster;
-  options.token = kToken;
+  options.member.zookeeper = cluster_.zk->connect_string();
+  options.member.cluster = kCluster;
+  options.member.token = kToken;
   options.table = kTable;
   auto joined = ycsb::RemoteFathom::Join(options);
   ASSERT_TRUE(joined.ok()) << joined.status();

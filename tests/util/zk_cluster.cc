@@ -1,6 +1,9 @@
 #include "tests/util/zk_cluster.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace fathom::testing {
 
@@ -17,6 +20,23 @@ absl::StatusOr<ZkCluster> StartZkCluster(int nodes, const std::vector<std::strin
     cluster.nodes.push_back(std::move(*node));
   }
   return cluster;
+}
+
+absl::Status WaitForAllMembers(const ZkCluster& cluster, const std::string& token, absl::Duration timeout) {
+  const uint64_t n = cluster.nodes.size();
+  const absl::Time deadline = absl::Now() + timeout;
+  for (const FathomdProcess& node : cluster.nodes) {
+    while (true) {
+      std::map<std::string, uint64_t> counters = CountersOf(node.control_address, token);
+      if (counters["txn.members"] == n && counters["node.peers"] == n - 1) break;
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError(absl::StrCat("node at ", node.control_address, " never saw all ", n,
+                                                        " members"));
+      }
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fathom::testing

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "tests/util/fathomd_process.h"
 #include "tests/zookeeper/zookeeper_server.h"
 
@@ -24,6 +25,12 @@ struct ZkCluster {
 // Starts ZooKeeper, then fathomd nodes 1..`nodes`, each with `flags` and --zk, and waits for their READY
 // lines. Errors name what did not start.
 absl::StatusOr<ZkCluster> StartZkCluster(int nodes, const std::vector<std::string>& flags);
+
+// Waits until every node of `cluster` replicates over all of them (txn.members) and is connected to the
+// others (node.peers), as their Stats say: tables are placed on the members a node's transaction layer
+// knows. DeadlineExceeded names the node that did not get there.
+absl::Status WaitForAllMembers(const ZkCluster& cluster, const std::string& token,
+                               absl::Duration timeout = absl::Seconds(60));
 
 }  // namespace fathom::testing
 
