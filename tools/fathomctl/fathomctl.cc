@@ -12,7 +12,7 @@
 // a few live numbers from its Stats (peers connected, connected to ZooKeeper, epoch applied, uptime), the
 // regions and their replicas. A member whose Stats fail is shown as unreachable, with the reason.
 // regions: region id, size, primary, backups (ZooKeeper only; no token needed).
-// table: the cluster's kv tables, through a member's control service (table_commands.h); buckets hold 8
+// table: the cluster's kv tables, through a member's control service (server/table_client.h); buckets hold 8
 // keys each. Numbers left 0 take kv's defaults (a resize: twice the current buckets). A resize rebuilds
 // the table while clients go on using it and returns once the new generation is published.
 // Human-readable aligned columns by default; --json prints one line of JSON (shapes: report.h).
