@@ -61,45 +61,115 @@ void Server::Log(const std::string& line) const {
 }
 
 absl::Status Server::StartAll() {
-  ServerOptions& o = options_;
-  const bool coordinated = !o.zookeeper.empty() || o.coordinator != nullptr;
+  if (absl::Status valid = CheckOptions(); !valid.ok()) return valid;
+  // The log first: a damaged one stops startup before anything else is started.
+  auto starting = ReadStartingLog(id_, options_.data_dir);
+  if (!starting.ok()) {
+    return Annotate(starting.status(),
+                    absl::StrCat("node ", id_, " cannot restart from its log in ", options_.data_dir));
+  }
+  const bool restart = starting->log.has_log;
+  if (restart && coordinated() && !starting->log.contents.members.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "node ", id_, " cannot restart from its log in ", options_.data_dir, " with --zk: the log has no member ",
+        "list (m:members; it was written with --peers or by an older fathomd)"));
+  }
+  if (restart) {
+    Log(absl::StrCat("log in ", options_.data_dir, ": ", starting->log.contents.states.size(),
+                     " objects, position ", starting->log.contents.position));
+  }
+  if (absl::Status started = StartNode(starting->snapshot); !started.ok()) return started;
+
+  // Static clusters: the data members from the options; with a coordinator, from the configuration
+  // (after a restart, first the ones the log recorded).
+  std::vector<uint32_t> members = StaticMembers();
+  if (restart && !coordinated()) {
+    if (absl::Status listed = CheckPeersListMembers(id_, options_.node.peers, members); !listed.ok()) return listed;
+  }
+  txn::TxnOptions txn_options = options_.transactions;
+  uint64_t epoch = 1;
+  std::optional<coordinator::Configuration> restart_configuration;
+  if (restart) {
+    if (coordinated()) members = starting->log.contents.members->ids;
+    if (absl::Status restored = Restore(starting->log.contents, members, restart_configuration); !restored.ok()) {
+      return restored;
+    }
+    epoch = restored_->epoch;
+    txn_options.restore_backups = restored_->BackupRestorer();
+  }
+  if (!options_.data_dir.empty()) {
+    if (absl::Status opened = OpenLog(txn_options); !opened.ok()) {
+      return Annotate(opened, absl::StrCat("node ", id_, " cannot open its log"));
+    }
+  }
+  if (!options_.attach_transactions) return JoinWithoutTransactions();
+
+  // The transaction layer, before any peer can send it a record.
+  auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
+  if (!txns.ok()) return Annotate(txns.status(), "cannot start transactions");
+  txns_ = std::move(*txns);
+  if (restored_ != nullptr) {
+    Log(absl::StrCat("restored ", restored_->primaries, " objects in its regions, ", restored_->backups,
+                     " in backup copies (", restored_->adopted.size(), " only peers had logged); epoch ", epoch));
+  }
+  AddCounters();
+  if (!coordinated()) {
+    txns_->SetConfiguration(options_.configuration_epoch != 0 ? options_.configuration_epoch : epoch, members);
+    if (!options_.client_only) txns_->StartLogEpochs();
+    if (options_.node.peers.empty() || restart) return absl::OkStatus();  // a restart joined them already
+    Log(absl::StrCat("joining ", options_.node.peers.size(), " peers"));
+    return node_->JoinPeers();
+  }
+  if (restart_configuration.has_value()) {
+    // Transaction ids carry the configuration epoch: the coordinator's is past every logged one.
+    txns_->SetConfiguration(restart_configuration->epoch(), members);
+  }
+  return FollowConfiguration();
+}
+
+absl::Status Server::CheckOptions() const {
+  const ServerOptions& o = options_;
   if (!o.zookeeper.empty() && o.coordinator != nullptr) {
     return absl::InvalidArgumentError("give a ZooKeeper connect string or a coordinator, not both");
   }
-  if (coordinated && !o.node.peers.empty()) {
+  if (coordinated() && !o.node.peers.empty()) {
     return absl::InvalidArgumentError("give --zk (membership from ZooKeeper) or --peers (a static cluster), not both");
   }
-  if (o.client_only && !coordinated && o.txn_members.empty()) {
+  if (o.client_only && !coordinated() && o.txn_members.empty()) {
     return absl::InvalidArgumentError("a client-only member of a static cluster needs the data members");
   }
+  if (!coordinated() && !o.txn_members.empty() &&
+      o.client_only == (std::find(o.txn_members.begin(), o.txn_members.end(), id_) != o.txn_members.end())) {
+    return absl::InvalidArgumentError(o.client_only ? "a client-only node cannot be one of the data members"
+                                                    : "--txn_members must list this node");
+  }
   if (o.client_only && !o.data_dir.empty()) return absl::InvalidArgumentError("a client-only member has no log");
+  if (!o.attach_transactions && !o.data_dir.empty()) {
+    return absl::InvalidArgumentError("a log needs the transaction layer");
+  }
   if (o.lease_period < absl::ZeroDuration()) return absl::InvalidArgumentError("--lease_period must not be negative");
   if (o.transactions.backups < 0) return absl::InvalidArgumentError("--backups must not be negative");
+  return absl::OkStatus();
+}
 
-  // The log first: a damaged one stops startup before anything else is started.
-  auto starting = ReadStartingLog(id_, o.data_dir);
-  if (!starting.ok()) {
-    return Annotate(starting.status(), absl::StrCat("node ", id_, " cannot restart from its log in ", o.data_dir));
-  }
-  const bool restart = starting->log.has_log;
-  if (restart && coordinated && !starting->log.contents.members.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "node ", id_, " cannot restart from its log in ", o.data_dir, " with --zk: the log has no member list ",
-        "(m:members; it was written with --peers or by an older fathomd)"));
-  }
-  if (restart) {
-    Log(absl::StrCat("log in ", o.data_dir, ": ", starting->log.contents.states.size(), " objects, position ",
-                     starting->log.contents.position));
-  }
+std::vector<uint32_t> Server::StaticMembers() const {
+  if (!options_.txn_members.empty()) return options_.txn_members;
+  std::vector<uint32_t> members = {id_};
+  for (const node::PeerAddress& peer : options_.node.peers) members.push_back(peer.node_id);
+  return members;
+}
+
+// The coordinator (reached first: without it nothing else is worth starting), the lease agent (its handler
+// must be on every node thread before the node starts), the fabric, and the node.
+absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) {
+  ServerOptions& o = options_;
   // Every node answers restarting peers, with its log or with "no log". The caller's handlers are
   // registered first: a message type keeps its first handler, so a test may serve its own snapshot.
   std::function<void(msg::Messenger&, int)> customized = o.node.register_handlers;
-  o.node.register_handlers = [snapshot = starting->snapshot, customized](msg::Messenger& messenger, int thread) {
+  o.node.register_handlers = [log_snapshot, customized](msg::Messenger& messenger, int thread) {
     if (customized) customized(messenger, thread);
-    logging::ServeLogSnapshot(messenger, snapshot);
+    logging::ServeLogSnapshot(messenger, log_snapshot);
   };
-
-  // ZooKeeper first: if it cannot be reached, nothing else is worth starting.
   coordinator_ = o.coordinator;
   if (!o.zookeeper.empty()) {
     coordinator::ZooKeeperCoordinatorOptions zk;
@@ -113,10 +183,7 @@ absl::Status Server::StartAll() {
     owned_coordinator_ = std::move(*created);
     coordinator_ = owned_coordinator_.get();
   }
-
-  // Leases need the request handler on every node thread, so the agent exists before the node starts
-  // (and is destroyed after it stops).
-  if (coordinated && o.lease_period > absl::ZeroDuration()) {
+  if (coordinated() && o.lease_period > absl::ZeroDuration()) {
     coordinator::LeaseOptions lease;
     lease.period = o.lease_period;
     if (o.lease_clock != nullptr) {
@@ -126,7 +193,6 @@ absl::Status Server::StartAll() {
     lease_ = std::make_unique<coordinator::LeaseAgent>(lease);
     lease_->InstallHandler(&o.node);
   }
-
   if (o.fabric == nullptr) {
     fabric::UcxOptions ucx;
     ucx.transports = o.transports;
@@ -144,103 +210,52 @@ absl::Status Server::StartAll() {
   Log(absl::StrCat("control service on ", node_->control_address(), ", incarnation ", node_->incarnation()));
   me_ = coordinator::MemberInfoFor(*node_, o.client_only ? 0 : o.node.memory_bytes, o.fabric_kind);
   me_.set_client_only(o.client_only);
+  return absl::OkStatus();
+}
 
-  txn::TxnOptions txn_options = o.transactions;
-  std::vector<uint32_t> members;
-  if (!coordinated) {
-    members = o.txn_members;
-    if (members.empty()) {
-      members.push_back(id_);
-      for (const node::PeerAddress& peer : o.node.peers) members.push_back(peer.node_id);
-    } else if (o.client_only == (std::find(members.begin(), members.end(), id_) != members.end())) {
-      return absl::InvalidArgumentError(o.client_only ? "a client-only node cannot be one of the data members"
-                                                      : "--txn_members must list this node");
-    }
-    if (restart) {
-      if (absl::Status listed = CheckPeersListMembers(id_, o.node.peers, members); !listed.ok()) return listed;
-    }
-  }
-
-  // A restart gathers every member's log before the transaction layer exists, so nothing is installed
-  // here before memory holds the restored image. With a coordinator the node joins the cluster first (it
-  // gathers the logged members' logs through the connections the configuration makes).
-  uint64_t epoch = 1;
-  std::optional<coordinator::Configuration> restart_configuration;
-  if (restart) {
-    if (coordinated) {
-      members = starting->log.contents.members->ids;
-      Log(absl::StrCat("restarting from ", o.data_dir, ": waiting for the logged members [",
-                       absl::StrJoin(members, ","), "] in ZooKeeper"));
-      if (absl::Status joined = JoinCoordinator(); !joined.ok()) return joined;
-    }
-    Log(absl::StrCat("restarting from ", o.data_dir, ": gathering the logs of ", members.size() - 1, " members"));
-    auto restore = coordinated ? RestoreThroughCoordinator(*node_, *coordinator_, *follower_, starting->log.contents,
-                                                           members, txn_options.backups, o.node.join_timeout,
-                                                           [this](const std::string& line) { Log(line); },
-                                                           restart_configuration)
-                               : RestoreFromPeers(*node_, starting->log.contents, members, txn_options.backups);
-    if (!restore.ok()) {
-      // A log that does not fit this node (less memory than its regions) is a failed precondition of the
-      // restart, not a bad option: InvalidArgument is kept for options.
-      const absl::Status refused = absl::IsInvalidArgument(restore.status())
-                                       ? absl::FailedPreconditionError(restore.status().message())
-                                       : restore.status();
-      return Annotate(refused, absl::StrCat("node ", id_, " cannot restart"));
-    }
-    restored_ = std::move(*restore);
-    epoch = restored_->epoch;
-    txn_options.restore_backups = restored_->BackupRestorer();
-  }
-  if (!o.data_dir.empty()) {
-    if (absl::Status opened = OpenLog(); !opened.ok()) {
-      return Annotate(opened, absl::StrCat("node ", id_, " cannot open its log"));
-    }
-    txn_options.on_install = logging::InstallObserverFor(log_.get());
-    // Log epochs (consistent whole-cluster restarts, sync durability; txn/log_epochs.h).
-    txn_options.epoch_log = logging::EpochLogFor(log_.get());
-    // Every member starts after the same epoch: 0 when fresh, the restored cut after a restart.
-    txn_options.first_log_epoch = log_->PersistedEpoch().value_or(0) + 1;
-    txn_options.start_log_epochs = false;  // once the members are set below
-    // With a coordinator this node may join a running cluster: it takes the epoch from the driver (the
-    // configuration manager) and grants no lock before.
-    txn_options.join_log_epochs = coordinated;
-  }
-  if (!o.attach_transactions) {
-    if (!o.data_dir.empty()) return absl::InvalidArgumentError("a log needs the transaction layer");
-    if (!coordinated) {
-      if (!o.node.peers.empty()) return node_->JoinPeers();
-      return absl::OkStatus();
-    }
+// Gathers every member's log and rebuilds memory from the cut they all closed, before the transaction
+// layer exists (so nothing is installed here first). With a coordinator the node joins the cluster first:
+// it gathers the logged members' logs through the connections the configuration makes.
+absl::Status Server::Restore(const logging::LogContents& own, const std::vector<uint32_t>& members,
+                             std::optional<coordinator::Configuration>& configuration) {
+  const int backups = options_.transactions.backups;
+  if (coordinated()) {
+    Log(absl::StrCat("restarting from ", options_.data_dir, ": waiting for the logged members [",
+                     absl::StrJoin(members, ","), "] in ZooKeeper"));
     if (absl::Status joined = JoinCoordinator(); !joined.ok()) return joined;
-    return o.client_only ? WaitForDataMembers() : absl::OkStatus();
   }
-  // The transaction layer, before any peer can send it a record.
-  auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
-  if (!txns.ok()) return Annotate(txns.status(), "cannot start transactions");
-  txns_ = std::move(*txns);
-  if (restored_ != nullptr) {
-    Log(absl::StrCat("restored ", restored_->primaries, " objects in its regions, ", restored_->backups,
-                     " in backup copies (", restored_->adopted.size(), " only peers had logged); epoch ", epoch));
+  Log(absl::StrCat("restarting from ", options_.data_dir, ": gathering the logs of ", members.size() - 1,
+                   " members"));
+  auto restore = coordinated()
+                     ? RestoreThroughCoordinator(*node_, *coordinator_, *follower_, own, members, backups,
+                                                 options_.node.join_timeout,
+                                                 [this](const std::string& line) { Log(line); }, configuration)
+                     : RestoreFromPeers(*node_, own, members, backups);
+  if (!restore.ok()) {
+    // A log that does not fit this node (less memory than its regions) is a failed precondition of the
+    // restart, not a bad option: InvalidArgument is kept for options.
+    const absl::Status refused = absl::IsInvalidArgument(restore.status())
+                                     ? absl::FailedPreconditionError(restore.status().message())
+                                     : restore.status();
+    return Annotate(refused, absl::StrCat("node ", id_, " cannot restart"));
   }
-  AddCounters();
-  if (!coordinated) {
-    txns_->SetConfiguration(o.configuration_epoch != 0 ? o.configuration_epoch : epoch, members);
-    if (!o.client_only) txns_->StartLogEpochs();
-    if (!o.node.peers.empty() && !restart) {
-      Log(absl::StrCat("joining ", o.node.peers.size(), " peers"));
-      if (absl::Status joined = node_->JoinPeers(); !joined.ok()) return joined;
-    }
-    return absl::OkStatus();
-  }
-  if (restart_configuration.has_value()) {
-    // Transaction ids carry the configuration epoch: the coordinator's is past every logged one.
-    txns_->SetConfiguration(restart_configuration->epoch(), members);
-  }
-  // Transactions replicate over the members that hold data: a client-only member coordinates
-  // transactions but is never a region's backup. The configuration manager drives log epochs: it changes
-  // only when it leaves, unlike the smallest id (a node joining with a smaller one would start driving from
-  // its own epoch). This node takes part once it is one of the data members. Each change of the data
-  // members goes to the log too: a restart waits for the last ones.
+  restored_ = std::move(*restore);
+  return absl::OkStatus();
+}
+
+// A node without the transaction layer only joins: its peers, or the configuration.
+absl::Status Server::JoinWithoutTransactions() {
+  if (!coordinated()) return options_.node.peers.empty() ? absl::OkStatus() : node_->JoinPeers();
+  if (absl::Status joined = JoinCoordinator(); !joined.ok()) return joined;
+  return options_.client_only ? WaitForDataMembers() : absl::OkStatus();
+}
+
+// Transactions replicate over the members that hold data: a client-only member coordinates transactions
+// but is never a region's backup. The configuration manager drives log epochs: it changes only when it
+// leaves, unlike the smallest id (a node joining with a smaller one would start driving from its own
+// epoch). This node takes part once it is one of the data members. Each change of the data members goes
+// to the log too: a restart waits for the last ones.
+absl::Status Server::FollowConfiguration() {
   txn::TransactionService* service = txns_.get();
   logging::ObjectLog* node_log = log_.get();
   const uint32_t id = id_;
@@ -252,17 +267,16 @@ absl::Status Server::StartAll() {
     service->SetConfiguration(configuration.epoch(), std::move(data));
     if (member) service->StartLogEpochs();
   });
-  if (follower_ == nullptr) {
+  if (follower_ == nullptr) {  // a restart joined already
     if (absl::Status joined = JoinCoordinator(); !joined.ok()) return joined;
   }
-  auto catalog = std::make_unique<kv::CoordinatorCatalog>(coordinator_);
-  catalog_ = std::move(catalog);
-  if (o.client_only) return WaitForDataMembers();
+  catalog_ = std::make_unique<kv::CoordinatorCatalog>(coordinator_);
+  if (options_.client_only) return WaitForDataMembers();
   // Table calls (fathomctl table ...) are served once this node is a member with its transaction layer.
   node_->SetTableCalls(std::make_shared<TableAdmin>(txns_.get(), catalog_.get()));
-  Log(absl::StrCat("member of cluster '", o.node.cluster_name, "'",
-                   o.zookeeper.empty() ? "" : absl::StrCat(" through ZooKeeper at ", o.zookeeper),
-                   lease_ != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(o.lease_period)) : ""));
+  Log(absl::StrCat("member of cluster '", options_.node.cluster_name, "'",
+                   options_.zookeeper.empty() ? "" : absl::StrCat(" through ZooKeeper at ", options_.zookeeper),
+                   lease_ != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(options_.lease_period)) : ""));
   return absl::OkStatus();
 }
 
@@ -343,10 +357,10 @@ absl::Status Server::WaitForDataMembers() {
   }
 }
 
-// Opens the node's log; after a restart, first appends the states only peers had persisted, so this
-// node's log covers its memory again. Before the transaction layer runs, so no newer state of the same
-// object can be appended ahead of them.
-absl::Status Server::OpenLog() {
+// Opens the node's log and gives the transaction layer its hooks; after a restart, first appends the
+// states only peers had persisted, so this node's log covers its memory again (before the transaction
+// layer runs, so no newer state of the same object can be appended ahead of them).
+absl::Status Server::OpenLog(txn::TxnOptions& txn_options) {
   logging::ObjectLogOptions options;
   options.dir = options_.data_dir;
   options.node_id = id_;
@@ -357,11 +371,21 @@ absl::Status Server::OpenLog() {
   if (!log.ok()) return log.status();
   log_ = std::move(*log);
   node_->AddCounterSource(log_->CounterSource());
-  if (restored_ == nullptr) return absl::OkStatus();
-  for (const logging::ObjectState& state : restored_->adopted) log_->Append(state);
-  if (absl::Status s = log_->WaitForPersisted(absl::Seconds(30)); !s.ok()) {
-    Log(absl::StrCat("warning: adopted states not yet on disk: ", s.ToString()));
+  if (restored_ != nullptr) {
+    for (const logging::ObjectState& state : restored_->adopted) log_->Append(state);
+    if (absl::Status s = log_->WaitForPersisted(absl::Seconds(30)); !s.ok()) {
+      Log(absl::StrCat("warning: adopted states not yet on disk: ", s.ToString()));
+    }
   }
+  txn_options.on_install = logging::InstallObserverFor(log_.get());
+  // Log epochs (consistent whole-cluster restarts, sync durability; txn/log_epochs.h).
+  txn_options.epoch_log = logging::EpochLogFor(log_.get());
+  // Every member starts after the same epoch: 0 when fresh, the restored cut after a restart.
+  txn_options.first_log_epoch = log_->PersistedEpoch().value_or(0) + 1;
+  txn_options.start_log_epochs = false;  // once the members are set
+  // With a coordinator this node may join a running cluster: it takes the epoch from the driver (the
+  // configuration manager) and grants no lock before.
+  txn_options.join_log_epochs = coordinated();
   return absl::OkStatus();
 }
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -123,13 +124,21 @@ class Server {
 
  private:
   Server() = default;
+  // Start, phase by phase (server.cc).
   absl::Status StartAll();
+  absl::Status CheckOptions() const;
+  std::vector<uint32_t> StaticMembers() const;
+  absl::Status StartNode(std::shared_ptr<const std::string> log_snapshot);
+  absl::Status Restore(const logging::LogContents& own, const std::vector<uint32_t>& members,
+                       std::optional<coordinator::Configuration>& configuration);
+  absl::Status OpenLog(txn::TxnOptions& txn_options);
+  absl::Status JoinWithoutTransactions();
+  absl::Status FollowConfiguration();
   absl::Status JoinCoordinator();
   absl::Status StartFollower();
   absl::Status WaitUntilListed();
   absl::Status WaitForDataMembers();
-  absl::Status Restore(std::optional<coordinator::Configuration>& configuration);
-  absl::Status OpenLog();
+  bool coordinated() const { return !options_.zookeeper.empty() || options_.coordinator != nullptr; }
   void AddCounters();
   void Log(const std::string& line) const;
 
