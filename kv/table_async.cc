@@ -223,8 +223,9 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
         return self->Again(absl::ZeroDuration());
       }
       if (moved) {  // retired, but the new generation is not published yet
-        if (self->give_up_ == absl::InfiniteFuture()) self->give_up_ = absl::Now() + kMovedWait;
-        if (absl::Now() >= self->give_up_) return self->done_(GetResult{s, self->reads_});
+        const absl::Time now = self->thread_.clock().Now();  // the node's clock: simulated in tests
+        if (self->give_up_ == absl::InfiniteFuture()) self->give_up_ = now + kMovedWait;
+        if (now >= self->give_up_) return self->done_(GetResult{s, self->reads_});
         return self->Again(kMovedPoll);
       }
       if (++self->stale_attempts_ >= kGetAttempts) return self->done_(GetResult{s, self->reads_});
@@ -280,7 +281,7 @@ void Mutate(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, OpKind 
       handle->RefreshAsync(thread, table->epoch(), [&thread, s, again, done, attempt, give_up](absl::StatusOr<bool> newer) {
         if (!newer.ok()) return done(newer.status());
         if (*newer) return again(attempt);
-        if (absl::Now() >= give_up) return done(s);
+        if (thread.clock().Now() >= give_up) return done(s);
         thread.After(kMovedPoll, [again, attempt] { again(attempt); });
       });
       return;
@@ -315,13 +316,13 @@ void Table::PutAsync(txn::TxnThread& thread, std::string key, std::string value,
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
   if (absl::Status s = CheckValue(value); !s.ok()) return done(s);
   Mutate(thread, handle_, OpKind::kPut, std::move(key), std::move(value), std::move(done), 1,
-         absl::Now() + kMovedWait);
+         thread.clock().Now() + kMovedWait);
 }
 
 void Table::DeleteAsync(txn::TxnThread& thread, std::string key, std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
   Mutate(thread, handle_, OpKind::kDelete, std::move(key), std::string(), std::move(done), 1,
-         absl::Now() + kMovedWait);
+         thread.clock().Now() + kMovedWait);
 }
 
 }  // namespace fathom::kv
