@@ -322,10 +322,9 @@ absl::Status Server::WaitUntilListed() {
     if (coordinator::FindMember(configuration, id) != nullptr) listed->store(configuration.epoch());
   });
   const absl::Time deadline = absl::Now() + options_.node.join_timeout;
-  while (listed_epoch_.load() == 0) {
-    if (absl::Now() > deadline) return absl::DeadlineExceededError("no configuration listing this node arrived");
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  while (listed_epoch_.load() == 0 && absl::Now() <= deadline) absl::SleepFor(absl::Milliseconds(5));
+  listed_subscription_.reset();  // its one question is answered (or timed out)
+  if (listed_epoch_.load() == 0) return absl::DeadlineExceededError("no configuration listing this node arrived");
   return absl::OkStatus();
 }
 
@@ -442,7 +441,10 @@ absl::Status Server::ResumeMembership() {
   return StartFollower();
 }
 
-std::vector<uint32_t> Server::data_members() const { return txns_ == nullptr ? std::vector<uint32_t>{} : txns_->replicas()->members(); }
+std::vector<uint32_t> Server::data_members() const {
+  if (txns_ == nullptr) return {};
+  return txns_->replicas()->members();
+}
 
 void Server::Stop() {
   if (stopped_) return;
