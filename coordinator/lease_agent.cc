@@ -243,6 +243,11 @@ absl::Status LeaseAgent::OnRequest(const msg::Message& message, std::string* rep
   return absl::OkStatus();
 }
 
+uint64_t LeaseAgent::configuration_epoch() const {
+  MutexLock lock(&mu_);
+  return config_.has_value() ? config_->epoch() : 0;
+}
+
 bool LeaseAgent::HoldsLease() const {
   MutexLock lock(&mu_);
   return options_.clock->Now() < expiry_;

@@ -86,6 +86,9 @@ class LeaseAgent {
 
   // Whether this node holds a lease now (by the clock).
   bool HoldsLease() const;
+  // The epoch of the newest configuration the agent has received (0: none yet); a member asks for a lease
+  // only once one lists it.
+  uint64_t configuration_epoch() const;
   absl::Time lease_expiry() const;
   // Called after a Tick in which HoldsLease changed. Set it to null before destroying what it calls.
   void SetListener(std::function<void()> listener);

@@ -8,6 +8,7 @@
 // the others drop it, and while it is out its messages are not handled (fenced) although it still holds
 // its side of the connections; resumed, it joins again by itself and talks to everyone. A CM that was
 // stalled itself blames nobody.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <functional>
@@ -93,7 +94,20 @@ class LeaseClusterTest : public ::testing::Test {
 
   // Until every member holds a lease and is connected to every other.
   void Settle() {
-    ASSERT_TRUE(Eventually([&] { return Peers(2).size() >= 1 && Peers(3).size() >= 1; })) << "no connection to the CM";
+    // Every node's lease agent must have the configuration of all three before the round (a member not
+    // listed in the one it has asks for nothing), and the members must reach the CM.
+    ASSERT_TRUE(Eventually([&] {
+      const coordinator::Configuration config = cluster_->coordination()->configuration();
+      if (coordinator::DataMemberIds(config).size() != 3) return false;
+      for (uint32_t id = 1; id <= 3; ++id) {
+        if (cluster_->lease(id)->configuration_epoch() < config.epoch()) return false;
+      }
+      for (uint32_t id = 2; id <= 3; ++id) {
+        const std::vector<uint32_t> peers = Peers(id);
+        if (std::find(peers.begin(), peers.end(), 1u) == peers.end()) return false;
+      }
+      return true;
+    })) << "the configuration of three members did not reach every node, or a member is not connected to the CM";
     Round({1, 2, 3});
     for (uint32_t id = 1; id <= 3; ++id) ASSERT_TRUE(cluster_->lease(id)->HoldsLease()) << "node " << id << Describe(id);
     for (uint32_t id = 1; id <= 3; ++id) {
