@@ -36,6 +36,24 @@ absl::Status ValidateMember(const MemberInfo& member) {
   if (member.control_address().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " has no control address"));
   }
+  if (member.client_only() && member.regions_size() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("client-only member ", member.node_id(), " lists data regions"));
+  }
+  absl::flat_hash_set<uint32_t> regions;
+  for (const MemberRegion& r : member.regions()) {
+    if (memory::OwnerOfRegion(r.region_id()) != member.node_id()) {
+      return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " lists region ", r.region_id(),
+                                                     ", which is not one of its own"));
+    }
+    if (r.size_bytes() == 0 || r.size_bytes() > memory::kMaxRegionBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " lists region ", r.region_id(),
+                                                     " of ", r.size_bytes(), " bytes"));
+    }
+    if (!regions.insert(r.region_id()).second) {
+      return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " lists region ", r.region_id(),
+                                                     " twice"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -61,7 +79,9 @@ absl::Status ValidateConfiguration(const Configuration& config) {
   for (const RegionPlacement& r : config.regions()) {
     const std::string name = absl::StrCat("region ", r.region_id());
     if (r.region_id() == 0) return absl::InvalidArgumentError("region id 0");
-    if (r.region_id() >= config.next_region_id()) {
+    // A member's own region (node id << 16 | index), or one AllocateRegion numbered from 1.
+    const bool node_region = memory::OwnerOfRegion(r.region_id()) != 0;
+    if (!node_region && r.region_id() >= config.next_region_id()) {
       return absl::InvalidArgumentError(
           absl::StrCat(name, " is not below next_region_id ", config.next_region_id()));
     }
@@ -70,9 +90,14 @@ absl::Status ValidateConfiguration(const Configuration& config) {
     std::set<uint32_t> replicas;
     std::vector<uint32_t> all = {r.primary()};
     all.insert(all.end(), r.backups().begin(), r.backups().end());
+    if (node_region && r.backups_size() > static_cast<int>(config.backups_per_region())) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " has ", r.backups_size(), " backups; the cluster keeps ",
+                                                     config.backups_per_region()));
+    }
     for (uint32_t node : all) {
-      if (!members.contains(node)) {
-        return absl::InvalidArgumentError(absl::StrCat(name, " has a replica on unknown node ", node));
+      // A replica whose node left stays listed (only recovery replaces it): any node id, member or not.
+      if (node == 0 || node > kMaxNodeId) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " has a replica on node ", node));
       }
       if (!replicas.insert(node).second) {
         return absl::InvalidArgumentError(absl::StrCat(name, " has two replicas on node ", node));
@@ -169,6 +194,7 @@ const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_i
 }
 
 bool RemoveMember(Configuration* config, uint32_t node_id) {
+  // Regions keep their replicas on `node_id`: a membership change never moves one (recovery does).
   bool changed = false;
   auto* members = config->mutable_members();
   for (int i = 0; i < members->size(); ++i) {
@@ -181,28 +207,6 @@ bool RemoveMember(Configuration* config, uint32_t node_id) {
   if (config->manager_id() == node_id) {
     config->set_manager_id(0);
     changed = true;
-  }
-  auto* regions = config->mutable_regions();
-  for (int i = 0; i < regions->size();) {
-    RegionPlacement* r = regions->Mutable(i);
-    std::vector<uint32_t> replicas = {r->primary()};
-    replicas.insert(replicas.end(), r->backups().begin(), r->backups().end());
-    auto it = std::find(replicas.begin(), replicas.end(), node_id);
-    if (it == replicas.end()) {
-      ++i;
-      continue;
-    }
-    changed = true;
-    replicas.erase(it);
-    if (replicas.empty()) {
-      config->add_lost_regions(r->region_id());
-      regions->DeleteSubrange(i, 1);
-      continue;
-    }
-    r->set_primary(replicas[0]);
-    r->clear_backups();
-    for (size_t k = 1; k < replicas.size(); ++k) r->add_backups(replicas[k]);
-    ++i;
   }
   return changed;
 }

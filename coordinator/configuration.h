@@ -26,12 +26,15 @@ inline constexpr uint32_t kMaxNodeId = 0xffff;
 // ZooKeeper's default limit on a znode's data (jute.maxbuffer) is 1 MiB; we stay below it.
 inline constexpr size_t kMaxEncodedConfigurationBytes = 1000 * 1000;
 
-// A member's info on its own: node id in 1..kMaxNodeId, a control address. InvalidArgument otherwise.
+// A member's info on its own: node id in 1..kMaxNodeId, a control address, its regions its own ids (node id
+// << 16 | index) with sizes in 1..4 GiB and none for a client-only member. InvalidArgument otherwise.
 absl::Status ValidateMember(const MemberInfo& member);
 
 // The whole configuration: valid, unique members; manager 0 or a member; regions with nonzero unique ids
-// below next_region_id, a positive size, replicas that are members and on distinct nodes; tables with
-// unique nonempty names whose root region (if any) is in the region map. InvalidArgument otherwise.
+// (a member's own, or below next_region_id), a positive size, replicas on distinct nodes that are not
+// client-only members (a replica may be on a node that left: only recovery replaces it), at most
+// backups_per_region backups for a member's region; tables with unique nonempty names whose root region
+// (if any) is in the region map. InvalidArgument otherwise.
 absl::Status ValidateConfiguration(const Configuration& config);
 
 // The framed bytes (magic, format version, checksum, protobuf); see docs/formats/configuration.md.
@@ -49,8 +52,8 @@ std::vector<uint32_t> DataMemberIds(const Configuration& config);
 const MemberInfo* FindMember(const Configuration& config, uint32_t node_id);
 const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_id);
 
-// Removes `node_id` from the members and from every region: a lost primary is replaced by its first
-// backup; a region with no replica left moves to lost_regions. Returns whether anything changed.
+// Removes `node_id` from the members (and as manager). Regions keep their replicas on it: a membership
+// change never moves a replica; recovery does. Returns whether anything changed.
 bool RemoveMember(Configuration* config, uint32_t node_id);
 
 // One line for logs: "epoch 7, cm 2, members [1 2 3], 4 regions, 1 table".

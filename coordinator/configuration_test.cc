@@ -73,8 +73,33 @@ TEST(ConfigurationTest, ValidationNamesTheProblem) {
   ExpectInvalid(c, "region 1 has two replicas on node 1");
 
   c = Valid();
-  c.mutable_regions(1)->add_backups(7);
-  ExpectInvalid(c, "unknown node 7");
+  c.mutable_regions(1)->add_backups(70000);
+  ExpectInvalid(c, "replica on node 70000");
+
+  // A member's own region (node id << 16 | index) holds at most f backups.
+  c = Valid();
+  c.set_backups_per_region(1);
+  RegionPlacement* own = c.add_regions();
+  own->set_region_id(3 << 16 | 1);
+  own->set_size_bytes(1 << 20);
+  own->set_primary(3);
+  own->add_backups(1);
+  EXPECT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
+  own->add_backups(2);
+  ExpectInvalid(c, "has 2 backups; the cluster keeps 1");
+
+  // A member lists only its own regions, each once, of a size a region can have.
+  c = Valid();
+  MemberRegion* listed = c.mutable_members(0)->add_regions();
+  listed->set_region_id(2 << 16 | 1);
+  listed->set_size_bytes(1 << 20);
+  ExpectInvalid(c, "member 1 lists region 131073, which is not one of its own");
+  listed->set_region_id(1 << 16 | 1);
+  listed->set_size_bytes(0);
+  ExpectInvalid(c, "of 0 bytes");
+  listed->set_size_bytes(1 << 20);
+  *c.mutable_members(0)->add_regions() = *listed;
+  ExpectInvalid(c, "twice");
 
   c = Valid();
   c.mutable_regions(1)->set_region_id(1);
@@ -142,17 +167,18 @@ TEST(ConfigurationTest, CorruptOrTruncatedBytesAreDataLoss) {
   EXPECT_NE(s.message().find("manager 42"), absl::string_view::npos) << s;
 }
 
-TEST(ConfigurationTest, RemovingAMemberRepairsTheRegionMap) {
+TEST(ConfigurationTest, RemovingAMemberMovesNoReplica) {
   Configuration c = Valid();
+  const Configuration before = c;
   EXPECT_TRUE(RemoveMember(&c, 1));  // primary of region 1, the manager
   ASSERT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
   EXPECT_EQ(c.manager_id(), 0u);
-  EXPECT_EQ(FindRegion(c, 1)->primary(), 2u);
-  EXPECT_EQ(FindRegion(c, 1)->backups_size(), 0);
-  EXPECT_TRUE(RemoveMember(&c, 3));  // the only replica of region 2
-  EXPECT_EQ(FindRegion(c, 2), nullptr);
-  ASSERT_EQ(c.lost_regions_size(), 1);
-  EXPECT_EQ(c.lost_regions(0), 2u);
+  EXPECT_EQ(FindMember(c, 1), nullptr);
+  // Region 1 keeps its primary on the node that left, region 2 its only replica: only recovery moves them.
+  EXPECT_TRUE(RemoveMember(&c, 3));
+  ASSERT_EQ(c.regions_size(), before.regions_size());
+  for (int i = 0; i < c.regions_size(); ++i) EXPECT_EQ(c.regions(i).DebugString(), before.regions(i).DebugString());
+  EXPECT_EQ(c.lost_regions_size(), 0);
   ASSERT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
   EXPECT_FALSE(RemoveMember(&c, 9));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/admission.h"
 #include "coordinator/allocation.h"
 #include "platform/base/mutex.h"
 
@@ -88,7 +89,7 @@ absl::Status LocalCoordinationService::AddMember(LocalCoordinator* handle, const
   }
   absl::StatusOr<Configuration> result = Update([&](Configuration& config) -> absl::Status {
     coordinator::RemoveMember(&config, member.node_id());  // a stale entry of an earlier incarnation
-    *config.add_members() = member;
+    if (absl::Status s = AdmitMember(&config, member); !s.ok()) return s;
     MutexLock lock(&mu_);
     config.set_manager_id(Manager());
     return absl::OkStatus();

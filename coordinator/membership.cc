@@ -14,6 +14,11 @@ coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_by
   member.set_fabric(fabric);
   member.set_memory_bytes(memory_bytes);
   member.set_incarnation(node.incarnation());
+  for (const memory::LocalRegion* region : node.data_regions()) {
+    MemberRegion* r = member.add_regions();
+    r->set_region_id(region->id());
+    r->set_size_bytes(region->size());
+  }
   return member;
 }
 

@@ -35,7 +35,8 @@
 
 namespace fathom::coordinator {
 
-// This node as a coordinator member; `fabric` names its transport (the node only knows "UCX").
+// This node as a coordinator member, with its data regions (the configuration manager places them);
+// `fabric` names its transport (the node only knows "UCX").
 coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric);
 
 struct MembershipOptions {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
 namespace fathom::coordinator {
@@ -13,7 +14,8 @@ std::vector<MemberLoad> MemberLoads(const Configuration& config) {
   for (const MemberInfo& m : config.members()) {
     if (m.client_only()) continue;  // holds no data: never a candidate
     index[m.node_id()] = loads.size();
-    loads.push_back({m.node_id(), m.memory_bytes(), 0, 0});
+    loads.push_back({m.node_id(), m.memory_bytes(), 0, 0,
+                     m.failure_domain().empty() ? absl::StrCat("node ", m.node_id()) : m.failure_domain()});
   }
   auto charge = [&](uint32_t node, uint64_t size) {
     auto it = index.find(node);
@@ -55,6 +57,44 @@ absl::StatusOr<std::vector<uint32_t>> PlaceRegion(const std::vector<MemberLoad>&
   std::vector<uint32_t> chosen;
   for (int i = 0; i < replicas; ++i) chosen.push_back(fit[i].node_id);
   return chosen;
+}
+
+std::vector<uint32_t> ChooseBackups(const std::vector<MemberLoad>& loads, const std::vector<uint32_t>& holders,
+                                    int count) {
+  absl::flat_hash_set<uint32_t> taken(holders.begin(), holders.end());
+  absl::flat_hash_set<std::string> domains;
+  for (const MemberLoad& l : loads) {
+    if (taken.contains(l.node_id)) domains.insert(l.failure_domain);
+  }
+  std::vector<MemberLoad> candidates;
+  for (const MemberLoad& l : loads) {
+    if (!taken.contains(l.node_id)) candidates.push_back(l);
+  }
+  std::vector<uint32_t> chosen;
+  while (static_cast<int>(chosen.size()) < count && !candidates.empty()) {
+    auto better = [&](const MemberLoad& a, const MemberLoad& b) {
+      const bool a_new = !domains.contains(a.failure_domain);
+      const bool b_new = !domains.contains(b.failure_domain);
+      if (a_new != b_new) return a_new;
+      if (a.used_bytes != b.used_bytes) return a.used_bytes < b.used_bytes;
+      if (a.replicas != b.replicas) return a.replicas < b.replicas;
+      return a.node_id < b.node_id;
+    };
+    auto best = std::min_element(candidates.begin(), candidates.end(), better);
+    chosen.push_back(best->node_id);
+    domains.insert(best->failure_domain);
+    candidates.erase(best);
+  }
+  return chosen;
+}
+
+memory::RegionMap RegionMapOf(const Configuration& config) {
+  absl::flat_hash_map<uint32_t, memory::RegionReplicas> regions;
+  for (const RegionPlacement& r : config.regions()) {
+    regions[r.region_id()] = {r.primary(), {r.backups().begin(), r.backups().end()}};
+  }
+  return memory::RegionMap::Placed(config.epoch(), DataMemberIds(config),
+                                   static_cast<int>(config.backups_per_region()), std::move(regions));
 }
 
 }  // namespace fathom::coordinator

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/admission.h"
 #include "coordinator/allocation.h"
 #include "platform/base/mutex.h"
 
@@ -543,7 +544,14 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   }
   for (uint32_t id : gone) RemoveMember(&next, id);
   for (const auto& [id, info] : alive) {
-    if (FindMember(next, id) == nullptr) *next.add_members() = info;
+    if (FindMember(next, id) != nullptr) continue;
+    Configuration admitted = next;
+    if (absl::Status s = AdmitMember(&admitted, info); !s.ok()) {
+      // Left out (its znode stays; the member sees it is not listed): one bad member must not stop the rest.
+      fprintf(stderr, "coordinator %s: not admitting node %u: %s\n", root_.c_str(), id, s.ToString().c_str());
+      continue;
+    }
+    next = std::move(admitted);
   }
   next.set_manager_id(FindMember(next, my_id) != nullptr ? my_id : 0);
   Canonicalize(&next);

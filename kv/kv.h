@@ -149,7 +149,8 @@ class Table {
   using GetPause = std::function<void(txn::TxnThread& thread, std::function<void()> resume)>;
   void SetGetPauseForTesting(GetPause pause) { get_pause_ = std::make_shared<GetPause>(std::move(pause)); }
 
-  // The node holding `key`'s home bucket (clients may send work there to make GETs local).
+  // The primary of `key`'s home bucket (clients may send work there to make GETs local); 0 if its region is
+  // in no placement.
   uint32_t HomeNode(std::string_view key) const;
   const std::string& name() const;
   // Of the generation this handle uses now (a resize changes both).

@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "platform/base/status_macros.h"
 #include "platform/object/object_codec.h"
-#include "txn/replica_map.h"
 
 namespace fathom::kv {
 namespace {
@@ -38,9 +37,10 @@ thread_local LocalCopies local_copies;
 
 absl::StatusOr<LockFreeRead> ReadLockFree(txn::TxnThread& thread, const object::ObjectRef& ref,
                                           object::VersionedObjectCallback done) {
-  const uint32_t owner = txn::PrimaryOf(ref.address.region);
   node::NodeThread& node_thread = thread.thread();
-  if (owner == thread.node_id()) {
+  absl::StatusOr<uint32_t> primary = node_thread.region_map().PrimaryOf(ref.address.region);
+  if (!primary.ok()) return absl::UnavailableError(primary.status().message());
+  if (*primary == thread.node_id()) {
     auto object = node_thread.store().Resolve(ref);
     if (!object.ok()) return absl::InvalidArgumentError(object.status().message());
     std::vector<std::byte> buffer = local_copies.Take(ref.capacity);

@@ -103,7 +103,9 @@ absl::Status Table::Drop(txn::TransactionService& txns, Catalog& catalog, std::s
 
 uint32_t Table::HomeNode(std::string_view key) const {
   std::shared_ptr<const TableState> state = handle_->current();
-  return txn::PrimaryOf(state->bucket_refs[state->index->Home(KeyHash(key))].address.region);
+  const uint32_t region = state->bucket_refs[state->index->Home(KeyHash(key))].address.region;
+  absl::StatusOr<uint32_t> primary = txns_->replicas()->PrimaryOf(region);
+  return primary.ok() ? *primary : 0;
 }
 
 const std::string& Table::name() const { return handle_->name(); }

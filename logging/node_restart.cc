@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "logging/log_exchange.h"
-#include "txn/replica_map.h"
 
 namespace fathom::logging {
 
@@ -20,9 +19,10 @@ std::function<absl::Status(txn::BackupStore&)> NodeRestore::BackupRestorer() {
   };
 }
 
-absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own, const std::vector<uint32_t>& members,
-                                        int backups, absl::Duration call_timeout) {
+absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own, const memory::RegionMap& replicas,
+                                        absl::Duration call_timeout) {
   const uint32_t self = node.id();
+  const std::vector<uint32_t>& members = replicas.members();
   std::vector<LogContents> logs = {own};
   for (uint32_t peer : members) {
     if (peer == self) continue;
@@ -43,13 +43,17 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
   restore.image = MergeLogs(logs);
   restore.epoch = restore.image.max_epoch + 1;
 
-  const txn::ReplicaSet replicas(restore.epoch, members, backups);
   std::set<uint32_t> own_regions;
   for (memory::LocalRegion* region : node.data_regions()) own_regions.insert(region->id());
   for (const auto& [raw, state] : restore.image.newest) {
     const uint32_t region = state.address.region;
-    const uint32_t primary = txn::PrimaryOf(region);
-    if (std::find(members.begin(), members.end(), primary) == members.end()) {
+    auto placed = replicas.PrimaryOf(region);
+    if (!placed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("a logged state of ", state.address.ToString(),
+                                                     " is in no placement: ", placed.status().message()));
+    }
+    const uint32_t primary = *placed;
+    if (!replicas.IsMember(primary)) {
       return absl::InvalidArgumentError(absl::StrCat("a logged state of ", state.address.ToString(),
                                                      " belongs to node ", primary, ", which is not a member"));
     }
@@ -87,7 +91,7 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
     own_versions[state.address.raw()] = state.version;
   }
   for (const auto& [raw, state] : restore.image.newest) {
-    const bool primary = txn::PrimaryOf(state.address.region) == self;
+    const bool primary = *replicas.PrimaryOf(state.address.region) == self;  // checked above
     if (!primary && !restore.backup_regions.contains(state.address.region)) continue;
     auto it = own_versions.find(raw);
     if (it != own_versions.end() && it->second >= state.version) continue;

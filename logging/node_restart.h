@@ -6,11 +6,12 @@
 //
 //   auto own = logging::ReadLog(dir, id);                       // before Node::Start (serve it, see above)
 //   ... Node::Start, JoinPeers (every other member) ...
-//   ASSIGN_OR_RETURN(logging::NodeRestore restore, logging::RestoreNode(*node, *own, members, f, timeout));
+//   memory::RegionMap map = memory::RegionMap::ByOwner(epoch, members, f);  // or the configuration's
+//   ASSIGN_OR_RETURN(logging::NodeRestore restore, logging::RestoreNode(*node, *own, map, timeout));
 //   txn_options.restore_backups = restore.BackupRestorer();    // TransactionService::Attach calls it
 //   ... Attach, ObjectLog::Open ...
 //   for (auto& state : restore.adopted) log->Append(state);     // this node's log covers its memory again
-//   service->SetConfiguration(restore.epoch, members);
+//   node->region_directory().Set(...);  // the same placement, with the restored epoch
 #ifndef FATHOM_LOGGING_NODE_RESTART_H_
 #define FATHOM_LOGGING_NODE_RESTART_H_
 
@@ -24,6 +25,7 @@
 #include "absl/time/time.h"
 #include "logging/log_reader.h"
 #include "logging/restore.h"
+#include "platform/memory/region_map.h"
 #include "platform/node/node.h"
 #include "txn/backup_store.h"
 
@@ -44,12 +46,14 @@ struct NodeRestore {
   std::function<absl::Status(txn::BackupStore&)> BackupRestorer();
 };
 
-// REQUIRES: `node` has joined every member of `members` but itself, and no transaction layer is attached
+// `replicas` says who held what before the restart (the configuration's placement, or a static
+// cluster's rule); its members are the members whose logs are gathered.
+// REQUIRES: `node` has joined every member of `replicas` but itself, and no transaction layer is attached
 // yet. FailedPrecondition (naming the member) if a member answers that it has no log: a whole-cluster
-// restart needs every member's log. InvalidArgument for a logged state of a region whose primary is not
-// a member (its data would have nowhere to go).
-absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own, const std::vector<uint32_t>& members,
-                                        int backups, absl::Duration call_timeout);
+// restart needs every member's log. InvalidArgument for a logged state of a region in no placement or whose
+// primary is not a member (its data would have nowhere to go).
+absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own, const memory::RegionMap& replicas,
+                                        absl::Duration call_timeout);
 
 }  // namespace fathom::logging
 

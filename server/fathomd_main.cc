@@ -70,6 +70,9 @@ ABSL_FLAG(std::string, tls_key, "", "TLS private key (PEM)");
 ABSL_FLAG(std::string, tls_ca, "", "CA certificate to verify peers' control services (PEM)");
 ABSL_FLAG(absl::Duration, join_timeout, absl::Seconds(30), "how long to wait for the listed peers");
 ABSL_FLAG(int, backups, 1, "f: backups of every region in memory (transactions replicate to f+1 nodes)");
+ABSL_FLAG(std::string, failure_domain, "",
+          "with --zk: what this node fails together with (host, rack); a region's replicas go to distinct "
+          "domains where they can (empty: its own)");
 ABSL_FLAG(std::string, data_dir, "",
           "directory of this node's SSD log (created if missing); if it holds a log, the node restarts from it "
           "(with every other member, listed in --peers). Empty: no log");
@@ -140,6 +143,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.zookeeper_session_timeout = absl::GetFlag(FLAGS_zk_session_timeout);
   options.lease_period = absl::GetFlag(FLAGS_lease_period);
   options.transactions.backups = absl::GetFlag(FLAGS_backups);
+  options.failure_domain = absl::GetFlag(FLAGS_failure_domain);
   auto members = ParseMembers(absl::GetFlag(FLAGS_txn_members));
   if (!members.ok()) return members.status();
   options.txn_members = *members;

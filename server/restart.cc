@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "coordinator/placement.h"
 #include "logging/log_reader.h"
 
 namespace fathom::server {
@@ -50,9 +51,8 @@ absl::StatusOr<coordinator::Configuration> WaitForLoggedMembers(node::Node& node
 
 absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreConnected(node::Node& node,
                                                                        const logging::LogContents& own,
-                                                                       const std::vector<uint32_t>& members,
-                                                                       int backups) {
-  auto restore = logging::RestoreNode(node, own, members, backups, node.options().call_timeout);
+                                                                       const memory::RegionMap& replicas) {
+  auto restore = logging::RestoreNode(node, own, replicas, node.options().call_timeout);
   if (!restore.ok()) return restore.status();
   return std::make_unique<logging::NodeRestore>(std::move(*restore));
 }
@@ -104,12 +104,12 @@ absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromPeers(node::Nod
                                                                        const std::vector<uint32_t>& members,
                                                                        int backups) {
   if (absl::Status joined = node.JoinPeers(); !joined.ok()) return joined;
-  return RestoreConnected(node, own, members, backups);
+  return RestoreConnected(node, own, memory::RegionMap::ByOwner(1, members, backups));
 }
 
 absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreThroughCoordinator(
     node::Node& node, coordinator::Coordinator& coordinator, const coordinator::MembershipFollower& follower,
-    const logging::LogContents& own, const std::vector<uint32_t>& members, int backups, absl::Duration timeout,
+    const logging::LogContents& own, const std::vector<uint32_t>& members, absl::Duration timeout,
     const std::function<void(const std::string&)>& log_line,
     std::optional<coordinator::Configuration>& configuration) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -117,7 +117,8 @@ absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreThroughCoordinator(
     auto waited = WaitForLoggedMembers(node, coordinator, follower, members, deadline - absl::Now());
     if (!waited.ok()) return waited.status();
     configuration = std::move(*waited);
-    auto restore = RestoreConnected(node, own, members, backups);
+    // Who held what is the configuration's placement, kept in ZooKeeper across the restart.
+    auto restore = RestoreConnected(node, own, coordinator::RegionMapOf(*configuration));
     const bool transient = absl::IsCancelled(restore.status()) || absl::IsUnavailable(restore.status());
     if (restore.ok() || !transient || absl::Now() >= deadline) return restore;
     log_line(absl::StrCat("gathering the logs again: ", restore.status().ToString()));

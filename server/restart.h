@@ -39,7 +39,8 @@ absl::Status CheckPeersListMembers(uint32_t self, const std::vector<node::PeerAd
 absl::Status JoinWhenFree(coordinator::Coordinator& coordinator, const coordinator::MemberInfo& me,
                           absl::Duration timeout);
 
-// A static cluster: joins every peer, then rebuilds this node's memory from every member's log.
+// A static cluster: joins every peer, then rebuilds this node's memory from every member's log (placement:
+// the static rule with `backups` per region).
 absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromPeers(node::Node& node,
                                                                        const logging::LogContents& own,
                                                                        const std::vector<uint32_t>& members,
@@ -49,10 +50,11 @@ absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromPeers(node::Nod
 // log recorded), each live (the incarnation this node is connected to, not a process that died and whose
 // registration lingers) and applied by `follower`, then gathers their logs. A connection made again while
 // the logs are fetched cancels the fetch; nothing is written to memory before every log is in, so it
-// waits and tries again, until `timeout`. `configuration` is the one it restored in.
+// waits and tries again, until `timeout`. `configuration` is the one it restored in: its placement (kept in
+// ZooKeeper across the restart) says which regions this node backs up.
 absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreThroughCoordinator(
     node::Node& node, coordinator::Coordinator& coordinator, const coordinator::MembershipFollower& follower,
-    const logging::LogContents& own, const std::vector<uint32_t>& members, int backups, absl::Duration timeout,
+    const logging::LogContents& own, const std::vector<uint32_t>& members, absl::Duration timeout,
     const std::function<void(const std::string&)>& log_line,
     std::optional<coordinator::Configuration>& configuration);
 

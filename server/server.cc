@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "coordinator/placement.h"
 #include "coordinator/zookeeper_coordinator.h"
 #include "kv/coordinator_catalog.h"
 #include "logging/log_exchange.h"
@@ -114,15 +115,14 @@ absl::Status Server::StartAll() {
   }
   AddCounters();
   if (!coordinated()) {
-    txns_->SetConfiguration(options_.configuration_epoch != 0 ? options_.configuration_epoch : epoch, members);
+    // A static cluster's placement is the rule over its fixed members (memory/region_map.h).
+    node_->region_directory().Set(memory::RegionMap::ByOwner(
+        options_.configuration_epoch != 0 ? options_.configuration_epoch : epoch, members,
+        options_.transactions.backups));
     if (!options_.client_only) txns_->StartLogEpochs();
     if (options_.node.peers.empty() || restart) return absl::OkStatus();  // a restart joined them already
     Log(absl::StrCat("joining ", options_.node.peers.size(), " peers"));
     return node_->JoinPeers();
-  }
-  if (restart_configuration.has_value()) {
-    // Transaction ids carry the configuration epoch: the coordinator's is past every logged one.
-    txns_->SetConfiguration(restart_configuration->epoch(), members);
   }
   return FollowConfiguration();
 }
@@ -210,6 +210,9 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
   Log(absl::StrCat("control service on ", node_->control_address(), ", incarnation ", node_->incarnation()));
   me_ = coordinator::MemberInfoFor(*node_, o.client_only ? 0 : o.node.memory_bytes, o.fabric_kind);
   me_.set_client_only(o.client_only);
+  if (o.client_only) me_.clear_regions();  // it holds no data: nothing of its memory is placed
+  me_.set_backups_per_region(static_cast<uint32_t>(o.transactions.backups));
+  me_.set_failure_domain(o.failure_domain);
   return absl::OkStatus();
 }
 
@@ -227,7 +230,7 @@ absl::Status Server::Restore(const logging::LogContents& own, const std::vector<
   Log(absl::StrCat("restarting from ", options_.data_dir, ": gathering the logs of ", members.size() - 1,
                    " members"));
   auto restore = coordinated()
-                     ? RestoreThroughCoordinator(*node_, *coordinator_, *follower_, own, members, backups,
+                     ? RestoreThroughCoordinator(*node_, *coordinator_, *follower_, own, members,
                                                  options_.node.join_timeout,
                                                  [this](const std::string& line) { Log(line); }, configuration)
                      : RestoreFromPeers(*node_, own, members, backups);
@@ -264,7 +267,6 @@ absl::Status Server::FollowConfiguration() {
     const bool member = std::find(data.begin(), data.end(), id) != data.end();
     if (node_log != nullptr && member) node_log->RecordMembers({configuration.epoch(), data});
     service->SetLogEpochDriver(configuration.manager_id());
-    service->SetConfiguration(configuration.epoch(), std::move(data));
     if (member) service->StartLogEpochs();
   });
   if (follower_ == nullptr) {  // a restart joined already
@@ -299,6 +301,11 @@ absl::Status Server::JoinCoordinator() {
 }
 
 absl::Status Server::StartFollower() {
+  // Who holds what follows every configuration (transaction ids carry its epoch too; after a restart the
+  // coordinator's epoch is past every logged one).
+  memory::RegionDirectory* regions = &node_->region_directory();
+  placement_subscription_ = coordinator_->Subscribe(
+      [regions](const coordinator::Configuration& configuration) { regions->Set(coordinator::RegionMapOf(configuration)); });
   coordinator::MembershipOptions membership;
   if (lease_ != nullptr) {
     membership.lease = lease_.get();
@@ -453,6 +460,7 @@ void Server::Stop() {
   if (lease_ != nullptr) lease_->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
   PauseMembership();
   txn_subscription_.reset();
+  placement_subscription_.reset();
   listed_subscription_.reset();
   if (coordinator_ != nullptr && joined_) coordinator_->Leave().IgnoreError();
   if (node_ != nullptr) node_->Stop();  // before the transaction layer goes: the node's threads use it

@@ -64,6 +64,9 @@ struct ServerOptions {
   coordinator::Coordinator* coordinator = nullptr;
   // What the coordinator records about the fabric; UNSPECIFIED: derived from `transports`.
   coordinator::FabricKind fabric_kind = coordinator::FABRIC_KIND_UNSPECIFIED;
+  // Members that may fail together (a host, a rack): a region's replicas go to distinct domains where the
+  // members allow. Empty: a domain of its own.
+  std::string failure_domain;
   // With a coordinator: the lease the configuration manager grants over the node runtime (0: none).
   absl::Duration lease_period = absl::Seconds(2);
   // Set: leases take their time from it and run no thread (the caller ticks lease()).
@@ -154,6 +157,7 @@ class Server {
   std::unique_ptr<txn::TransactionService> txns_;
   std::unique_ptr<coordinator::MembershipFollower> follower_;
   std::unique_ptr<coordinator::Subscription> txn_subscription_;
+  std::unique_ptr<coordinator::Subscription> placement_subscription_;
   std::unique_ptr<coordinator::Subscription> listed_subscription_;
   std::unique_ptr<kv::Catalog> catalog_;
   std::atomic<uint64_t> listed_epoch_{0};  // the last configuration subscribers heard listing this node

@@ -3,11 +3,15 @@
 // servers stopped with their logs come back from them (whole-cluster restart, in process).
 #include "server/server.h"
 
+#include <algorithm>
+#include <map>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "coordinator/configuration.h"
 #include "coordinator/local_coordinator.h"
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
@@ -146,6 +150,120 @@ TEST(ServerTest, CoordinatedServersFollowTheConfiguration) {
   ASSERT_OK_AND_ASSIGN(std::string read, ReadOne(servers[2]->transactions(), ref));
   EXPECT_EQ(read[0], 7);
   for (auto& server : servers) server->Stop();
+}
+
+// Every region of `config` as "primary:backups" (the placement under test).
+std::map<uint32_t, std::string> Placement(const coordinator::Configuration& config) {
+  std::map<uint32_t, std::string> placed;
+  for (const coordinator::RegionPlacement& r : config.regions()) {
+    placed[r.region_id()] = absl::StrCat(r.primary(), ":", absl::StrJoin(r.backups(), ","));
+  }
+  return placed;
+}
+
+// Waits until `server`'s node routes by a configuration of at least `epoch` and returns that map.
+std::shared_ptr<const memory::RegionMap> MapAtLeast(Server& server, uint64_t epoch) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    std::shared_ptr<const memory::RegionMap> map = server.node().region_directory().Current();
+    if (map->epoch() >= epoch || absl::Now() > deadline) return map;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+}
+
+// The configuration's placement is what every server routes and replicates by, and members leaving,
+// joining and coming back never move a placed region's replicas (only recovery may).
+TEST(ServerTest, AMembershipChangeNeverMovesARegionsReplicas) {
+  coordinator::LocalCoordinationService service("placement_test");
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators;
+  std::map<uint32_t, std::unique_ptr<Server>> servers;
+  auto start = [&](uint32_t id) -> absl::Status {
+    coordinators.push_back(service.NewCoordinator());
+    ServerOptions options = Options(id);
+    options.node.memory_bytes = 8 << 20;  // two regions each
+    options.coordinator = coordinators.back().get();
+    options.lease_period = absl::ZeroDuration();
+    auto server = Server::Start(std::move(options));
+    if (!server.ok()) return server.status();
+    servers[id] = std::move(*server);
+    return absl::OkStatus();
+  };
+  auto configuration = [&] { return *servers.at(1)->coordinator()->GetConfiguration(); };
+  // Waits until the configuration's data members are `members`, every server is connected to them and
+  // routes by it.
+  auto settle = [&](std::vector<uint32_t> members) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (coordinator::DataMemberIds(configuration()) != members) {
+      ASSERT_LT(absl::Now(), deadline) << coordinator::Summary(configuration());
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    const coordinator::Configuration config = configuration();
+    for (auto& [id, server] : servers) {
+      while (server->node().connected_peers().size() < members.size() - 1) {
+        ASSERT_LT(absl::Now(), deadline) << "node " << id << " is not connected to every member";
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+      std::shared_ptr<const memory::RegionMap> map = MapAtLeast(*server, config.epoch());
+      ASSERT_GE(map->epoch(), config.epoch()) << "node " << id;
+      for (const coordinator::RegionPlacement& r : config.regions()) {
+        ASSERT_OK_AND_ASSIGN(memory::RegionReplicas replicas, map->ReplicasOf(r.region_id()));
+        EXPECT_EQ(replicas.primary, r.primary());
+        EXPECT_EQ(replicas.backups, std::vector<uint32_t>(r.backups().begin(), r.backups().end()));
+      }
+    }
+  };
+  for (uint32_t id : {1, 2, 3}) ASSERT_OK(start(id));
+  ASSERT_NO_FATAL_FAILURE(settle({1, 2, 3}));
+  const std::map<uint32_t, std::string> placed = Placement(configuration());
+  ASSERT_EQ(placed.size(), 6u);
+  for (const auto& [region, replicas] : placed) EXPECT_EQ(replicas.size(), 3u) << region << " " << replicas;
+  std::map<uint32_t, object::ObjectRef> written;
+  for (uint32_t id : {1, 2, 3}) {
+    auto ref = WriteNew(servers[1]->transactions(), id, id);
+    ASSERT_TRUE(ref.ok()) << "on node " << id << ": " << ref.status();
+    written[id] = *ref;
+  }
+
+  // Node 3 leaves: nothing moves. Regions that 3 held (as primary or backup) take no writes until recovery;
+  // the others go on.
+  servers.at(3)->Stop();
+  servers.erase(3);
+  ASSERT_NO_FATAL_FAILURE(settle({1, 2}));
+  EXPECT_EQ(Placement(configuration()), placed);
+  const coordinator::Configuration without_3 = configuration();
+  for (uint32_t id : {1, 2}) {
+    for (const memory::LocalRegion* region : servers.at(id)->node().data_regions()) {
+      const coordinator::RegionPlacement* r = coordinator::FindRegion(without_3, region->id());
+      ASSERT_NE(r, nullptr);
+      const bool touches_3 = std::find(r->backups().begin(), r->backups().end(), 3u) != r->backups().end();
+      std::shared_ptr<const memory::RegionMap> map = servers.at(1)->transactions().replicas();
+      EXPECT_EQ(map->BackupsOf(region->id()).ok(), !touches_3) << region->id();
+    }
+  }
+  {
+    txn::Transaction tx = servers[1]->transactions().Begin();
+    ASSERT_OK(tx.Write(written[3], std::string(8, '3')));
+    absl::Status on_3 = tx.Commit();
+    EXPECT_TRUE(absl::IsUnavailable(on_3)) << on_3;
+  }
+  txn::Transaction tx = servers[1]->transactions().Begin();
+  ASSERT_OK(tx.Write(written[2], std::string(8, '2')));
+  ASSERT_OK(tx.Commit());
+
+  // A new member: only its own regions are added, backed up by the members there are.
+  ASSERT_OK(start(4));
+  ASSERT_NO_FATAL_FAILURE(settle({1, 2, 4}));
+  std::map<uint32_t, std::string> now = Placement(configuration());
+  for (const auto& [region, replicas] : placed) EXPECT_EQ(now[region], replicas) << region;
+  EXPECT_EQ(now.size(), 8u);
+  ASSERT_OK(WriteNew(servers[1]->transactions(), 4, 4).status());
+
+  // Node 3 comes back (a new process, the same id): its regions are where they were.
+  ASSERT_OK(start(3));
+  ASSERT_NO_FATAL_FAILURE(settle({1, 2, 3, 4}));
+  now = Placement(configuration());
+  for (const auto& [region, replicas] : placed) EXPECT_EQ(now[region], replicas) << region;
+  for (auto& [id, server] : servers) server->Stop();
 }
 
 // Two servers with data directories commit, stop (their logs drain), and start again from the logs: the

@@ -42,9 +42,10 @@ absl::Status CommitOperation::Plan() {
     const size_t index = writes_.size();
     writes_.push_back(std::move(entry));
     const uint32_t region = write.ref.address.region;
-    ReplicaFor(primaries_, PrimaryOf(region), thread_.node_id()).entries.push_back(index);
+    // BackupsOf first: it is Unavailable unless the primary and every backup are members.
     auto backups = thread_.replicas().BackupsOf(region);
     if (!backups.ok()) return backups.status();
+    ReplicaFor(primaries_, *thread_.replicas().PrimaryOf(region), thread_.node_id()).entries.push_back(index);
     for (uint32_t backup : *backups) ReplicaFor(backups_, backup, thread_.node_id()).entries.push_back(index);
   }
   for (const auto& [address, read] : tx_->reads) {

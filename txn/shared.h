@@ -9,17 +9,15 @@
 #include "platform/node/node.h"
 #include "txn/backup_store.h"
 #include "txn/log_epochs.h"
-#include "txn/replica_map.h"
 #include "txn/txn.h"
 #include "txn/txn_thread.h"
 
 namespace fathom::txn {
 
 struct Transaction::Shared {
-  Shared(node::Node* node, const TxnOptions& options) : node(node), options(options), replicas(options.backups) {}
+  Shared(node::Node* node, const TxnOptions& options) : node(node), options(options) {}
   node::Node* node;
   const TxnOptions options;
-  ReplicaMap replicas;
   BackupStore backups;
   std::unique_ptr<LogEpochs> log_epochs;  // null: the cluster runs no log epochs
   // Created before the node threads use them, never resized after: each is touched only on its thread.

@@ -56,7 +56,8 @@ absl::Status Transaction::Write(const object::ObjectRef& ref, std::string_view b
 
 absl::StatusOr<object::ObjectRef> Transaction::Alloc(uint32_t payload_capacity, AllocHint hint) {
   auto state = state_;
-  const uint32_t node = hint.near != nullptr ? PrimaryOf(hint.near->address.region) : hint.node;
+  // Near an object: in the memory of the node that holds it.
+  const uint32_t node = hint.near != nullptr ? memory::OwnerOfRegion(hint.near->address.region) : hint.node;
   return OnThread<object::ObjectRef>(
       [state, payload_capacity, node](TxnThread& t, std::function<void(absl::StatusOr<object::ObjectRef>)> done) {
         t.Alloc(state, payload_capacity, node, done);

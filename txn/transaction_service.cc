@@ -19,7 +19,8 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
   if (epochs) shared->log_epochs = std::make_unique<LogEpochs>(options.first_log_epoch, options.join_log_epochs);
   std::vector<uint32_t> members = node->connected_peers();
   members.push_back(node->id());
-  shared->replicas.Set(1, members);
+  // A static cluster's rule until the caller sets a configuration's (a restart may have set it already).
+  node->region_directory().SetIfUnset(memory::RegionMap::ByOwner(1, members, options.backups));
   if (options.restore_backups) {
     if (absl::Status s = options.restore_backups(shared->backups); !s.ok()) return s;
   }
@@ -27,7 +28,7 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
     auto thread = node->Thread(i);
     if (!thread.ok()) return thread.status();
     node::NodeThread* t = *thread;
-    shared->threads.push_back(std::make_unique<TxnThread>(t, node->id(), &shared->replicas, &shared->backups,
+    shared->threads.push_back(std::make_unique<TxnThread>(t, node->id(), &shared->backups,
                                                           shared->log_epochs.get(), options, node->options().clock));
     TxnThread* txn_thread = shared->threads.back().get();
     txn_thread->participant().set_install_observer(options.on_install);
@@ -67,11 +68,9 @@ Transaction TransactionService::Begin() {
 
 Transaction TransactionService::Begin(int thread) { return Transaction(shared_, thread); }
 
-void TransactionService::SetConfiguration(uint64_t epoch, std::vector<uint32_t> members) {
-  shared_->replicas.Set(epoch, std::move(members));
+std::shared_ptr<const memory::RegionMap> TransactionService::replicas() const {
+  return shared_->node->region_directory().Current();
 }
-
-std::shared_ptr<const ReplicaSet> TransactionService::replicas() const { return shared_->replicas.Current(); }
 const BackupStore& TransactionService::backups() const { return shared_->backups; }
 int TransactionService::threads() const { return static_cast<int>(shared_->threads.size()); }
 node::Node& TransactionService::node() { return *shared_->node; }

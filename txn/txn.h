@@ -19,8 +19,8 @@
 //   RETURN_IF_ERROR(tx.Write(account, Encode(100)));
 //   RETURN_IF_ERROR(tx.Commit());   // OK, Aborted (conflict: retry), Unavailable, InvalidArgument
 //
-// Every region has a primary (the node that owns it) and TxnOptions::backups backups on the next members
-// in id order (replica_map.h). Commit returns OK once the writes are in the memory of all f+1 replicas
+// Every region has a primary and TxnOptions::backups backups, as the node's region map says
+// (platform/memory/region_map.h: the configuration's placement, or a static cluster's rule). Commit returns OK once the writes are in the memory of all f+1 replicas
 // and at least one primary has been told to install them; with Durability::kSync (txn_options.h), also
 // in the SSD log of all f+1 replicas.
 #ifndef FATHOM_TXN_TXN_H_
@@ -107,8 +107,9 @@ class Transaction {
 class TransactionService {
  public:
   // Installs the transaction layer on every thread of `node` (handlers, truncation). Every node of the
-  // cluster must attach before transactions run. The membership starts as this node and its connected
-  // peers, epoch 1; SetConfiguration replaces it.
+  // cluster must attach before transactions run. It sets the node's region map to the static rule over
+  // this node and its connected peers, epoch 1 (memory/region_map.h); a configuration replaces it
+  // (node->region_directory().Set).
   static absl::StatusOr<std::unique_ptr<TransactionService>> Attach(node::Node* node, TxnOptions options = {});
   // The node's threads keep what they need; stop the node to tear the layer down.
   ~TransactionService();
@@ -117,8 +118,6 @@ class TransactionService {
   Transaction Begin();
   Transaction Begin(int thread);
 
-  // The configuration transactions run in (ids carry its epoch; regions' backups follow its members).
-  void SetConfiguration(uint64_t epoch, std::vector<uint32_t> members);
   // Lets the log epoch driver start (TxnOptions::start_log_epochs false). Harmless on other nodes.
   void StartLogEpochs();
   // Which member drives log epochs: `node` while it is a member (fathomd --zk: the configuration
@@ -126,7 +125,8 @@ class TransactionService {
   void SetLogEpochDriver(uint32_t node);
   // The node's log epochs; null if the layer runs none.
   const LogEpochs* log_epochs() const;
-  std::shared_ptr<const ReplicaSet> replicas() const;
+  // The node's region map (transaction ids carry its epoch; writes go to its primaries and backups).
+  std::shared_ptr<const memory::RegionMap> replicas() const;
   // This node's copies of the regions it backs up.
   const BackupStore& backups() const;
   // Counters summed over the threads (taken on each thread).

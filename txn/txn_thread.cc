@@ -11,10 +11,11 @@ std::string ToString(std::span<const std::byte> bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-uint32_t OwnerOf(const object::ObjectRef& ref) { return PrimaryOf(ref.address.region); }
+// The node whose memory holds `ref`'s slot (where it was allocated, where a reservation is released).
+uint32_t MemoryOwnerOf(const object::ObjectRef& ref) { return memory::OwnerOfRegion(ref.address.region); }
 
 absl::Status CheckRef(const object::ObjectRef& ref) {
-  if (ref.capacity < 64 || ref.capacity % 64 != 0 || ref.address.offset % 64 != 0 || OwnerOf(ref) == 0) {
+  if (ref.capacity < 64 || ref.capacity % 64 != 0 || ref.address.offset % 64 != 0 || MemoryOwnerOf(ref) == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(ref.address.ToString(), " with capacity ", ref.capacity, " is not an object reference"));
   }
@@ -23,11 +24,10 @@ absl::Status CheckRef(const object::ObjectRef& ref) {
 
 }  // namespace
 
-TxnThread::TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* replicas, BackupStore* backups,
+TxnThread::TxnThread(node::NodeThread* thread, uint32_t node_id, BackupStore* backups,
                      LogEpochs* epochs, const TxnOptions& options, const Clock* clock)
     : thread_(thread),
       node_id_(node_id),
-      replicas_(replicas),
       options_(options),
       clock_(clock),
       participant_(&thread->store(), &thread->allocator(), backups,
@@ -100,13 +100,7 @@ uint64_t TxnThread::RegionBytes(uint32_t region) {
   return route.ok() ? route->region->length : 0;
 }
 
-const ReplicaSet& TxnThread::replicas() {
-  if (const uint64_t generation = replicas_->generation(); generation != replica_generation_) {
-    replica_set_ = replicas_->Current();
-    replica_generation_ = generation;
-  }
-  return *replica_set_;
-}
+const memory::RegionMap& TxnThread::replicas() { return thread_->region_map(); }
 
 TxnId TxnThread::NextId() { return TxnId{replicas().epoch(), node_id_, index(), next_counter_++}; }
 
@@ -134,8 +128,9 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
     }
     return done(w->second.payload);
   }
-  const uint32_t owner = OwnerOf(ref);
-  if (owner == node_id_) return ReadLocal(tx, ref, std::move(done));
+  auto primary = replicas().PrimaryOf(ref.address.region);
+  if (!primary.ok()) return done(absl::UnavailableError(primary.status().message()));
+  if (*primary == node_id_) return ReadLocal(tx, ref, std::move(done));
   auto route = thread_->RouteTo(ref.address.region);
   if (!route.ok()) return done(route.status());
   ++stats_.execution_reads;
@@ -278,7 +273,7 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
 }
 
 void TxnThread::ReleaseReserved(const object::ObjectRef& ref) {
-  const uint32_t owner = OwnerOf(ref);
+  const uint32_t owner = MemoryOwnerOf(ref);
   if (owner == node_id_) {
     participant_.Release(ref).IgnoreError();  // only fails for a slot that is not reserved: nothing to undo
     return;
@@ -368,7 +363,7 @@ absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply)
 absl::Status TxnThread::OnRelease(const msg::Message& message) {
   auto ref = DecodeRef(message.payload);
   if (!ref.ok()) return ref.status();
-  if (PrimaryOf(ref->address.region) != node_id_) return absl::InvalidArgumentError("release of another node's slot");
+  if (MemoryOwnerOf(*ref) != node_id_) return absl::InvalidArgumentError("release of another node's slot");
   return participant_.Release(*ref);
 }
 

@@ -20,7 +20,7 @@
 #include "txn/epoch_protocol.h"
 #include "txn/log_epochs.h"
 #include "txn/participant.h"
-#include "txn/replica_map.h"
+#include "platform/memory/region_map.h"
 #include "txn/truncator.h"
 #include "txn/tx_state.h"
 #include "txn/txn_options.h"
@@ -77,7 +77,7 @@ using DoneCallback = std::function<void(absl::Status)>;
 class TxnThread {
  public:
   // `epochs`: the node's log epochs, shared by its threads (null: the cluster runs none).
-  TxnThread(node::NodeThread* thread, uint32_t node_id, ReplicaMap* replicas, BackupStore* backups,
+  TxnThread(node::NodeThread* thread, uint32_t node_id, BackupStore* backups,
             LogEpochs* epochs, const TxnOptions& options, const Clock* clock);
   ~TxnThread();
 
@@ -112,8 +112,8 @@ class TxnThread {
   Participant& participant() { return participant_; }
   Truncator& truncator() { return truncator_; }
   LogEpochs* log_epochs() { return epochs_; }
-  // The configuration's replica set as of now (refreshed when the configuration changed).
-  const ReplicaSet& replicas();
+  // Who holds each region, as of the node's latest configuration (memory/region_map.h).
+  const memory::RegionMap& replicas();
   const TxnOptions& options() const { return options_; }
   const Clock& clock() const { return *clock_; }
   uint32_t node_id() const { return node_id_; }
@@ -137,9 +137,6 @@ class TxnThread {
 
   node::NodeThread* thread_;
   const uint32_t node_id_;
-  ReplicaMap* replicas_;
-  std::shared_ptr<const ReplicaSet> replica_set_;
-  uint64_t replica_generation_ = UINT64_MAX;
   const TxnOptions options_;
   const Clock* clock_;
   Participant participant_;

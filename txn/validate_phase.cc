@@ -23,8 +23,12 @@ void CommitOperation::Validate() {
   auto self = shared_from_this();
   for (const ReadEntry& read : to_validate_) {
     ++thread_.stats().validate_reads;
-    const uint32_t owner = PrimaryOf(read.ref.address.region);
-    if (owner == thread_.node_id()) {
+    auto primary = thread_.replicas().PrimaryOf(read.ref.address.region);
+    if (!primary.ok()) {
+      OnValidated(absl::UnavailableError(primary.status().message()));
+      continue;
+    }
+    if (*primary == thread_.node_id()) {
       auto object = thread_.thread().store().Resolve(read.ref);
       absl::Status s = absl::OkStatus();
       if (!object.ok()) {

@@ -97,7 +97,8 @@ absl::StatusOr<std::unique_ptr<LoggedCluster>> LoggedCluster::Start(LoggedCluste
     auto service = txn::TransactionService::Attach(&result->cluster_->node(i), txn);
     if (!service.ok()) return service.status();
     result->restored_.backups += backups_restored;
-    (*service)->SetConfiguration(result->restored_.epoch, members);
+    result->cluster_->node(i).region_directory().Set(
+        memory::RegionMap::ByOwner(result->restored_.epoch, members, txn.backups));
     result->services_.push_back(std::move(*service));
   }
   for (auto& service : result->services_) service->StartLogEpochs();

@@ -106,6 +106,7 @@ absl::Status Node::Init() {
     if (absl::Status s = region_table_.Add(region->info()); !s.ok()) return s;
   }
   slab_source_ = std::make_unique<memory::SlabSource>(data, kSlabBytes);
+  region_directory_.Set(memory::RegionMap::ByOwner(0, {options_.node_id}, 0));
 
   for (int t = 0; t < options_.worker_threads; ++t) {
     NodeThread::Config config;
@@ -113,6 +114,7 @@ absl::Status Node::Init() {
     config.fabric = fabric_.get();
     config.slab_source = slab_source_.get();
     config.data_regions = data;
+    config.regions = &region_directory_;
     config.clock = options_.clock;
     config.idle_wait = options_.idle_wait;
     config.busy_poll_window = options_.busy_poll_window;

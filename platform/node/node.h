@@ -36,6 +36,7 @@
 #include "absl/synchronization/mutex.h"
 #include "platform/fabric/fabric.h"
 #include "platform/memory/region.h"
+#include "platform/memory/region_map.h"
 #include "platform/memory/region_table.h"
 #include "platform/memory/slab_allocator.h"
 #include "platform/node/control/control_handler.h"
@@ -114,6 +115,9 @@ class Node final : public control::ControlHandler {
   absl::StatusOr<NodeThread*> Thread(int index);
   // This node's data regions (objects live there), in id order.
   std::vector<memory::LocalRegion*> data_regions() const;
+  // Who holds each region (memory/region_map.h): the layers above set it from the configuration (or a
+  // static cluster's rule); until then every region is served by the node that owns it.
+  memory::RegionDirectory& region_directory() { return region_directory_; }
   const NodeOptions& options() const { return options_; }
 
   // Runs `task` on node thread `thread` and waits (bounded by call_timeout).
@@ -156,6 +160,7 @@ class Node final : public control::ControlHandler {
   std::unique_ptr<memory::LocalRegion> ring_region_;
   std::vector<std::unique_ptr<memory::LocalRegion>> data_regions_;
   memory::RegionTable region_table_;
+  memory::RegionDirectory region_directory_;
   std::unique_ptr<memory::SlabSource> slab_source_;
   std::vector<std::unique_ptr<NodeThread>> threads_;
   std::unique_ptr<control::ControlServer> control_;

@@ -160,8 +160,18 @@ void NodeThread::Loop() {
   worker_.reset();
 }
 
+const memory::RegionMap& NodeThread::region_map() {
+  if (const uint64_t generation = config_.regions->generation(); generation != region_map_generation_) {
+    region_map_ = config_.regions->Current();
+    region_map_generation_ = generation;
+  }
+  return *region_map_;
+}
+
 absl::StatusOr<NodeThread::Route> NodeThread::RouteTo(uint32_t region) {
-  const uint32_t owner = memory::OwnerOfRegion(region);
+  absl::StatusOr<uint32_t> primary = region_map().PrimaryOf(region);
+  if (!primary.ok()) return primary.status();
+  const uint32_t owner = *primary;
   PeerConnection* connection = peer(owner);
   if (connection == nullptr) return absl::UnavailableError(absl::StrCat("not connected to node ", owner));
   auto it = connection->regions.find(region);

@@ -25,6 +25,7 @@
 #include "platform/base/mutex.h"
 #include "platform/fabric/fabric.h"
 #include "platform/memory/region.h"
+#include "platform/memory/region_map.h"
 #include "platform/memory/slab_allocator.h"
 #include "platform/msg/messenger.h"
 #include "platform/object/async_object_reader.h"
@@ -45,6 +46,7 @@ class NodeThread {
     fabric::Fabric* fabric = nullptr;
     memory::SlabSource* slab_source = nullptr;
     std::vector<memory::LocalRegion*> data_regions;
+    const memory::RegionDirectory* regions = nullptr;  // the node's; required
     const Clock* clock = Clock::Real();
     absl::Duration idle_wait = absl::Milliseconds(5);
     absl::Duration busy_poll_window = absl::Microseconds(500);
@@ -87,9 +89,13 @@ class NodeThread {
   // and a turn that did nothing counts as idle. Kept until the thread stops.
   void AddPoller(absl::AnyInvocable<size_t()> poll) { pollers_.push_back(std::move(poll)); }
   PeerConnection* peer(uint32_t node_id);
-  // Where a one-sided operation on `region` goes: the endpoint to the node that owns it and the region as
-  // imported from that node. Unavailable: not connected to the owner; InvalidArgument: the owner has no
-  // such region. The one route every reader takes (objects, transactions, kv).
+  // Who holds what (memory/region_map.h), as of the node's latest configuration: taken anew only when the
+  // node's RegionDirectory changed.
+  const memory::RegionMap& region_map();
+  // Where a one-sided operation on `region` goes: the endpoint to its primary (region_map()) and the region
+  // as imported from that node. NotFound: the region is in no placement; Unavailable: not connected to its
+  // primary; InvalidArgument: the primary has no such region. The one route every reader takes (objects,
+  // transactions, kv).
   struct Route {
     uint32_t owner = 0;
     fabric::Endpoint* endpoint = nullptr;
@@ -119,6 +125,8 @@ class NodeThread {
   std::unique_ptr<msg::Messenger> messenger_;
   std::vector<absl::AnyInvocable<size_t()>> pollers_;
   uint64_t unrouted_ = 0;
+  std::shared_ptr<const memory::RegionMap> region_map_;  // on-thread copy of the directory's current map
+  uint64_t region_map_generation_ = ~uint64_t{0};
 
   absl::Mutex mu_;
   std::vector<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);

@@ -271,7 +271,13 @@ TEST(NodeMembershipTest, SimNodesFollowTheLocalCoordinatorsConfiguration) {
   EXPECT_FALSE(c.node(1).Call(3, kPingMessage, "not a member").ok());
   EXPECT_TRUE(c.node(1).Call(2, kPingMessage, "member").ok());
 
-  ASSERT_TRUE(c.coordinator(3)->Join(MemberInfoFor(c.node(3), 16 << 20, coordinator::FABRIC_KIND_SIM)).ok());
+  // It joins again as it first did: with its regions and the cluster's f (the placement keeps its regions).
+  coordinator::MemberInfo again = MemberInfoFor(c.node(3), 16 << 20, coordinator::FABRIC_KIND_SIM);
+  auto config = c.coordinator(1)->GetConfiguration();
+  ASSERT_TRUE(config.ok()) << config.status();
+  again.set_backups_per_region(config->backups_per_region());
+  absl::Status joined = c.coordinator(3)->Join(again);
+  ASSERT_TRUE(joined.ok()) << joined;
   for (uint32_t id = 1; id <= 3; ++id) ASSERT_TRUE(wait_for_peers(id, 2)) << "node " << id;
   for (uint32_t from = 1; from <= 3; ++from) {
     for (uint32_t to = 1; to <= 3; ++to) {

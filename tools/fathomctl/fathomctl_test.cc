@@ -148,7 +148,10 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
   for (const std::string& control : controls) EXPECT_NE(text.output.find(control), std::string::npos) << control;
   EXPECT_NE(text.output.find("  ok     1      connected  "), std::string::npos);
   EXPECT_EQ(text.output.find("unreachable"), std::string::npos);
-  EXPECT_NE(text.output.find("no regions"), std::string::npos);
+  // Each member's region, placed when it joined: node 1's backed up on 2 and 2's on 1 (f = 1).
+  EXPECT_NE(text.output.find("REGION  SIZE   PRIMARY  BACKUPS\n65537   16MiB  1        2\n131073  16MiB  2        1\n"),
+            std::string::npos)
+      << text.output;
   EXPECT_NE(text.output.find("LOG LAG"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("  0 rec/0us\n"), std::string::npos) << text.output;  // node 1
   EXPECT_NE(text.output.find("  off\n"), std::string::npos) << text.output;        // node 2

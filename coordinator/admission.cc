@@ -1,0 +1,71 @@
+#include "coordinator/admission.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/placement.h"
+#include "platform/memory/global_address.h"
+
+namespace fathom::coordinator {
+namespace {
+
+bool HoldsReplicas(const Configuration& config, uint32_t node) {
+  for (const RegionPlacement& r : config.regions()) {
+    if (r.primary() == node) return true;
+    for (uint32_t b : r.backups()) {
+      if (b == node) return true;
+    }
+  }
+  return false;
+}
+
+// Gives every member region that lacks backups what the members can give it, in region id order (so the
+// same configuration always places alike).
+void FillMissingBackups(Configuration* config) {
+  Canonicalize(config);
+  const int f = static_cast<int>(config->backups_per_region());
+  for (RegionPlacement& r : *config->mutable_regions()) {
+    if (memory::OwnerOfRegion(r.region_id()) == 0 || r.backups_size() >= f) continue;
+    std::vector<uint32_t> holders = {r.primary()};
+    holders.insert(holders.end(), r.backups().begin(), r.backups().end());
+    for (uint32_t b : ChooseBackups(MemberLoads(*config), holders, f - r.backups_size())) r.add_backups(b);
+  }
+}
+
+}  // namespace
+
+absl::Status AdmitMember(Configuration* config, const MemberInfo& member) {
+  if (absl::Status s = ValidateMember(member); !s.ok()) return s;
+  const uint32_t id = member.node_id();
+  if (FindMember(*config, id) != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("node ", id, " is already a member"));
+  }
+  if (member.client_only()) {
+    if (HoldsReplicas(*config, id)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "node ", id, " holds region replicas; it cannot come back as a client-only member (use another id)"));
+    }
+    *config->add_members() = member;
+    return absl::OkStatus();
+  }
+  const bool first = DataMemberIds(*config).empty() && config->regions().empty();
+  if (first) {
+    config->set_backups_per_region(member.backups_per_region());
+  } else if (member.backups_per_region() != config->backups_per_region()) {
+    return absl::FailedPreconditionError(absl::StrCat("node ", id, " runs with ", member.backups_per_region(),
+                                                      " backups per region; the cluster keeps ",
+                                                      config->backups_per_region()));
+  }
+  *config->add_members() = member;
+  for (const MemberRegion& region : member.regions()) {
+    if (FindRegion(*config, region.region_id()) != nullptr) continue;  // placed when it first joined
+    RegionPlacement* r = config->add_regions();
+    r->set_region_id(region.region_id());
+    r->set_size_bytes(region.size_bytes());
+    r->set_primary(id);
+  }
+  FillMissingBackups(config);
+  return absl::OkStatus();
+}
+
+}  // namespace fathom::coordinator

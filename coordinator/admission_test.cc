@@ -1,0 +1,176 @@
+#include "coordinator/admission.h"
+
+#include <map>
+#include <set>
+
+#include "coordinator/placement.h"
+#include "gtest/gtest.h"
+#include "platform/memory/global_address.h"
+
+namespace fathom::coordinator {
+namespace {
+
+MemberInfo Member(uint32_t id, int regions, uint32_t f, std::string domain = "") {
+  MemberInfo m;
+  m.set_node_id(id);
+  m.set_control_address("127.0.0.1:" + std::to_string(7000 + id));
+  m.set_memory_bytes(uint64_t{64} << 20);
+  m.set_incarnation(1);
+  m.set_backups_per_region(f);
+  m.set_failure_domain(domain);
+  for (int i = 1; i <= regions; ++i) {
+    MemberRegion* r = m.add_regions();
+    r->set_region_id(memory::NodeRegionId(id, i));
+    r->set_size_bytes(16 << 20);
+  }
+  return m;
+}
+
+// What a coordinator does with a member joining: an earlier incarnation's entry goes, the new one is admitted.
+absl::Status Join(Configuration& c, const MemberInfo& m) {
+  RemoveMember(&c, m.node_id());
+  absl::Status s = AdmitMember(&c, m);
+  if (s.ok()) EXPECT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
+  return s;
+}
+
+std::map<uint32_t, std::string> Placements(const Configuration& c) {
+  std::map<uint32_t, std::string> out;
+  for (const RegionPlacement& r : c.regions()) out[r.region_id()] = r.DebugString();
+  return out;
+}
+
+TEST(AdmissionTest, EachJoiningMemberBringsItsRegionsWithFBackups) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 4, 1)).ok());
+  EXPECT_EQ(c.backups_per_region(), 1u);
+  ASSERT_EQ(c.regions_size(), 12);
+  std::map<uint32_t, int> backups_on;
+  for (const RegionPlacement& r : c.regions()) {
+    EXPECT_EQ(r.primary(), memory::OwnerOfRegion(r.region_id()));
+    ASSERT_EQ(r.backups_size(), 1) << r.DebugString();
+    EXPECT_NE(r.backups(0), r.primary());
+    ++backups_on[r.backups(0)];
+  }
+  // Balanced by bytes held: 1 and 2 back each other up, 3's regions alternate between them.
+  EXPECT_EQ(backups_on[1], 6);
+  EXPECT_EQ(backups_on[2], 6);
+  EXPECT_EQ(backups_on[3], 0);
+}
+
+TEST(AdmissionTest, RegionsThatNeverHadAllBackupsAreFilledAsMembersArrive) {
+  Configuration c;
+  ASSERT_TRUE(Join(c, Member(1, 2, 2)).ok());
+  EXPECT_EQ(FindRegion(c, memory::NodeRegionId(1, 1))->backups_size(), 0);  // nobody to back it up yet
+  ASSERT_TRUE(Join(c, Member(2, 2, 2)).ok());
+  EXPECT_EQ(FindRegion(c, memory::NodeRegionId(1, 1))->backups_size(), 1);
+  ASSERT_TRUE(Join(c, Member(3, 2, 2)).ok());
+  for (const RegionPlacement& r : c.regions()) {
+    EXPECT_EQ(r.backups_size(), 2) << r.DebugString();
+    std::set<uint32_t> nodes(r.backups().begin(), r.backups().end());
+    nodes.insert(r.primary());
+    EXPECT_EQ(nodes.size(), 3u);
+  }
+}
+
+TEST(AdmissionTest, AMembershipChangeNeverMovesAPlacedReplica) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 4, 1)).ok());
+  const std::map<uint32_t, std::string> placed = Placements(c);
+
+  // Node 2 leaves: its regions keep their primary on it, and the regions it backs up keep it as backup.
+  ASSERT_TRUE(RemoveMember(&c, 2));
+  EXPECT_EQ(Placements(c), placed);
+  // A new member joins: only its own regions are added.
+  ASSERT_TRUE(Join(c, Member(4, 4, 1)).ok());
+  std::map<uint32_t, std::string> now = Placements(c);
+  for (const auto& [region, placement] : placed) EXPECT_EQ(now[region], placement) << region;
+  EXPECT_EQ(now.size(), placed.size() + 4);
+  for (int i = 1; i <= 4; ++i) {
+    const RegionPlacement* r = FindRegion(c, memory::NodeRegionId(4, i));
+    ASSERT_NE(r, nullptr);
+    ASSERT_EQ(r->backups_size(), 1);
+    EXPECT_NE(r->backups(0), 2u);  // not on the node that left
+  }
+  // Node 2 comes back (a new incarnation): still nothing moves.
+  MemberInfo again = Member(2, 4, 1);
+  again.set_incarnation(2);
+  ASSERT_TRUE(Join(c, again).ok());
+  now = Placements(c);
+  for (const auto& [region, placement] : placed) EXPECT_EQ(now[region], placement) << region;
+}
+
+TEST(AdmissionTest, ReplicasSpreadOverFailureDomains) {
+  Configuration c;
+  // 1 and 2 share a rack; 3 and 4 share another. 2 is the least loaded, but shares 1's rack.
+  ASSERT_TRUE(Join(c, Member(1, 4, 1, "rack-a")).ok());
+  ASSERT_TRUE(Join(c, Member(2, 0, 1, "rack-a")).ok());
+  ASSERT_TRUE(Join(c, Member(3, 0, 1, "rack-b")).ok());
+  for (int i = 1; i <= 4; ++i) {
+    const RegionPlacement* r = FindRegion(c, memory::NodeRegionId(1, i));
+    ASSERT_EQ(r->backups_size(), 1);
+    // Region 1's regions got their backup when 2 joined (the only choice then) and keep it.
+    EXPECT_EQ(r->backups(0), 2u);
+  }
+  ASSERT_TRUE(Join(c, Member(4, 4, 1, "rack-b")).ok());
+  for (int i = 1; i <= 4; ++i) {
+    const RegionPlacement* r = FindRegion(c, memory::NodeRegionId(4, i));
+    ASSERT_EQ(r->backups_size(), 1);
+    // Not 3 (the same rack as 4, and the least loaded): 1 or 2, in the other rack.
+    EXPECT_TRUE(r->backups(0) == 1 || r->backups(0) == 2) << r->DebugString();
+  }
+}
+
+TEST(AdmissionTest, RefusesAnotherFAndAClientComingBackWithReplicas) {
+  Configuration c;
+  ASSERT_TRUE(Join(c, Member(1, 2, 1)).ok());
+  ASSERT_TRUE(Join(c, Member(2, 2, 1)).ok());
+  absl::Status s = Join(c, Member(3, 2, 2));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("node 3 runs with 2 backups per region; the cluster keeps 1"), std::string::npos) << s;
+  EXPECT_EQ(FindMember(c, 3), nullptr);
+
+  MemberInfo client = Member(2, 0, 1);
+  client.set_client_only(true);
+  s = Join(c, client);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+
+  // A client-only member is never a region's replica.
+  MemberInfo other = Member(9, 0, 0);
+  other.set_client_only(true);
+  ASSERT_TRUE(Join(c, other).ok());
+  ASSERT_TRUE(Join(c, Member(4, 2, 1)).ok());
+  for (const RegionPlacement& r : c.regions()) {
+    EXPECT_NE(r.primary(), 9u);
+    for (uint32_t b : r.backups()) EXPECT_NE(b, 9u);
+  }
+  // A member listing a region that is not its own is refused.
+  MemberInfo liar = Member(5, 1, 1);
+  liar.mutable_regions(0)->set_region_id(memory::NodeRegionId(1, 1));
+  EXPECT_EQ(Join(c, liar).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AdmissionTest, TheDataPlaneReadsThePlacement) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 2, 1)).ok());
+  c.set_epoch(7);
+  MemberInfo client = Member(9, 0, 1);
+  client.set_client_only(true);
+  ASSERT_TRUE(Join(c, client).ok());
+  const uint32_t region = memory::NodeRegionId(3, 1);
+  const RegionPlacement* placed = FindRegion(c, region);
+  memory::RegionMap map = RegionMapOf(c);
+  EXPECT_EQ(map.epoch(), 7u);
+  EXPECT_EQ(map.members(), (std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(*map.PrimaryOf(region), 3u);
+  EXPECT_EQ(*map.BackupsOf(region), (std::vector<uint32_t>{placed->backups(0)}));
+  // Its backup leaves: writes to the region are Unavailable (until recovery), the primary still serves reads.
+  RemoveMember(&c, placed->backups(0));
+  map = RegionMapOf(c);
+  EXPECT_EQ(map.BackupsOf(region).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(*map.PrimaryOf(region), 3u);
+  EXPECT_EQ(map.PrimaryOf(memory::NodeRegionId(8, 1)).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace fathom::coordinator

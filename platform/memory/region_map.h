@@ -1,0 +1,88 @@
+// RegionMap: who holds each region in one configuration — its primary and its f backups, on f+1 distinct
+// nodes. It is the one answer to "who holds this object or region": routing (NodeThread::RouteTo), a
+// commit's primaries and backups, validation, KV's home nodes and a restart's backup copies all ask it.
+//
+// A coordinated cluster's map is the configuration's placement (coordinator::RegionMapOf): chosen when a
+// member joins with its regions and never changed by a later membership change (only recovery moves a
+// replica). A static cluster (fixed peers, no configuration manager) has no placement to read; its map is
+// a rule fixed for the cluster's life: the node that owns a region (NodeRegionId) is its primary and the f
+// members after it in id order, wrapping around, are its backups.
+//
+//   RegionMap map = RegionMap::ByOwner(/*epoch=*/1, {1, 2, 3}, /*backups=*/1);
+//   ASSIGN_OR_RETURN(uint32_t primary, map.PrimaryOf(region));
+//   ASSIGN_OR_RETURN(std::vector<uint32_t> backups, map.BackupsOf(region));  // Unavailable if one left
+//
+// RegionDirectory holds a node's current map; node threads take a new one only when its generation moved.
+#ifndef FATHOM_PLATFORM_MEMORY_REGION_MAP_H_
+#define FATHOM_PLATFORM_MEMORY_REGION_MAP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace fathom::memory {
+
+struct RegionReplicas {
+  uint32_t primary = 0;
+  std::vector<uint32_t> backups;
+};
+
+class RegionMap {
+ public:
+  // Nothing placed, no members (a node before it knows its cluster).
+  RegionMap() = default;
+  // A static cluster's rule (see above). `members` in any order, duplicates ignored.
+  static RegionMap ByOwner(uint64_t epoch, std::vector<uint32_t> members, int backups);
+  // A configuration's placement: exactly the regions listed.
+  static RegionMap Placed(uint64_t epoch, std::vector<uint32_t> members, int backups,
+                          absl::flat_hash_map<uint32_t, RegionReplicas> regions);
+
+  uint64_t epoch() const { return epoch_; }
+  // The members that hold data (sorted): transactions replicate over them and log epochs include them.
+  const std::vector<uint32_t>& members() const { return members_; }
+  bool IsMember(uint32_t node) const;
+  int backups_per_region() const { return backups_; }
+
+  // Where `region` is served, whether or not that node is still a member (the caller's connection says
+  // whether it can be reached). NotFound: the region is not in this map.
+  absl::StatusOr<uint32_t> PrimaryOf(uint32_t region) const;
+  // Its f backups, for a write: Unavailable unless the primary and all f backups are members (a replica
+  // that left is replaced only by recovery), NotFound if the region is not in this map.
+  absl::StatusOr<std::vector<uint32_t>> BackupsOf(uint32_t region) const;
+  // Primary and backups as listed (members or not). NotFound if the region is not in this map.
+  absl::StatusOr<RegionReplicas> ReplicasOf(uint32_t region) const;
+
+ private:
+  uint64_t epoch_ = 0;
+  std::vector<uint32_t> members_;
+  int backups_ = 0;
+  bool by_owner_ = false;
+  absl::flat_hash_map<uint32_t, RegionReplicas> regions_;  // Placed only
+};
+
+class RegionDirectory {
+ public:
+  RegionDirectory();
+  void Set(RegionMap map);
+  // Sets `map` only if nothing but the initial map (epoch 0) was set: a default that a configuration,
+  // already set or set later, overrides. Returns whether it set it.
+  bool SetIfUnset(RegionMap map);
+  std::shared_ptr<const RegionMap> Current() const;
+  // Moves on with every Set.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const RegionMap> current_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace fathom::memory
+
+#endif  // FATHOM_PLATFORM_MEMORY_REGION_MAP_H_
