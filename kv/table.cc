@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
 #include "kv/operation.h"
+#include "kv/table_moved.h"
 #include "kv/table_objects.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
@@ -16,8 +17,6 @@ namespace {
 
 constexpr absl::Duration kBlockingTimeout = absl::Seconds(60);
 // A blocking operation rejected by a resize polls the catalog this often, for at most this long.
-constexpr absl::Duration kMovedPoll = absl::Milliseconds(1);
-constexpr absl::Duration kMovedWait = absl::Seconds(30);
 // The grow check samples this many buckets, after every `interval` blocking puts through a handle
 // (an eighth of the table's slots, 1 to 64): the load overshoots the threshold by at most that much.
 constexpr uint64_t kLoadSample = 32;
@@ -179,17 +178,14 @@ absl::Status Table::Delete(std::string_view key) const {
 
 absl::StatusOr<std::string> Table::RunMovable(txn::Transaction& tx, OpKind kind, std::string_view key,
                                               std::string_view value) const {
-  const absl::Time give_up = absl::Now() + kMovedWait;
+  MovedWait wait;
   for (;;) {
     std::shared_ptr<const TableState> state = handle_->current();
     absl::StatusOr<std::string> r = RunBlocking(state, tx, kind, key, value);
     if (!IsTableMoved(r.status())) return r;
     // Nothing was written: run it again on the new generation (the transaction's reads of the old one
     // are validated at commit like any others) once the resize has published it.
-    ASSIGN_OR_RETURN(bool newer, handle_->Refresh(state->epoch()));
-    if (newer) continue;
-    if (absl::Now() >= give_up) return r;
-    absl::SleepFor(kMovedPoll);
+    RETURN_IF_ERROR(WaitForMovedTable(*handle_, state->epoch(), r.status(), wait));
   }
 }
 

@@ -21,16 +21,13 @@
 #include "kv/kv.h"
 #include "kv/lock_free_read.h"
 #include "kv/operation.h"
+#include "kv/table_moved.h"
 
 namespace fathom::kv {
 namespace {
 
 constexpr int kGetAttempts = 32;
 constexpr int kMutateAttempts = 64;
-// While a resize copies a table, its writes (and, briefly before it publishes, its reads) are rejected:
-// poll the catalog this often, for at most this long.
-constexpr absl::Duration kMovedPoll = absl::Microseconds(500);
-constexpr absl::Duration kMovedWait = absl::Seconds(30);
 
 // A lock-free read's Unavailable (an object that stayed locked or torn through the reader's retries) is a
 // conflict to retry, as TxnThread::Read reports it.
@@ -211,22 +208,25 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
 
   void Retry(const absl::Status& s) {
     EndTransaction();
-    const bool moved = IsTableMoved(s);
-    const bool stale = moved || absl::IsAborted(s) || absl::IsNotFound(s) || absl::IsFailedPrecondition(s);
+    auto self = shared_from_this();
+    if (IsTableMoved(s)) {
+      return OnTableMoved(
+          thread_, handle_, table_->epoch(), s, moved_wait_,
+          [self](MovedWait wait) {
+            self->moved_wait_ = wait;
+            self->table_ = self->handle_->current();
+            self->Start();
+          },
+          [self](absl::Status failed) { self->done_(GetResult{failed, self->reads_}); });
+    }
+    const bool stale = absl::IsAborted(s) || absl::IsNotFound(s) || absl::IsFailedPrecondition(s);
     if (!stale) return done_(GetResult{s, reads_});
     // A stale read may also be a freed bucket of a retired generation: look for a newer one first.
-    auto self = shared_from_this();
-    handle_->RefreshAsync(thread_, table_->epoch(), [self, s, moved](absl::StatusOr<bool> newer) {
+    handle_->RefreshAsync(thread_, table_->epoch(), [self, s](absl::StatusOr<bool> newer) {
       if (!newer.ok()) return self->done_(GetResult{newer.status(), self->reads_});
       if (*newer) {
         self->table_ = self->handle_->current();
         return self->Again(absl::ZeroDuration());
-      }
-      if (moved) {  // retired, but the new generation is not published yet
-        const absl::Time now = self->thread_.clock().Now();  // the node's clock: simulated in tests
-        if (self->give_up_ == absl::InfiniteFuture()) self->give_up_ = now + kMovedWait;
-        if (now >= self->give_up_) return self->done_(GetResult{s, self->reads_});
-        return self->Again(kMovedPoll);
       }
       if (++self->stale_attempts_ >= kGetAttempts) return self->done_(GetResult{s, self->reads_});
       // Let the thread's loop run (the writer may need it to install) before trying again.
@@ -255,7 +255,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   const std::function<void(GetResult)> done_;
   std::shared_ptr<const Table::GetPause> pause_;  // tests only
   // Waiting for a resize to publish: set at the first rejection (reading the clock costs every GET).
-  absl::Time give_up_ = absl::InfiniteFuture();
+  MovedWait moved_wait_;
   std::shared_ptr<txn::TxState> tx_;  // null until a read after the first bucket
   bool tx_open_ = false;              // tx_ still to be aborted (not committed)
   uint64_t home_version_ = 0;         // of the first bucket, read lock-free
@@ -270,26 +270,21 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
 
 
 void Mutate(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, OpKind kind, std::string key,
-            std::string value, std::function<void(absl::Status)> done, int attempt, absl::Time give_up) {
+            std::string value, std::function<void(absl::Status)> done, int attempt, MovedWait wait) {
   std::shared_ptr<const TableState> table = handle->current();
   std::shared_ptr<txn::TxState> tx = thread.Begin();
-  auto again = [&thread, handle, kind, key, value, done, give_up](int next_attempt) {
-    Mutate(thread, handle, kind, key, value, done, next_attempt, give_up);
+  auto again = [&thread, handle, kind, key, value, done](int next_attempt, MovedWait w) {
+    Mutate(thread, handle, kind, key, value, done, next_attempt, w);
   };
-  auto retry_or_done = [&thread, handle, table, again, done, attempt, give_up](absl::Status s) {
+  auto retry_or_done = [&thread, handle, table, again, done, attempt, wait](absl::Status s) {
     if (IsTableMoved(s)) {  // a resize froze or retired what we read: go to the new generation
-      handle->RefreshAsync(thread, table->epoch(), [&thread, s, again, done, attempt, give_up](absl::StatusOr<bool> newer) {
-        if (!newer.ok()) return done(newer.status());
-        if (*newer) return again(attempt);
-        if (thread.clock().Now() >= give_up) return done(s);
-        thread.After(kMovedPoll, [again, attempt] { again(attempt); });
-      });
-      return;
+      return OnTableMoved(
+          thread, handle, table->epoch(), s, wait, [again, attempt](MovedWait w) { again(attempt, w); }, done);
     }
     if (absl::IsAborted(s) && attempt < kMutateAttempts) {
       // Back off (doubling from 10 us to 1 ms): a conflict or a full log needs the others to get on.
       const absl::Duration backoff = absl::Microseconds(10) * (1 << std::min(attempt - 1, 7));
-      thread.After(backoff, [again, attempt] { again(attempt + 1); });
+      thread.After(backoff, [again, attempt, wait] { again(attempt + 1, wait); });
       return;
     }
     done(s);
@@ -315,14 +310,12 @@ void Table::PutAsync(txn::TxnThread& thread, std::string key, std::string value,
                      std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
   if (absl::Status s = CheckValue(value); !s.ok()) return done(s);
-  Mutate(thread, handle_, OpKind::kPut, std::move(key), std::move(value), std::move(done), 1,
-         thread.clock().Now() + kMovedWait);
+  Mutate(thread, handle_, OpKind::kPut, std::move(key), std::move(value), std::move(done), 1, MovedWait{});
 }
 
 void Table::DeleteAsync(txn::TxnThread& thread, std::string key, std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
-  Mutate(thread, handle_, OpKind::kDelete, std::move(key), std::string(), std::move(done), 1,
-         thread.clock().Now() + kMovedWait);
+  Mutate(thread, handle_, OpKind::kDelete, std::move(key), std::string(), std::move(done), 1, MovedWait{});
 }
 
 }  // namespace fathom::kv

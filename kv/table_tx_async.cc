@@ -2,23 +2,24 @@
 // no commit (the caller's transaction decides).
 #include "kv/kv.h"
 #include "kv/operation.h"
+#include "kv/table_moved.h"
 
 namespace fathom::kv {
 namespace {
 
 // Runs the operation on the table's current generation; if a resize moved the table, again on the newer
-// generation once it is published. Before that the caller's transaction gets the Aborted (retryable).
+// generation once it is published (table_moved.h).
 void RunMovableAsync(std::shared_ptr<TableHandle> handle, txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx,
-                OpKind kind, std::string key, std::string value,
-                std::function<void(absl::StatusOr<std::string>)> done) {
+                     OpKind kind, std::string key, std::string value,
+                     std::function<void(absl::StatusOr<std::string>)> done, MovedWait wait = {}) {
   std::shared_ptr<const TableState> table = handle->current();
   RunOperation(table, AsyncOps(thread, tx), kind, key, value,
-               [handle, &thread, tx, kind, key, value, done, table](absl::StatusOr<std::string> r) {
+               [handle, &thread, tx, kind, key, value, done, table, wait](absl::StatusOr<std::string> r) {
                  if (!IsTableMoved(r.status())) return done(std::move(r));
-                 handle->RefreshAsync(thread, table->epoch(), [=, &thread](absl::StatusOr<bool> newer) {
-                   if (newer.ok() && *newer) return RunMovableAsync(handle, thread, tx, kind, key, value, done);
-                   done(r.status());
-                 });
+                 OnTableMoved(
+                     thread, handle, table->epoch(), r.status(), wait,
+                     [=, &thread](MovedWait w) { RunMovableAsync(handle, thread, tx, kind, key, value, done, w); },
+                     [done](absl::Status s) { done(s); });
                });
 }
 
