@@ -66,7 +66,8 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Start(NodeOptions options, std::uniq
   // in the process on one global spin lock; the data path cannot afford that. (TSan runs still find lock
   // order problems.)
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  std::unique_ptr<Node> node(new Node(std::move(options), std::move(fabric), FreshIncarnation()));
+  const uint64_t incarnation = options.incarnation != 0 ? options.incarnation : FreshIncarnation();
+  std::unique_ptr<Node> node(new Node(std::move(options), std::move(fabric), incarnation));
   if (absl::Status s = node->Init(); !s.ok()) {
     node->Stop();
     return s;
@@ -115,6 +116,7 @@ absl::Status Node::Init() {
     config.slab_source = slab_source_.get();
     config.data_regions = data;
     config.regions = &region_directory_;
+    config.executor = options_.executor;
     config.clock = options_.clock;
     config.idle_wait = options_.idle_wait;
     config.busy_poll_window = options_.busy_poll_window;
@@ -359,30 +361,45 @@ absl::Status Node::DisconnectLocked(uint32_t peer) {
 }
 
 absl::Status Node::JoinPeer(const PeerAddress& peer) {
+  return JoinWith(peer.node_id, peer.control_address, [&](const control::NodeInfo& mine) {
+    control::ControlClientOptions client_options;
+    client_options.target = peer.control_address;
+    client_options.cluster_token = options_.cluster_token;
+    client_options.tls_ca_path = options_.tls_ca_path;
+    client_options.call_timeout = options_.call_timeout;
+    auto client = control::ControlClient::Create(client_options);
+    if (!client.ok()) return absl::StatusOr<control::NodeInfo>(client.status());
+    return (*client)->Join(mine);
+  });
+}
+
+absl::Status Node::JoinInProcess(Node& peer) {
+  return JoinWith(peer.id(), "(in process)", [&](const control::NodeInfo& mine) {
+    control::JoinRequest request;
+    *request.mutable_caller() = mine;
+    return peer.OnJoin(request);
+  });
+}
+
+absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
+                            const std::function<absl::StatusOr<control::NodeInfo>(const control::NodeInfo&)>& join) {
   control::NodeInfo mine;
   {
     MutexLock lock(&join_mu_);
-    if (connected_.contains(peer.node_id)) return absl::OkStatus();
-    auto info = InfoFor(peer.node_id);
+    if (connected_.contains(peer_id)) return absl::OkStatus();
+    auto info = InfoFor(peer_id);
     if (!info.ok()) return info.status();
     mine = std::move(*info);
   }
   // Not under join_mu_: the peer may be joining us at the same moment, and its Join needs the lock.
-  control::ControlClientOptions client_options;
-  client_options.target = peer.control_address;
-  client_options.cluster_token = options_.cluster_token;
-  client_options.tls_ca_path = options_.tls_ca_path;
-  client_options.call_timeout = options_.call_timeout;
-  auto client = control::ControlClient::Create(client_options);
-  if (!client.ok()) return client.status();
-  auto theirs = (*client)->Join(mine);
+  auto theirs = join(mine);
   if (!theirs.ok()) {
-    return absl::Status(theirs.status().code(), absl::StrCat("joining node ", peer.node_id, " at ",
-                                                             peer.control_address, ": ", theirs.status().message()));
+    return absl::Status(theirs.status().code(),
+                        absl::StrCat("joining node ", peer_id, " at ", where, ": ", theirs.status().message()));
   }
-  if (theirs->node_id() != peer.node_id) {
-    return absl::FailedPreconditionError(absl::StrCat("expected node ", peer.node_id, " at ", peer.control_address,
-                                                      ", found node ", theirs->node_id()));
+  if (theirs->node_id() != peer_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("expected node ", peer_id, " at ", where, ", found node ", theirs->node_id()));
   }
   MutexLock lock(&join_mu_);
   return Connect(*theirs);

@@ -78,6 +78,9 @@ class Node final : public control::ControlHandler {
 
   // Joins `peer` through its control server (idempotent). Errors name the peer.
   absl::Status JoinPeer(const PeerAddress& peer);
+  // The same with a node of this process, without the control server (the replayable simulation, whose
+  // one thread must not wait on gRPC's).
+  absl::Status JoinInProcess(Node& peer);
   // Drops the connection to `peer` on every thread: its calls end with Cancelled, reads through it fail,
   // its rings are retired. Used when a peer leaves the cluster; JoinPeer (or its Join) connects again, with
   // fresh ring sessions. NotFound if not connected.
@@ -143,6 +146,8 @@ class Node final : public control::ControlHandler {
  private:
   Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation);
   absl::Status Init();
+  absl::Status JoinWith(uint32_t peer_id, const std::string& where,
+                        const std::function<absl::StatusOr<control::NodeInfo>(const control::NodeInfo&)>& join);
   // This node's NodeInfo as `peer` must see it (rings for its threads, credits of ours).
   absl::StatusOr<control::NodeInfo> InfoFor(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   absl::StatusOr<int> SlotFor(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);

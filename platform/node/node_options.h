@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "platform/base/clock.h"
+#include "platform/node/executor.h"
 #include "platform/msg/messenger.h"
 #include "platform/node/control/tls_credentials.h"
 
@@ -61,6 +62,11 @@ struct NodeOptions {
   const Clock* clock = Clock::Real();
   // Runs on every node thread at start, to register RPC handlers on that thread's messenger.
   std::function<void(msg::Messenger&, int thread)> register_handlers;
+  // Runs the node threads' loops instead of a thread each (executor.h; the replayable simulation). Not
+  // owned; outlives the node.
+  Executor* executor = nullptr;
+  // This process's incarnation (nonzero); 0: a fresh random one. Set only where runs must replay.
+  uint64_t incarnation = 0;
 };
 
 }  // namespace fathom::node

@@ -1,5 +1,7 @@
 #include "platform/node/node_thread.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace fathom::node {
@@ -21,8 +23,28 @@ absl::Status NodeThread::Start() {
   messenger_options.clock = config_.clock;
   messenger_ = std::make_unique<msg::Messenger>(messenger_options);
   if (config_.register_handlers) config_.register_handlers(*messenger_, config_.index);
+  if (config_.executor != nullptr) {
+    config_.executor->Add(this);
+    return absl::OkStatus();
+  }
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
+}
+
+bool NodeThread::Await(absl::Mutex& mu, const absl::Condition& done, absl::Duration timeout) {
+  if (config_.executor != nullptr) {
+    return config_.executor->RunUntil(
+        [&] {
+          MutexLock lock(&mu);
+          return done.Eval();
+        },
+        timeout);
+  }
+  MutexLock lock(&mu);
+  TsanRelease(&mu);
+  const bool finished = mu.AwaitWithTimeout(done, timeout);
+  TsanAcquire(&mu);
+  return finished;
 }
 
 void NodeThread::Stop() {
@@ -36,6 +58,12 @@ void NodeThread::Stop() {
     }
   }
   if (thread_.joinable()) thread_.join();
+  if (config_.executor != nullptr && worker_ != nullptr) {
+    // No thread of its own: run what was posted, then tear down here.
+    config_.executor->Remove(this);
+    RunTasks();
+    TearDown();
+  }
 }
 
 bool NodeThread::Post(absl::AnyInvocable<void()> task) {
@@ -68,6 +96,7 @@ std::vector<uint32_t> NodeThread::peer_ids() const {
   std::vector<uint32_t> ids;
   ids.reserve(peers_.size());
   for (const auto& [id, connection] : peers_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());  // callers iterate: the same order every run
   return ids;
 }
 
@@ -98,7 +127,6 @@ size_t NodeThread::RunTasks() {
 }
 
 void NodeThread::Loop() {
-  fabric::Completion completions[64];
   absl::Time last_work = absl::InfinitePast();
   absl::Time busy_since = config_.clock->Now();
   constexpr absl::Duration kFirstSleep = absl::Microseconds(100);
@@ -112,16 +140,7 @@ void NodeThread::Loop() {
       MutexLock lock(&mu_);
       if (tasks_.empty()) break;
     }
-    size_t work = 0;
-    const size_t n = worker_->Poll(completions);
-    for (size_t i = 0; i < n; ++i) {
-      if (!messenger_->OnCompletion(completions[i]) && !reader_->OnCompletion(completions[i])) ++unrouted_;
-    }
-    work += n;
-    work += messenger_->Poll();
-    work += reader_->Poll();
-    work += RunTasks();
-    for (auto& poll : pollers_) work += poll();
+    const size_t work = Turn();
     if (work > 0) {
       const absl::Time now = config_.clock->Now();
       // Busy for a while without a break: let the other nodes' threads on this core run, or whoever our
@@ -146,6 +165,24 @@ void NodeThread::Loop() {
       sleep = std::min(sleep * 2, config_.idle_wait);
     }
   }
+  TearDown();
+}
+
+size_t NodeThread::Turn() {
+  size_t work = 0;
+  const size_t n = worker_->Poll(completions_);
+  for (size_t i = 0; i < n; ++i) {
+    if (!messenger_->OnCompletion(completions_[i]) && !reader_->OnCompletion(completions_[i])) ++unrouted_;
+  }
+  work += n;
+  work += messenger_->Poll();
+  work += reader_->Poll();
+  work += RunTasks();
+  for (auto& poll : pollers_) work += poll();
+  return work;
+}
+
+void NodeThread::TearDown() {
   // Tear down on the thread that owns it all: the messenger before the endpoints it sends through, the
   // endpoints before the worker. Its pending callbacks run first, while messenger() still returns it
   // (unique_ptr::reset clears the pointer before the destructor runs, and a commit's callback releases

@@ -3,7 +3,8 @@
 // imported regions) to each peer. Its event loop polls completions, rings and posted tasks, and sleeps
 // adaptively (Worker::Wait) when idle, because several nodes share two cores.
 //
-// Everything but Post/RunAndWait/Stop runs on the thread itself (from a posted task).
+// Everything but Post/RunAndWait/Stop runs on the thread itself (from a posted task). With an Executor
+// (executor.h) the loop has no thread of its own: the executor calls Turn, and waits pump it.
 #ifndef FATHOM_PLATFORM_NODE_NODE_THREAD_H_
 #define FATHOM_PLATFORM_NODE_NODE_THREAD_H_
 
@@ -28,6 +29,7 @@
 #include "platform/memory/region_map.h"
 #include "platform/memory/slab_allocator.h"
 #include "platform/msg/messenger.h"
+#include "platform/node/executor.h"
 #include "platform/object/async_object_reader.h"
 #include "platform/object/object_store.h"
 
@@ -52,6 +54,7 @@ class NodeThread {
     absl::Duration busy_poll_window = absl::Microseconds(500);
     absl::Duration busy_yield_interval = absl::Microseconds(20);
     std::function<void(msg::Messenger&, int thread)> register_handlers;
+    Executor* executor = nullptr;  // null: a thread of its own
   };
   explicit NodeThread(Config config);
   ~NodeThread();  // Stop()
@@ -75,6 +78,10 @@ class NodeThread {
     return StartAndWait<T>([task = std::move(task)](auto done) mutable { done(task()); }, timeout);
   }
   absl::Status RunAndWait(absl::AnyInvocable<absl::Status()> task, absl::Duration timeout);
+
+  // One turn of the event loop (completions, rings, tasks, pollers); returns how much it did. Only an
+  // Executor calls it, never two at once.
+  size_t Turn();
 
   int index() const { return config_.index; }
   const std::string& worker_address() const { return worker_address_; }
@@ -102,7 +109,7 @@ class NodeThread {
     const fabric::RemoteRegion* region = nullptr;
   };
   absl::StatusOr<Route> RouteTo(uint32_t region);
-  std::vector<uint32_t> peer_ids() const;  // every peer this thread is connected to, in no order
+  std::vector<uint32_t> peer_ids() const;  // every peer this thread is connected to, in id order
   PeerConnection& AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint);
   // Destroys the connection (its endpoint fails what is still in flight through it).
   void RemovePeer(uint32_t node_id);
@@ -111,6 +118,10 @@ class NodeThread {
 
  private:
   void Loop();
+  // Tears down the thread's state, on the thread that ran it (Loop's end, or Stop with an executor).
+  void TearDown();
+  // Waits (bounded by `timeout`) until `done` holds under `mu`: on the mutex, or by pumping the executor.
+  bool Await(absl::Mutex& mu, const absl::Condition& done, absl::Duration timeout);
   // Runs the queued tasks; returns how many.
   size_t RunTasks();
 
@@ -125,6 +136,7 @@ class NodeThread {
   std::unique_ptr<msg::Messenger> messenger_;
   std::vector<absl::AnyInvocable<size_t()>> pollers_;
   uint64_t unrouted_ = 0;
+  fabric::Completion completions_[64];  // Turn's, kept between turns
   std::shared_ptr<const memory::RegionMap> region_map_;  // on-thread copy of the directory's current map
   uint64_t region_map_generation_ = ~uint64_t{0};
 
@@ -156,12 +168,11 @@ absl::StatusOr<T> NodeThread::StartAndWait(absl::AnyInvocable<void(std::function
   if (!Post([start = std::move(start), done]() mutable { start(done); })) {
     return absl::UnavailableError(absl::StrCat("node thread ", config_.index, " is stopped"));
   }
-  MutexLock lock(&shared->mu);
-  TsanRelease(&shared->mu);
-  const bool finished = shared->mu.AwaitWithTimeout(
+  const bool finished = Await(
+      shared->mu,
       absl::Condition(+[](std::optional<absl::StatusOr<T>>* r) { return r->has_value(); }, &shared->result),
       timeout);
-  TsanAcquire(&shared->mu);
+  MutexLock lock(&shared->mu);
   if (!finished) {
     return absl::DeadlineExceededError(absl::StrCat("node thread ", config_.index, " gave no result within ",
                                                     absl::FormatDuration(timeout)));
