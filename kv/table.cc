@@ -21,29 +21,25 @@ constexpr absl::Duration kBlockingTimeout = absl::Seconds(60);
 // (an eighth of the table's slots, 1 to 64): the load overshoots the threshold by at most that much.
 constexpr uint64_t kLoadSample = 32;
 
-// Runs `start` on one of the node's threads and waits for what it hands to its callback.
+// Runs `start` on one of the node's threads (round robin, as transactions) and waits for what it hands to
+// its callback (NodeThread::StartAndWait: a simulation's scheduler runs meanwhile).
 template <typename T>
 absl::StatusOr<T> OnNodeThread(txn::TransactionService& txns,
                                absl::AnyInvocable<void(txn::TxnThread&, std::function<void(T)>)> start) {
-  struct Shared {
-    absl::Mutex mu;
-    std::optional<T> result ABSL_GUARDED_BY(mu);
+  struct Box {  // T may itself be a StatusOr, which must not become the outer one
+    T value;
   };
-  static std::atomic<uint64_t> next_thread{0};
-  auto shared = std::make_shared<Shared>();
-  std::function<void(T)> done = [shared](T r) {
-    MutexLock lock(&shared->mu);
-    if (!shared->result.has_value()) shared->result = std::move(r);
-  };
-  const int thread = static_cast<int>(next_thread.fetch_add(1, std::memory_order_relaxed) % txns.threads());
-  RETURN_IF_ERROR(txns.Post(thread, [start = std::move(start), done](txn::TxnThread& t) mutable { start(t, done); }));
-  MutexLock lock(&shared->mu);
-  TsanRelease(&shared->mu);
-  const bool finished = shared->mu.AwaitWithTimeout(
-      absl::Condition(+[](std::optional<T>* r) { return r->has_value(); }, &shared->result), kBlockingTimeout);
-  TsanAcquire(&shared->mu);
-  if (!finished) return absl::DeadlineExceededError("kv operation gave no result in time");
-  return std::move(*shared->result);
+  const int index = txns.NextThread();
+  ASSIGN_OR_RETURN(txn::TxnThread * thread, txns.Thread(index));
+  ASSIGN_OR_RETURN(node::NodeThread * node_thread, txns.node().Thread(index));
+  absl::StatusOr<Box> result = node_thread->StartAndWait<Box>(
+      [thread, start = std::move(start)](std::function<void(absl::StatusOr<Box>)> done) mutable {
+        start(*thread, [done](T r) { done(Box{std::move(r)}); });
+      },
+      kBlockingTimeout);
+  if (absl::IsDeadlineExceeded(result.status())) return absl::DeadlineExceededError("kv operation gave no result in time");
+  if (!result.ok()) return result.status();
+  return std::move(result->value);
 }
 
 // Runs an operation over a blocking transaction; its callbacks all run before this returns.

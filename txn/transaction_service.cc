@@ -61,10 +61,12 @@ const LogEpochs* TransactionService::log_epochs() const { return shared_->log_ep
 
 TransactionService::~TransactionService() = default;
 
-Transaction TransactionService::Begin() {
-  const int n = static_cast<int>(shared_->threads.size());
-  return Begin(static_cast<int>(shared_->next_thread.fetch_add(1, std::memory_order_relaxed) % n));
+int TransactionService::NextThread() {
+  const uint64_t n = shared_->threads.size();
+  return static_cast<int>(shared_->next_thread.fetch_add(1, std::memory_order_relaxed) % n);
 }
+
+Transaction TransactionService::Begin() { return Begin(NextThread()); }
 
 Transaction TransactionService::Begin(int thread) { return Transaction(shared_, thread); }
 
@@ -74,6 +76,11 @@ std::shared_ptr<const memory::RegionMap> TransactionService::replicas() const {
 const BackupStore& TransactionService::backups() const { return shared_->backups; }
 int TransactionService::threads() const { return static_cast<int>(shared_->threads.size()); }
 node::Node& TransactionService::node() { return *shared_->node; }
+
+absl::StatusOr<TxnThread*> TransactionService::Thread(int thread) {
+  if (thread < 0 || thread >= threads()) return absl::InvalidArgumentError(absl::StrCat("no thread ", thread));
+  return shared_->threads[thread].get();
+}
 
 absl::Status TransactionService::Post(int thread, absl::AnyInvocable<void(TxnThread&)> task) {
   if (thread < 0 || thread >= threads()) return absl::InvalidArgumentError(absl::StrCat("no thread ", thread));

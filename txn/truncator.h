@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/btree_map.h"
 #include "absl/time/time.h"
 #include "platform/msg/messenger.h"
 #include "txn/records.h"
@@ -36,7 +36,7 @@ class Truncator {
   };
   const absl::Duration delay_;
   const size_t batch_;
-  absl::flat_hash_map<uint32_t, Owed> owed_;
+  absl::btree_map<uint32_t, Owed> owed_;  // ordered: truncations go out in node order, so runs replay
   size_t pending_ = 0;
 };
 

@@ -117,6 +117,11 @@ class TransactionService {
   // A transaction on the next node thread (round robin), or on `thread`.
   Transaction Begin();
   Transaction Begin(int thread);
+  // The thread Begin() would take next (round robin), for blocking calls of the layers above.
+  int NextThread();
+  // The transaction layer of node thread `thread` (use it on that thread only: Post, or its node
+  // thread's StartAndWait). InvalidArgument for no such thread.
+  absl::StatusOr<TxnThread*> Thread(int thread);
 
   // Lets the log epoch driver start (TxnOptions::start_log_epochs false). Harmless on other nodes.
   void StartLogEpochs();

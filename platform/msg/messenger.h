@@ -41,7 +41,7 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/btree_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -214,7 +214,9 @@ class Messenger {
   HandlerRegistry handlers_;
   std::vector<Retired> retired_;
   PendingCalls pending_;
-  absl::flat_hash_map<NodeId, std::unique_ptr<Peer>> peers_;
+  // Ordered: Poll and Flush visit peers in id order, so a run replays (a hash map's order depends on
+  // heap addresses).
+  absl::btree_map<NodeId, std::unique_ptr<Peer>> peers_;
   std::vector<Receiver> receivers_;
   std::vector<Owner> owners_;
   bool polling_ = false;

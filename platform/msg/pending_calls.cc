@@ -67,7 +67,7 @@ void PendingCalls::TakeForPeer(NodeId peer, std::vector<Call>& out) {
   for (auto it = calls_.begin(); it != calls_.end();) {
     if (it->second.peer == peer) {
       out.push_back(std::move(it->second));
-      calls_.erase(it++);
+      it = calls_.erase(it);
     } else {
       ++it;
     }

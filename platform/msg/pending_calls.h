@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/btree_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -56,7 +56,7 @@ class PendingCalls {
   void RebuildHeapIfBloated();
 
   uint64_t next_id_ = 1;
-  absl::flat_hash_map<uint64_t, Call> calls_;
+  absl::btree_map<uint64_t, Call> calls_;  // ordered: expiries and cancellations run in call order
   std::vector<HeapEntry> heap_;
 };
 
