@@ -173,6 +173,8 @@ class SimCore {
   void ExpireUnflushed(const WorkerState& worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues the operation's completion on its worker and forgets the operation.
   void Complete(uint64_t id, absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Folds a completing operation into stats_.history_digest.
+  void RecordHistory(const Operation& op, const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets the endpoint's health to `reason` (if still healthy) and completes its remaining operations with
   // `pending_status`.
   void FailEndpoint(uint64_t endpoint, const absl::Status& reason, const absl::Status& pending_status)

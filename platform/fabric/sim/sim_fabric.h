@@ -81,6 +81,9 @@ struct SimOptions {
   // operation_timeout (virtual time) and max_outstanding apply as in fabric.h; spin_time and
   // keepalive_interval have no meaning here.
   FabricOptions fabric;
+  // Prints every completed operation (what Stats::history_digest folds in) to stderr: to find where two
+  // runs that should replay diverge.
+  bool trace_history = false;
 };
 
 class SimNetwork {
@@ -114,6 +117,12 @@ class SimNetwork {
     uint64_t dropped = 0;      // failed by drop_probability
     uint64_t torn_chunks = 0;  // chunk events of torn copies executed
     uint64_t timed_out = 0;    // completed with DeadlineExceeded
+    // Every completed operation, in completion order: its virtual time, type, endpoint, target (node,
+    // region, offset, length), status code and the bytes it moved (written, read, or an atomic's old and
+    // new values). Ring-buffer messages are writes, so this covers every message too. Two runs with one
+    // seed and one schedule have equal digests; the replayable simulation (tests/sim/) checks that.
+    uint64_t completed = 0;
+    uint64_t history_digest = 0;
   };
   Stats stats() const;
 

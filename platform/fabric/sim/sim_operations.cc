@@ -1,8 +1,11 @@
 // The life of one operation: accepted by Post, scheduled by Flush, delivered (or lost, dropped, refused),
 // executed whole or as a torn copy, completed; and how failures end the other operations of an endpoint.
+#include <xxhash.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -249,6 +252,7 @@ void SimCore::ExpireUnflushed(const WorkerState& worker) {
 void SimCore::Complete(uint64_t id, absl::Status status) {
   auto it = ops_.find(id);
   const Operation& op = it->second;
+  RecordHistory(op, status);
   EndpointState& endpoint = endpoints_.at(op.endpoint);
   WorkerState* worker = FindWorker(endpoint.worker);
   if (op.flushed) {
@@ -270,6 +274,39 @@ void SimCore::FailEndpoint(uint64_t endpoint_id, const absl::Status& reason, con
   // Post order: every in-flight operation was posted before every unflushed one.
   while (!endpoint.in_flight.empty()) Complete(*endpoint.in_flight.begin(), pending_status);
   while (!endpoint.unflushed.empty()) Complete(endpoint.unflushed.front(), pending_status);
+}
+
+void SimCore::RecordHistory(const Operation& op, const absl::Status& status) {
+  struct {
+    int64_t time_ns;
+    uint64_t endpoint, offset, length, expected, operand, old_value;
+    uint32_t node, region;
+    uint8_t type, code;
+  } record;
+  std::memset(&record, 0, sizeof(record));  // its padding is hashed too
+  record.time_ns = absl::ToUnixNanos(now_);
+  record.endpoint = op.endpoint;
+  record.offset = op.offset;
+  record.length = op.length;
+  record.expected = op.expected;
+  record.operand = op.operand;
+  record.old_value = op.old_value != nullptr && status.ok() ? *op.old_value : 0;
+  record.node = op.region.node;
+  record.region = op.region.region;
+  record.type = static_cast<uint8_t>(op.type);
+  record.code = static_cast<uint8_t>(status.code());
+  uint64_t digest = XXH64(&record, sizeof(record), stats_.history_digest);
+  const void* bytes = op.type == OpType::kWrite ? op.source : op.type == OpType::kRead ? op.destination : nullptr;
+  if (bytes != nullptr && status.ok()) digest = XXH64(bytes, op.length, digest);
+  stats_.history_digest = digest;
+  ++stats_.completed;
+  if (options_.trace_history) {
+    fprintf(stderr, "sim op %llu t=%lld ep=%llu %s node=%u region=%u off=%llu len=%llu %s digest=%016llx\n",
+            static_cast<unsigned long long>(stats_.completed), static_cast<long long>(record.time_ns),
+            static_cast<unsigned long long>(op.endpoint), OpTypeName(op.type), op.region.node, op.region.region,
+            static_cast<unsigned long long>(op.offset), static_cast<unsigned long long>(op.length),
+            absl::StatusCodeToString(status.code()).c_str(), static_cast<unsigned long long>(digest));
+  }
 }
 
 }  // namespace fathom::fabric::sim::internal
