@@ -56,6 +56,10 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   std::string EncodeFor(RecordKind kind, Replica& replica);
   std::vector<const WriteEntry*> EntriesOf(const Replica& replica) const;
   // lock_phase.cc
+  // Tells TxnOptions::on_step that the commit reached `step`.
+  void Step(std::string_view step) {
+    if (thread_.options().on_step) thread_.options().on_step(step);
+  }
   void Lock();
   void OnLockReply(size_t primary, absl::StatusOr<LockGrant> versions);
   // A primary refused because a log epoch was closing: unlock, and LOCK again shortly with a new id.

@@ -8,6 +8,7 @@ namespace fathom::txn {
 void CommitOperation::CommitBackups() {
   // Wait for the fabric to complete every COMMIT-BACKUP write (the record is in the backup's memory), not
   // for the backup's CPU, which applies it only at truncation.
+  Step("commit_backup");
   outstanding_ = backups_.size();
   first_error_ = absl::OkStatus();
   if (outstanding_ == 0) return CommitPrimaries();
@@ -44,6 +45,7 @@ void CommitOperation::OnBackupWritten(absl::Status status) {
 }
 
 void CommitOperation::CommitPrimaries() {
+  Step("commit_primary");
   outstanding_ = primaries_.size();
   first_error_ = absl::OkStatus();
   auto self = shared_from_this();
@@ -81,6 +83,7 @@ void CommitOperation::OnPrimaryWritten(absl::Status status) {
         absl::StrCat("COMMIT-PRIMARY reached no primary (", first_error_.message(), "); outcome unknown")));
   }
   // Every primary has its record: the replicas may forget the transaction (lazily).
+  Step("truncate");
   const absl::Time now = thread_.clock().Now();
   for (auto* replicas : {&primaries_, &backups_}) {
     for (Replica& r : *replicas) {
@@ -96,6 +99,7 @@ void CommitOperation::OnPrimaryWritten(absl::Status status) {
 }
 
 void CommitOperation::AbortAll(absl::Status why) {
+  Step("abort");
   // ABORT to every primary that may hold locks and every backup that may hold a record; the room for it
   // was set aside before LOCK, so these never fail for lack of space.
   for (Replica& p : primaries_) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -78,6 +79,10 @@ struct TxnOptions {
   absl::Duration sync_poll_interval = absl::Microseconds(200);
   // Optional: fills this node's backup copies before any handler runs (restart from the SSD log).
   std::function<absl::Status(BackupStore&)> restore_backups;
+  // Tests only (fault points): called on the coordinator's thread as a commit reaches each named step,
+  // before it acts: "lock", "validate", "commit_backup", "commit_primary", "truncate" (every primary
+  // acknowledged), "abort". The replayable simulation stops a node there.
+  std::function<void(std::string_view step)> on_step;
 };
 
 }  // namespace fathom::txn

@@ -17,6 +17,7 @@ void CommitOperation::ValidateReadOnly() {
 }
 
 void CommitOperation::Validate() {
+  Step("validate");
   if (to_validate_.empty()) return OnValidated(absl::OkStatus());
   outstanding_ = to_validate_.size();
   first_error_ = absl::OkStatus();
