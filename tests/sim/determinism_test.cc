@@ -1,0 +1,134 @@
+// The replayable simulation: a three-node cluster with transactions and a KV table on SimFabric, run on
+// one thread from a seed. The same seed twice gives the same history (every fabric operation, so every
+// message, and every workload outcome); faults (drops, and a node stopped at a named commit step) are part
+// of what replays. A failing seed is printed; run it alone with --test_env=FATHOM_SEED=N.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_workload.h"
+
+namespace fathom::sim {
+namespace {
+
+// FATHOM_SEED=N: that seed only; FATHOM_SEEDS=K: seeds 1..K (default 4).
+std::vector<uint64_t> Seeds() {
+  uint64_t value = 0;
+  if (const char* one = std::getenv("FATHOM_SEED"); one != nullptr && absl::SimpleAtoi(one, &value)) return {value};
+  uint64_t count = 4;
+  if (const char* many = std::getenv("FATHOM_SEEDS"); many != nullptr) (void)absl::SimpleAtoi(many, &count);
+  std::vector<uint64_t> seeds;
+  for (uint64_t s = 1; s <= count; ++s) seeds.push_back(s);
+  return seeds;
+}
+
+struct SimRun {
+  uint64_t history = 0;
+  SimWorkloadResult result;
+  uint64_t fabric_operations = 0;
+};
+
+absl::StatusOr<SimRun> RunOnce(SimClusterOptions options, const SimWorkloadOptions& workload) {
+  auto cluster = SimCluster::Start(options);
+  if (!cluster.ok()) return cluster.status();
+  auto result = RunSimWorkload(**cluster, workload, options.seed);
+  if (!result.ok()) return result.status();
+  return SimRun{(*cluster)->history(), *result, (*cluster)->network().stats().completed};
+}
+
+std::string Replay(uint64_t seed) { return absl::StrCat("seed ", seed, " (replay: --test_env=FATHOM_SEED=", seed, ")"); }
+
+TEST(SimDeterminismTest, TheSameSeedGivesTheSameHistory) {
+  std::vector<uint64_t> histories;
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    SimClusterOptions options;
+    options.seed = seed;
+    SimWorkloadOptions workload;
+    absl::StatusOr<SimRun> first = RunOnce(options, workload);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<SimRun> second = RunOnce(options, workload);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the runs diverged";
+    EXPECT_EQ(first->fabric_operations, second->fabric_operations);
+    EXPECT_TRUE(first->result.violations.empty()) << first->result.violations.front();
+    EXPECT_GT(first->result.committed, 0u);
+    EXPECT_GT(first->fabric_operations, 1000u);
+    std::cerr << "[ info ] " << Replay(seed) << ": " << first->fabric_operations << " fabric operations, "
+              << first->result.committed << " transfers committed, history " << std::hex << first->history
+              << std::dec << "\n";
+    histories.push_back(first->history);
+  }
+  // Different seeds schedule differently: the digest sees it.
+  for (size_t i = 1; i < histories.size(); ++i) EXPECT_NE(histories[i], histories[0]);
+}
+
+TEST(SimDeterminismTest, DroppedOperationsReplayToo) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    SimClusterOptions options;
+    options.seed = seed;
+    options.drop_probability = 0.005;
+    SimWorkloadOptions workload;
+    workload.transfers_per_thread = 10;
+    workload.kv_keys = 8;
+    absl::StatusOr<SimRun> first = RunOnce(options, workload);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<SimRun> second = RunOnce(options, workload);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the runs diverged";
+    EXPECT_TRUE(first->result.violations.empty()) << first->result.violations.front();
+  }
+}
+
+// Node 3 stops the moment a commit it coordinates reaches COMMIT-PRIMARY (its backups hold the records,
+// no primary has been told). The rest of the cluster goes on with what does not need node 3 — accounts
+// on node 1, whose backup is node 2 — and the whole run, stop included, replays.
+TEST(SimDeterminismTest, ANodeStoppedAtACommitStepReplays) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    auto run = [seed]() -> absl::StatusOr<std::pair<SimRun, bool>> {
+      SimCluster* raw = nullptr;
+      bool stopped = false;
+      SimClusterOptions options;
+      options.seed = seed;
+      options.on_step = [&](uint32_t node, std::string_view step) {
+        if (node == 3 && step == "commit_primary" && !stopped) {
+          stopped = true;
+          raw->Stop(3);
+        }
+      };
+      auto cluster = SimCluster::Start(options);
+      if (!cluster.ok()) return cluster.status();
+      raw = cluster->get();
+      // Node 3 coordinates transfers between node-1 accounts until it is stopped; nodes 1 and 2 keep
+      // transferring between the same accounts.
+      SimWorkloadOptions workload;
+      workload.account_nodes = {1};
+      workload.kv_keys = 0;
+      workload.transfers_per_thread = 6;
+      auto result = RunSimWorkload(**cluster, workload, seed);
+      if (!result.ok()) return result.status();
+      return std::make_pair(SimRun{(*cluster)->history(), *result, (*cluster)->network().stats().completed}, stopped);
+    };
+    absl::StatusOr<std::pair<SimRun, bool>> first = run();
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<std::pair<SimRun, bool>> second = run();
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_TRUE(first->second) << "node 3 never reached COMMIT-PRIMARY";
+    EXPECT_EQ(first->first.history, second->first.history) << "the runs diverged";
+    EXPECT_GT(first->first.result.committed, 0u);
+    // Without recovery the stopped coordinator's locks stay: what issue "Recovery" is to fix (then the
+    // audit must pass here).
+    std::cerr << "[ info ] " << Replay(seed) << ": " << first->first.result.committed << " transfers committed, "
+              << first->first.result.failed << " failed; audit: "
+              << (first->first.result.audit_blocked.empty() ? "ran" : first->first.result.audit_blocked) << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace fathom::sim
