@@ -31,20 +31,22 @@ absl::Status NodeThread::Start() {
   return absl::OkStatus();
 }
 
-bool NodeThread::Await(absl::Mutex& mu, const absl::Condition& done, absl::Duration timeout) {
+bool NodeThread::Await(absl::Mutex& mu, absl::CondVar& cv, const std::function<bool()>& done,
+                       absl::Duration timeout) {
   if (config_.executor != nullptr) {
     return config_.executor->RunUntil(
         [&] {
           MutexLock lock(&mu);
-          return done.Eval();
+          return done();
         },
         timeout);
   }
+  const absl::Time deadline = absl::Now() + timeout;  // a real thread waits in real time
   MutexLock lock(&mu);
-  TsanRelease(&mu);
-  const bool finished = mu.AwaitWithTimeout(done, timeout);
-  TsanAcquire(&mu);
-  return finished;
+  while (!done()) {
+    if (WaitWithDeadline(&cv, &mu, deadline)) return done();
+  }
+  return true;
 }
 
 void NodeThread::Stop() {

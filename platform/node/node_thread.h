@@ -120,8 +120,9 @@ class NodeThread {
   void Loop();
   // Tears down the thread's state, on the thread that ran it (Loop's end, or Stop with an executor).
   void TearDown();
-  // Waits (bounded by `timeout`) until `done` holds under `mu`: on the mutex, or by pumping the executor.
-  bool Await(absl::Mutex& mu, const absl::Condition& done, absl::Duration timeout);
+  // Waits (bounded by `timeout`) until `done` holds under `mu`: on `cv` (signalled by whoever makes it
+  // true), or by pumping the executor.
+  bool Await(absl::Mutex& mu, absl::CondVar& cv, const std::function<bool()>& done, absl::Duration timeout);
   // Runs the queued tasks; returns how many.
   size_t RunTasks();
 
@@ -155,6 +156,9 @@ absl::StatusOr<T> NodeThread::StartAndWait(absl::AnyInvocable<void(std::function
                                            absl::Duration timeout) {
   struct Shared {
     absl::Mutex mu;
+    // A CondVar, not an absl::Condition: the Mutex evaluates a Condition on the unlocking thread, which
+    // would read the waiter's stack behind ThreadSanitizer's back.
+    absl::CondVar cv;
     std::optional<absl::StatusOr<T>> result ABSL_GUARDED_BY(mu);
   };
   auto shared = std::make_shared<Shared>();
@@ -164,13 +168,13 @@ absl::StatusOr<T> NodeThread::StartAndWait(absl::AnyInvocable<void(std::function
     if (!r.ok()) r = absl::Status(r.status().code(), std::string(r.status().message()));
     MutexLock lock(&shared->mu);
     if (!shared->result.has_value()) shared->result = std::move(r);
+    shared->cv.Signal();
   };
   if (!Post([start = std::move(start), done]() mutable { start(done); })) {
     return absl::UnavailableError(absl::StrCat("node thread ", config_.index, " is stopped"));
   }
   const bool finished = Await(
-      shared->mu,
-      absl::Condition(+[](std::optional<absl::StatusOr<T>>* r) { return r->has_value(); }, &shared->result),
+      shared->mu, shared->cv, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return shared->result.has_value(); },
       timeout);
   MutexLock lock(&shared->mu);
   if (!finished) {
