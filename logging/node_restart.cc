@@ -65,9 +65,12 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
       }
       continue;
     }
-    auto holders = replicas.BackupsOf(region);
+    // As listed, members or not: a backup that has left since does not change what this node held.
+    auto holders = replicas.ReplicasOf(region);
     if (!holders.ok()) return holders.status();
-    if (std::find(holders->begin(), holders->end(), self) != holders->end()) restore.backup_regions.insert(region);
+    if (std::find(holders->backups.begin(), holders->backups.end(), self) != holders->backups.end()) {
+      restore.backup_regions.insert(region);
+    }
   }
   // Backup copies are laid out as their primary's region: its size comes from the join.
   absl::Status sized = node.RunOnThread(0, [&](node::NodeThread& thread) -> absl::Status {
