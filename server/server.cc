@@ -262,7 +262,12 @@ absl::Status Server::FollowConfiguration() {
   txn::TransactionService* service = txns_.get();
   logging::ObjectLog* node_log = log_.get();
   const uint32_t id = id_;
-  txn_subscription_ = coordinator_->Subscribe([service, id, node_log](const coordinator::Configuration& configuration) {
+  memory::RegionDirectory* regions = &node_->region_directory();
+  txn_subscription_ = coordinator_->Subscribe([service, id, node_log,
+                                               regions](const coordinator::Configuration& configuration) {
+    // The placement first (StartFollower's subscription, registered later, runs after this one): log
+    // epochs take their members from it.
+    regions->Set(coordinator::RegionMapOf(configuration));
     std::vector<uint32_t> data = coordinator::DataMemberIds(configuration);
     const bool member = std::find(data.begin(), data.end(), id) != data.end();
     if (node_log != nullptr && member) node_log->RecordMembers({configuration.epoch(), data});
