@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "platform/memory/region_map.h"
 #include "txn/commit.h"
 
 namespace fathom::txn {
@@ -29,6 +30,8 @@ void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, bool
 }
 
 absl::Status CommitOperation::Plan() {
+  // One map for the whole plan (nothing below asks the thread for it again, so it stays current).
+  const memory::RegionMap& map = thread_.replicas();
   // The transaction is finished: its buffered payloads move into the records.
   for (auto& [address, write] : tx_->writes) {
     WriteEntry entry;
@@ -42,10 +45,15 @@ absl::Status CommitOperation::Plan() {
     const size_t index = writes_.size();
     writes_.push_back(std::move(entry));
     const uint32_t region = write.ref.address.region;
-    // BackupsOf first: it is Unavailable unless the primary and every backup are members.
-    auto backups = thread_.replicas().BackupsOf(region);
-    if (!backups.ok()) return backups.status();
-    ReplicaFor(primaries_, *thread_.replicas().PrimaryOf(region), thread_.node_id()).entries.push_back(index);
+    // BackupsOf first: it is Unavailable unless the primary and every backup are members. A region the
+    // map does not list is Unavailable too (Commit returns only what txn.h lists).
+    auto backups = map.BackupsOf(region);
+    auto primary = map.PrimaryOf(region);
+    if (!backups.ok() || !primary.ok()) {
+      const absl::Status why = backups.ok() ? primary.status() : backups.status();
+      return absl::IsNotFound(why) ? absl::UnavailableError(why.message()) : why;
+    }
+    ReplicaFor(primaries_, *primary, thread_.node_id()).entries.push_back(index);
     for (uint32_t backup : *backups) ReplicaFor(backups_, backup, thread_.node_id()).entries.push_back(index);
   }
   for (const auto& [address, read] : tx_->reads) {
