@@ -80,7 +80,8 @@ class NodeThread {
   absl::Status RunAndWait(absl::AnyInvocable<absl::Status()> task, absl::Duration timeout);
 
   // One turn of the event loop (completions, rings, tasks, pollers); returns how much it did. Only an
-  // Executor calls it, never two at once.
+  // Executor calls it, never two at once, and never from inside a turn (a task must not wait for a node
+  // thread's result, nor Stop its own thread: as with a thread of its own, that cannot finish).
   size_t Turn();
 
   int index() const { return config_.index; }
@@ -97,7 +98,7 @@ class NodeThread {
   void AddPoller(absl::AnyInvocable<size_t()> poll) { pollers_.push_back(std::move(poll)); }
   PeerConnection* peer(uint32_t node_id);
   // Who holds what (memory/region_map.h), as of the node's latest configuration: taken anew only when the
-  // node's RegionDirectory changed.
+  // node's RegionDirectory changed. The reference lasts until the next call (which may replace the map).
   const memory::RegionMap& region_map();
   // Where a one-sided operation on `region` goes: the endpoint to its primary (region_map()) and the region
   // as imported from that node. NotFound: the region is in no placement; Unavailable: not connected to its

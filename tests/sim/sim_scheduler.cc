@@ -18,7 +18,7 @@ void SimScheduler::Resume(node::NodeThread* thread) { frozen_.erase(thread); }
 
 size_t SimScheduler::Round() {
   ++rounds_;
-  // A copy: a turn may stop a node (and Remove its threads).
+  // A copy: a turn may freeze a node (SimCluster::Stop), and frozen threads are skipped below.
   std::vector<node::NodeThread*> order = threads_;
   std::shuffle(order.begin(), order.end(), random_);
   size_t work = 0;
