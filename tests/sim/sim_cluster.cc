@@ -5,6 +5,9 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/admission.h"
+#include "coordinator/membership.h"
+#include "coordinator/placement.h"
 
 namespace fathom::sim {
 namespace {
@@ -63,6 +66,17 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
       if (absl::Status s = cluster->nodes_[a]->JoinInProcess(*cluster->nodes_[b]); !s.ok()) return s;
     }
   }
+  // The CM admits the members in id order (one configuration change here, one per join in a real cluster:
+  // the placement comes out the same, as AdmitMember places a member's regions when it joins).
+  for (const auto& node : cluster->nodes_) {
+    coordinator::MemberInfo member =
+        coordinator::MemberInfoFor(*node, node->options().memory_bytes, coordinator::FABRIC_KIND_SIM);
+    member.set_backups_per_region(static_cast<uint32_t>(options.backups));
+    if (absl::Status s = coordinator::AdmitMember(&cluster->configuration_, member); !s.ok()) return s;
+  }
+  cluster->configuration_.set_epoch(1);
+  cluster->configuration_.set_manager_id(1);
+  cluster->PublishPlacement();
   for (int i = 0; i < options.nodes; ++i) {
     txn::TxnOptions txn;
     txn.backups = options.backups;
@@ -85,6 +99,30 @@ void SimCluster::Stop(uint32_t id) {
     if (thread.ok()) scheduler_->Freeze(*thread);
   }
   network_->Crash(id);
+}
+
+void SimCluster::PublishPlacement() {
+  const memory::RegionMap map = coordinator::RegionMapOf(configuration_);
+  for (const auto& node : nodes_) {
+    if (!stopped(node->id())) node->region_directory().Set(map);
+  }
+}
+
+absl::Status SimCluster::RemoveMember(uint32_t id) {
+  if (!coordinator::RemoveMember(&configuration_, id)) {
+    return absl::NotFoundError(absl::StrCat("node ", id, " is not a member"));
+  }
+  configuration_.set_epoch(configuration_.epoch() + 1);
+  if (configuration_.manager_id() == id) {
+    const std::vector<uint32_t> left = coordinator::DataMemberIds(configuration_);
+    configuration_.set_manager_id(left.empty() ? 0 : left.front());
+  }
+  PublishPlacement();
+  for (const auto& node : nodes_) {
+    if (node->id() == id || stopped(node->id())) continue;
+    if (absl::Status s = node->Disconnect(id); !s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  return absl::OkStatus();
 }
 
 void SimCluster::Record(std::string_view event) {

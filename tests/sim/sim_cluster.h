@@ -11,8 +11,11 @@
 //   cluster->Record("transfer 3 -> 5: OK");       // into the history
 //   uint64_t digest = cluster->history();
 //
-// Membership is static (every node joins every other in process; regions placed by the static rule);
-// the coordinator's part is not simulated yet.
+// Who holds each region is the configuration manager's placement: the nodes are admitted to a
+// configuration one by one (coordinator::AdmitMember, as the CM does when they join) and every node's
+// region map is that configuration's (RegionMapOf). RemoveMember makes the change the CM makes when a
+// member's lease lapses. Not simulated yet: the CM itself (leases, its election, ZooKeeper), the
+// membership follower and log epochs; every node joins every other in process at the start.
 #ifndef FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 #define FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 
@@ -26,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "coordinator/configuration.h"
 #include "kv/catalog.h"
 #include "platform/fabric/sim/sim_fabric.h"
 #include "platform/node/node.h"
@@ -65,6 +69,12 @@ class SimCluster {
   void Stop(uint32_t id);
   bool stopped(uint32_t id) const { return stopped_.contains(id); }
 
+  // The configuration every node follows (epoch 1 after the start, one more per change).
+  const coordinator::Configuration& configuration() const { return configuration_; }
+  // Removes member `id` from the configuration, as the CM does when its lease lapses, and gives every
+  // other node the new configuration's placement (and drops its connection to `id`). No replica moves.
+  absl::Status RemoveMember(uint32_t id);
+
   // Adds a workload event to the history.
   void Record(std::string_view event);
   // The fabric's history digest combined with the recorded events.
@@ -72,6 +82,8 @@ class SimCluster {
 
  private:
   explicit SimCluster(const SimClusterOptions& options);
+  // Every running node's region map becomes the configuration's placement.
+  void PublishPlacement();
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;
@@ -81,6 +93,7 @@ class SimCluster {
   kv::InProcessCatalog catalog_;
   uint64_t events_digest_ = 0;
   std::set<uint32_t> stopped_;
+  coordinator::Configuration configuration_;
 };
 
 }  // namespace fathom::sim
