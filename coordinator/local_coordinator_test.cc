@@ -1,4 +1,5 @@
 #include "coordinator/local_coordinator.h"
+#include "coordinator/allocation.h"
 #include "coordinator/placement.h"
 
 #include <atomic>
@@ -220,6 +221,20 @@ TEST(LocalCoordinatorTest, AnExpiredMemberIsRemovedUntilItJoinsAgain) {
   again.set_incarnation(103);
   ASSERT_TRUE(nodes[2]->Join(again).ok());
   EXPECT_EQ(Ids(service.configuration()), (std::vector<uint32_t>{1, 2, 3}));
+}
+
+
+TEST(AllocationTest, RegionIdsStopBelowMembersOwnRegions) {
+  Configuration config;
+  *config.add_members() = Member(1);
+  config.set_next_region_id((1u << 16) - 1);
+  RegionAllocation last;
+  ASSERT_TRUE(AllocateRegionMutation(4096, 1, &last)(config).ok());
+  EXPECT_EQ(last.region_id, (1u << 16) - 1);
+  RegionAllocation next;
+  const absl::Status refused = AllocateRegionMutation(4096, 1, &next)(config);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_EQ(config.regions_size(), 1);
 }
 
 }  // namespace
