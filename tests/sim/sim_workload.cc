@@ -131,14 +131,15 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
       outcomes->pending[node] += 2;
       const std::string who = absl::StrCat("node ", node, " thread ", t);
       absl::Status posted = cluster.txns(node).Post(t, [node, chain, puts, who, outcomes, node_table](txn::TxnThread& thread) {
-        // Transfers one after another; each outcome recorded as it comes.
+        // Transfers one after another; each outcome recorded as it comes. A step holds itself only weakly:
+        // the callback in flight keeps it alive, and the chain is freed when it ends.
         auto next = std::make_shared<std::function<void(size_t)>>();
-        *next = [&thread, node, chain, who, outcomes, next](size_t i) {
+        *next = [&thread, node, chain, who, outcomes, weak = std::weak_ptr(next)](size_t i) {
           if (i == chain.size()) {
             --outcomes->pending[node];
             return;
           }
-          RunTransfer(thread, chain[i], [who, outcomes, next, i](absl::Status s) {
+          RunTransfer(thread, chain[i], [who, outcomes, next = weak.lock(), i](absl::Status s) {
             outcomes->events.push_back(absl::StrCat(who, " transfer ", i, ": ", s.ToString()));
             (*next)(i + 1);
           });
@@ -146,11 +147,12 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
         (*next)(0);
         // Puts, then each key read back lock-free.
         auto put = std::make_shared<std::function<void(size_t)>>();
-        *put = [&thread, node, puts, who, outcomes, node_table, put](size_t i) {
+        *put = [&thread, node, puts, who, outcomes, node_table, weak = std::weak_ptr(put)](size_t i) {
           if (i == puts.size()) {
             --outcomes->pending[node];
             return;
           }
+          std::shared_ptr<std::function<void(size_t)>> put = weak.lock();
           node_table.PutAsync(thread, puts[i].first, puts[i].second,
                               [&thread, puts, who, outcomes, node_table, put, i](absl::Status s) {
                                 outcomes->events.push_back(absl::StrCat(who, " put ", puts[i].first, ": ", s.ToString()));
