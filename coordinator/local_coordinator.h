@@ -36,7 +36,9 @@ class LocalCoordinator;
 
 class LocalCoordinationService {
  public:
-  explicit LocalCoordinationService(std::string cluster = "fathom");
+  // `delivery`: kByCaller gives the handles no callback thread; their owner calls DeliverPending.
+  explicit LocalCoordinationService(std::string cluster = "fathom",
+                                    SubscriberList::Mode delivery = SubscriberList::Mode::kOwnThread);
   ~LocalCoordinationService();
 
   std::unique_ptr<LocalCoordinator> NewCoordinator();
@@ -62,6 +64,7 @@ class LocalCoordinationService {
   uint32_t Manager() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string cluster_;
+  const SubscriberList::Mode delivery_;
   mutable absl::Mutex mu_;
   Configuration config_ ABSL_GUARDED_BY(mu_);
   std::vector<LocalCoordinator*> handles_ ABSL_GUARDED_BY(mu_);
@@ -86,9 +89,14 @@ class LocalCoordinator final : public Coordinator {
   CoordinatorState state() const override;
   bool is_manager() const override;
 
+  // Runs the subscriber callbacks queued so far on the calling thread (a service made with
+  // SubscriberList::Mode::kByCaller); returns how many ran.
+  size_t DeliverPending() { return subscribers_.DeliverPending(); }
+
  private:
   friend class LocalCoordinationService;
-  explicit LocalCoordinator(LocalCoordinationService* service) : service_(service) {}
+  LocalCoordinator(LocalCoordinationService* service, SubscriberList::Mode delivery)
+      : service_(service), subscribers_(delivery) {}
 
   LocalCoordinationService* const service_;
   SubscriberList subscribers_;

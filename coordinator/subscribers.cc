@@ -26,7 +26,12 @@ class SubscriberList::Handle final : public Subscription {
   const uint64_t id_;
 };
 
-SubscriberList::SubscriberList() : thread_([this] { Run(); }) { thread_id_ = thread_.get_id(); }
+SubscriberList::SubscriberList(Mode mode) {
+  if (mode == Mode::kByCaller) return;
+  thread_ = std::thread([this] { Run(); });
+  MutexLock lock(&mu_);
+  thread_id_ = thread_.get_id();
+}
 
 SubscriberList::~SubscriberList() {
   {
@@ -34,7 +39,16 @@ SubscriberList::~SubscriberList() {
     stop_ = true;
     cv_.SignalAll();
   }
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+}
+
+size_t SubscriberList::DeliverPending() {
+  if (thread_.joinable()) return 0;
+  MutexLock lock(&mu_);
+  thread_id_ = std::this_thread::get_id();
+  size_t ran = 0;
+  while (!stop_ && !queue_.empty()) ran += DeliverFront();
+  return ran;
 }
 
 void SubscriberList::Publish(const Configuration& config) {
@@ -73,42 +87,46 @@ void SubscriberList::Unsubscribe(uint64_t id) {
 }
 
 void SubscriberList::Run() {
-  // Per subscriber, the last epoch delivered: a subscriber that got the latest at Subscribe skips older
-  // queued ones.
-  std::map<uint64_t, uint64_t> delivered;
   MutexLock lock(&mu_);
   while (true) {
     while (!stop_ && queue_.empty()) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
     if (stop_) return;
-    Delivery d = std::move(queue_.front());
-    queue_.pop_front();
-    std::vector<uint64_t> targets;
-    if (d.only != 0) {
-      targets.push_back(d.only);
-    } else {
-      for (const auto& [id, cb] : callbacks_) targets.push_back(id);
-    }
-    for (uint64_t id : targets) {
-      auto it = callbacks_.find(id);
-      if (it == callbacks_.end()) continue;  // unsubscribed meanwhile
-      uint64_t& last = delivered[id];
-      if (last != 0 && d.config->epoch() <= last) continue;
-      last = d.config->epoch();
-      std::shared_ptr<Coordinator::Callback> cb = it->second;
-      running_ = id;
-      TsanRelease(&mu_);
-      mu_.Unlock();
-      (*cb)(*d.config);
-      mu_.Lock();
-      TsanAcquire(&mu_);
-      running_ = 0;
-      cv_.SignalAll();
-      if (stop_) return;
-    }
-    for (auto it = delivered.begin(); it != delivered.end();) {
-      it = callbacks_.contains(it->first) ? std::next(it) : delivered.erase(it);
-    }
+    DeliverFront();
   }
+}
+
+size_t SubscriberList::DeliverFront() {
+  Delivery d = std::move(queue_.front());
+  queue_.pop_front();
+  std::vector<uint64_t> targets;
+  if (d.only != 0) {
+    targets.push_back(d.only);
+  } else {
+    for (const auto& [id, cb] : callbacks_) targets.push_back(id);
+  }
+  size_t ran = 0;
+  for (uint64_t id : targets) {
+    auto it = callbacks_.find(id);
+    if (it == callbacks_.end()) continue;  // unsubscribed meanwhile
+    uint64_t& last = delivered_[id];
+    if (last != 0 && d.config->epoch() <= last) continue;
+    last = d.config->epoch();
+    std::shared_ptr<Coordinator::Callback> cb = it->second;
+    running_ = id;
+    TsanRelease(&mu_);
+    mu_.Unlock();
+    (*cb)(*d.config);
+    mu_.Lock();
+    TsanAcquire(&mu_);
+    running_ = 0;
+    ++ran;
+    cv_.SignalAll();
+    if (stop_) return ran;
+  }
+  for (auto it = delivered_.begin(); it != delivered_.end();) {
+    it = callbacks_.contains(it->first) ? std::next(it) : delivered_.erase(it);
+  }
+  return ran;
 }
 
 }  // namespace fathom::coordinator

@@ -1,5 +1,6 @@
 // SubscriberList: delivers configurations to subscribers on its own thread, in epoch order, never under
-// the owner's locks. Both coordinators use it.
+// the owner's locks. Both coordinators use it. With Delivery::kByCaller it has no thread: whoever owns it
+// calls DeliverPending (the replayable simulation, where one thread runs everything in a seeded order).
 //
 //   SubscriberList subscribers;
 //   auto sub = subscribers.Subscribe([](const Configuration& c) { ... });  // gets the latest first
@@ -22,9 +23,13 @@ namespace fathom::coordinator {
 
 class SubscriberList {
  public:
-  SubscriberList();
+  enum class Mode { kOwnThread, kByCaller };
+  explicit SubscriberList(Mode mode = Mode::kOwnThread);
   ~SubscriberList();  // stops the thread; pending deliveries are dropped
 
+  // kByCaller: delivers everything queued, on the calling thread; returns how many callbacks ran.
+  // Nothing (0) with a thread of its own.
+  size_t DeliverPending();
   // Queues `config` for every subscriber if its epoch is newer than the last one published.
   void Publish(const Configuration& config);
   std::unique_ptr<Subscription> Subscribe(Coordinator::Callback callback);
@@ -39,6 +44,9 @@ class SubscriberList {
   };
   void Unsubscribe(uint64_t id);
   void Run();
+  // Delivers the queue's first entry to its subscribers (mu_ released around each callback); returns how
+  // many callbacks ran.
+  size_t DeliverFront() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
@@ -48,7 +56,10 @@ class SubscriberList {
   std::deque<Delivery> queue_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const Configuration> latest_ ABSL_GUARDED_BY(mu_);
   uint64_t running_ ABSL_GUARDED_BY(mu_) = 0;  // the subscriber whose callback runs now
-  std::thread::id thread_id_;
+  // Per subscriber, the last epoch delivered: a subscriber that got the latest at Subscribe skips older
+  // queued ones.
+  std::map<uint64_t, uint64_t> delivered_ ABSL_GUARDED_BY(mu_);
+  std::thread::id thread_id_ ABSL_GUARDED_BY(mu_);  // the delivering thread
   std::thread thread_;
 };
 
