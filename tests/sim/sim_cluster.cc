@@ -2,10 +2,10 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/admission.h"
 #include "coordinator/membership.h"
 #include "coordinator/placement.h"
 
@@ -19,10 +19,17 @@ constexpr char kToken[] = "sim-cluster-token-0123456789abcdef";
 SimCluster::SimCluster(const SimClusterOptions& options) : options_(options) {}
 
 SimCluster::~SimCluster() {
-  // Nodes stop (and their threads tear down) while the scheduler and the network still exist.
+  // Leases and subscriptions go before the nodes they call into; the coordinator handles after them
+  // (each one's destruction is its session ending), the service last. Nodes stop (and their threads tear
+  // down) while the scheduler and the network still exist.
+  for (auto& lease : leases_) lease->Stop();
+  subscriptions_.clear();
   services_.clear();
   for (auto& node : nodes_) node->Stop();
+  coordinators_.clear();
+  leases_.clear();
   nodes_.clear();
+  service_.reset();
 }
 
 absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOptions& options) {
@@ -38,6 +45,8 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
   sim.torn_copies = options.torn_copies;
   sim.trace_history = options.trace_history || std::getenv("FATHOM_SIM_TRACE") != nullptr;
   cluster->network_ = std::make_unique<fabric::sim::SimNetwork>(sim);
+  cluster->service_ = std::make_unique<coordinator::LocalCoordinationService>(
+      "sim", coordinator::SubscriberList::Mode::kByCaller);
   // The scheduler's order comes from the seed too, but not from the fabric's generator: a change in how
   // often one draws does not shift the other.
   cluster->scheduler_ = std::make_unique<SimScheduler>(cluster->network_.get(), options.seed * 0x9e3779b97f4a7c15ULL + 1);
@@ -57,6 +66,12 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
     node.executor = cluster->scheduler_.get();
     node.incarnation = options.seed * 1000 + id;  // what a real process draws at random
     node.call_timeout = absl::Seconds(10);        // virtual time
+    coordinator::LeaseOptions lease;
+    lease.period = options.lease_period;
+    lease.clock = &cluster->network_->clock();
+    lease.background = false;  // ticked by the scheduler
+    cluster->leases_.push_back(std::make_unique<coordinator::LeaseAgent>(lease));
+    cluster->leases_.back()->InstallHandler(&node);
     auto started = node::Node::Start(node, std::move(*fabric));
     if (!started.ok()) return started.status();
     cluster->nodes_.push_back(std::move(*started));
@@ -66,17 +81,29 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
       if (absl::Status s = cluster->nodes_[a]->JoinInProcess(*cluster->nodes_[b]); !s.ok()) return s;
     }
   }
-  // The CM admits the members in id order (one configuration change here, one per join in a real cluster:
-  // the placement comes out the same, as AdmitMember places a member's regions when it joins).
-  for (const auto& node : cluster->nodes_) {
+  // Every node joins the configuration in id order (node 1 is the CM; it places each member's regions as
+  // it joins), follows it, and takes a lease.
+  for (int i = 0; i < options.nodes; ++i) {
+    node::Node& node = *cluster->nodes_[i];
+    cluster->coordinators_.push_back(cluster->service_->NewCoordinator());
+    cluster->followed_members_.emplace_back();
+    cluster->applied_epoch_.push_back(0);
     coordinator::MemberInfo member =
-        coordinator::MemberInfoFor(*node, node->options().memory_bytes, coordinator::FABRIC_KIND_SIM);
+        coordinator::MemberInfoFor(node, node.options().memory_bytes, coordinator::FABRIC_KIND_SIM);
     member.set_backups_per_region(static_cast<uint32_t>(options.backups));
-    if (absl::Status s = coordinator::AdmitMember(&cluster->configuration_, member); !s.ok()) return s;
+    if (absl::Status s = cluster->coordinators_[i]->Join(member); !s.ok()) return s;
+    SimCluster* raw = cluster.get();
+    cluster->subscriptions_.push_back(cluster->coordinators_[i]->Subscribe(
+        [raw, i](const coordinator::Configuration& configuration) { raw->Follow(i, configuration); }));
   }
-  cluster->configuration_.set_epoch(1);
-  cluster->configuration_.set_manager_id(1);
-  cluster->PublishPlacement();
+  for (int i = 0; i < options.nodes; ++i) {
+    if (absl::Status s = cluster->leases_[i]->Start(cluster->nodes_[i].get(), cluster->coordinators_[i].get());
+        !s.ok()) {
+      return s;
+    }
+  }
+  // The placement is every node's region map before its transaction layer starts.
+  for (auto& handle : cluster->coordinators_) handle->DeliverPending();
   for (int i = 0; i < options.nodes; ++i) {
     txn::TxnOptions txn;
     txn.backups = options.backups;
@@ -88,6 +115,7 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
     if (!service.ok()) return service.status();
     cluster->services_.push_back(std::move(*service));
   }
+  cluster->scheduler_->AddBackground([raw = cluster.get()] { return raw->Background(); });
   return cluster;
 }
 
@@ -101,28 +129,39 @@ void SimCluster::Stop(uint32_t id) {
   network_->Crash(id);
 }
 
-void SimCluster::PublishPlacement() {
-  const memory::RegionMap map = coordinator::RegionMapOf(configuration_);
-  for (const auto& node : nodes_) {
-    if (!stopped(node->id())) node->region_directory().Set(map);
+void SimCluster::Follow(size_t index, const coordinator::Configuration& configuration) {
+  node::Node& node = *nodes_[index];
+  node.region_directory().Set(coordinator::RegionMapOf(configuration));
+  // Precise membership: a member that left is heard no more.
+  std::vector<uint32_t> members = coordinator::DataMemberIds(configuration);
+  for (uint32_t was : followed_members_[index]) {
+    if (was == node.id() || std::find(members.begin(), members.end(), was) != members.end()) continue;
+    absl::Status s = node.Disconnect(was);
+    Record(absl::StrCat("node ", node.id(), " disconnects node ", was, ": ", s.ToString()));
   }
+  followed_members_[index] = std::move(members);
+  applied_epoch_[index] = configuration.epoch();
+  Record(absl::StrCat("node ", node.id(), " applies configuration ", configuration.epoch()));
 }
 
-absl::Status SimCluster::RemoveMember(uint32_t id) {
-  if (!coordinator::RemoveMember(&configuration_, id)) {
-    return absl::NotFoundError(absl::StrCat("node ", id, " is not a member"));
+size_t SimCluster::Background() {
+  size_t work = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!stopped(nodes_[i]->id())) work += coordinators_[i]->DeliverPending();
   }
-  configuration_.set_epoch(configuration_.epoch() + 1);
-  if (configuration_.manager_id() == id) {
-    const std::vector<uint32_t> left = coordinator::DataMemberIds(configuration_);
-    configuration_.set_manager_id(left.empty() ? 0 : left.front());
+  // Lease ticks as a real agent's thread runs them: twice per renewal interval (lease_agent.cc).
+  const absl::Time now = network_->clock().Now();
+  if (now < next_lease_tick_) return work;
+  next_lease_tick_ = now + options_.lease_period / 8;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!stopped(nodes_[i]->id())) leases_[i]->Tick();
   }
-  PublishPlacement();
-  for (const auto& node : nodes_) {
-    if (node->id() == id || stopped(node->id())) continue;
-    if (absl::Status s = node->Disconnect(id); !s.ok() && !absl::IsNotFound(s)) return s;
-  }
-  return absl::OkStatus();
+  return work;
+}
+
+absl::Status SimCluster::EndSession(uint32_t id) {
+  if (id < 1 || id > coordinators_.size()) return absl::NotFoundError(absl::StrCat("no node ", id));
+  return coordinators_[id - 1]->Leave();
 }
 
 void SimCluster::Record(std::string_view event) {

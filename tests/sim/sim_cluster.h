@@ -11,11 +11,14 @@
 //   cluster->Record("transfer 3 -> 5: OK");       // into the history
 //   uint64_t digest = cluster->history();
 //
-// Who holds each region is the configuration manager's placement: the nodes are admitted to a
-// configuration one by one (coordinator::AdmitMember, as the CM does when they join) and every node's
-// region map is that configuration's (RegionMapOf). RemoveMember makes the change the CM makes when a
-// member's lease lapses. Not simulated yet: the CM itself (leases, its election, ZooKeeper), the
-// membership follower and log epochs; every node joins every other in process at the start.
+// The coordinator runs in the simulation too: a LocalCoordinationService plays ZooKeeper, every node joins
+// it through its own LocalCoordinator (the first to join is the configuration manager, CM, which places
+// every region: coordinator::AdmitMember), holds a lease (LeaseAgent, ticked by the scheduler in virtual
+// time), and follows each configuration as a server does: the placement becomes its region map, and
+// members that left are disconnected. So a stopped node's lease lapses and the CM removes it, in the same
+// virtual instant every run. Not simulated yet: ZooKeeper's sessions and the CM's election (the first
+// node stays CM; stopping it stops configuration changes), rejoining, log epochs and the SSD log. Nodes
+// connect to each other in process at the start.
 #ifndef FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 #define FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 
@@ -30,6 +33,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "coordinator/configuration.h"
+#include "coordinator/lease_agent.h"
+#include "coordinator/local_coordinator.h"
 #include "kv/catalog.h"
 #include "platform/fabric/sim/sim_fabric.h"
 #include "platform/node/node.h"
@@ -47,6 +52,9 @@ struct SimClusterOptions {
   absl::Duration min_latency = absl::Microseconds(1);
   absl::Duration max_latency = absl::Microseconds(5);
   bool torn_copies = true;
+  // Virtual time: a stopped member is removed a lease period (plus up to half a renewal interval) after
+  // its last renewal.
+  absl::Duration lease_period = absl::Milliseconds(40);
   bool trace_history = false;  // SimOptions::trace_history
   // Called at every named step of the commit protocol on every node (TxnOptions::on_step).
   std::function<void(uint32_t node, std::string_view step)> on_step;
@@ -69,11 +77,14 @@ class SimCluster {
   void Stop(uint32_t id);
   bool stopped(uint32_t id) const { return stopped_.contains(id); }
 
-  // The configuration every node follows (epoch 1 after the start, one more per change).
-  const coordinator::Configuration& configuration() const { return configuration_; }
-  // Removes member `id` from the configuration, as the CM does when its lease lapses, and gives every
-  // other node the new configuration's placement (and drops its connection to `id`). No replica moves.
-  absl::Status RemoveMember(uint32_t id);
+  // The committed configuration (what ZooKeeper holds).
+  coordinator::Configuration configuration() const { return service_->configuration(); }
+  // The epoch of the last configuration node `id` has applied.
+  uint64_t applied_epoch(uint32_t id) const { return applied_epoch_.at(id - 1); }
+  // Member `id`'s coordinator session ends (as when ZooKeeper expires it): it leaves the configuration at
+  // once. The running nodes apply the change on the scheduler's next round.
+  absl::Status EndSession(uint32_t id);
+  coordinator::LeaseAgent& lease(uint32_t id) { return *leases_.at(id - 1); }
 
   // Adds a workload event to the history.
   void Record(std::string_view event);
@@ -82,8 +93,11 @@ class SimCluster {
 
  private:
   explicit SimCluster(const SimClusterOptions& options);
-  // Every running node's region map becomes the configuration's placement.
-  void PublishPlacement();
+  // What a server does with a configuration (server/server.cc): its placement becomes the node's region
+  // map, and members that left are disconnected.
+  void Follow(size_t index, const coordinator::Configuration& configuration);
+  // The scheduler's background work: configuration deliveries and lease ticks of the running nodes.
+  size_t Background();
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;
@@ -93,7 +107,14 @@ class SimCluster {
   kv::InProcessCatalog catalog_;
   uint64_t events_digest_ = 0;
   std::set<uint32_t> stopped_;
-  coordinator::Configuration configuration_;
+  std::unique_ptr<coordinator::LocalCoordinationService> service_;
+  // Per node (index id - 1).
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
+  std::vector<std::unique_ptr<coordinator::LeaseAgent>> leases_;
+  std::vector<std::unique_ptr<coordinator::Subscription>> subscriptions_;
+  std::vector<std::vector<uint32_t>> followed_members_;  // the data members of the last applied one
+  std::vector<uint64_t> applied_epoch_;
+  absl::Time next_lease_tick_ = absl::InfinitePast();
 };
 
 }  // namespace fathom::sim

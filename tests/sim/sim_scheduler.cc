@@ -13,6 +13,8 @@ void SimScheduler::Remove(node::NodeThread* thread) {
   frozen_.erase(thread);
 }
 
+void SimScheduler::AddBackground(std::function<size_t()> work) { background_.push_back(std::move(work)); }
+
 void SimScheduler::Freeze(node::NodeThread* thread) { frozen_.insert(thread); }
 void SimScheduler::Resume(node::NodeThread* thread) { frozen_.erase(thread); }
 
@@ -26,6 +28,11 @@ size_t SimScheduler::Round() {
     if (frozen_.contains(thread)) continue;
     if (std::find(threads_.begin(), threads_.end(), thread) == threads_.end()) continue;
     work += thread->Turn();
+  }
+  if (!in_background_) {
+    in_background_ = true;
+    for (auto& run : background_) work += run();
+    in_background_ = false;
   }
   if (work > 0) {
     // Work takes time too: a thread that polls for something only time brings (a lock held by a stopped

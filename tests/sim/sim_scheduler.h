@@ -40,6 +40,10 @@ class SimScheduler final : public node::Executor {
 
   // Runs rounds for `d` of virtual time.
   void RunFor(absl::Duration d);
+  // Runs `work` once per round, after the node threads' turns (the coordinator's deliveries, lease ticks),
+  // in the order added; it returns how much it did. A wait that background work starts runs rounds without
+  // it (background work never runs inside itself).
+  void AddBackground(std::function<size_t()> work);
   // A stopped thread gets no more turns (a node frozen at a protocol step); Resume gives them back.
   void Freeze(node::NodeThread* thread);
   void Resume(node::NodeThread* thread);
@@ -53,6 +57,8 @@ class SimScheduler final : public node::Executor {
   std::mt19937_64 random_;
   std::vector<node::NodeThread*> threads_;  // in the order they were added
   std::set<node::NodeThread*> frozen_;
+  std::vector<std::function<size_t()>> background_;
+  bool in_background_ = false;
   uint64_t rounds_ = 0;
   absl::Duration idle_step_ = kIdleStep;
 };
