@@ -21,7 +21,8 @@ SimCluster::SimCluster(const SimClusterOptions& options) : options_(options) {}
 SimCluster::~SimCluster() {
   // Leases and subscriptions go before the nodes they call into; the coordinator handles after them
   // (each one's destruction is its session ending), the service last. Nodes stop (and their threads tear
-  // down) while the scheduler and the network still exist.
+  // down) while the scheduler and the network still exist; rounds they run meanwhile do no background work.
+  tearing_down_ = true;
   for (auto& lease : leases_) lease->Stop();
   subscriptions_.clear();
   services_.clear();
@@ -145,6 +146,7 @@ void SimCluster::Follow(size_t index, const coordinator::Configuration& configur
 }
 
 size_t SimCluster::Background() {
+  if (tearing_down_) return 0;
   size_t work = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (!stopped(nodes_[i]->id())) work += coordinators_[i]->DeliverPending();

@@ -115,6 +115,7 @@ class SimCluster {
   std::vector<std::vector<uint32_t>> followed_members_;  // the data members of the last applied one
   std::vector<uint64_t> applied_epoch_;
   absl::Time next_lease_tick_ = absl::InfinitePast();
+  bool tearing_down_ = false;
 };
 
 }  // namespace fathom::sim
