@@ -2,31 +2,19 @@
 // one thread from a seed. The same seed twice gives the same history (every fabric operation, so every
 // message, and every workload outcome); faults (drops, and a node stopped at a named commit step) are part
 // of what replays. A failing seed is printed; run it alone with --test_env=FATHOM_SEED=N.
-#include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/configuration.h"
 #include "platform/memory/global_address.h"
 #include "gtest/gtest.h"
+#include "tests/sim/seeds.h"
 #include "tests/sim/sim_cluster.h"
 #include "tests/sim/sim_workload.h"
 
 namespace fathom::sim {
 namespace {
-
-// FATHOM_SEED=N: that seed only; FATHOM_SEEDS=K: seeds 1..K (default 4).
-std::vector<uint64_t> Seeds() {
-  uint64_t value = 0;
-  if (const char* one = std::getenv("FATHOM_SEED"); one != nullptr && absl::SimpleAtoi(one, &value)) return {value};
-  uint64_t count = 4;
-  if (const char* many = std::getenv("FATHOM_SEEDS"); many != nullptr) (void)absl::SimpleAtoi(many, &count);
-  std::vector<uint64_t> seeds;
-  for (uint64_t s = 1; s <= count; ++s) seeds.push_back(s);
-  return seeds;
-}
 
 struct SimRun {
   uint64_t history = 0;
@@ -41,8 +29,6 @@ absl::StatusOr<SimRun> RunOnce(SimClusterOptions options, const SimWorkloadOptio
   if (!result.ok()) return result.status();
   return SimRun{(*cluster)->history(), *result, (*cluster)->network().stats().completed};
 }
-
-std::string Replay(uint64_t seed) { return absl::StrCat("seed ", seed, " (replay: --test_env=FATHOM_SEED=", seed, ")"); }
 
 TEST(SimDeterminismTest, TheSameSeedGivesTheSameHistory) {
   std::vector<uint64_t> histories;
