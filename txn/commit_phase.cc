@@ -78,9 +78,18 @@ void CommitOperation::OnPrimaryWritten(absl::Status status) {
   if (--outstanding_ > 0) return;
   if (!finished_) {
     // No primary took its record; the backups hold it, so recovery would commit it: the outcome is not
-    // known here.
+    // known here. Nothing more goes out: the room set aside for ABORTs goes back.
+    ReleaseLogRoom();
     return Finish(absl::UnavailableError(
         absl::StrCat("COMMIT-PRIMARY reached no primary (", first_error_.message(), "); outcome unknown")));
+  }
+  if (!first_error_.ok()) {
+    // Committed (a primary has its record), but a primary that did not take its COMMIT-PRIMARY still holds
+    // its locks, and the backups' records are what recovery commits its objects from: no replica may
+    // forget the transaction (FaRM truncates only once every primary acknowledged).
+    Step("truncate_withheld");
+    ReleaseLogRoom();
+    return;
   }
   // Every primary has its record: the replicas may forget the transaction (lazily).
   Step("truncate");

@@ -80,8 +80,8 @@ struct TxnOptions {
   // Optional: fills this node's backup copies before any handler runs (restart from the SSD log).
   std::function<absl::Status(BackupStore&)> restore_backups;
   // Tests only (fault points): called on the coordinator's thread as a commit reaches each named step,
-  // before it acts: "lock", "validate", "commit_backup", "commit_primary", "truncate" (every COMMIT-PRIMARY
-  // write completed, at least one of them successfully), "abort". The replayable simulation stops a node there.
+  // before it acts: "lock", "validate", "commit_backup", "commit_primary", "truncate" (every primary
+  // acknowledged), "truncate_withheld" (committed, but a primary did not take its COMMIT-PRIMARY), "abort". The replayable simulation stops a node there.
   std::function<void(std::string_view step)> on_step;
 };
 
