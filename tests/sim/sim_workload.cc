@@ -7,23 +7,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
-#include "platform/base/byte_order.h"
+#include "tests/workloads/support.h"
 #include "txn/run_async.h"
 
 namespace fathom::sim {
 namespace {
 
-std::string Encode(int64_t v) {
-  std::string bytes;
-  AppendU64(bytes, static_cast<uint64_t>(v));
-  return bytes;
-}
-
-absl::StatusOr<int64_t> Decode(const absl::StatusOr<std::string>& bytes) {
-  if (!bytes.ok()) return bytes.status();
-  if (bytes->size() != 8) return absl::DataLossError(absl::StrCat("a balance of ", bytes->size(), " bytes"));
-  return static_cast<int64_t>(LoadU64(bytes->data()));
-}
+using txn::workloads::DecodeInt;
+using txn::workloads::EncodeInt;
 
 struct Transfer {
   object::ObjectRef from, to;
@@ -42,13 +33,13 @@ void RunTransfer(txn::TxnThread& thread, const Transfer& t, txn::DoneCallback do
       [&thread, t](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
         thread.ReadMany(tx, {t.from, t.to}, [&thread, tx, t, body_done](absl::StatusOr<std::vector<std::string>> v) {
           if (!v.ok()) return body_done(v.status());
-          absl::StatusOr<int64_t> from = Decode((*v)[0]);
-          absl::StatusOr<int64_t> to = Decode((*v)[1]);
+          absl::StatusOr<int64_t> from = DecodeInt((*v)[0]);
+          absl::StatusOr<int64_t> to = DecodeInt((*v)[1]);
           if (!from.ok()) return body_done(from.status());
           if (!to.ok()) return body_done(to.status());
           if (*from < t.amount) return body_done(absl::OkStatus());  // commits, moves nothing
-          absl::Status s = thread.Write(*tx, t.from, Encode(*from - t.amount));
-          if (s.ok()) s = thread.Write(*tx, t.to, Encode(*to + t.amount));
+          absl::Status s = thread.Write(*tx, t.from, EncodeInt(*from - t.amount));
+          if (s.ok()) s = thread.Write(*tx, t.to, EncodeInt(*to + t.amount));
           body_done(s);
         });
       },
@@ -88,7 +79,7 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
     for (int i = 0; i < options.accounts; ++i) {
       auto ref = tx.Alloc(8, {.node = account_nodes[i % account_nodes.size()]});
       if (!ref.ok()) return ref.status();
-      if (absl::Status s = tx.Write(*ref, Encode(options.initial_balance)); !s.ok()) return s;
+      if (absl::Status s = tx.Write(*ref, EncodeInt(options.initial_balance)); !s.ok()) return s;
       accounts.push_back(*ref);
     }
     return tx.Commit();
@@ -201,7 +192,9 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
     balances.clear();
     txn::Transaction tx = cluster.txns(1).Begin(0);
     for (const object::ObjectRef& ref : accounts) {
-      absl::StatusOr<int64_t> balance = Decode(tx.Read(ref));
+      absl::StatusOr<std::string> bytes = tx.Read(ref);
+      if (!bytes.ok()) return bytes.status();
+      absl::StatusOr<int64_t> balance = DecodeInt(*bytes);
       if (!balance.ok()) return balance.status();
       balances.push_back(*balance);
     }
