@@ -1,10 +1,10 @@
 // SimScheduler: runs every node thread of a simulated cluster on the calling thread, in an order drawn
 // from a seed, in the SimNetwork's virtual time (node::Executor). One round gives each running thread one
-// turn of its event loop, in a freshly shuffled order; a round in which nobody had work moves virtual time
-// on by an idle step (kIdleStep, doubling over idle rounds up to kMaxIdleStep, like a real node
-// thread's sleep; the fabric runs every event due meanwhile), and a round with work by kBusyRound, so waits end even
-// while a thread polls for what only time brings. Same seed, same calls: the same
-// interleaving, hence the same history.
+// turn of its event loop, in a freshly shuffled order, then runs the background work (AddBackground). A
+// round in which nobody had work moves virtual time on by an idle step (kIdleStep, doubling over idle
+// rounds up to kMaxIdleStep, like a real node thread's sleep; the fabric runs every event due meanwhile),
+// and a round with work by kBusyRound, so waits end even while a thread polls for what only time brings.
+// Same seed, same calls: the same interleaving, hence the same history.
 //
 //   SimScheduler scheduler(&network, seed);
 //   options.executor = &scheduler;               // NodeOptions of every node
