@@ -98,9 +98,9 @@ void CommitOperation::OnPrimaryWritten(absl::Status status) {
     for (Replica& r : *replicas) {
       if (r.local) {
         const uint64_t counter = id_.counter;
-        thread_.participant().Truncate(id_.node, id_.thread, {&counter, 1});
+        thread_.participant().Truncate(id_.epoch, id_.node, id_.thread, {&counter, 1});
       } else {
-        thread_.truncator().Add(r.node, id_.counter, now);
+        thread_.truncator().Add(r.node, id_.epoch, id_.counter, now);
       }
     }
   }

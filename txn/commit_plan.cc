@@ -76,11 +76,11 @@ absl::Status CommitOperation::SetAsideLogRoom() {
   }
   for (Replica& b : backups_) {
     if (b.local) continue;
-    b.truncated = thread_.truncator().Take(b.node, 256);
+    b.truncated = thread_.truncator().Take(b.node, id_.epoch, 256);
     const std::vector<size_t> sizes = {RecordSize(b.truncated.size(), EntriesOf(b)), RecordSize(0)};
     auto room = thread_.messenger().SetAside(b.node, sizes);
     if (!room.ok()) {
-      thread_.truncator().PutBack(b.node, b.truncated, now);
+      thread_.truncator().PutBack(b.node, id_.epoch, b.truncated, now);
       b.truncated.clear();
       return absl::IsResourceExhausted(room.status()) ? absl::AbortedError("log full") : room.status();
     }
@@ -95,7 +95,7 @@ void CommitOperation::ReleaseLogRoom() {
     for (Replica& r : *replicas) {
       if (r.set_aside != 0) thread_.messenger().ReleaseSetAside(r.node, r.set_aside);
       r.set_aside = 0;
-      if (!r.truncated.empty()) thread_.truncator().PutBack(r.node, r.truncated, now);
+      if (!r.truncated.empty()) thread_.truncator().PutBack(r.node, id_.epoch, r.truncated, now);
       r.truncated.clear();
     }
   }

@@ -30,7 +30,7 @@ void CommitOperation::Lock() {
       OnLockReply(i, thread_.participant().Lock(RecordFor(RecordKind::kLock, p, true)));
       continue;
     }
-    p.truncated = thread_.truncator().Take(p.node, 256);
+    p.truncated = thread_.truncator().Take(p.node, id_.epoch, 256);
     const std::vector<uint64_t> piggybacked = p.truncated;
     const std::string record = EncodeFor(RecordKind::kLock, p);
     ++thread_.stats().lock_messages;
@@ -41,7 +41,7 @@ void CommitOperation::Lock() {
           self->OnLockReply(i, DecodeLockReply(*reply, self->primaries_[i].entries.size()));
         });
     if (!posted.ok()) {
-      thread_.truncator().PutBack(p.node, piggybacked, thread_.clock().Now());
+      thread_.truncator().PutBack(p.node, id_.epoch, piggybacked, thread_.clock().Now());
       OnLockReply(i, posted);
       continue;
     }

@@ -176,9 +176,9 @@ void Participant::ApplyBackup(const Record& record) {
   }
 }
 
-void Participant::Truncate(uint32_t node, uint16_t thread, std::span<const uint64_t> counters) {
+void Participant::Truncate(uint64_t epoch, uint32_t node, uint16_t thread, std::span<const uint64_t> counters) {
   for (uint64_t counter : counters) {
-    const Key key{node, thread, counter};
+    const Key key{epoch, node, thread, counter};
     if (auto it = backup_log_.find(key); it != backup_log_.end()) {
       ApplyBackup(it->second);
       backup_log_.erase(it);

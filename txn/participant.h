@@ -88,16 +88,18 @@ class Participant {
   // Null: the cluster runs none. Set before the thread runs.
   void set_log_epochs(LogEpochs* epochs) { epochs_ = epochs; }
 
-  // Truncation of these transactions of coordinator (node, thread).
-  void Truncate(uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
+  // Truncation of these transactions of coordinator (node, thread), begun in configuration `epoch`.
+  void Truncate(uint64_t epoch, uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
 
   // Records kept (locked, committed but not truncated, or backup records not applied).
   size_t log_entries() const { return primary_log_.size() + backup_log_.size(); }
   const ParticipantStats& stats() const { return stats_; }
 
  private:
-  using Key = std::tuple<uint32_t, uint16_t, uint64_t>;  // coordinator node, thread, counter
-  static Key KeyOf(const TxnId& id) { return {id.node, id.thread, id.counter}; }
+  // The whole id: a coordinator's counters restart with its process, which then runs in a later
+  // configuration, so (node, thread, counter) alone may name two transactions.
+  using Key = std::tuple<uint64_t, uint32_t, uint16_t, uint64_t>;  // epoch, coordinator node, thread, counter
+  static Key KeyOf(const TxnId& id) { return {id.epoch, id.node, id.thread, id.counter}; }
   struct PrimaryEntry {
     Record record;
     std::vector<uint64_t> locked;  // version locked, per entry

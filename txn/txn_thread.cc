@@ -63,8 +63,8 @@ absl::Status TxnThread::Install() {
   }
   thread_->AddPoller([this] {
     if (truncator_.pending() == 0) return size_t{0};
-    const size_t sent =
-        truncator_.Poll(thread_->messenger(), TxnId{replicas().epoch(), node_id_, index(), 0}, clock_->Now());
+    const size_t sent = truncator_.Poll(thread_->messenger(), node_id_, index(), clock_->Now(),
+                                        [this](uint32_t node) { return replicas().IsMember(node); });
     stats_.truncate_messages += sent;
     return sent;
   });
@@ -325,7 +325,7 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
   if ((reply != nullptr) != (message.type == kLockMessage)) {
     return absl::InvalidArgumentError("lock records are requests, the others one-way messages");
   }
-  participant_.Truncate(record->id.node, record->id.thread, record->truncated);
+  participant_.Truncate(record->id.epoch, record->id.node, record->id.thread, record->truncated);
   switch (record->kind) {
     case RecordKind::kLock: {
       if (record->id.epoch != replicas().epoch()) {

@@ -1,0 +1,132 @@
+// Truncation after a connection reset, on the replayable simulation. A backup applies a committed
+// transaction only when its coordinator truncates it, so a truncation that cannot be sent while the
+// backup is still a member must be kept and sent once the connection is back (it was dropped, and the
+// backup never applied the commit); once the backup has left the configuration, nothing is owed to it.
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/configuration.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "platform/memory/global_address.h"
+#include "tests/sim/seeds.h"
+#include "tests/sim/sim_cluster.h"
+#include "txn/txn.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::sim {
+namespace {
+
+// Node 1's own region's backup (a node other than 1, from the CM's placement).
+absl::StatusOr<uint32_t> BackupOfNodeOne(const coordinator::Configuration& configuration) {
+  for (const coordinator::RegionPlacement& r : configuration.regions()) {
+    if (memory::OwnerOfRegion(r.region_id()) != 1) continue;
+    if (r.primary() != 1 || r.backups_size() != 1 || r.backups(0) == 1) break;
+    return r.backups(0);
+  }
+  return absl::FailedPreconditionError("node 1's region is not backed up by another node");
+}
+
+size_t Sum(SimCluster& cluster, uint32_t node, const std::function<size_t(txn::TxnThread&)>& of) {
+  size_t total = 0;
+  for (int t = 0; t < cluster.node(node).threads(); ++t) {
+    auto thread = cluster.txns(node).Thread(t);
+    EXPECT_TRUE(thread.ok()) << thread.status();
+    if (thread.ok()) total += of(**thread);
+  }
+  return total;
+}
+size_t Owed(SimCluster& cluster, uint32_t node) {
+  return Sum(cluster, node, [](txn::TxnThread& t) { return t.truncator().pending(); });
+}
+size_t Kept(SimCluster& cluster, uint32_t node) {
+  return Sum(cluster, node, [](txn::TxnThread& t) { return t.participant().log_entries(); });
+}
+
+struct Outcome {
+  size_t owed_while_disconnected = 0;
+  size_t kept_while_disconnected = 0;
+  size_t owed_after_reconnect = 0;
+  size_t kept_after_reconnect = 0;
+  std::string backup_copy;  // the object's bytes in the backup's copy, after the reconnect
+  uint64_t history = 0;
+};
+
+absl::StatusOr<Outcome> RunResetAndReconnect(uint64_t seed) {
+  SimClusterOptions options;
+  options.seed = seed;
+  auto started = SimCluster::Start(options);
+  if (!started.ok()) return started.status();
+  SimCluster& cluster = **started;
+  auto backup = BackupOfNodeOne(cluster.configuration());
+  if (!backup.ok()) return backup.status();
+
+  txn::Transaction setup = cluster.txns(1).Begin(0);
+  auto ref = setup.Alloc(16, txn::AllocHint{.node = 1});
+  if (!ref.ok()) return ref.status();
+  if (absl::Status s = setup.Write(*ref, "first"); !s.ok()) return s;
+  if (absl::Status s = setup.Commit(); !s.ok()) return s;
+  cluster.scheduler().RunFor(absl::Milliseconds(5));  // its truncation goes out
+
+  txn::Transaction tx = cluster.txns(1).Begin(0);
+  if (absl::Status s = tx.Write(*ref, "second"); !s.ok()) return s;
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  // The COMMIT-BACKUP is in the backup's memory; its truncation is owed. The connection resets.
+  if (absl::Status s = cluster.node(1).Disconnect(*backup); !s.ok()) return s;
+  cluster.scheduler().RunFor(absl::Milliseconds(50));
+  Outcome outcome;
+  outcome.owed_while_disconnected = Owed(cluster, 1);
+  outcome.kept_while_disconnected = Kept(cluster, *backup);
+
+  if (absl::Status s = cluster.node(1).JoinInProcess(cluster.node(*backup)); !s.ok()) return s;
+  cluster.scheduler().RunFor(absl::Milliseconds(50));
+  outcome.owed_after_reconnect = Owed(cluster, 1);
+  outcome.kept_after_reconnect = Kept(cluster, *backup);
+  auto copy = cluster.txns(*backup).backups().View(ref->address.region);
+  if (copy.size() >= ref->address.offset + ref->capacity) {
+    outcome.backup_copy.assign(reinterpret_cast<const char*>(copy.data()) + ref->address.offset, ref->capacity);
+  }
+  outcome.history = cluster.history();
+  return outcome;
+}
+
+TEST(TruncationTest, ATruncationOwedToAMemberSurvivesAConnectionReset) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    absl::StatusOr<Outcome> first = RunResetAndReconnect(seed);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<Outcome> second = RunResetAndReconnect(seed);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the runs diverged";
+    EXPECT_GT(first->owed_while_disconnected, 0u) << "the truncation was dropped while the backup is a member";
+    EXPECT_GT(first->kept_while_disconnected, 0u);
+    EXPECT_EQ(first->owed_after_reconnect, 0u);
+    EXPECT_EQ(first->kept_after_reconnect, 0u) << "the backup never applied the commit";
+    EXPECT_NE(first->backup_copy.find("second"), std::string::npos) << "the backup's copy lacks the commit";
+  }
+}
+
+TEST(TruncationTest, NothingIsOwedToANodeThatLeft) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    SimClusterOptions options;
+    options.seed = seed;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<SimCluster> cluster, SimCluster::Start(options));
+    ASSERT_OK_AND_ASSIGN(uint32_t backup, BackupOfNodeOne(cluster->configuration()));
+    txn::Transaction tx = cluster->txns(1).Begin(0);
+    ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, tx.Alloc(16, txn::AllocHint{.node = 1}));
+    ASSERT_OK(tx.Write(ref, "value"));
+    ASSERT_OK(tx.Commit());
+    ASSERT_OK(cluster->node(1).Disconnect(backup));
+    cluster->scheduler().RunFor(absl::Milliseconds(5));
+    ASSERT_GT(Owed(*cluster, 1), 0u);
+    ASSERT_OK(cluster->EndSession(backup));  // it leaves the configuration
+    cluster->scheduler().RunFor(absl::Milliseconds(50));
+    EXPECT_GT(cluster->applied_epoch(1), 1u);
+    EXPECT_EQ(Owed(*cluster, 1), 0u) << "ids stay owed to a node that left";
+  }
+}
+
+}  // namespace
+}  // namespace fathom::sim

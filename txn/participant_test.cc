@@ -1,0 +1,100 @@
+// The participant's log keys: a transaction is named by its whole id, configuration epoch included. A
+// coordinator's counters restart with its process (which then runs in a later configuration), so a
+// record of the new process must never act on a transaction of the old one that shares its counter.
+#include "txn/participant.h"
+
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "platform/fabric/sim/sim_fabric.h"
+#include "platform/memory/region.h"
+#include "platform/memory/slab_allocator.h"
+#include "platform/object/object_store.h"
+
+namespace fathom::txn {
+namespace {
+
+constexpr uint32_t kRegion = (uint32_t{1} << 16) | 1;  // node 1's first region
+constexpr uint64_t kRegionBytes = 4 << 20;
+
+class ParticipantTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(fabric_, network_.AddNode(1));
+    ASSERT_OK_AND_ASSIGN(region_, memory::LocalRegion::Allocate(*fabric_, kRegion, 1, kRegionBytes));
+    source_ = std::make_unique<memory::SlabSource>(std::vector<memory::LocalRegion*>{region_.get()});
+    allocator_ = std::make_unique<memory::SlabAllocator>(source_.get());
+    store_ = std::make_unique<object::ObjectStore>(std::vector<memory::LocalRegion*>{region_.get()}, allocator_.get());
+    participant_ = std::make_unique<Participant>(store_.get(), allocator_.get(), &backups_,
+                                                 [](uint32_t region) { return region == kRegion ? kRegionBytes : 0; });
+  }
+
+  // A LOCK (or COMMIT-BACKUP) record of transaction `id` writing `value` into `ref`.
+  static Record WriteRecord(RecordKind kind, const TxnId& id, const object::ObjectRef& ref, std::string value,
+                            uint64_t version) {
+    Record record;
+    record.kind = kind;
+    record.id = id;
+    WriteEntry entry;
+    entry.ref = ref;
+    entry.op = WriteOp::kWrite;
+    entry.version = version;
+    entry.payload = std::move(value);
+    record.entries.push_back(std::move(entry));
+    return record;
+  }
+
+  bool Locked(const object::ObjectRef& ref) {
+    auto object = store_->Resolve(ref);
+    EXPECT_TRUE(object.ok()) << object.status();
+    return object.ok() && object->ReadHeader().locked();
+  }
+
+  fabric::sim::SimNetwork network_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+  std::unique_ptr<memory::LocalRegion> region_;
+  std::unique_ptr<memory::SlabSource> source_;
+  std::unique_ptr<memory::SlabAllocator> allocator_;
+  std::unique_ptr<object::ObjectStore> store_;
+  BackupStore backups_;
+  std::unique_ptr<Participant> participant_;
+};
+
+TEST_F(ParticipantTest, AnAbortOfALaterConfigurationLeavesAnEarlierTransactionsLocks) {
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, store_->Allocate(16));
+  const TxnId before_restart{/*epoch=*/3, /*node=*/2, /*thread=*/0, /*counter=*/1};
+  const TxnId after_restart{/*epoch=*/5, /*node=*/2, /*thread=*/0, /*counter=*/1};
+  ASSERT_OK(participant_->Lock(WriteRecord(RecordKind::kLock, before_restart, ref, "old", 0)).status());
+  ASSERT_TRUE(Locked(ref));
+
+  participant_->Abort(after_restart);
+  EXPECT_TRUE(Locked(ref)) << "an ABORT of " << after_restart.ToString() << " unlocked "
+                           << before_restart.ToString();
+  // The restarted coordinator may lock the same counter again elsewhere; it is another transaction.
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef other, store_->Allocate(16));
+  EXPECT_OK(participant_->Lock(WriteRecord(RecordKind::kLock, after_restart, other, "new", 0)).status());
+  EXPECT_TRUE(absl::IsInvalidArgument(participant_->CommitPrimary(TxnId{4, 2, 0, 1})));
+
+  participant_->Abort(before_restart);
+  EXPECT_FALSE(Locked(ref));
+  EXPECT_TRUE(Locked(other));
+}
+
+TEST_F(ParticipantTest, ATruncationAppliesOnlyItsOwnConfigurationsRecords) {
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, store_->Allocate(16));
+  const TxnId committed{/*epoch=*/3, /*node=*/2, /*thread=*/1, /*counter=*/7};
+  ASSERT_OK(participant_->CommitBackup(WriteRecord(RecordKind::kCommitBackup, committed, ref, "kept", 1)));
+  const uint64_t counter = 7;
+  participant_->Truncate(/*epoch=*/4, 2, 1, {&counter, 1});
+  EXPECT_EQ(participant_->log_entries(), 1u) << "a truncation of epoch 4 forgot a record of epoch 3";
+  EXPECT_TRUE(backups_.View(kRegion).empty()) << "applied before its truncation";
+
+  participant_->Truncate(/*epoch=*/3, 2, 1, {&counter, 1});
+  EXPECT_EQ(participant_->log_entries(), 0u);
+  EXPECT_EQ(participant_->stats().backup_objects_applied, 1u);
+}
+
+}  // namespace
+}  // namespace fathom::txn
