@@ -1,5 +1,7 @@
 #include "txn/txn_thread.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "platform/object/object_codec.h"
 #include "txn/commit.h"
@@ -96,6 +98,14 @@ void TxnThread::After(absl::Duration delay, std::function<void()> task) {
 }
 
 uint64_t TxnThread::RegionBytes(uint32_t region) {
+  // A backup of the region by the configuration, sized by it: accepting a COMMIT-BACKUP (and applying it
+  // at truncation) must not depend on a connection to the primary, since the coordinator already counts
+  // the record as one of the f+1 copies once it is in this node's memory.
+  auto holders = replicas().ReplicasOf(region);
+  if (!holders.ok()) return 0;
+  if (std::find(holders->backups.begin(), holders->backups.end(), node_id_) == holders->backups.end()) return 0;
+  if (holders->bytes != 0) return holders->bytes;
+  // A static cluster's map (ByOwner) records no sizes: the primary's region as it published it.
   auto route = thread_->RouteTo(region);
   return route.ok() ? route->region->length : 0;
 }

@@ -31,6 +31,9 @@ namespace fathom::memory {
 struct RegionReplicas {
   uint32_t primary = 0;
   std::vector<uint32_t> backups;
+  // The region's length as the configuration records it; 0 where the map does not know it (ByOwner).
+  // A backup sizes its copy by it, so it needs no connection to the primary to accept a record.
+  uint64_t bytes = 0;
 };
 
 class RegionMap {

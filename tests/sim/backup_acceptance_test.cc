@@ -1,0 +1,83 @@
+// A COMMIT-BACKUP counts as one of the f+1 copies once the fabric has put it in the backup's memory, so
+// the backup must never refuse it afterwards for a reason of its own. It used to: the backup sized its
+// copy of the region through its connection to the region's primary, and refused the record (and could
+// not apply it at truncation) when that connection was gone, while the coordinator reported the commit.
+// On the replayable simulation, the backup's connection to the primary resets before the commit.
+#include <cstdint>
+#include <string>
+
+#include "coordinator/configuration.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "platform/memory/global_address.h"
+#include "tests/sim/seeds.h"
+#include "tests/sim/sim_cluster.h"
+#include "txn/txn.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::sim {
+namespace {
+
+struct Outcome {
+  absl::Status commit;
+  uint64_t rejected = 0;    // records the backup refused
+  std::string backup_copy;  // the object's slot in the backup's copy, after truncation
+  uint64_t history = 0;
+};
+
+absl::StatusOr<Outcome> CommitWhileTheBackupIsCutFromThePrimary(uint64_t seed) {
+  SimClusterOptions options;
+  options.seed = seed;
+  auto started = SimCluster::Start(options);
+  if (!started.ok()) return started.status();
+  SimCluster& cluster = **started;
+  // Node 1's region: primary 1, one backup; the third node coordinates.
+  uint32_t backup = 0;
+  const coordinator::Configuration configuration = cluster.configuration();  // a copy: the loop reads it
+  for (const coordinator::RegionPlacement& r : configuration.regions()) {
+    if (memory::OwnerOfRegion(r.region_id()) == 1 && r.primary() == 1 && r.backups_size() == 1) backup = r.backups(0);
+  }
+  if (backup != 2 && backup != 3) return absl::FailedPreconditionError("node 1's region has no backup on 2 or 3");
+  const uint32_t coordinator = backup == 2 ? 3 : 2;
+
+  txn::Transaction setup = cluster.txns(coordinator).Begin(0);
+  auto ref = setup.Alloc(16, txn::AllocHint{.node = 1});
+  if (!ref.ok()) return ref.status();
+  if (absl::Status s = setup.Write(*ref, "first"); !s.ok()) return s;
+  if (absl::Status s = setup.Commit(); !s.ok()) return s;
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+
+  if (absl::Status s = cluster.node(backup).Disconnect(1); !s.ok()) return s;  // both stay members
+  Outcome outcome;
+  txn::Transaction tx = cluster.txns(coordinator).Begin(0);
+  outcome.commit = tx.Write(*ref, "second");
+  if (outcome.commit.ok()) outcome.commit = tx.Commit();
+  cluster.scheduler().RunFor(absl::Milliseconds(50));  // truncation: the backup applies its record
+
+  for (int t = 0; t < cluster.node(backup).threads(); ++t) {
+    auto thread = cluster.txns(backup).Thread(t);
+    if (!thread.ok()) return thread.status();
+    outcome.rejected += (*thread)->participant().stats().rejected;
+  }
+  auto copy = cluster.txns(backup).backups().View(ref->address.region);
+  if (copy.size() >= ref->address.offset + ref->capacity) {
+    outcome.backup_copy.assign(reinterpret_cast<const char*>(copy.data()) + ref->address.offset, ref->capacity);
+  }
+  outcome.history = cluster.history();
+  return outcome;
+}
+
+TEST(BackupAcceptanceTest, ABackupKeepsAndAppliesARecordWithoutAConnectionToThePrimary) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome first, CommitWhileTheBackupIsCutFromThePrimary(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome second, CommitWhileTheBackupIsCutFromThePrimary(seed));
+    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    ASSERT_OK(first.commit);
+    EXPECT_EQ(first.rejected, 0u) << "the backup refused a record the coordinator counted as a copy";
+    EXPECT_NE(first.backup_copy.find("second"), std::string::npos) << "the backup's copy lacks the commit";
+  }
+}
+
+}  // namespace
+}  // namespace fathom::sim
