@@ -1,5 +1,6 @@
 #include "coordinator/membership.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -92,7 +93,8 @@ void MembershipFollower::Loop() {
       if (!latest_.has_value()) continue;
       configuration = latest_;
     }
-    if (done && configuration->epoch() == done_epoch) continue;
+    // An applied configuration needs work again only if a connection to a member failed or went away.
+    if (done && configuration->epoch() == done_epoch && !NeedsRepair(*configuration)) continue;
     done = Apply(*configuration);
     done_epoch = configuration->epoch();
     if (done) {
@@ -114,7 +116,9 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   const uint32_t manager = configuration.manager_id();
   const bool holds = options_.lease == nullptr || options_.lease->HoldsLease() || manager == node_->id();
   // Leavers first: their slots and rings are freed before newcomers need them.
-  for (uint32_t peer : node_->connected_peers()) {
+  const std::vector<uint32_t> failed_peers = node_->failed_peers();  // both sorted
+  const std::vector<uint32_t> connected_before = node_->connected_peers();
+  for (uint32_t peer : connected_before) {
     if (member && members.contains(peer) && (holds || peer == manager)) continue;
     node_->Disconnect(peer).IgnoreError();
     joined_.erase(peer);
@@ -139,15 +143,44 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
       continue;
     }
     auto it = joined_.find(id);
-    if (it != joined_.end() && it->second == info->incarnation()) continue;
+    const bool failed = std::binary_search(failed_peers.begin(), failed_peers.end(), id);
+    const bool connected = std::binary_search(connected_before.begin(), connected_before.end(), id);
+    if (it != joined_.end() && it->second == info->incarnation() && connected && !failed) continue;
+    // A connection that failed or went away while both stay members is made afresh (new ring sessions on
+    // both sides: the join replaces the peer's side too). Nothing is given up on one flap.
+    const bool repair = failed || (it != joined_.end() && !connected);
+    if (failed) node_->Disconnect(id).IgnoreError();
     absl::Status joined = node_->JoinPeer({id, info->control_address()});
     if (joined.ok()) {
       joined_[id] = info->incarnation();
+      if (repair) {
+        MutexLock lock(&mu_);
+        ++reconnects_;
+      }
     } else {
       complete = false;  // retried after `retry`
     }
   }
   return complete;
+}
+
+bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configuration) const {
+  if (!node_->failed_peers().empty()) return true;
+  const std::vector<uint32_t> connected = node_->connected_peers();
+  for (const auto& [id, incarnation] : joined_) {
+    if (!std::binary_search(connected.begin(), connected.end(), id)) {
+      // Disconnected on purpose only if it left the configuration (Apply forgets those).
+      for (const coordinator::MemberInfo& m : configuration.members()) {
+        if (m.node_id() == id) return true;
+      }
+    }
+  }
+  return false;
+}
+
+uint64_t MembershipFollower::reconnects() const {
+  MutexLock lock(&mu_);
+  return reconnects_;
 }
 
 std::optional<uint64_t> MembershipFollower::Rejoin() {

@@ -18,6 +18,9 @@
 // for a lease again, and joins the others once it holds one. With MembershipOptions::rejoin_as, a node the
 // configuration no longer lists (the CM removed it when its lease expired, or its session ended) joins the
 // coordinator again (Leave, then Join) by itself: so destroy the follower before leaving for good.
+//
+// A connection to a member that fails (Node::failed_peers) or goes away while both stay members is made
+// again, every `retry` until it succeeds: one flap must not cut two members apart for good.
 #ifndef FATHOM_COORDINATOR_MEMBERSHIP_H_
 #define FATHOM_COORDINATOR_MEMBERSHIP_H_
 
@@ -57,6 +60,8 @@ class MembershipFollower {
   uint64_t applied_epoch() const;
   // Times this node joined the coordinator again after a configuration left it out.
   uint64_t rejoins() const;
+  // Times a connection to a member that failed or went away (both staying members) was made again.
+  uint64_t reconnects() const;
 
  private:
   MembershipFollower(node::Node* node, coordinator::Coordinator* coordinator, MembershipOptions options)
@@ -66,6 +71,8 @@ class MembershipFollower {
   void Loop();
   // True when everything in `configuration` is applied.
   bool Apply(const coordinator::Configuration& configuration);
+  // Whether a member this follower joined is no longer connected, or a connection failed.
+  bool NeedsRepair(const coordinator::Configuration& configuration) const;
   // Leave, then Join; if it joined, the epoch of a configuration that lists this node again.
   std::optional<uint64_t> Rejoin();
 
@@ -81,6 +88,7 @@ class MembershipFollower {
   bool poked_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t applied_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t rejoins_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
   // Members joined, by id, with the incarnation joined.
   std::map<uint32_t, uint64_t> joined_;  // follower thread only
   uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again

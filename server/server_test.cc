@@ -152,6 +152,43 @@ TEST(ServerTest, CoordinatedServersFollowTheConfiguration) {
   for (auto& server : servers) server->Stop();
 }
 
+// A connection between two members that goes away while both stay members is made again by the
+// membership follower (it stayed gone: every write to the other's region failed until a restart).
+TEST(ServerTest, AConnectionThatWentAwayIsMadeAgain) {
+  coordinator::LocalCoordinationService service("server_test");
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators;
+  std::vector<std::unique_ptr<Server>> servers;
+  for (uint32_t id = 1; id <= 2; ++id) {
+    coordinators.push_back(service.NewCoordinator());
+    ServerOptions options = Options(id);
+    options.coordinator = coordinators.back().get();
+    options.lease_period = absl::ZeroDuration();
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> server, Server::Start(std::move(options)));
+    servers.push_back(std::move(server));
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  auto connected = [&](Server& server) {
+    return server.data_members().size() == 2 && server.node().connected_peers().size() == 1;
+  };
+  for (auto& server : servers) {
+    while (!connected(*server)) {
+      ASSERT_LT(absl::Now(), deadline) << "node " << server->id() << " never saw the other";
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
+  ASSERT_OK(WriteNew(servers[0]->transactions(), 2, 1).status());
+
+  ASSERT_OK(servers[0]->node().Disconnect(2));
+  while (!connected(*servers[0]) || servers[0]->follower()->reconnects() == 0) {
+    ASSERT_LT(absl::Now(), deadline) << "node 1 never connected to node 2 again";
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, WriteNew(servers[0]->transactions(), 2, 9));
+  ASSERT_OK_AND_ASSIGN(std::string read, ReadOne(servers[1]->transactions(), ref));
+  EXPECT_EQ(read[0], 9);
+  for (auto& server : servers) server->Stop();
+}
+
 // Every region of `config` as "primary:backups" (the placement under test).
 std::map<uint32_t, std::string> Placement(const coordinator::Configuration& config) {
   std::map<uint32_t, std::string> placed;

@@ -7,6 +7,7 @@
 //   commit_phase.cc     COMMIT-BACKUP to every backup, waiting for the fabric's completions (not the backups'
 //                       CPUs), then COMMIT-PRIMARY to every primary; the caller hears OK at the first
 //                       completion; then the ids are owed to the replicas for truncation; ABORT on failure.
+//                       A COMMIT-PRIMARY or ABORT that a member replica did not get goes again until it does.
 // Read-only transactions skip LOCK and the commit records: they validate (if they read more than one
 // object) and are done.
 #ifndef FATHOM_TXN_COMMIT_H_
@@ -42,6 +43,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
     std::vector<uint64_t> locked;      // primaries: versions locked, per entry
     bool sent = false;                 // a LOCK (primary) or COMMIT-BACKUP (backup) went out: it may be kept
     bool refused = false;              // primaries: the LOCK was answered with an error (nothing locked)
+    bool written = false;              // primaries: COMMIT-PRIMARY is in its memory
   };
 
 
@@ -73,7 +75,13 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void CommitBackups();
   void OnBackupWritten(absl::Status status);
   void CommitPrimaries();
-  void OnPrimaryWritten(absl::Status status);
+  void OnPrimaryWritten(size_t primary, absl::Status status);
+  // A COMMIT-PRIMARY sent again (TxnThread::SendUntilWritten) was written, or its primary left.
+  void OnPrimaryResent(size_t primary, bool written);
+  // Owes every replica the truncation of this transaction (every primary has its COMMIT-PRIMARY).
+  void Truncate();
+  // ABORT to a remote replica, into the room set aside, and again until written while it is a member.
+  void SendAbort(Replica& replica);
   void AbortAll(absl::Status why);
   void Finish(absl::Status status);
   // Sync durability: OK once log_epoch_ is durable on every member, DeadlineExceeded at `give_up`.
@@ -94,6 +102,8 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   size_t outstanding_ = 0;
   absl::Status first_error_;
   bool finished_ = false;
+  size_t resending_ = 0;  // COMMIT-PRIMARY records being sent again
+  bool gave_up_ = false;  // a primary left before its COMMIT-PRIMARY was written: never truncated here
   bool phase_failed_ = false;
 };
 

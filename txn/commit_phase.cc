@@ -49,26 +49,28 @@ void CommitOperation::CommitPrimaries() {
   outstanding_ = primaries_.size();
   first_error_ = absl::OkStatus();
   auto self = shared_from_this();
-  for (Replica& p : primaries_) {
+  for (size_t i = 0; i < primaries_.size(); ++i) {
+    Replica& p = primaries_[i];
     if (p.local) {
-      OnPrimaryWritten(thread_.participant().CommitPrimary(id_));
+      OnPrimaryWritten(i, thread_.participant().CommitPrimary(id_));
       continue;
     }
     ++thread_.stats().commit_primary_messages;
     msg::SendOptions options;
     options.set_aside = &p.set_aside;
-    options.on_written = [self](absl::Status s) { self->OnPrimaryWritten(s); };
+    options.on_written = [self, i](absl::Status s) { self->OnPrimaryWritten(i, s); };
     if (absl::Status s = thread_.messenger().Send(p.node, kCommitPrimaryMessage,
                                                   EncodeFor(RecordKind::kCommitPrimary, p), std::move(options));
         !s.ok()) {
-      OnPrimaryWritten(s);
+      OnPrimaryWritten(i, s);
     }
   }
   thread_.messenger().Flush().IgnoreError();
 }
 
-void CommitOperation::OnPrimaryWritten(absl::Status status) {
+void CommitOperation::OnPrimaryWritten(size_t primary, absl::Status status) {
   if (status.ok()) {
+    primaries_[primary].written = true;
     // Every backup holds the records and one primary has its COMMIT-PRIMARY: committed (FaRM reports
     // success at the first primary's acknowledgement).
     Finish(absl::OkStatus());
@@ -76,21 +78,47 @@ void CommitOperation::OnPrimaryWritten(absl::Status status) {
     first_error_ = status;
   }
   if (--outstanding_ > 0) return;
+  // What was set aside for ABORTs is not needed: every backup holds COMMIT-BACKUP, so the transaction
+  // commits whatever happens next.
+  ReleaseLogRoom();
   if (!finished_) {
-    // No primary took its record; the backups hold it, so recovery would commit it: the outcome is not
-    // known here. Nothing more goes out: the room set aside for ABORTs goes back.
-    ReleaseLogRoom();
-    return Finish(absl::UnavailableError(
+    // No primary has its record yet; the backups hold theirs, so it commits (below, or by recovery), but
+    // when is not known here.
+    Finish(absl::UnavailableError(
         absl::StrCat("COMMIT-PRIMARY reached no primary (", first_error_.message(), "); outcome unknown")));
   }
-  if (!first_error_.ok()) {
-    // Committed (a primary has its record), but a primary that did not take its COMMIT-PRIMARY still holds
-    // its locks, and the backups' records are what recovery commits its objects from: no replica may
-    // forget the transaction (FaRM truncates only once every primary acknowledged).
-    Step("truncate_withheld");
-    ReleaseLogRoom();
-    return;
+  if (first_error_.ok()) return Truncate();
+  // A primary that did not take its COMMIT-PRIMARY still holds its locks, and the backups' records are
+  // what commits its objects: no replica may forget the transaction (FaRM truncates only once every
+  // primary acknowledged). The record goes again while that primary is a member (its connection is made
+  // again meanwhile); one that left is recovery's.
+  Step("truncate_withheld");
+  for (size_t i = 0; i < primaries_.size(); ++i) {
+    Replica& p = primaries_[i];
+    if (p.written) continue;
+    if (p.local) {
+      gave_up_ = true;  // our own participant refused it: nothing to send again
+      continue;
+    }
+    ++resending_;
+    auto self = shared_from_this();
+    thread_.SendUntilWritten(p.node, kCommitPrimaryMessage, EncodeFor(RecordKind::kCommitPrimary, p),
+                             [self, i](bool written) { self->OnPrimaryResent(i, written); });
   }
+}
+
+void CommitOperation::OnPrimaryResent(size_t primary, bool written) {
+  if (written) {
+    primaries_[primary].written = true;
+    Finish(absl::OkStatus());  // if nothing was reported yet; else a no-op
+  } else {
+    gave_up_ = true;
+  }
+  if (--resending_ > 0 || gave_up_) return;
+  Truncate();
+}
+
+void CommitOperation::Truncate() {
   // Every primary has its record: the replicas may forget the transaction (lazily).
   Step("truncate");
   const absl::Time now = thread_.clock().Now();
@@ -104,7 +132,23 @@ void CommitOperation::OnPrimaryWritten(absl::Status status) {
       }
     }
   }
-  ReleaseLogRoom();  // the ABORT room nobody needed
+}
+
+void CommitOperation::SendAbort(Replica& replica) {
+  ++thread_.stats().abort_messages;
+  std::string record = EncodeFor(RecordKind::kAbort, replica);
+  // An ABORT that does not reach a member replica is sent again: until it arrives, that replica keeps the
+  // transaction's locks (a primary) or its record (a backup).
+  TxnThread* thread = &thread_;
+  const uint32_t node = replica.node;
+  msg::SendOptions options;
+  options.set_aside = &replica.set_aside;
+  options.on_written = [thread, node, record](absl::Status written) {
+    if (!written.ok()) thread->SendUntilWritten(node, kAbortMessage, record, [](bool) {});
+  };
+  if (absl::Status s = thread_.messenger().Send(node, kAbortMessage, record, std::move(options)); !s.ok()) {
+    thread_.SendUntilWritten(node, kAbortMessage, std::move(record), [](bool) {});
+  }
 }
 
 void CommitOperation::AbortAll(absl::Status why) {
@@ -117,10 +161,7 @@ void CommitOperation::AbortAll(absl::Status why) {
       thread_.participant().Abort(id_);
       continue;
     }
-    ++thread_.stats().abort_messages;
-    msg::SendOptions options;
-    options.set_aside = &p.set_aside;
-    thread_.messenger().Send(p.node, kAbortMessage, EncodeFor(RecordKind::kAbort, p), std::move(options)).IgnoreError();
+    SendAbort(p);
   }
   for (Replica& b : backups_) {
     if (!b.sent) continue;
@@ -128,10 +169,7 @@ void CommitOperation::AbortAll(absl::Status why) {
       thread_.participant().Abort(id_);
       continue;
     }
-    ++thread_.stats().abort_messages;
-    msg::SendOptions options;
-    options.set_aside = &b.set_aside;
-    thread_.messenger().Send(b.node, kAbortMessage, EncodeFor(RecordKind::kAbort, b), std::move(options)).IgnoreError();
+    SendAbort(b);
   }
   thread_.messenger().Flush().IgnoreError();
   ReleaseLogRoom();

@@ -90,10 +90,7 @@ void CommitOperation::LockAgainLater() {
       if (p.local) {
         thread_.participant().Abort(id_);
       } else {
-        ++thread_.stats().abort_messages;
-        msg::SendOptions options;
-        options.set_aside = &p.set_aside;
-        thread_.messenger().Send(p.node, kAbortMessage, EncodeFor(RecordKind::kAbort, p), std::move(options)).IgnoreError();
+        SendAbort(p);
       }
     }
     p.sent = false;

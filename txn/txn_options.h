@@ -55,6 +55,9 @@ struct TxnOptions {
   absl::Duration truncate_delay = absl::Microseconds(500);
   // ...or as soon as this many are owed.
   size_t truncate_batch = 64;
+  // A COMMIT-PRIMARY or ABORT that could not be written to a replica that is still a member is sent again
+  // this often (its connection is made again meanwhile): until then the replica keeps locks.
+  absl::Duration resend_interval = absl::Milliseconds(5);
   // How long a read retries an object that stays locked (or torn) before it gives up with Aborted.
   absl::Duration locked_read_timeout = absl::Milliseconds(100);
   // Optional: the SSD log's hook (see InstallObserver).

@@ -97,6 +97,23 @@ void TxnThread::After(absl::Duration delay, std::function<void()> task) {
   timers_.emplace_back(clock_->Now() + delay, std::move(task));
 }
 
+void TxnThread::SendUntilWritten(uint32_t node, msg::MessageType type, std::string message,
+                                 std::function<void(bool)> done) {
+  if (!replicas().IsMember(node)) return done(false);
+  ++stats_.resends;
+  auto bytes = std::make_shared<const std::string>(std::move(message));
+  auto again = [this, node, type, bytes, done] {
+    After(options_.resend_interval, [this, node, type, bytes, done] { SendUntilWritten(node, type, *bytes, done); });
+  };
+  msg::SendOptions options;
+  options.on_written = [again, done](absl::Status written) {
+    if (written.ok()) return done(true);
+    again();  // the connection failed or was replaced: it is made again meanwhile
+  };
+  if (absl::Status sent = messenger().Send(node, type, *bytes, std::move(options)); !sent.ok()) return again();
+  messenger().Flush().IgnoreError();  // a failure reaches on_written
+}
+
 uint64_t TxnThread::RegionBytes(uint32_t region) {
   // A backup of the region by the configuration, sized by it: accepting a COMMIT-BACKUP (and applying it
   // at truncation) must not depend on a connection to the primary, since the coordinator already counts

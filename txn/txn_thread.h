@@ -44,6 +44,7 @@ struct CoordinatorStats {
   uint64_t sync_waits = 0;         // sync commits that waited for their log epoch to be durable
   uint64_t epoch_retries = 0;      // LOCK rounds repeated because a log epoch was closing
   uint64_t truncate_messages = 0;  // TRUNCATE records of their own (the rest ride on other records)
+  uint64_t resends = 0;            // COMMIT-PRIMARY and ABORT records sent again after a failed write
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
@@ -63,6 +64,7 @@ struct CoordinatorStats {
     sync_waits += o.sync_waits;
     epoch_retries += o.epoch_retries;
     truncate_messages += o.truncate_messages;
+    resends += o.resends;
     execution_reads += o.execution_reads;
     local_reads += o.local_reads;
     local_read_retries += o.local_read_retries;
@@ -122,6 +124,10 @@ class TxnThread {
   CoordinatorStats& stats() { return stats_; }
   // Runs `task` on this thread once `delay` has passed (checked by a poller: not before, maybe later).
   void After(absl::Duration delay, std::function<void()> task);
+  // Sends `message` to `node` until the fabric has written it into the node's memory: a send or write that
+  // fails is tried again every resend_interval while `node` is a member of this node's configuration.
+  // `done(true)` once written, `done(false)` once `node` has left (recovery's business then).
+  void SendUntilWritten(uint32_t node, msg::MessageType type, std::string message, std::function<void(bool)> done);
 
  private:
   // The participant's handlers.

@@ -349,6 +349,7 @@ void Messenger::FailPeer(Peer& peer, const absl::Status& why) {
   peer.deferred.clear();
   peer.deferred_head = 0;
   pending_.TakeForPeer(peer.id, finished_);
+  if (options_.on_peer_failed) options_.on_peer_failed(peer.id);
   RunCallbacks(peer.health);
   NotifyWritten(peer, peer.health);
 }

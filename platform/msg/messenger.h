@@ -35,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -80,6 +81,10 @@ struct MessengerOptions {
   size_t max_pending_calls = 1 << 16;
   // How long a removed peer's rings are kept (longer than any fabric operation can stay in flight).
   absl::Duration retire_grace = absl::Seconds(30);
+  // Told, on the messenger's thread, when the connection to a peer fails (a failed write or endpoint, a bad
+  // ring): it stays failed until the peer is removed, so whoever owns connections can make a new one. Must
+  // not call into the messenger.
+  std::function<void(NodeId peer)> on_peer_failed;
 };
 
 class Messenger {

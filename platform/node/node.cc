@@ -121,6 +121,10 @@ absl::Status Node::Init() {
     config.idle_wait = options_.idle_wait;
     config.busy_poll_window = options_.busy_poll_window;
     config.busy_yield_interval = options_.busy_yield_interval;
+    config.on_peer_failed = [this](uint32_t peer) {
+      MutexLock lock(&failed_mu_);
+      failed_peers_.insert(peer);
+    };
     config.register_handlers = [user = options_.register_handlers](msg::Messenger& messenger, int thread) {
       messenger
           .Register(kPingMessage,
@@ -353,6 +357,10 @@ absl::Status Node::DisconnectLocked(uint32_t peer) {
         options_.call_timeout));
   }
   for (uint32_t region : peer_regions_[peer]) region_table_.Remove(region);
+  {
+    MutexLock lock(&failed_mu_);
+    failed_peers_.erase(peer);
+  }
   peer_regions_.erase(peer);
   peer_rings_.erase(peer);
   connected_.erase(peer);
@@ -433,6 +441,11 @@ std::vector<uint32_t> Node::connected_peers() const {
   for (const auto& [id, incarnation] : connected_) peers.push_back(id);
   std::sort(peers.begin(), peers.end());
   return peers;
+}
+
+std::vector<uint32_t> Node::failed_peers() const {
+  MutexLock lock(&failed_mu_);
+  return std::vector<uint32_t>(failed_peers_.begin(), failed_peers_.end());
 }
 
 std::map<uint32_t, uint64_t> Node::connected_incarnations() const {

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +90,10 @@ class Node final : public control::ControlHandler {
   // names the ones that never answered.
   absl::Status JoinPeers();
   std::vector<uint32_t> connected_peers() const;
+  // Connected peers whose connection failed on some thread (a failed write or endpoint, a bad ring): it
+  // stays failed until Disconnect; whoever keeps this node connected (the membership follower) then joins
+  // again. Sorted.
+  std::vector<uint32_t> failed_peers() const;
   // Each connected peer's incarnation (the process it joined).
   std::map<uint32_t, uint64_t> connected_incarnations() const;
 
@@ -187,6 +192,10 @@ class Node final : public control::ControlHandler {
   absl::StatusOr<std::shared_ptr<control::TableCalls>> TableCallsOrError();
   absl::Mutex tables_mu_;
   std::shared_ptr<control::TableCalls> table_calls_ ABSL_GUARDED_BY(tables_mu_);
+
+  // Written by the node threads (NodeThread::Config::on_peer_failed); a leaf lock.
+  mutable absl::Mutex failed_mu_;
+  std::set<uint32_t> failed_peers_ ABSL_GUARDED_BY(failed_mu_);
 
   mutable absl::Mutex shutdown_mu_;
   bool shutdown_requested_ ABSL_GUARDED_BY(shutdown_mu_) = false;

@@ -21,6 +21,7 @@ absl::Status NodeThread::Start() {
   reader_ = std::make_unique<object::AsyncObjectReader>(policy, config_.clock);
   msg::MessengerOptions messenger_options;
   messenger_options.clock = config_.clock;
+  messenger_options.on_peer_failed = config_.on_peer_failed;
   messenger_ = std::make_unique<msg::Messenger>(messenger_options);
   if (config_.register_handlers) config_.register_handlers(*messenger_, config_.index);
   if (config_.executor != nullptr) {

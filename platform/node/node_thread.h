@@ -54,6 +54,7 @@ class NodeThread {
     absl::Duration busy_poll_window = absl::Microseconds(500);
     absl::Duration busy_yield_interval = absl::Microseconds(20);
     std::function<void(msg::Messenger&, int thread)> register_handlers;
+    std::function<void(uint32_t peer)> on_peer_failed;  // MessengerOptions::on_peer_failed
     Executor* executor = nullptr;  // null: a thread of its own
   };
   explicit NodeThread(Config config);

@@ -24,12 +24,22 @@ struct Outcome {
   size_t backup_log_entries = 0;   // node 1's participants: records it still holds
   uint64_t set_aside_to_2 = 0;     // room node 1 still keeps aside in its rings to node 2 and 3
   uint64_t set_aside_to_3 = 0;
-  std::string withheld_or_truncated;
+  std::string truncation_steps;    // "truncate_withheld", "truncate", comma-separated in order
+  absl::StatusOr<std::string> three_after = absl::UnknownError("not read");  // node 3's object, read back
   uint64_t history = 0;
 };
 
-// `fault` runs on node 1's thread the moment the transaction reaches COMMIT-PRIMARY.
-absl::StatusOr<Outcome> RunCommit(uint64_t seed, const std::function<void(SimCluster&)>& fault) {
+struct Scenario {
+  // `fault` runs on node 1's thread the moment the transaction reaches `fault_step`.
+  std::string_view fault_step = "commit_primary";
+  std::function<void(SimCluster&)> fault;
+  std::function<void(SimCluster&)> after_commit;  // if set, once the commit has returned
+  // The transaction reads node 2's object first, and node 2 overwrites it before the commit: node 2
+  // refuses the LOCK, node 3 grants it, and the transaction aborts.
+  bool stale_read_of_two = false;
+};
+
+absl::StatusOr<Outcome> RunCommit(uint64_t seed, const Scenario& scenario) {
   SimCluster* raw = nullptr;
   bool armed = false;
   Outcome outcome;
@@ -37,10 +47,11 @@ absl::StatusOr<Outcome> RunCommit(uint64_t seed, const std::function<void(SimClu
   options.seed = seed;
   options.on_step = [&](uint32_t node, std::string_view step) {
     if (node != 1 || !armed) return;
-    if (step == "commit_primary") fault(*raw);
+    if (step == scenario.fault_step) scenario.fault(*raw);
     if (step == "truncate" || step == "truncate_withheld") {
-      outcome.withheld_or_truncated = std::string(step);
-      armed = false;
+      if (!outcome.truncation_steps.empty()) outcome.truncation_steps += ",";
+      outcome.truncation_steps += step;
+      if (step == "truncate") armed = false;
     }
   };
   auto started = SimCluster::Start(options);
@@ -68,13 +79,27 @@ absl::StatusOr<Outcome> RunCommit(uint64_t seed, const std::function<void(SimClu
 
   armed = true;
   txn::Transaction tx = cluster.txns(1).Begin(0);
+  if (scenario.stale_read_of_two) {
+    if (auto read = tx.Read(*on_two); !read.ok()) return read.status();
+    txn::Transaction other = cluster.txns(2).Begin(0);
+    if (absl::Status s = other.Write(*on_two, "two-2"); !s.ok()) return s;
+    if (absl::Status s = other.Commit(); !s.ok()) return s;
+  }
   outcome.commit = tx.Write(*on_two, "two-1");
   if (outcome.commit.ok()) outcome.commit = tx.Write(*on_three, "three-1");
   if (outcome.commit.ok()) outcome.commit = tx.Commit();
   cluster.network().set_drop_probability(0);  // a fault that drops ends with the commit
   cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
+  if (scenario.after_commit) scenario.after_commit(cluster);
   // Past the fabric's operation timeout (a write lost in a partition fails then) and the truncation delay.
   cluster.scheduler().RunFor(absl::Seconds(6));
+  {
+    txn::Transaction read = cluster.txns(2).Begin(0);
+    outcome.three_after = read.Read(*on_three);
+    if (outcome.three_after.ok()) {
+      if (absl::Status s = read.Commit(); !s.ok()) outcome.three_after = s;
+    }
+  }
 
   node::Node& one = cluster.node(1);
   for (int t = 0; t < one.threads(); ++t) {
@@ -97,15 +122,37 @@ absl::StatusOr<Outcome> RunCommit(uint64_t seed, const std::function<void(SimClu
 TEST(CommitFaultsTest, NoReplicaForgetsATransactionAPrimaryDidNotAcknowledge) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    auto partition = [](SimCluster& cluster) { cluster.network().Partition(1, 3); };
+    Scenario partition{.fault = [](SimCluster& cluster) { cluster.network().Partition(1, 3); }};
     absl::StatusOr<Outcome> first = RunCommit(seed, partition);
     ASSERT_TRUE(first.ok()) << first.status();
     absl::StatusOr<Outcome> second = RunCommit(seed, partition);
     ASSERT_TRUE(second.ok()) << second.status();
     EXPECT_EQ(first->history, second->history) << "the runs diverged";
     EXPECT_TRUE(first->commit.ok()) << first->commit;
-    EXPECT_EQ(first->withheld_or_truncated, "truncate_withheld");
+    EXPECT_EQ(first->truncation_steps, "truncate_withheld");
     EXPECT_GT(first->backup_log_entries, 0u) << "node 1 forgot the record node 3's object needs";
+  }
+}
+
+// The same, but the partition heals before node 3's lease lapses: the COMMIT-PRIMARY that did not reach
+// node 3 is sent again over a new connection, so node 3 installs the write and unlocks its object, and
+// only then is the transaction truncated everywhere. (It was never sent again: node 3 kept the object
+// locked, and its log-epoch lock, for good.)
+TEST(CommitFaultsTest, ACommitPrimaryThatDidNotArriveIsSentAgain) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    Scenario healed{.fault = [](SimCluster& cluster) { cluster.network().Partition(1, 3); },
+                    .after_commit = [](SimCluster& cluster) { cluster.network().Heal(1, 3); }};
+    absl::StatusOr<Outcome> first = RunCommit(seed, healed);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<Outcome> second = RunCommit(seed, healed);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the runs diverged";
+    EXPECT_TRUE(first->commit.ok()) << first->commit;
+    EXPECT_EQ(first->truncation_steps, "truncate_withheld,truncate");
+    ASSERT_TRUE(first->three_after.ok()) << first->three_after.status();
+    EXPECT_EQ(first->three_after->substr(0, 7), "three-1");
+    EXPECT_EQ(first->backup_log_entries, 0u) << "node 1 kept a record of a transaction every primary has";
   }
 }
 
@@ -116,7 +163,7 @@ TEST(CommitFaultsTest, AnUnknownOutcomeGivesBackItsLogRoom) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
     // Until the commit returns (Run ends the drops then).
-    auto drop_everything = [](SimCluster& cluster) { cluster.network().set_drop_probability(1.0); };
+    Scenario drop_everything{.fault = [](SimCluster& cluster) { cluster.network().set_drop_probability(1.0); }};
     absl::StatusOr<Outcome> first = RunCommit(seed, drop_everything);
     ASSERT_TRUE(first.ok()) << first.status();
     absl::StatusOr<Outcome> second = RunCommit(seed, drop_everything);
@@ -125,6 +172,27 @@ TEST(CommitFaultsTest, AnUnknownOutcomeGivesBackItsLogRoom) {
     EXPECT_TRUE(absl::IsUnavailable(first->commit)) << first->commit;
     EXPECT_EQ(first->set_aside_to_2, 0u);
     EXPECT_EQ(first->set_aside_to_3, 0u);
+  }
+}
+
+// Node 2 refuses the LOCK (its object changed after the transaction read it), node 3 grants it, and the
+// ABORT to node 3 is lost in a partition that heals soon after: it is sent again over a new connection, so
+// node 3 unlocks its object. (It was sent once: node 3 kept the object locked for good.)
+TEST(CommitFaultsTest, AnAbortThatDidNotArriveIsSentAgain) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    Scenario lost_abort{.fault_step = "abort",
+                        .fault = [](SimCluster& cluster) { cluster.network().Partition(1, 3); },
+                        .after_commit = [](SimCluster& cluster) { cluster.network().Heal(1, 3); },
+                        .stale_read_of_two = true};
+    absl::StatusOr<Outcome> first = RunCommit(seed, lost_abort);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<Outcome> second = RunCommit(seed, lost_abort);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the runs diverged";
+    EXPECT_TRUE(absl::IsAborted(first->commit)) << first->commit;
+    ASSERT_TRUE(first->three_after.ok()) << first->three_after.status();
+    EXPECT_EQ(first->three_after->substr(0, 7), "three-0");
   }
 }
 

@@ -153,12 +153,33 @@ size_t SimCluster::Background() {
   }
   // Lease ticks as a real agent's thread runs them: twice per renewal interval (lease_agent.cc).
   const absl::Time now = network_->clock().Now();
+  if (now >= next_repair_) {
+    next_repair_ = now + options_.lease_period / 4;
+    work += Repair();
+  }
   if (now < next_lease_tick_) return work;
   next_lease_tick_ = now + options_.lease_period / 8;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (!stopped(nodes_[i]->id())) leases_[i]->Tick();
   }
   return work;
+}
+
+size_t SimCluster::Repair() {
+  size_t repaired = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    node::Node& node = *nodes_[i];
+    if (stopped(node.id())) continue;
+    for (uint32_t peer : node.failed_peers()) {
+      const std::vector<uint32_t>& members = followed_members_[i];
+      if (stopped(peer) || std::find(members.begin(), members.end(), peer) == members.end()) continue;
+      node.Disconnect(peer).IgnoreError();
+      absl::Status joined = node.JoinInProcess(*nodes_.at(peer - 1));
+      Record(absl::StrCat("node ", node.id(), " connects to node ", peer, " again: ", joined.ToString()));
+      ++repaired;
+    }
+  }
+  return repaired;
 }
 
 absl::Status SimCluster::EndSession(uint32_t id) {

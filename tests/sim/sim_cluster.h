@@ -16,7 +16,8 @@
 // every region: coordinator::AdmitMember), holds a lease (LeaseAgent, ticked by the scheduler in virtual
 // time), and follows each configuration as a server does: the placement becomes its region map, and
 // members that left are disconnected. So a stopped node's lease lapses and the CM removes it, in the same
-// virtual instant every run. Not simulated yet: ZooKeeper's sessions and the CM's election (the first
+// virtual instant every run. A connection that fails between two running members is made again, as the
+// membership follower does. Not simulated yet: ZooKeeper's sessions and the CM's election (the first
 // node stays CM; stopping it stops configuration changes), rejoining, log epochs and the SSD log. Nodes
 // connect to each other in process at the start.
 #ifndef FATHOM_TESTS_SIM_SIM_CLUSTER_H_
@@ -96,8 +97,12 @@ class SimCluster {
   // What a server does with a configuration (server/server.cc): its placement becomes the node's region
   // map, and members that left are disconnected.
   void Follow(size_t index, const coordinator::Configuration& configuration);
-  // The scheduler's background work: configuration deliveries and lease ticks of the running nodes.
+  // The scheduler's background work: configuration deliveries, lease ticks and connection repairs of the
+  // running nodes.
   size_t Background();
+  // What the membership follower does with a connection that failed while both ends stay members: it
+  // makes a new one (Disconnect, then join again). A connection a test drops on purpose stays dropped.
+  size_t Repair();
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;
@@ -115,6 +120,7 @@ class SimCluster {
   std::vector<std::vector<uint32_t>> followed_members_;  // the data members of the last applied one
   std::vector<uint64_t> applied_epoch_;
   absl::Time next_lease_tick_ = absl::InfinitePast();
+  absl::Time next_repair_ = absl::InfinitePast();
   bool tearing_down_ = false;
 };
 
