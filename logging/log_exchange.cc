@@ -183,8 +183,14 @@ absl::StatusOr<PeerLog> FetchLogSnapshot(node::Node& node, uint32_t peer, absl::
   do {
     auto bytes = node.Call(peer, kLogSnapshotMessage, EncodeChunkRequest(stream.size()), 0, call_timeout);
     if (!bytes.ok()) {
-      return absl::Status(bytes.status().code(), absl::StrCat("fetching node ", peer, "'s log at byte ",
-                                                              stream.size(), ": ", bytes.status().message()));
+      // No connection (it flapped and is being made again), a connection that failed, a reply that did not
+      // come: the caller may ask again; only the peer's own answer is final.
+      const absl::StatusCode code = bytes.status().code();
+      const bool transient = code == absl::StatusCode::kNotFound || code == absl::StatusCode::kDeadlineExceeded ||
+                             code == absl::StatusCode::kCancelled || code == absl::StatusCode::kUnavailable;
+      return absl::Status(transient ? absl::StatusCode::kUnavailable : code,
+                          absl::StrCat("fetching node ", peer, "'s log at byte ", stream.size(), ": ",
+                                       bytes.status().message()));
     }
     auto reply = DecodeChunkReply(*bytes, stream.size());
     if (!reply.ok()) {

@@ -67,7 +67,8 @@ absl::StatusOr<ChunkReply> DecodeChunkReply(std::string_view bytes, uint64_t off
 // Registers the handler answering chunk requests from `snapshot` (which it keeps alive).
 void ServeLogSnapshot(msg::Messenger& messenger, std::shared_ptr<const std::string> snapshot);
 
-// Fetches `peer`'s snapshot chunk by chunk over node thread 0 and decodes it. Errors name the peer.
+// Fetches `peer`'s snapshot chunk by chunk over node thread 0 and decodes it. Errors name the peer;
+// Unavailable when the call did not get an answer (no connection, a failed one, a timeout): ask again.
 absl::StatusOr<PeerLog> FetchLogSnapshot(node::Node& node, uint32_t peer, absl::Duration call_timeout);
 
 }  // namespace fathom::logging

@@ -184,6 +184,12 @@ TEST(LogExchangeTest, APeerFetchesALogOfManyChunksAndRefusesADamagedOne) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << bad.status();
   EXPECT_NE(bad.status().message().find("node 3"), std::string::npos) << bad.status();
+
+  // A connection that flapped is transient (a whole-cluster restart asks again once it is back), not a
+  // missing node: it was NotFound, and the restart gave up.
+  ASSERT_OK(cluster->node(1).Disconnect(2));
+  auto unconnected = FetchLogSnapshot(cluster->node(1), 2, absl::Seconds(10));
+  EXPECT_EQ(unconnected.status().code(), absl::StatusCode::kUnavailable) << unconnected.status();
 }
 
 }  // namespace
