@@ -2,8 +2,13 @@
 # cluster.sh: a throwaway Fathom cluster on this machine — one ZooKeeper server and N fathomd processes.
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
-#                          [--threads=2] [--lease_period=2s] [--build]
+#                          [--threads=2] [--lease_period=2s] [--data_dir] [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
+#   tools/cluster.sh kill DIR N              SIGKILL node N
+#   tools/cluster.sh pause DIR N SECONDS     SIGSTOP node N, then SIGCONT after SECONDS
+#   tools/cluster.sh restart DIR N           start node N again as it was started (stopping it first)
+#   tools/cluster.sh zk-stop DIR             stop ZooKeeper (SIGTERM)
+#   tools/cluster.sh zk-start DIR            start ZooKeeper again, on its port and with its data
 #
 # Run it from the repository root. `start` uses bazel-out's opt binaries of //server:fathomd and
 # //tools/fathomctl:fathomctl (builds them with `bazel build -c opt` when missing, or always with --build)
@@ -17,6 +22,12 @@
 # `stop` sends SIGTERM to the nodes, then ZooKeeper, and SIGKILL to whatever is still running after a grace
 # period (10 s). It only signals processes whose command line mentions DIR, so a stale pid file cannot hit an
 # unrelated process. The directory (logs, data) is kept; remove it yourself.
+#
+# --data_dir gives every node an SSD log in DIR/data/node-<id> (fathomd --data_dir). --bin=BINDIR takes
+# fathomd and fathomctl from BINDIR instead of building them. Each node's command line is kept in
+# DIR/node-<id>.cmd, which `restart` runs again (appending to its .log and .out; it waits for READY).
+# The fault verbs (kill, pause, restart, zk-stop, zk-start) inject what the recovery tests need; there is no
+# `partition` verb yet.
 set -euo pipefail
 
 GRACE_SECONDS=10
@@ -29,7 +40,7 @@ die() {
 }
 
 usage() {
-  sed -n '3,5p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -86,11 +97,130 @@ stop_pids() {
   for file in "$@"; do rm -f "$file"; done
 }
 
-cmd_stop() {
-  [[ $# -eq 1 ]] || usage
+# A run directory given on the command line, as an absolute path; dies unless cluster.sh made it.
+run_dir() {
   local dir
   dir=$(cd "$1" 2>/dev/null && pwd) || die "no such directory: $1"
   [[ -f "$dir/zoo.cfg" ]] || die "$dir is not a cluster.sh run directory (no zoo.cfg)"
+  echo "$dir"
+}
+
+# Starts ZooKeeper from DIR/zoo.cfg and waits until it takes connections.
+start_zookeeper() {
+  local dir=$1 port
+  port=$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")
+  setsid java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dzookeeper.jmx.log4j.disable=true \
+    -cp "$ZK_CLASSPATH" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
+    </dev/null >>"$dir/zookeeper.log" 2>&1 &
+  echo $! >"$dir/zookeeper.pid"
+  local deadline=$((SECONDS + 30))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    if ! ours "$(cat "$dir/zookeeper.pid")" "$dir" || ((SECONDS >= deadline)); then
+      tail -n 20 "$dir/zookeeper.log" >&2
+      stop_pids "$dir" "$dir/zookeeper.pid"
+      die "ZooKeeper did not start on 127.0.0.1:$port (log: $dir/zookeeper.log)"
+    fi
+    sleep 0.2
+  done
+}
+
+# Starts node `id` with the command line kept in DIR/node-<id>.cmd (one argument per line).
+launch_node() {
+  local dir=$1 id=$2 cmd
+  mapfile -t cmd <"$dir/node-$id.cmd"
+  setsid "${cmd[@]}" </dev/null >>"$dir/node-$id.out" 2>>"$dir/node-$id.log" &
+  echo $! >"$dir/node-$id.pid"
+}
+
+# How many times node `id` has printed READY.
+ready_count() {
+  local n
+  n=$(grep -c "^READY node=$2 " "$1/node-$2.out" 2>/dev/null) || true
+  echo "${n:-0}"
+}
+
+# Waits until node `id` printed READY more than `before` times; false if it died or the deadline passed.
+wait_ready() {
+  local dir=$1 id=$2 before=$3 deadline=$4
+  until (($(ready_count "$dir" "$id") > before)); do
+    if ! ours "$(cat "$dir/node-$id.pid")" "$dir" || ((SECONDS >= deadline)); then return 1; fi
+    sleep 0.2
+  done
+}
+
+# The pid of node `id` if it is one of ours and running; dies otherwise.
+node_pid() {
+  local dir=$1 id=$2 pid
+  [[ "$id" =~ ^[0-9]+$ && -f "$dir/node-$id.cmd" ]] || die "no node $id in $dir"
+  pid=$(cat "$dir/node-$id.pid" 2>/dev/null) || die "node $id is not running"
+  ours "$pid" "$dir" || die "node $id is not running"
+  echo "$pid"
+}
+
+cmd_kill() {
+  [[ $# -eq 2 ]] || usage
+  local dir pid
+  dir=$(run_dir "$1")
+  pid=$(node_pid "$dir" "$2")
+  kill -KILL "$pid"
+  while ours "$pid" "$dir"; do sleep 0.05; done
+  rm -f "$dir/node-$2.pid"
+  echo "node $2 killed (pid $pid)"
+}
+
+cmd_pause() {
+  [[ $# -eq 3 && "$3" =~ ^[0-9]+([.][0-9]+)?$ ]] || usage
+  local dir pid
+  dir=$(run_dir "$1")
+  pid=$(node_pid "$dir" "$2")
+  kill -STOP "$pid"
+  echo "node $2 paused (pid $pid) for $3 s"
+  sleep "$3"
+  kill -CONT "$pid"
+  echo "node $2 resumed"
+}
+
+cmd_restart() {
+  [[ $# -eq 2 ]] || usage
+  local dir id=$2 pid before
+  dir=$(run_dir "$1")
+  [[ "$id" =~ ^[0-9]+$ && -f "$dir/node-$id.cmd" ]] || die "no node $id in $dir"
+  pid=$(cat "$dir/node-$id.pid" 2>/dev/null || true)
+  if ours "$pid" "$dir"; then
+    echo "stopping node $id first"
+    stop_pids "$dir" "$dir/node-$id.pid"
+  fi
+  before=$(ready_count "$dir" "$id")
+  launch_node "$dir" "$id"
+  if ! wait_ready "$dir" "$id" "$before" $((SECONDS + READY_TIMEOUT_SECONDS)); then
+    tail -n 20 "$dir/node-$id.log" >&2
+    die "node $id did not become ready again (log: $dir/node-$id.log)"
+  fi
+  echo "node $id: $(grep "^READY node=$id " "$dir/node-$id.out" | tail -n 1)"
+}
+
+cmd_zk_stop() {
+  [[ $# -eq 1 ]] || usage
+  local dir
+  dir=$(run_dir "$1")
+  [[ -f "$dir/zookeeper.pid" ]] && ours "$(cat "$dir/zookeeper.pid")" "$dir" || die "ZooKeeper is not running"
+  stop_pids "$dir" "$dir/zookeeper.pid"
+  echo "ZooKeeper stopped"
+}
+
+cmd_zk_start() {
+  [[ $# -eq 1 ]] || usage
+  local dir
+  dir=$(run_dir "$1")
+  if [[ -f "$dir/zookeeper.pid" ]] && ours "$(cat "$dir/zookeeper.pid")" "$dir"; then die "ZooKeeper is running"; fi
+  start_zookeeper "$dir"
+  echo "ZooKeeper on 127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
+}
+
+cmd_stop() {
+  [[ $# -eq 1 ]] || usage
+  local dir
+  dir=$(run_dir "$1")
   shopt -s nullglob
   local nodes=("$dir"/node-*.pid)
   echo "stopping ${#nodes[@]} node(s) in $dir"
@@ -101,7 +231,7 @@ cmd_stop() {
 }
 
 cmd_start() {
-  local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s build=0 arg
+  local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s build=0 bin="" data=0 arg
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
@@ -112,20 +242,30 @@ cmd_start() {
       --memory=*) memory=${arg#*=} ;;
       --threads=*) threads=${arg#*=} ;;
       --build) build=1 ;;
+      --bin=*) bin=${arg#*=} ;;
+      --data_dir) data=1 ;;
       *) usage ;;
     esac
   done
   [[ "$nodes" =~ ^[0-9]+$ && "$nodes" -ge 1 && "$nodes" -le 64 ]] || die "--nodes must be 1..64"
-  [[ -f WORKSPACE && -d platform/node ]] || die "run it from the repository root"
   command -v java >/dev/null || die "java not found (tools/bootstrap.sh installs it)"
   [[ -f /usr/share/java/zookeeper.jar ]] || die "ZooKeeper not installed (tools/bootstrap.sh installs it)"
 
-  local targets=(//server:fathomd //tools/fathomctl:fathomctl) bin
-  bin=$(bazel info -c opt bazel-bin 2>/dev/null) || die "bazel info failed"
-  if [[ $build -eq 1 || ! -x "$bin/server/fathomd" || ! -x "$bin/tools/fathomctl/fathomctl" ]]; then
-    echo "building ${targets[*]} (-c opt)"
-    bazel build -c opt "${targets[@]}" >&2 || die "bazel build failed"
+  local fathomd fathomctl
+  if [[ -n "$bin" ]]; then
+    [[ $build -eq 0 ]] || die "--bin and --build exclude each other"
+    fathomd="$bin/fathomd" fathomctl="$bin/fathomctl"
+  else
+    [[ -f WORKSPACE && -d platform/node ]] || die "run it from the repository root (or give --bin)"
+    local targets=(//server:fathomd //tools/fathomctl:fathomctl) out
+    out=$(bazel info -c opt bazel-bin 2>/dev/null) || die "bazel info failed"
+    if [[ $build -eq 1 || ! -x "$out/server/fathomd" || ! -x "$out/tools/fathomctl/fathomctl" ]]; then
+      echo "building ${targets[*]} (-c opt)"
+      bazel build -c opt "${targets[@]}" >&2 || die "bazel build failed"
+    fi
+    fathomd="$out/server/fathomd" fathomctl="$out/tools/fathomctl/fathomctl"
   fi
+  [[ -x "$fathomd" && -x "$fathomctl" ]] || die "no fathomd and fathomctl executables ($fathomd, $fathomctl)"
 
   if [[ -z "$dir" ]]; then
     dir=$(mktemp -d /tmp/fathom-cluster.XXXXXX)
@@ -135,7 +275,7 @@ cmd_start() {
     dir=$(cd "$dir" && pwd)
   fi
   mkdir -p "$dir/bin" "$dir/zookeeper-data"
-  cp "$bin/server/fathomd" "$bin/tools/fathomctl/fathomctl" "$dir/bin/"
+  cp "$fathomd" "$fathomctl" "$dir/bin/"
   (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/token" && echo >>"$dir/token")
 
   local port
@@ -148,41 +288,29 @@ clientPortAddress=127.0.0.1
 admin.enableServer=false
 maxClientCnxns=0
 EOF
-  setsid java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dzookeeper.jmx.log4j.disable=true \
-    -cp "$ZK_CLASSPATH" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
-    </dev/null >"$dir/zookeeper.log" 2>&1 &
-  echo $! >"$dir/zookeeper.pid"
-  local zk="127.0.0.1:$port" deadline=$((SECONDS + 30))
-  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-    if ! ours "$(cat "$dir/zookeeper.pid")" "$dir" || ((SECONDS >= deadline)); then
-      tail -n 20 "$dir/zookeeper.log" >&2
-      stop_pids "$dir" "$dir/zookeeper.pid"
-      die "ZooKeeper did not start on $zk (log: $dir/zookeeper.log)"
-    fi
-    sleep 0.2
-  done
+  start_zookeeper "$dir"
+  local zk="127.0.0.1:$port"
   echo "ZooKeeper on $zk"
 
   local id
   for id in $(seq 1 "$nodes"); do
-    setsid "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" --listen=127.0.0.1:0 \
-      --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
-      --lease_period="$lease_period" \
-      </dev/null >"$dir/node-$id.out" 2>"$dir/node-$id.log" &
-    echo $! >"$dir/node-$id.pid"
+    {
+      printf '%s\n' "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" --listen=127.0.0.1:0 \
+        --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
+        --lease_period="$lease_period"
+      if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
+    } >"$dir/node-$id.cmd"
+    launch_node "$dir" "$id"
   done
 
-  deadline=$((SECONDS + READY_TIMEOUT_SECONDS))
+  local deadline=$((SECONDS + READY_TIMEOUT_SECONDS))
   for id in $(seq 1 "$nodes"); do
-    until grep -q "^READY node=$id " "$dir/node-$id.out"; do
-      if ! ours "$(cat "$dir/node-$id.pid")" "$dir" || ((SECONDS >= deadline)); then
-        echo "node $id did not become ready; its log:" >&2
-        tail -n 20 "$dir/node-$id.log" >&2
-        cmd_stop "$dir" >&2
-        die "start failed (everything stopped; logs in $dir)"
-      fi
-      sleep 0.2
-    done
+    if ! wait_ready "$dir" "$id" 0 "$deadline"; then
+      echo "node $id did not become ready; its log:" >&2
+      tail -n 20 "$dir/node-$id.log" >&2
+      cmd_stop "$dir" >&2
+      die "start failed (everything stopped; logs in $dir)"
+    fi
     echo "node $id: $(grep "^READY" "$dir/node-$id.out")"
   done
 
@@ -200,5 +328,11 @@ EOF
 case "${1:-}" in
   start) shift && cmd_start "$@" ;;
   stop) shift && cmd_stop "$@" ;;
+  kill) shift && cmd_kill "$@" ;;
+  pause) shift && cmd_pause "$@" ;;
+  restart) shift && cmd_restart "$@" ;;
+  zk-stop) shift && cmd_zk_stop "$@" ;;
+  zk-start) shift && cmd_zk_start "$@" ;;
+  -h | --help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' && exit 0 ;;
   *) usage ;;
 esac

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# tools/cluster.sh's fault verbs against a real 3-node cluster (fathomd over UCX shared memory, a real
+# ZooKeeper): kill removes a node (its lease lapses and the CM drops it), restart brings it back as a member,
+# pause stops and resumes a node, zk-stop/zk-start take ZooKeeper away and back, stop leaves nothing running.
+#
+#   cluster_test.sh CLUSTER_SH FATHOMD FATHOMCTL
+set -euo pipefail
+
+cluster_sh=$1
+bin="$TEST_TMPDIR/bin"
+dir="$TEST_TMPDIR/cluster"
+mkdir -p "$bin"
+cp "$2" "$3" "$bin/"
+
+fail() {
+  echo "FAIL: $*" >&2
+  for log in "$dir"/node-*.log; do
+    echo "--- $log" >&2
+    tail -n 15 "$log" >&2 || true
+  done
+  exit 1
+}
+trap '"$cluster_sh" stop "$dir" >/dev/null 2>&1 || true' EXIT
+
+"$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=1s --memory=64M --region_size=64M \
+  --threads=1 2>&1 | tail -n 3 && fail "an unknown flag was accepted"
+"$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=1s --memory=64M --threads=1 ||
+  fail "start failed"
+zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
+
+# Waits (generously: the machine may be loaded) until `fathomctl status` reports `want` members.
+wait_members() {
+  local want=$1 deadline=$((SECONDS + 120)) out
+  while :; do
+    out=$("$bin/fathomctl" status --zk="$zk" --cluster=local --token_file="$dir/token" 2>&1) || true
+    [[ "$out" == *", $want members"* ]] && return 0
+    ((SECONDS < deadline)) || fail "never $want members; last status: $out"
+    sleep 0.5
+  done
+}
+wait_members 3
+
+# Whether `pid` runs (a killed process whose parent has not reaped it yet is a zombie: not running).
+running() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n "$state" && "$state" != "Z" ]]
+}
+
+pid3=$(cat "$dir/node-3.pid")
+"$cluster_sh" kill "$dir" 3 || fail "kill failed"
+running "$pid3" && fail "node 3 (pid $pid3) still runs after kill"
+"$cluster_sh" kill "$dir" 3 2>/dev/null && fail "killing a dead node succeeded"
+wait_members 2
+
+"$cluster_sh" restart "$dir" 3 || fail "restart failed"
+[[ $(grep -c '^READY node=3 ' "$dir/node-3.out") -eq 2 ]] || fail "node 3 did not print READY a second time"
+wait_members 3
+
+pid2=$(cat "$dir/node-2.pid")
+"$cluster_sh" pause "$dir" 2 0.5 || fail "pause failed"
+state=$(awk '{print $3}' "/proc/$pid2/stat")
+[[ "$state" != "T" ]] || fail "node 2 is still stopped after pause"
+
+"$cluster_sh" zk-stop "$dir" || fail "zk-stop failed"
+"$bin/fathomctl" status --zk="$zk" --cluster=local --zk_timeout=2s --stats=false >/dev/null 2>&1 &&
+  fail "status read a configuration with ZooKeeper stopped"
+"$cluster_sh" zk-start "$dir" || fail "zk-start failed"
+wait_members 3
+
+"$cluster_sh" stop "$dir" || fail "stop failed"
+for f in "$dir"/*.pid; do
+  [[ -e "$f" ]] && fail "$f left behind"
+done
+for pid in $(pgrep -f "$dir/" || true); do
+  running "$pid" && fail "process $pid of $dir still runs"
+done
+trap - EXIT
+echo "PASS"
