@@ -101,6 +101,16 @@ TEST(EndToEndFathomTest, ApplicationThreadClientsAndReadModifyWrites) {
 INSTANTIATE_TEST_SUITE_P(Backends, EndToEndTest, ::testing::Values("fathom", "redis", "memcached"),
                          [](const auto& info) { return info.param; });
 
+// Operations that end in error are listed with their reason and counts, and the exit status is 1 (it was 0,
+// with the reasons dropped). Records of 3 MB are over a table's value limit: every insert fails.
+TEST(EndToEndCliTest, FailedOperationsAreListedAndTheExitStatusSaysSo) {
+  const Output out = RunYcsb({"--backend=fathom", "--workload=a", "--seed=3", "-p", "recordcount=5", "-p",
+                              "operationcount=5", "-p", "fieldlength=300000"});
+  EXPECT_EQ(out.exit_code, 1) << out.text;
+  EXPECT_EQ(Count(out, "load [INSERT], Return=ERROR"), 5) << out.text;
+  EXPECT_TRUE(absl::StrContains(out.text, "[ERRORS], 5, INSERT: INVALID_ARGUMENT: kv value of")) << out.text;
+}
+
 TEST(EndToEndCliTest, UnknownOrUnbuiltBackendsFailClearly) {
   const Output joining = RunYcsb({"--backend=fathom", "--server=127.0.0.1:1"});
   EXPECT_EQ(joining.exit_code, 1) << "joining a running cluster is not built";

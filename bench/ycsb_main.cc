@@ -10,7 +10,9 @@
 //   bazel run -c opt //bench:ycsb -- --backend=memcached -P /path/workloadb -p recordcount=100000 -load -run
 //
 // YCSB-style arguments are accepted beside the flags: -P <file>, -p key=value (repeatable), -load, -run.
-// Report on stdout in YCSB's format (one section per phase), progress and errors on stderr.
+// Report on stdout in YCSB's format (one section per phase), progress and errors on stderr. Operations
+// that ended in error are listed per phase ("[ERRORS], <count>, <OP>: <status>") and make the exit status
+// 1; fathom's node clients first retry transient failures for --retry_deadline.
 #include <unistd.h>
 
 #include <cstdio>
@@ -77,6 +79,10 @@ ABSL_FLAG(std::string, json_out, "", "also write the report as JSON to this path
 ABSL_FLAG(uint64_t, seed, 0, "random seed; 0: pick one from the clock (printed to stderr)");
 ABSL_FLAG(int64_t, warmup_ops, 0, "unmeasured operations before the run phase's clock starts");
 ABSL_FLAG(int, status_interval_s, 10, "seconds between progress lines on stderr");
+ABSL_FLAG(absl::Duration, retry_deadline, absl::Seconds(5),
+          "fathom backend, node clients: an operation that fails with Unavailable or DeadlineExceeded (a "
+          "member failed, a connection is being made again) is tried again with backoff until this long after "
+          "its first attempt; 0: never");
 
 namespace fathom::ycsb {
 namespace {
@@ -200,6 +206,7 @@ absl::Status Main(int argc, char** argv) {
     if (fathom_threads < 0) return absl::InvalidArgumentError("--fathom_threads must be >= 0");
     fathom_options.threads_per_node = fathom_threads == 0 ? 1 : fathom_threads;
     fathom_options.tcp = fabric == "tcp";
+    fathom_options.retry_deadline = absl::GetFlag(FLAGS_retry_deadline);
     const WorkloadConfig& sizing = workload->config();
     // Room for the load and for the run's inserts.
     fathom_options.records = sizing.record_count +
@@ -215,6 +222,7 @@ absl::Status Main(int argc, char** argv) {
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;
       remote_options.seed = absl::GetFlag(FLAGS_seed) | 1;
+      remote_options.retry_deadline = fathom_options.retry_deadline;
       ASSIGN_OR_RETURN(fathom_remote, RemoteFathom::Join(remote_options));
       std::fprintf(stderr, "joined a running Fathom cluster as %s; clients on %s\n", fathom_remote->Describe().c_str(),
                    async_lanes ? "its node threads" : "application threads");
@@ -287,7 +295,12 @@ absl::Status Main(int argc, char** argv) {
               << " workload=" << workload_path.substr(workload_path.rfind('/') + 1)
               << " threads=" << options.threads << " recordcount=" << config.record_count
               << " operationcount=" << config.operation_count << "\n"
-              << FormatYcsbText(result) << std::flush;
+              << FormatYcsbText(result);
+    // What went wrong, with counts: the driver exits non-zero when any operation ended in error.
+    for (const auto& [what, count] : result.measurements.errors()) {
+      std::cout << "[ERRORS], " << count << ", " << what << "\n";
+    }
+    std::cout << std::flush;
     results.push_back(std::move(result));
   }
 
@@ -329,6 +342,12 @@ absl::Status Main(int argc, char** argv) {
   if (bank_total.has_value() && *bank_total != workload->ExpectedTotal()) {
     return absl::DataLossError(absl::StrCat("bank total ", *bank_total, " after the run, expected ",
                                             workload->ExpectedTotal(), ": a transfer was not atomic"));
+  }
+  uint64_t failed = 0;
+  for (const PhaseResult& result : results) failed += result.measurements.error_count();
+  if (failed > 0) {
+    return absl::UnavailableError(
+        absl::StrCat(failed, " operation(s) ended in error (the [ERRORS] lines above say which, with counts)"));
   }
   return absl::OkStatus();
 }

@@ -25,7 +25,7 @@ void StartOperation(AsyncBackend& db, const std::string& table, const PlannedOpe
                     Measurements* measurements, std::function<void()> done) {
   const uint64_t start = NowNs();
   auto record = [measurements, start](Operation type, const absl::Status& status) {
-    if (measurements != nullptr) measurements->Record(type, NowNs() - start, ReturnCodeOf(status));
+    if (measurements != nullptr) measurements->Record(type, NowNs() - start, status);
   };
   switch (op.op) {
     case Operation::kRead:
@@ -58,8 +58,7 @@ void StartOperation(AsyncBackend& db, const std::string& table, const PlannedOpe
                        db.Update(table, op.key, op.values,
                                  [measurements, record, done, update_start, read](absl::Status s) {
                                    if (measurements != nullptr) {
-                                     measurements->Record(Operation::kUpdate, NowNs() - update_start,
-                                                          ReturnCodeOf(s));
+                                     measurements->Record(Operation::kUpdate, NowNs() - update_start, s);
                                    }
                                    record(Operation::kReadModifyWrite, read.ok() ? s : read);
                                    done();
@@ -119,8 +118,9 @@ class Client {
   }
 
   void Finished(const PlannedOperation& op) {
-    if (!pass_->workload->Finish(op).ok() && pass_->measure) {
-      measurements_->Record(Operation::kInsert, 0, ReturnCode::kError);
+    if (absl::Status finished = pass_->workload->Finish(op); !finished.ok() && pass_->measure) {
+      measurements_->Record(Operation::kInsert, 0,
+                 absl::InternalError(absl::StrCat("acknowledging the insert: ", finished.ToString())));
     }
     if (pass_->measure) pass_->operations_done->fetch_add(1, std::memory_order_relaxed);
     in_flight_ = false;

@@ -22,7 +22,7 @@ template <typename Call>
 absl::Status Measured(Operation op, Measurements* measurements, Call call) {
   const uint64_t start = NowNs();
   absl::Status status = call();
-  if (measurements != nullptr) measurements->Record(op, NowNs() - start, ReturnCodeOf(status));
+  if (measurements != nullptr) measurements->Record(op, NowNs() - start, status);
   return status;
 }
 
@@ -288,8 +288,9 @@ void CoreWorkload::DoInsert(Backend& db, ThreadState& state, Measurements* measu
 Operation CoreWorkload::DoTransaction(Backend& db, ThreadState& state, Measurements* measurements) {
   const PlannedOperation planned = PlanTransaction(state);
   Execute(db, planned, measurements);
-  if (!Finish(planned).ok() && measurements != nullptr) {
-    measurements->Record(Operation::kInsert, 0, ReturnCode::kError);
+  if (absl::Status finished = Finish(planned); !finished.ok() && measurements != nullptr) {
+    measurements->Record(Operation::kInsert, 0,
+                 absl::InternalError(absl::StrCat("acknowledging the insert: ", finished.ToString())));
   }
   return planned.op;
 }

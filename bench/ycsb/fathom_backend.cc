@@ -1,6 +1,10 @@
 #include "bench/ycsb/fathom_backend.h"
 
 #include <algorithm>
+#include <memory>
+#include <random>
+
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "bench/ycsb/record_codec.h"
@@ -69,7 +73,8 @@ absl::Status FathomCluster::SetUpLanes() {
     auto thread = TxnThreadOf(*services_[static_cast<size_t>(node)], lane / nodes);
     if (!thread.ok()) return thread.status();
     lanes_.push_back(std::make_unique<FathomAsyncBackend>(*thread, tables_[static_cast<size_t>(node)],
-                                                          0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(lane) + 1)));
+                                                          0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(lane) + 1),
+                                                          options_.retry_deadline));
   }
   return absl::OkStatus();
 }
@@ -146,14 +151,69 @@ absl::Status FathomBackend::Transfer(const std::string& table, const std::string
 
 absl::Status FathomBackend::Delete(const std::string& table, const std::string& key) { return table_.Delete(key); }
 
+namespace {
+
+bool Transient(const absl::Status& s) { return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s); }
+const absl::Status& StatusOf(const absl::Status& s) { return s; }
+const absl::Status& StatusOf(const absl::StatusOr<Record>& r) { return r.status(); }
+
+// One operation's attempts; kept alive by the callbacks of its current attempt.
+template <typename Result>
+class Retrying : public std::enable_shared_from_this<Retrying<Result>> {
+ public:
+  using Attempt = std::function<void(std::function<void(Result)>)>;
+  Retrying(txn::TxnThread& thread, absl::Duration deadline, uint64_t seed, Attempt attempt,
+           std::function<void(Result)> done)
+      : thread_(thread),
+        give_up_(thread.clock().Now() + deadline),
+        random_(seed),
+        attempt_(std::move(attempt)),
+        done_(std::move(done)) {}
+
+  void Run() {
+    auto self = this->shared_from_this();
+    attempt_([self](Result r) { self->Finished(std::move(r)); });
+  }
+
+ private:
+  void Finished(Result r) {
+    if (!Transient(StatusOf(r)) || thread_.clock().Now() >= give_up_) return done_(std::move(r));
+    const absl::Duration wait = backoff_ * std::uniform_real_distribution<double>(0.5, 1.5)(random_);
+    backoff_ = std::min(backoff_ * 2, absl::Milliseconds(100));
+    auto self = this->shared_from_this();
+    thread_.After(wait, [self] { self->Run(); });
+  }
+
+  txn::TxnThread& thread_;
+  const absl::Time give_up_;
+  std::mt19937_64 random_;
+  const Attempt attempt_;
+  const std::function<void(Result)> done_;
+  absl::Duration backoff_ = absl::Milliseconds(1);
+};
+
+}  // namespace
+
+template <typename Result>
+void FathomAsyncBackend::WithRetries(std::function<void(std::function<void(Result)>)> attempt,
+                                     std::function<void(Result)> done) {
+  if (retry_deadline_ <= absl::ZeroDuration()) return attempt(std::move(done));
+  std::make_shared<Retrying<Result>>(*thread_, retry_deadline_, seed_++, std::move(attempt), std::move(done))->Run();
+}
+
 void FathomAsyncBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,
                               ReadDone done) {
-  table_.GetAsync(*thread_, key, [fields, done = std::move(done)](kv::GetResult r) {
-    if (!r.value.ok()) return done(r.value.status());
-    auto record = DecodeRecord(*r.value);
-    if (!record.ok()) return done(record.status());
-    done(ProjectFields(std::move(*record), fields));
-  });
+  // `key` and `fields` outlive `done` (async_backend.h), and so every attempt.
+  WithRetries<absl::StatusOr<Record>>(
+      [this, &key, fields](std::function<void(absl::StatusOr<Record>)> attempt_done) {
+        table_.GetAsync(*thread_, key, [fields, attempt_done](kv::GetResult r) {
+          if (!r.value.ok()) return attempt_done(r.value.status());
+          auto record = DecodeRecord(*r.value);
+          if (!record.ok()) return attempt_done(record.status());
+          attempt_done(ProjectFields(std::move(*record), fields));
+        });
+      },
+      std::move(done));
 }
 
 void FathomAsyncBackend::Update(const std::string& table, const std::string& key, const Record& values, Done done) {
@@ -172,11 +232,19 @@ void FathomAsyncBackend::Update(const std::string& table, const std::string& key
   };
   txn::RetryOptions retry;
   retry.seed = seed_++;
-  txn::RunTransactionAsync(thread, std::move(body), std::move(done), retry);
+  WithRetries<absl::Status>(
+      [&thread, body, retry](Done attempt_done) {
+        txn::RunTransactionAsync(thread, body, std::move(attempt_done), retry);
+      },
+      std::move(done));
 }
 
 void FathomAsyncBackend::Insert(const std::string& table, const std::string& key, const Record& values, Done done) {
-  table_.PutAsync(*thread_, key, EncodeRecord(values), std::move(done));
+  WithRetries<absl::Status>(
+      [this, &key, encoded = EncodeRecord(values)](Done attempt_done) {
+        table_.PutAsync(*thread_, key, encoded, std::move(attempt_done));
+      },
+      std::move(done));
 }
 
 void FathomAsyncBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
@@ -205,11 +273,17 @@ void FathomAsyncBackend::Transfer(const std::string& table, const std::string& f
   };
   txn::RetryOptions retry;
   retry.seed = seed_++;
-  txn::RunTransactionAsync(thread, std::move(body), std::move(done), retry);
+  WithRetries<absl::Status>(
+      [&thread, body, retry](Done attempt_done) {
+        txn::RunTransactionAsync(thread, body, std::move(attempt_done), retry);
+      },
+      std::move(done));
 }
 
 void FathomAsyncBackend::Delete(const std::string& table, const std::string& key, Done done) {
-  table_.DeleteAsync(*thread_, key, std::move(done));
+  WithRetries<absl::Status>(
+      [this, &key](Done attempt_done) { table_.DeleteAsync(*thread_, key, std::move(attempt_done)); },
+      std::move(done));
 }
 
 }  // namespace fathom::ycsb

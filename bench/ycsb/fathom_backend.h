@@ -35,6 +35,7 @@ struct FathomClusterOptions {
   bool tcp = false;       // UCX tcp instead of shared memory
   int backups = 1;        // f
   uint64_t records = 0;   // records the table must hold (sizes the table and memory)
+  absl::Duration retry_deadline = absl::Seconds(5);  // FathomAsyncBackend's
 };
 
 class FathomCluster final : public AsyncLanes {
@@ -86,11 +87,17 @@ class FathomBackend final : public Backend {
   kv::Table table_;
 };
 
-// A lane's backend: the table's asynchronous API on one node thread.
+// A lane's backend: the table's asynchronous API on one node thread. An operation that fails with
+// Unavailable or DeadlineExceeded (a member failed or left, a connection is being made again, a commit's
+// outcome is unknown) is tried again after a jittered, doubling backoff (1 ms .. 100 ms) until
+// `retry_deadline` after its first attempt; only then does its error reach the driver. A retried update or
+// transfer whose first commit's outcome was unknown may have committed already (the bank's total holds
+// either way).
 class FathomAsyncBackend final : public AsyncBackend {
  public:
-  FathomAsyncBackend(txn::TxnThread* thread, kv::Table table, uint64_t seed)
-      : thread_(thread), table_(std::move(table)), seed_(seed) {}
+  FathomAsyncBackend(txn::TxnThread* thread, kv::Table table, uint64_t seed,
+                     absl::Duration retry_deadline = absl::Seconds(5))
+      : thread_(thread), table_(std::move(table)), seed_(seed), retry_deadline_(retry_deadline) {}
 
   void Read(const std::string& table, const std::string& key, const FieldList* fields, ReadDone done) override;
   void Update(const std::string& table, const std::string& key, const Record& values, Done done) override;
@@ -100,9 +107,14 @@ class FathomAsyncBackend final : public AsyncBackend {
                 Done done) override;
 
  private:
+  // `attempt` (which reports once through its argument), again while it fails transiently (see above).
+  template <typename Result>
+  void WithRetries(std::function<void(std::function<void(Result)>)> attempt, std::function<void(Result)> done);
+
   txn::TxnThread* const thread_;
   const kv::Table table_;
   uint64_t seed_;  // retry jitter, a new one per update
+  const absl::Duration retry_deadline_;
 };
 
 }  // namespace fathom::ycsb

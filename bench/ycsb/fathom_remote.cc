@@ -37,7 +37,8 @@ absl::Status RemoteFathom::Start() {
     auto thread = TxnThreadOf(client_->transactions(), t);
     if (!thread.ok()) return thread.status();
     lanes_.push_back(std::make_unique<FathomAsyncBackend>(
-        *thread, tables_[0], options_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(t) + 1));
+        *thread, tables_[0], options_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(t) + 1,
+        options_.retry_deadline));
   }
   return absl::OkStatus();
 }

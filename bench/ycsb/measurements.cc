@@ -1,5 +1,7 @@
 #include "bench/ycsb/measurements.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace fathom::ycsb {
 
 const char* OperationName(Operation op) {
@@ -27,11 +29,31 @@ void Measurements::Record(Operation op, uint64_t latency_ns, ReturnCode code) {
   ++returns_[Index(op)][static_cast<int>(code)];
 }
 
+void Measurements::Record(Operation op, uint64_t latency_ns, const absl::Status& status) {
+  const ReturnCode code = ReturnCodeOf(status);
+  Record(op, latency_ns, code);
+  if (code == ReturnCode::kError) AddError(absl::StrCat(OperationName(op), ": ", status.ToString()), 1);
+}
+
+void Measurements::AddError(const std::string& what, uint64_t count) {
+  auto it = errors_.find(what);
+  if (it == errors_.end() && errors_.size() >= kMaxErrorKinds) it = errors_.try_emplace("(other errors)", 0).first;
+  if (it == errors_.end()) it = errors_.try_emplace(what, 0).first;
+  it->second += count;
+}
+
+uint64_t Measurements::error_count() const {
+  uint64_t total = 0;
+  for (int op = 0; op < kOperationCount; ++op) total += returns_[op][static_cast<int>(ReturnCode::kError)];
+  return total;
+}
+
 void Measurements::Merge(const Measurements& other) {
   for (int op = 0; op < kOperationCount; ++op) {
     for (int series = 0; series < 2; ++series) latencies_[op][series].Merge(other.latencies_[op][series]);
     for (int code = 0; code < kReturnCodeCount; ++code) returns_[op][code] += other.returns_[op][code];
   }
+  for (const auto& [what, count] : other.errors_) AddError(what, count);
 }
 
 }  // namespace fathom::ycsb

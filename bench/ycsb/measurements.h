@@ -10,6 +10,10 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
 
 #include "bench/ycsb/backend.h"
 #include "bench/ycsb/latency_histogram.h"
@@ -28,7 +32,16 @@ class Measurements {
  public:
   // The latency goes to the operation's success series if `code` is OK, else to its failure series.
   void Record(Operation op, uint64_t latency_ns, ReturnCode code);
+  // The same with the operation's status; an ERROR's message is kept (errors()).
+  void Record(Operation op, uint64_t latency_ns, const absl::Status& status);
   void Merge(const Measurements& other);
+
+  // "<OP>: <status>" of the operations that ended in ERROR, with how many did; at most kMaxErrorKinds
+  // distinct ones, the rest counted under "(other errors)".
+  static constexpr size_t kMaxErrorKinds = 16;
+  const std::map<std::string, uint64_t>& errors() const { return errors_; }
+  // ERROR returns over every operation type.
+  uint64_t error_count() const;
 
   const LatencyHistogram& Latencies(Operation op, bool failed) const {
     return latencies_[Index(op)][failed ? 1 : 0];
@@ -41,6 +54,8 @@ class Measurements {
   static int Index(Operation op) { return static_cast<int>(op); }
   std::array<std::array<LatencyHistogram, 2>, kOperationCount> latencies_;
   std::array<std::array<uint64_t, kReturnCodeCount>, kOperationCount> returns_{};
+  std::map<std::string, uint64_t> errors_;
+  void AddError(const std::string& what, uint64_t count);
 };
 
 }  // namespace fathom::ycsb
