@@ -80,9 +80,9 @@ ABSL_FLAG(uint64_t, seed, 0, "random seed; 0: pick one from the clock (printed t
 ABSL_FLAG(int64_t, warmup_ops, 0, "unmeasured operations before the run phase's clock starts");
 ABSL_FLAG(int, status_interval_s, 10, "seconds between progress lines on stderr");
 ABSL_FLAG(absl::Duration, retry_deadline, absl::Seconds(5),
-          "fathom backend, node clients: an operation that fails with Unavailable or DeadlineExceeded (a "
-          "member failed, a connection is being made again) is tried again with backoff until this long after "
-          "its first attempt; 0: never");
+          "fathom backend, node clients: an operation that fails with Unavailable, DeadlineExceeded or "
+          "Cancelled (a member failed, a connection is being made again) is tried again with backoff until "
+          "this long after its first attempt; 0: never");
 
 namespace fathom::ycsb {
 namespace {

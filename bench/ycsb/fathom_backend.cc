@@ -153,7 +153,11 @@ absl::Status FathomBackend::Delete(const std::string& table, const std::string& 
 
 namespace {
 
-bool Transient(const absl::Status& s) { return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s); }
+// A member failed or left, a connection failed or was replaced (its calls end Cancelled), a reply did not
+// come in time, a commit's outcome is unknown.
+bool Transient(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s);
+}
 const absl::Status& StatusOf(const absl::Status& s) { return s; }
 const absl::Status& StatusOf(const absl::StatusOr<Record>& r) { return r.status(); }
 
