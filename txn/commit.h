@@ -7,7 +7,8 @@
 //   commit_phase.cc     COMMIT-BACKUP to every backup, waiting for the fabric's completions (not the backups'
 //                       CPUs), then COMMIT-PRIMARY to every primary; the caller hears OK at the first
 //                       completion; then the ids are owed to the replicas for truncation; ABORT on failure.
-//                       A COMMIT-PRIMARY or ABORT that a member replica did not get goes again until it does.
+//                       A COMMIT-PRIMARY or ABORT that a member replica did not get goes again until it does;
+//                       a COMMIT-BACKUP too, for an RPC timeout after its write failed (then it aborts).
 // Read-only transactions skip LOCK and the commit records: they validate (if they read more than one
 // object) and are done.
 #ifndef FATHOM_TXN_COMMIT_H_
@@ -38,12 +39,14 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
     uint32_t node = 0;
     bool local = false;
     std::vector<size_t> entries;      // indices into writes_
-    uint64_t set_aside = 0;            // ring room for the records still to come (remote only)
+    uint64_t set_aside = 0;            // ring room for the records still to come (remote only)...
+    const msg::RingSender* room_in = nullptr;  // ...in this connection's ring (RoomFor)
     std::vector<uint64_t> truncated;   // ids piggybacked on the next record (remote only)
     std::vector<uint64_t> locked;      // primaries: versions locked, per entry
     bool sent = false;                 // a LOCK (primary) or COMMIT-BACKUP (backup) went out: it may be kept
     bool refused = false;              // primaries: the LOCK was answered with an error (nothing locked)
     bool written = false;              // primaries: COMMIT-PRIMARY is in its memory
+    std::vector<uint64_t> piggybacked; // backups: the ids the COMMIT-BACKUP carries (again if resent)
   };
 
 
@@ -57,6 +60,9 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   // A remote record, encoded straight from writes_ (the piggybacked ids move into it).
   std::string EncodeFor(RecordKind kind, Replica& replica);
   std::vector<const WriteEntry*> EntriesOf(const Replica& replica) const;
+  // The replica's set-aside room for SendOptions::set_aside, or null if the connection it was set aside in
+  // has been replaced since (the room went with it; the new ring never had it).
+  uint64_t* RoomFor(Replica& replica);
   // lock_phase.cc
   // Tells TxnOptions::on_step that the commit reached `step`.
   void Step(std::string_view step) {
@@ -73,7 +79,8 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void OnValidated(absl::Status status);
   // commit_phase.cc
   void CommitBackups();
-  void OnBackupWritten(absl::Status status);
+  // `resent`: the outcome of TxnThread::SendUntilWritten after a first write failed (final).
+  void OnBackupWritten(size_t backup, absl::Status status, bool resent = false);
   void CommitPrimaries();
   void OnPrimaryWritten(size_t primary, absl::Status status);
   // A COMMIT-PRIMARY sent again (TxnThread::SendUntilWritten) was written, or its primary left.

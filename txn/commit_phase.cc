@@ -13,27 +13,50 @@ void CommitOperation::CommitBackups() {
   first_error_ = absl::OkStatus();
   if (outstanding_ == 0) return CommitPrimaries();
   auto self = shared_from_this();
-  for (Replica& b : backups_) {
+  for (size_t i = 0; i < backups_.size(); ++i) {
+    Replica& b = backups_[i];
     b.sent = true;
     if (b.local) {
-      OnBackupWritten(thread_.participant().CommitBackup(RecordFor(RecordKind::kCommitBackup, b, true)));
+      OnBackupWritten(i, thread_.participant().CommitBackup(RecordFor(RecordKind::kCommitBackup, b, true)));
       continue;
     }
     ++thread_.stats().commit_backup_messages;
+    b.piggybacked = b.truncated;  // goes again with a resend
     msg::SendOptions options;
-    options.set_aside = &b.set_aside;
-    options.on_written = [self](absl::Status s) { self->OnBackupWritten(s); };
+    options.set_aside = RoomFor(b);
+    options.on_written = [self, i](absl::Status s) { self->OnBackupWritten(i, s); };
     if (absl::Status s =
             thread_.messenger().Send(b.node, kCommitBackupMessage, EncodeFor(RecordKind::kCommitBackup, b),
                                      std::move(options));
         !s.ok()) {
-      OnBackupWritten(s);
+      OnBackupWritten(i, s);
     }
   }
   thread_.messenger().Flush().IgnoreError();  // a failure reaches the callbacks
 }
 
-void CommitOperation::OnBackupWritten(absl::Status status) {
+void CommitOperation::OnBackupWritten(size_t backup, absl::Status status, bool resent) {
+  Replica& b = backups_[backup];
+  if (!status.ok() && !resent && !b.local && thread_.replicas().IsMember(b.node)) {
+    // A backup that is still a member gets its record again (its connection is made again meanwhile), for
+    // up to the commit's RPC timeout from this failure: aborting with the record in some backups is what
+    // recovery cannot undo once it exists, so it is the last resort.
+    b.truncated = b.piggybacked;
+    auto self = shared_from_this();
+    const uint32_t node = b.node;
+    thread_.SendUntilWritten(
+        node, kCommitBackupMessage, EncodeFor(RecordKind::kCommitBackup, b),
+        [self, backup, node, why = status](bool written) {
+          self->OnBackupWritten(backup,
+                                written ? absl::OkStatus()
+                                        : absl::UnavailableError(absl::StrCat(
+                                              "node ", node, " left or its record was not written in time (first: ",
+                                              why.message(), ")")),
+                                /*resent=*/true);
+        },
+        thread_.clock().Now() + thread_.options().rpc_timeout);
+    return;
+  }
   if (!status.ok() && first_error_.ok()) {
     first_error_ = absl::UnavailableError(absl::StrCat("COMMIT-BACKUP: ", status.message()));
   }
@@ -57,7 +80,7 @@ void CommitOperation::CommitPrimaries() {
     }
     ++thread_.stats().commit_primary_messages;
     msg::SendOptions options;
-    options.set_aside = &p.set_aside;
+    options.set_aside = RoomFor(p);
     options.on_written = [self, i](absl::Status s) { self->OnPrimaryWritten(i, s); };
     if (absl::Status s = thread_.messenger().Send(p.node, kCommitPrimaryMessage,
                                                   EncodeFor(RecordKind::kCommitPrimary, p), std::move(options));
@@ -142,7 +165,7 @@ void CommitOperation::SendAbort(Replica& replica) {
   TxnThread* thread = &thread_;
   const uint32_t node = replica.node;
   msg::SendOptions options;
-  options.set_aside = &replica.set_aside;
+  options.set_aside = RoomFor(replica);
   options.on_written = [thread, node, record](absl::Status written) {
     if (!written.ok()) thread->SendUntilWritten(node, kAbortMessage, record, [](bool) {});
   };

@@ -73,6 +73,7 @@ absl::Status CommitOperation::SetAsideLogRoom() {
     auto room = thread_.messenger().SetAside(p.node, sizes);
     if (!room.ok()) return absl::IsResourceExhausted(room.status()) ? absl::AbortedError("log full") : room.status();
     p.set_aside = *room;
+    p.room_in = thread_.messenger().sender(p.node);
   }
   for (Replica& b : backups_) {
     if (b.local) continue;
@@ -85,6 +86,7 @@ absl::Status CommitOperation::SetAsideLogRoom() {
       return absl::IsResourceExhausted(room.status()) ? absl::AbortedError("log full") : room.status();
     }
     b.set_aside = *room;
+    b.room_in = thread_.messenger().sender(b.node);
   }
   return absl::OkStatus();
 }
@@ -93,12 +95,20 @@ void CommitOperation::ReleaseLogRoom() {
   const absl::Time now = thread_.clock().Now();
   for (auto* replicas : {&primaries_, &backups_}) {
     for (Replica& r : *replicas) {
-      if (r.set_aside != 0) thread_.messenger().ReleaseSetAside(r.node, r.set_aside);
+      if (RoomFor(r) != nullptr && r.set_aside != 0) thread_.messenger().ReleaseSetAside(r.node, r.set_aside);
       r.set_aside = 0;
       if (!r.truncated.empty()) thread_.truncator().PutBack(r.node, id_.epoch, r.truncated, now);
       r.truncated.clear();
     }
   }
+}
+
+uint64_t* CommitOperation::RoomFor(Replica& replica) {
+  if (replica.room_in == nullptr || thread_.messenger().sender(replica.node) != replica.room_in) {
+    replica.set_aside = 0;
+    return nullptr;
+  }
+  return &replica.set_aside;
 }
 
 Record CommitOperation::RecordFor(RecordKind kind, Replica& replica, bool with_entries) {

@@ -98,12 +98,13 @@ void TxnThread::After(absl::Duration delay, std::function<void()> task) {
 }
 
 void TxnThread::SendUntilWritten(uint32_t node, msg::MessageType type, std::string message,
-                                 std::function<void(bool)> done) {
-  if (!replicas().IsMember(node)) return done(false);
+                                 std::function<void(bool)> done, absl::Time give_up) {
+  if (!replicas().IsMember(node) || clock_->Now() >= give_up) return done(false);
   ++stats_.resends;
   auto bytes = std::make_shared<const std::string>(std::move(message));
-  auto again = [this, node, type, bytes, done] {
-    After(options_.resend_interval, [this, node, type, bytes, done] { SendUntilWritten(node, type, *bytes, done); });
+  auto again = [this, node, type, bytes, done, give_up] {
+    After(options_.resend_interval,
+          [this, node, type, bytes, done, give_up] { SendUntilWritten(node, type, *bytes, done, give_up); });
   };
   msg::SendOptions options;
   options.on_written = [again, done](absl::Status written) {

@@ -126,8 +126,10 @@ class TxnThread {
   void After(absl::Duration delay, std::function<void()> task);
   // Sends `message` to `node` until the fabric has written it into the node's memory: a send or write that
   // fails is tried again every resend_interval while `node` is a member of this node's configuration.
-  // `done(true)` once written, `done(false)` once `node` has left (recovery's business then).
-  void SendUntilWritten(uint32_t node, msg::MessageType type, std::string message, std::function<void(bool)> done);
+  // `done(true)` once written, `done(false)` once `node` has left (recovery's business then) or, if it is
+  // not written by then, at `give_up`.
+  void SendUntilWritten(uint32_t node, msg::MessageType type, std::string message, std::function<void(bool)> done,
+                        absl::Time give_up = absl::InfiniteFuture());
 
  private:
   // The participant's handlers.

@@ -5,6 +5,9 @@
 // On the replayable simulation, the backup's connection to the primary resets before the commit.
 #include <cstdint>
 #include <string>
+#include <string_view>
+
+#include "absl/strings/str_cat.h"
 
 #include "coordinator/configuration.h"
 #include "gtest/gtest.h"
@@ -75,6 +78,72 @@ TEST(BackupAcceptanceTest, ABackupKeepsAndAppliesARecordWithoutAConnectionToTheP
     EXPECT_EQ(first.history, second.history) << "the runs diverged";
     ASSERT_OK(first.commit);
     EXPECT_EQ(first.rejected, 0u) << "the backup refused a record the coordinator counted as a copy";
+    EXPECT_NE(first.backup_copy.find("second"), std::string::npos) << "the backup's copy lacks the commit";
+  }
+}
+
+// The coordinator's COMMIT-BACKUP write is lost in a partition from the backup that heals 20 ms later (both
+// stay members): the record is sent again over a new connection and the transaction commits. (It aborted:
+// a unilateral abort with the record possibly in other backups, which recovery could not undo.)
+absl::StatusOr<Outcome> CommitThroughAPartitionAtCommitBackup(uint64_t seed) {
+  SimCluster* raw = nullptr;
+  uint32_t coordinator = 0, backup = 0;
+  bool armed = false;
+  absl::Time heal_at = absl::InfiniteFuture();
+  SimClusterOptions options;
+  options.seed = seed;
+  options.on_step = [&](uint32_t node, std::string_view step) {
+    if (!armed || node != coordinator || step != "commit_backup") return;
+    armed = false;
+    raw->network().Partition(coordinator, backup);
+    heal_at = raw->network().clock().Now() + absl::Milliseconds(20);
+  };
+  auto started = SimCluster::Start(options);
+  if (!started.ok()) return started.status();
+  SimCluster& cluster = **started;
+  raw = &cluster;
+  const coordinator::Configuration configuration = cluster.configuration();  // a copy: the loop reads it
+  for (const coordinator::RegionPlacement& r : configuration.regions()) {
+    if (memory::OwnerOfRegion(r.region_id()) == 1 && r.primary() == 1 && r.backups_size() == 1) backup = r.backups(0);
+  }
+  if (backup != 2 && backup != 3) return absl::FailedPreconditionError("node 1's region has no backup on 2 or 3");
+  coordinator = backup == 2 ? 3 : 2;
+  cluster.scheduler().AddBackground([&cluster, &heal_at, coordinator, backup]() -> size_t {
+    if (cluster.network().clock().Now() < heal_at) return 0;
+    heal_at = absl::InfiniteFuture();
+    cluster.network().Heal(coordinator, backup);
+    return 1;
+  });
+
+  txn::Transaction setup = cluster.txns(coordinator).Begin(0);
+  auto ref = setup.Alloc(16, txn::AllocHint{.node = 1});
+  if (!ref.ok()) return ref.status();
+  if (absl::Status s = setup.Write(*ref, "first"); !s.ok()) return s;
+  if (absl::Status s = setup.Commit(); !s.ok()) return s;
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+
+  Outcome outcome;
+  armed = true;
+  txn::Transaction tx = cluster.txns(coordinator).Begin(0);
+  outcome.commit = tx.Write(*ref, "second");
+  if (outcome.commit.ok()) outcome.commit = tx.Commit();
+  cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
+  cluster.scheduler().RunFor(absl::Milliseconds(50));  // truncation: the backup applies its record
+  auto copy = cluster.txns(backup).backups().View(ref->address.region);
+  if (copy.size() >= ref->address.offset + ref->capacity) {
+    outcome.backup_copy.assign(reinterpret_cast<const char*>(copy.data()) + ref->address.offset, ref->capacity);
+  }
+  outcome.history = cluster.history();
+  return outcome;
+}
+
+TEST(BackupAcceptanceTest, ACommitBackupLostInAPartitionThatHealsIsSentAgain) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome first, CommitThroughAPartitionAtCommitBackup(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome second, CommitThroughAPartitionAtCommitBackup(seed));
+    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    EXPECT_OK(first.commit);
     EXPECT_NE(first.backup_copy.find("second"), std::string::npos) << "the backup's copy lacks the commit";
   }
 }
