@@ -46,7 +46,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
     bool sent = false;                 // a LOCK (primary) or COMMIT-BACKUP (backup) went out: it may be kept
     bool refused = false;              // primaries: the LOCK was answered with an error (nothing locked)
     bool written = false;              // primaries: COMMIT-PRIMARY is in its memory
-    std::vector<uint64_t> piggybacked; // backups: the ids the COMMIT-BACKUP carries (again if resent)
+    std::vector<uint64_t> piggybacked; // the ids the last encoded record carried (a resent COMMIT-BACKUP again)
   };
 
 

@@ -21,7 +21,6 @@ void CommitOperation::CommitBackups() {
       continue;
     }
     ++thread_.stats().commit_backup_messages;
-    b.piggybacked = b.truncated;  // goes again with a resend
     msg::SendOptions options;
     options.set_aside = RoomFor(b);
     options.on_written = [self, i](absl::Status s) { self->OnBackupWritten(i, s); };
@@ -41,7 +40,7 @@ void CommitOperation::OnBackupWritten(size_t backup, absl::Status status, bool r
     // A backup that is still a member gets its record again (its connection is made again meanwhile), for
     // up to the commit's RPC timeout from this failure: aborting with the record in some backups is what
     // recovery cannot undo once it exists, so it is the last resort.
-    b.truncated = b.piggybacked;
+    b.truncated = std::move(b.piggybacked);
     auto self = shared_from_this();
     const uint32_t node = b.node;
     thread_.SendUntilWritten(

@@ -135,6 +135,7 @@ std::string CommitOperation::EncodeFor(RecordKind kind, Replica& replica) {
   const bool with_entries = kind == RecordKind::kLock || kind == RecordKind::kCommitBackup;
   std::string bytes = EncodeRecord(kind, id_, kind == RecordKind::kCommitBackup ? log_epoch_ : 0, replica.truncated,
                                    with_entries ? EntriesOf(replica) : std::vector<const WriteEntry*>{});
+  replica.piggybacked = std::move(replica.truncated);  // kept for a resend
   replica.truncated.clear();
   return bytes;
 }
