@@ -82,7 +82,7 @@ ABSL_FLAG(int, status_interval_s, 10, "seconds between progress lines on stderr"
 ABSL_FLAG(absl::Duration, retry_deadline, absl::Seconds(5),
           "fathom backend, node clients: an operation that fails with Unavailable, DeadlineExceeded or "
           "Cancelled (a member failed, a connection is being made again) is tried again with backoff until "
-          "this long after its first attempt; 0: never");
+          "this long after its first failure; 0: never");
 
 namespace fathom::ycsb {
 namespace {

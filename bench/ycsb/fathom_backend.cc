@@ -161,7 +161,15 @@ bool Transient(const absl::Status& s) {
 const absl::Status& StatusOf(const absl::Status& s) { return s; }
 const absl::Status& StatusOf(const absl::StatusOr<Record>& r) { return r.status(); }
 
-// One operation's attempts; kept alive by the callbacks of its current attempt.
+absl::StatusOr<Record> ReadResult(kv::GetResult r, const FieldList* fields) {
+  if (!r.value.ok()) return r.value.status();
+  auto record = DecodeRecord(*r.value);
+  if (!record.ok()) return record.status();
+  return ProjectFields(std::move(*record), fields);
+}
+
+// The attempts of one operation after its first failed transiently; kept alive by the callbacks of its
+// current attempt. Made only then: a clock reading and a seeded generator cost more than a GET.
 template <typename Result>
 class Retrying : public std::enable_shared_from_this<Retrying<Result>> {
  public:
@@ -174,14 +182,19 @@ class Retrying : public std::enable_shared_from_this<Retrying<Result>> {
         attempt_(std::move(attempt)),
         done_(std::move(done)) {}
 
+  // After the first failure: the next attempt after a backoff.
+  void Start() { Later(); }
+
+ private:
   void Run() {
     auto self = this->shared_from_this();
     attempt_([self](Result r) { self->Finished(std::move(r)); });
   }
-
- private:
   void Finished(Result r) {
     if (!Transient(StatusOf(r)) || thread_.clock().Now() >= give_up_) return done_(std::move(r));
+    Later();
+  }
+  void Later() {
     const absl::Duration wait = backoff_ * std::uniform_real_distribution<double>(0.5, 1.5)(random_);
     backoff_ = std::min(backoff_ * 2, absl::Milliseconds(100));
     auto self = this->shared_from_this();
@@ -199,30 +212,46 @@ class Retrying : public std::enable_shared_from_this<Retrying<Result>> {
 }  // namespace
 
 template <typename Result>
-void FathomAsyncBackend::WithRetries(std::function<void(std::function<void(Result)>)> attempt,
-                                     std::function<void(Result)> done) {
-  if (retry_deadline_ <= absl::ZeroDuration()) return attempt(std::move(done));
-  std::make_shared<Retrying<Result>>(*thread_, retry_deadline_, seed_++, std::move(attempt), std::move(done))->Run();
+void FathomAsyncBackend::RetryLater(std::function<void(std::function<void(Result)>)> attempt,
+                                    std::function<void(Result)> done) {
+  std::make_shared<Retrying<Result>>(*thread_, retry_deadline_, seed_++, std::move(attempt), std::move(done))
+      ->Start();
+}
+
+template <typename Start>
+void FathomAsyncBackend::WithRetries(Start start, Done done) {
+  if (retry_deadline_ <= absl::ZeroDuration()) return start(std::move(done));
+  // `start` is small (it names the operation's arguments): copying it costs less than keeping retry state.
+  start([this, start, done = std::move(done)](absl::Status s) mutable {
+    if (!Transient(s)) return done(std::move(s));
+    RetryLater<absl::Status>(std::move(start), std::move(done));
+  });
 }
 
 void FathomAsyncBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,
                               ReadDone done) {
-  // `key` and `fields` outlive `done` (async_backend.h), and so every attempt.
-  WithRetries<absl::StatusOr<Record>>(
-      [this, &key, fields](std::function<void(absl::StatusOr<Record>)> attempt_done) {
-        table_.GetAsync(*thread_, key, [fields, attempt_done](kv::GetResult r) {
-          if (!r.value.ok()) return attempt_done(r.value.status());
-          auto record = DecodeRecord(*r.value);
-          if (!record.ok()) return attempt_done(record.status());
-          attempt_done(ProjectFields(std::move(*record), fields));
-        });
-      },
-      std::move(done));
+  // `key` and `fields` outlive `done` (async_backend.h), and so every attempt. Every operation takes this
+  // path: one GET and one callback, no retry state until a transient failure.
+  table_.GetAsync(*thread_, key, [this, &key, fields, done = std::move(done)](kv::GetResult r) mutable {
+    absl::StatusOr<Record> result = ReadResult(std::move(r), fields);
+    if (!Transient(result.status()) || retry_deadline_ <= absl::ZeroDuration()) return done(std::move(result));
+    RetryLater<absl::StatusOr<Record>>(
+        [this, &key, fields](std::function<void(absl::StatusOr<Record>)> attempt_done) {
+          table_.GetAsync(*thread_, key,
+                          [fields, attempt_done](kv::GetResult r) { attempt_done(ReadResult(std::move(r), fields)); });
+        },
+        std::move(done));
+  });
 }
 
 void FathomAsyncBackend::Update(const std::string& table, const std::string& key, const Record& values, Done done) {
-  // As the blocking Update: read, merge, write back, in one transaction (retried on conflicts).
   // `key` and `values` outlive `done` (async_backend.h), and so every attempt.
+  WithRetries([this, &key, &values](Done attempt_done) { StartUpdate(key, values, std::move(attempt_done)); },
+              std::move(done));
+}
+
+void FathomAsyncBackend::StartUpdate(const std::string& key, const Record& values, Done done) {
+  // As the blocking Update: read, merge, write back, in one transaction (retried on conflicts).
   txn::TxnThread& thread = *thread_;
   const kv::Table* kv_table = &table_;
   auto body = [&thread, kv_table, &key, &values](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
@@ -236,24 +265,26 @@ void FathomAsyncBackend::Update(const std::string& table, const std::string& key
   };
   txn::RetryOptions retry;
   retry.seed = seed_++;
-  WithRetries<absl::Status>(
-      [&thread, body, retry](Done attempt_done) {
-        txn::RunTransactionAsync(thread, body, std::move(attempt_done), retry);
-      },
-      std::move(done));
+  txn::RunTransactionAsync(thread, std::move(body), std::move(done), retry);
 }
 
 void FathomAsyncBackend::Insert(const std::string& table, const std::string& key, const Record& values, Done done) {
-  WithRetries<absl::Status>(
-      [this, &key, encoded = EncodeRecord(values)](Done attempt_done) {
-        table_.PutAsync(*thread_, key, encoded, std::move(attempt_done));
+  WithRetries(
+      [this, &key, &values](Done attempt_done) {
+        table_.PutAsync(*thread_, key, EncodeRecord(values), std::move(attempt_done));
       },
       std::move(done));
 }
 
 void FathomAsyncBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
                                   int64_t amount, Done done) {
-  // Both records read in the transaction, both written back; `from` and `to` outlive `done`.
+  // `from` and `to` outlive `done`, and so every attempt.
+  WithRetries([this, &from, &to, amount](Done attempt_done) { StartTransfer(from, to, amount, std::move(attempt_done)); },
+              std::move(done));
+}
+
+void FathomAsyncBackend::StartTransfer(const std::string& from, const std::string& to, int64_t amount, Done done) {
+  // Both records read in the transaction, both written back.
   txn::TxnThread& thread = *thread_;
   const kv::Table* t = &table_;
   auto body = [&thread, t, &from, &to, amount](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
@@ -277,17 +308,12 @@ void FathomAsyncBackend::Transfer(const std::string& table, const std::string& f
   };
   txn::RetryOptions retry;
   retry.seed = seed_++;
-  WithRetries<absl::Status>(
-      [&thread, body, retry](Done attempt_done) {
-        txn::RunTransactionAsync(thread, body, std::move(attempt_done), retry);
-      },
-      std::move(done));
+  txn::RunTransactionAsync(thread, std::move(body), std::move(done), retry);
 }
 
 void FathomAsyncBackend::Delete(const std::string& table, const std::string& key, Done done) {
-  WithRetries<absl::Status>(
-      [this, &key](Done attempt_done) { table_.DeleteAsync(*thread_, key, std::move(attempt_done)); },
-      std::move(done));
+  WithRetries([this, &key](Done attempt_done) { table_.DeleteAsync(*thread_, key, std::move(attempt_done)); },
+              std::move(done));
 }
 
 }  // namespace fathom::ycsb

@@ -90,7 +90,7 @@ class FathomBackend final : public Backend {
 // A lane's backend: the table's asynchronous API on one node thread. An operation that fails with
 // Unavailable, DeadlineExceeded or Cancelled (a member failed or left, a connection failed or is being made
 // again, a commit's outcome is unknown) is tried again after a jittered, doubling backoff (1 ms .. 100 ms) until
-// `retry_deadline` after its first attempt; only then does its error reach the driver. A retried update or
+// `retry_deadline` after its first failure; only then does its error reach the driver. A retried update or
 // transfer whose first commit's outcome was unknown may have committed already (the bank's total holds
 // either way).
 class FathomAsyncBackend final : public AsyncBackend {
@@ -107,9 +107,16 @@ class FathomAsyncBackend final : public AsyncBackend {
                 Done done) override;
 
  private:
-  // `attempt` (which reports once through its argument), again while it fails transiently (see above).
+  // `start(done)` (which reports once through `done`), again while it fails transiently (see above); no
+  // retry state is made before the first transient failure.
+  template <typename Start>
+  void WithRetries(Start start, Done done);
+  // One attempt of an update or a transfer: a transaction, retried on conflicts.
+  void StartUpdate(const std::string& key, const Record& values, Done done);
+  void StartTransfer(const std::string& from, const std::string& to, int64_t amount, Done done);
+  // After `attempt` failed transiently: again after a backoff, until the deadline.
   template <typename Result>
-  void WithRetries(std::function<void(std::function<void(Result)>)> attempt, std::function<void(Result)> done);
+  void RetryLater(std::function<void(std::function<void(Result)>)> attempt, std::function<void(Result)> done);
 
   txn::TxnThread* const thread_;
   const kv::Table table_;
