@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
+#include "platform/base/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/ycsb/fathom_backend.h"
 #include "bench/ycsb/record_codec.h"
@@ -48,7 +48,7 @@ class FathomRetryTest : public ::testing::Test {
     std::vector<std::string> keys;
     for (int i = 0; i < kKeys; ++i) keys.push_back(absl::StrCat("user", i));
     std::vector<absl::Status> results(kKeys);
-    absl::Notification done;
+    fathom::Notification done;
     int left = kKeys;
     absl::Status posted = cluster_->server(1).transactions().Post(0, [&](txn::TxnThread&) {
       for (int i = 0; i < kKeys; ++i) {
@@ -71,7 +71,7 @@ class FathomRetryTest : public ::testing::Test {
     if (joiner.joinable()) joiner.join();
     // The last callback may run inside a call that still uses its key: the backend and the keys stay until
     // the thread has moved on to a later task.
-    absl::Notification drained;
+    fathom::Notification drained;
     EXPECT_OK(cluster_->server(1).transactions().Post(0, [&](txn::TxnThread&) { drained.Notify(); }));
     drained.WaitForNotification();
     return results;
