@@ -113,7 +113,7 @@ start_zookeeper() {
     -cp "$ZK_CLASSPATH" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
     </dev/null >>"$dir/zookeeper.log" 2>&1 &
   echo $! >"$dir/zookeeper.pid"
-  local deadline=$((SECONDS + 30))
+  local deadline=$((SECONDS + 90))  # a JVM starting on a loaded machine
   until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
     if ! ours "$(cat "$dir/zookeeper.pid")" "$dir" || ((SECONDS >= deadline)); then
       tail -n 20 "$dir/zookeeper.log" >&2
