@@ -9,12 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "coordinator/configuration.h"
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
-#include "platform/memory/global_address.h"
 #include "tests/sim/seeds.h"
 #include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_probes.h"
 #include "txn/txn.h"
 #include "txn/txn_thread.h"
 
@@ -35,13 +34,9 @@ absl::StatusOr<Outcome> CommitWhileTheBackupIsCutFromThePrimary(uint64_t seed) {
   if (!started.ok()) return started.status();
   SimCluster& cluster = **started;
   // Node 1's region: primary 1, one backup; the third node coordinates.
-  uint32_t backup = 0;
-  const coordinator::Configuration configuration = cluster.configuration();  // a copy: the loop reads it
-  for (const coordinator::RegionPlacement& r : configuration.regions()) {
-    if (memory::OwnerOfRegion(r.region_id()) == 1 && r.primary() == 1 && r.backups_size() == 1) backup = r.backups(0);
-  }
-  if (backup != 2 && backup != 3) return absl::FailedPreconditionError("node 1's region has no backup on 2 or 3");
-  const uint32_t coordinator = backup == 2 ? 3 : 2;
+  absl::StatusOr<uint32_t> backup = BackupOfOwnRegion(cluster.configuration(), 1);
+  if (!backup.ok()) return backup.status();
+  const uint32_t coordinator = *backup == 2 ? 3 : 2;
 
   txn::Transaction setup = cluster.txns(coordinator).Begin(0);
   auto ref = setup.Alloc(16, txn::AllocHint{.node = 1});
@@ -50,22 +45,16 @@ absl::StatusOr<Outcome> CommitWhileTheBackupIsCutFromThePrimary(uint64_t seed) {
   if (absl::Status s = setup.Commit(); !s.ok()) return s;
   cluster.scheduler().RunFor(absl::Milliseconds(5));
 
-  if (absl::Status s = cluster.node(backup).Disconnect(1); !s.ok()) return s;  // both stay members
+  if (absl::Status s = cluster.node(*backup).Disconnect(1); !s.ok()) return s;  // both stay members
   Outcome outcome;
   txn::Transaction tx = cluster.txns(coordinator).Begin(0);
   outcome.commit = tx.Write(*ref, "second");
   if (outcome.commit.ok()) outcome.commit = tx.Commit();
   cluster.scheduler().RunFor(absl::Milliseconds(50));  // truncation: the backup applies its record
 
-  for (int t = 0; t < cluster.node(backup).threads(); ++t) {
-    auto thread = cluster.txns(backup).Thread(t);
-    if (!thread.ok()) return thread.status();
-    outcome.rejected += (*thread)->participant().stats().rejected;
-  }
-  auto copy = cluster.txns(backup).backups().View(ref->address.region);
-  if (copy.size() >= ref->address.offset + ref->capacity) {
-    outcome.backup_copy.assign(reinterpret_cast<const char*>(copy.data()) + ref->address.offset, ref->capacity);
-  }
+  outcome.rejected =
+      SumOverThreads(cluster, *backup, [](txn::TxnThread& t) { return t.participant().stats().rejected; });
+  outcome.backup_copy = BackupCopyOf(cluster, *backup, *ref);
   outcome.history = cluster.history();
   return outcome;
 }
@@ -102,12 +91,10 @@ absl::StatusOr<Outcome> CommitThroughAPartitionAtCommitBackup(uint64_t seed) {
   if (!started.ok()) return started.status();
   SimCluster& cluster = **started;
   raw = &cluster;
-  const coordinator::Configuration configuration = cluster.configuration();  // a copy: the loop reads it
-  for (const coordinator::RegionPlacement& r : configuration.regions()) {
-    if (memory::OwnerOfRegion(r.region_id()) == 1 && r.primary() == 1 && r.backups_size() == 1) backup = r.backups(0);
-  }
-  if (backup != 2 && backup != 3) return absl::FailedPreconditionError("node 1's region has no backup on 2 or 3");
-  coordinator = backup == 2 ? 3 : 2;
+  absl::StatusOr<uint32_t> backup_of_one = BackupOfOwnRegion(cluster.configuration(), 1);
+  if (!backup_of_one.ok()) return backup_of_one.status();
+  backup = *backup_of_one;
+  coordinator = backup == 2 ? 3 : 2;  // the third node
   cluster.scheduler().AddBackground([&cluster, &heal_at, coordinator, backup]() -> size_t {
     if (cluster.network().clock().Now() < heal_at) return 0;
     heal_at = absl::InfiniteFuture();
@@ -129,10 +116,7 @@ absl::StatusOr<Outcome> CommitThroughAPartitionAtCommitBackup(uint64_t seed) {
   if (outcome.commit.ok()) outcome.commit = tx.Commit();
   cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
   cluster.scheduler().RunFor(absl::Milliseconds(50));  // truncation: the backup applies its record
-  auto copy = cluster.txns(backup).backups().View(ref->address.region);
-  if (copy.size() >= ref->address.offset + ref->capacity) {
-    outcome.backup_copy.assign(reinterpret_cast<const char*>(copy.data()) + ref->address.offset, ref->capacity);
-  }
+  outcome.backup_copy = BackupCopyOf(cluster, backup, *ref);
   outcome.history = cluster.history();
   return outcome;
 }

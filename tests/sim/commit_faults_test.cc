@@ -7,11 +7,10 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/configuration.h"
 #include "gtest/gtest.h"
-#include "platform/memory/global_address.h"
 #include "tests/sim/seeds.h"
 #include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_probes.h"
 #include "txn/txn.h"
 #include "txn/txn_thread.h"
 
@@ -58,13 +57,10 @@ absl::StatusOr<Outcome> RunCommit(uint64_t seed, const Scenario& scenario) {
   if (!started.ok()) return started.status();
   SimCluster& cluster = **started;
   raw = &cluster;
-  const coordinator::Configuration configuration = cluster.configuration();  // a copy: the loop reads it
-  for (const coordinator::RegionPlacement& r : configuration.regions()) {
-    const uint32_t owner = memory::OwnerOfRegion(r.region_id());
-    if (owner != 2 && owner != 3) continue;
-    if (r.backups_size() != 1 || r.backups(0) != 1) {
-      return absl::FailedPreconditionError(absl::StrCat("region ", r.region_id(), " is not backed up by node 1"));
-    }
+  for (uint32_t owner : {2, 3}) {
+    absl::StatusOr<uint32_t> backup = BackupOfOwnRegion(cluster.configuration(), owner);
+    if (!backup.ok()) return backup.status();
+    if (*backup != 1) return absl::FailedPreconditionError(absl::StrCat("node ", owner, "'s region is not backed up by node 1"));
   }
   // The two objects, committed before any fault.
   txn::Transaction setup = cluster.txns(1).Begin(0);
@@ -102,11 +98,8 @@ absl::StatusOr<Outcome> RunCommit(uint64_t seed, const Scenario& scenario) {
   }
 
   node::Node& one = cluster.node(1);
-  for (int t = 0; t < one.threads(); ++t) {
-    auto thread = cluster.txns(1).Thread(t);
-    if (!thread.ok()) return thread.status();
-    outcome.backup_log_entries += (*thread)->participant().log_entries();
-  }
+  outcome.backup_log_entries =
+      SumOverThreads(cluster, 1, [](txn::TxnThread& t) { return t.participant().log_entries(); });
   auto coordinator_thread = one.Thread(0);
   if (!coordinator_thread.ok()) return coordinator_thread.status();
   msg::Messenger& messenger = (*coordinator_thread)->messenger();

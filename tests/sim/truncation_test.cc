@@ -6,49 +6,29 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/configuration.h"
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
-#include "platform/memory/global_address.h"
 #include "tests/sim/seeds.h"
 #include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_probes.h"
 #include "txn/txn.h"
 #include "txn/txn_thread.h"
 
 namespace fathom::sim {
 namespace {
 
-// Node 1's own region's backup (a node other than 1, from the CM's placement).
-absl::StatusOr<uint32_t> BackupOfNodeOne(const coordinator::Configuration& configuration) {
-  for (const coordinator::RegionPlacement& r : configuration.regions()) {
-    if (memory::OwnerOfRegion(r.region_id()) != 1) continue;
-    if (r.primary() != 1 || r.backups_size() != 1 || r.backups(0) == 1) break;
-    return r.backups(0);
-  }
-  return absl::FailedPreconditionError("node 1's region is not backed up by another node");
+uint64_t Owed(SimCluster& cluster, uint32_t node) {
+  return SumOverThreads(cluster, node, [](txn::TxnThread& t) { return t.truncator().pending(); });
 }
-
-size_t Sum(SimCluster& cluster, uint32_t node, const std::function<size_t(txn::TxnThread&)>& of) {
-  size_t total = 0;
-  for (int t = 0; t < cluster.node(node).threads(); ++t) {
-    auto thread = cluster.txns(node).Thread(t);
-    EXPECT_TRUE(thread.ok()) << thread.status();
-    if (thread.ok()) total += of(**thread);
-  }
-  return total;
-}
-size_t Owed(SimCluster& cluster, uint32_t node) {
-  return Sum(cluster, node, [](txn::TxnThread& t) { return t.truncator().pending(); });
-}
-size_t Kept(SimCluster& cluster, uint32_t node) {
-  return Sum(cluster, node, [](txn::TxnThread& t) { return t.participant().log_entries(); });
+uint64_t Kept(SimCluster& cluster, uint32_t node) {
+  return SumOverThreads(cluster, node, [](txn::TxnThread& t) { return t.participant().log_entries(); });
 }
 
 struct Outcome {
-  size_t owed_while_disconnected = 0;
-  size_t kept_while_disconnected = 0;
-  size_t owed_after_reconnect = 0;
-  size_t kept_after_reconnect = 0;
+  uint64_t owed_while_disconnected = 0;
+  uint64_t kept_while_disconnected = 0;
+  uint64_t owed_after_reconnect = 0;
+  uint64_t kept_after_reconnect = 0;
   std::string backup_copy;  // the object's bytes in the backup's copy, after the reconnect
   uint64_t history = 0;
 };
@@ -59,7 +39,7 @@ absl::StatusOr<Outcome> RunResetAndReconnect(uint64_t seed) {
   auto started = SimCluster::Start(options);
   if (!started.ok()) return started.status();
   SimCluster& cluster = **started;
-  auto backup = BackupOfNodeOne(cluster.configuration());
+  auto backup = BackupOfOwnRegion(cluster.configuration(), 1);
   if (!backup.ok()) return backup.status();
 
   txn::Transaction setup = cluster.txns(1).Begin(0);
@@ -83,10 +63,7 @@ absl::StatusOr<Outcome> RunResetAndReconnect(uint64_t seed) {
   cluster.scheduler().RunFor(absl::Milliseconds(50));
   outcome.owed_after_reconnect = Owed(cluster, 1);
   outcome.kept_after_reconnect = Kept(cluster, *backup);
-  auto copy = cluster.txns(*backup).backups().View(ref->address.region);
-  if (copy.size() >= ref->address.offset + ref->capacity) {
-    outcome.backup_copy.assign(reinterpret_cast<const char*>(copy.data()) + ref->address.offset, ref->capacity);
-  }
+  outcome.backup_copy = BackupCopyOf(cluster, *backup, *ref);
   outcome.history = cluster.history();
   return outcome;
 }
@@ -113,7 +90,7 @@ TEST(TruncationTest, NothingIsOwedToANodeThatLeft) {
     SimClusterOptions options;
     options.seed = seed;
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<SimCluster> cluster, SimCluster::Start(options));
-    ASSERT_OK_AND_ASSIGN(uint32_t backup, BackupOfNodeOne(cluster->configuration()));
+    ASSERT_OK_AND_ASSIGN(uint32_t backup, BackupOfOwnRegion(cluster->configuration(), 1));
     txn::Transaction tx = cluster->txns(1).Begin(0);
     ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, tx.Alloc(16, txn::AllocHint{.node = 1}));
     ASSERT_OK(tx.Write(ref, "value"));

@@ -1,0 +1,33 @@
+// What the simulation tests look at in a SimCluster after a run: who backs up a node's region, what a
+// backup's copy holds, and sums over a node's transaction threads.
+//
+//   ASSIGN_OR_RETURN(uint32_t backup, BackupOfOwnRegion(cluster.configuration(), 1));
+//   std::string slot = BackupCopyOf(cluster, backup, ref);          // "" if the copy does not cover it
+//   size_t kept = SumOverThreads(cluster, backup, [](txn::TxnThread& t) { return t.participant().log_entries(); });
+#ifndef FATHOM_TESTS_SIM_SIM_PROBES_H_
+#define FATHOM_TESTS_SIM_SIM_PROBES_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "coordinator/configuration.h"
+#include "txn/txn.h"  // object::ObjectRef
+#include "tests/sim/sim_cluster.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::sim {
+
+// The one backup of `owner`'s own region (owner is its primary, f = 1); FailedPrecondition otherwise.
+absl::StatusOr<uint32_t> BackupOfOwnRegion(const coordinator::Configuration& configuration, uint32_t owner);
+
+// The bytes of `ref`'s slot in node `node`'s backup copy of its region; empty if it has no copy covering it.
+std::string BackupCopyOf(SimCluster& cluster, uint32_t node, const object::ObjectRef& ref);
+
+// `of` summed over node `node`'s transaction threads (0 for a thread that cannot be reached).
+uint64_t SumOverThreads(SimCluster& cluster, uint32_t node, const std::function<uint64_t(txn::TxnThread&)>& of);
+
+}  // namespace fathom::sim
+
+#endif  // FATHOM_TESTS_SIM_SIM_PROBES_H_
