@@ -31,8 +31,7 @@ void CommitOperation::Lock() {
       continue;
     }
     p.truncated = thread_.truncator().Take(p.node, id_.epoch, 256);
-    const std::vector<uint64_t> piggybacked = p.truncated;
-    const std::string record = EncodeFor(RecordKind::kLock, p);
+    const std::string record = EncodeFor(RecordKind::kLock, p);  // the ids move to p.piggybacked
     ++thread_.stats().lock_messages;
     absl::Status posted = thread_.messenger().Call(
         p.node, kLockMessage, record, thread_.options().rpc_timeout,
@@ -41,7 +40,7 @@ void CommitOperation::Lock() {
           self->OnLockReply(i, DecodeLockReply(*reply, self->primaries_[i].entries.size()));
         });
     if (!posted.ok()) {
-      thread_.truncator().PutBack(p.node, id_.epoch, piggybacked, thread_.clock().Now());
+      thread_.truncator().PutBack(p.node, id_.epoch, p.piggybacked, thread_.clock().Now());
       OnLockReply(i, posted);
       continue;
     }
