@@ -163,7 +163,11 @@ cmd_kill() {
   dir=$(run_dir "$1")
   pid=$(node_pid "$dir" "$2")
   kill -KILL "$pid"
-  while ours "$pid" "$dir"; do sleep 0.05; done
+  # Until it has exited: gone, or a zombie its parent has not reaped (its command line empties earlier).
+  local state
+  while state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) && [[ -n "$state" && "$state" != Z && "$state" != X ]]; do
+    sleep 0.05
+  done
   rm -f "$dir/node-$2.pid"
   echo "node $2 killed (pid $pid)"
 }
