@@ -66,6 +66,14 @@ ours() {
   [[ "$cmdline" == *"$dir/"* ]]
 }
 
+# Whether `pid` runs: it exists and is not a zombie its parent has not reaped. For a process this run just
+# started (between its fork and its exec its command line is still ours, so `ours` would say no).
+alive() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n "$state" && "$state" != Z && "$state" != X ]]
+}
+
 # SIGTERM to the processes of the given pid files, then SIGKILL to those still there after the grace.
 stop_pids() {
   local dir=$1
@@ -79,16 +87,16 @@ stop_pids() {
       pids+=("$pid")
     fi
   done
-  local deadline=$((SECONDS + GRACE_SECONDS)) alive
+  local deadline=$((SECONDS + GRACE_SECONDS)) still
   while :; do
-    alive=()
+    still=()
     for pid in "${pids[@]+"${pids[@]}"}"; do
-      if ours "$pid" "$dir"; then alive+=("$pid"); fi
+      if alive "$pid"; then still+=("$pid"); fi
     done
-    [[ ${#alive[@]} -eq 0 ]] && break
+    [[ ${#still[@]} -eq 0 ]] && break
     if ((SECONDS >= deadline)); then
-      echo "still running after ${GRACE_SECONDS}s, SIGKILL: ${alive[*]}" >&2
-      kill -KILL "${alive[@]}" 2>/dev/null || true
+      echo "still running after ${GRACE_SECONDS}s, SIGKILL: ${still[*]}" >&2
+      kill -KILL "${still[@]}" 2>/dev/null || true
       sleep 0.2
       break
     fi
@@ -115,7 +123,7 @@ start_zookeeper() {
   echo $! >"$dir/zookeeper.pid"
   local deadline=$((SECONDS + 90))  # a JVM starting on a loaded machine
   until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-    if ! ours "$(cat "$dir/zookeeper.pid")" "$dir" || ((SECONDS >= deadline)); then
+    if ! alive "$(cat "$dir/zookeeper.pid")" || ((SECONDS >= deadline)); then
       tail -n 20 "$dir/zookeeper.log" >&2
       stop_pids "$dir" "$dir/zookeeper.pid"
       die "ZooKeeper did not start on 127.0.0.1:$port (log: $dir/zookeeper.log)"
@@ -143,7 +151,7 @@ ready_count() {
 wait_ready() {
   local dir=$1 id=$2 before=$3 deadline=$4
   until (($(ready_count "$dir" "$id") > before)); do
-    if ! ours "$(cat "$dir/node-$id.pid")" "$dir" || ((SECONDS >= deadline)); then return 1; fi
+    if ! alive "$(cat "$dir/node-$id.pid")" || ((SECONDS >= deadline)); then return 1; fi
     sleep 0.2
   done
 }
@@ -163,11 +171,7 @@ cmd_kill() {
   dir=$(run_dir "$1")
   pid=$(node_pid "$dir" "$2")
   kill -KILL "$pid"
-  # Until it has exited: gone, or a zombie its parent has not reaped (its command line empties earlier).
-  local state
-  while state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) && [[ -n "$state" && "$state" != Z && "$state" != X ]]; do
-    sleep 0.05
-  done
+  while alive "$pid"; do sleep 0.05; done  # its command line empties before it has exited
   rm -f "$dir/node-$2.pid"
   echo "node $2 killed (pid $pid)"
 }
