@@ -19,16 +19,21 @@ bool HoldsReplicas(const Configuration& config, uint32_t node) {
   return false;
 }
 
-// Gives every member region that lacks backups what the members can give it, in region id order (so the
-// same configuration always places alike).
+// Gives every member region that never had all its backups what the members can give it, in region id
+// order (so the same configuration always places alike). Nothing was committed to such a region (a commit
+// needs f+1 replicas), so an empty backup is a complete one. A replicated region that lost a replica is
+// data recovery's: its new replica needs a copy first.
 void FillMissingBackups(Configuration* config) {
   Canonicalize(config);
   const int f = static_cast<int>(config->backups_per_region());
   for (RegionPlacement& r : *config->mutable_regions()) {
-    if (memory::OwnerOfRegion(r.region_id()) == 0 || r.backups_size() >= f) continue;
-    std::vector<uint32_t> holders = {r.primary()};
-    holders.insert(holders.end(), r.backups().begin(), r.backups().end());
-    for (uint32_t b : ChooseBackups(MemberLoads(*config), holders, f - r.backups_size())) r.add_backups(b);
+    if (memory::OwnerOfRegion(r.region_id()) == 0 || r.replicated()) continue;
+    if (r.backups_size() < f) {
+      std::vector<uint32_t> holders = {r.primary()};
+      holders.insert(holders.end(), r.backups().begin(), r.backups().end());
+      for (uint32_t b : ChooseBackups(MemberLoads(*config), holders, f - r.backups_size())) r.add_backups(b);
+    }
+    if (r.backups_size() >= f) r.set_replicated(true);
   }
 }
 

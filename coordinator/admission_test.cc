@@ -100,6 +100,35 @@ TEST(AdmissionTest, AMembershipChangeNeverMovesAPlacedReplica) {
   for (const auto& [region, placement] : placed) EXPECT_EQ(now[region], placement) << region;
 }
 
+// After a failure (DropReplicasOf), a region that lost a backup is not given an empty one when members
+// join: it may hold committed data, which a new backup must first receive (data recovery).
+TEST(AdmissionTest, ARegionThatLostAReplicaIsNeverFilledWithAnEmptyBackup) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 4, 1)).ok());
+  std::map<uint32_t, uint32_t> backup_of;  // node 2's regions: their backup
+  for (const RegionPlacement& r : c.regions()) {
+    EXPECT_TRUE(r.replicated()) << r.DebugString();
+    if (r.primary() == 2) backup_of[r.region_id()] = r.backups(0);
+  }
+  ASSERT_EQ(backup_of.size(), 4u);
+  RemoveMember(&c, 2);
+  ASSERT_TRUE(DropReplicasOf(&c, 2));
+  ASSERT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
+  for (const RegionPlacement& r : c.regions()) {
+    if (backup_of.contains(r.region_id())) EXPECT_EQ(r.primary(), backup_of[r.region_id()]);
+    EXPECT_NE(r.primary(), 2u);
+    for (uint32_t b : r.backups()) EXPECT_NE(b, 2u) << r.DebugString();
+  }
+  const std::map<uint32_t, std::string> after_failure = Placements(c);
+  ASSERT_TRUE(Join(c, Member(4, 4, 1)).ok());
+  MemberInfo again = Member(2, 4, 1);
+  again.set_incarnation(2);
+  ASSERT_TRUE(Join(c, again).ok());
+  std::map<uint32_t, std::string> now = Placements(c);
+  for (const auto& [region, placement] : after_failure) EXPECT_EQ(now[region], placement) << region;
+  for (int i = 1; i <= 4; ++i) EXPECT_EQ(FindRegion(c, memory::NodeRegionId(4, i))->backups_size(), 1);
+}
+
 TEST(AdmissionTest, ReplicasSpreadOverFailureDomains) {
   Configuration c;
   // 1 and 2 share a rack; 3 and 4 share another. 2 is the least loaded, but shares 1's rack.

@@ -194,7 +194,7 @@ const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_i
 }
 
 bool RemoveMember(Configuration* config, uint32_t node_id) {
-  // Regions keep their replicas on `node_id`: a membership change never moves one (recovery does).
+  // Regions keep their replicas on `node_id` (DropReplicasOf moves them, for a failure recovery handles).
   bool changed = false;
   auto* members = config->mutable_members();
   for (int i = 0; i < members->size(); ++i) {
@@ -207,6 +207,41 @@ bool RemoveMember(Configuration* config, uint32_t node_id) {
   if (config->manager_id() == node_id) {
     config->set_manager_id(0);
     changed = true;
+  }
+  return changed;
+}
+
+bool DropReplicasOf(Configuration* config, uint32_t node_id) {
+  const std::vector<uint32_t> data_members = DataMemberIds(*config);
+  auto is_member = [&](uint32_t id) { return std::binary_search(data_members.begin(), data_members.end(), id); };
+  bool changed = false;
+  auto* regions = config->mutable_regions();
+  for (int i = 0; i < regions->size();) {
+    RegionPlacement& r = *regions->Mutable(i);
+    const bool primary_left = r.primary() == node_id;
+    const auto backup = std::find(r.backups().begin(), r.backups().end(), node_id);
+    if (!primary_left && backup == r.backups().end()) {
+      ++i;
+      continue;
+    }
+    changed = true;
+    // A region that had all its backups may hold committed data: a replica added later needs a copy.
+    if (r.backups_size() >= static_cast<int>(config->backups_per_region())) r.set_replicated(true);
+    if (!primary_left) {
+      r.mutable_backups()->erase(r.mutable_backups()->begin() + (backup - r.backups().begin()));
+      ++i;
+      continue;
+    }
+    // The first backup still a member becomes primary: it holds every committed write (docs/recovery.md).
+    auto promoted = std::find_if(r.backups().begin(), r.backups().end(), is_member);
+    if (promoted == r.backups().end()) {
+      config->add_lost_regions(r.region_id());
+      regions->DeleteSubrange(i, 1);
+      continue;
+    }
+    r.set_primary(*promoted);
+    r.mutable_backups()->erase(r.mutable_backups()->begin() + (promoted - r.backups().begin()));
+    ++i;
   }
   return changed;
 }

@@ -52,9 +52,16 @@ std::vector<uint32_t> DataMemberIds(const Configuration& config);
 const MemberInfo* FindMember(const Configuration& config, uint32_t node_id);
 const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_id);
 
-// Removes `node_id` from the members (and as manager). Regions keep their replicas on it: a membership
-// change never moves a replica; recovery does. Returns whether anything changed.
+// Removes `node_id` from the members (and as manager). Its replicas stay listed: a member that leaves, or
+// whose session or process ended without this cluster seeing it fail (a whole-cluster restart from the
+// logs needs the placement it logged under), moves nothing. Returns whether anything changed.
 bool RemoveMember(Configuration* config, uint32_t node_id);
+// Recovery's remapping after a member failed (docs/recovery.md): drops every replica on `node_id`. A
+// region whose primary it was gets its first backup that is still a data member as primary (promotion:
+// the backup's copy holds every committed write), or, with none left, moves to lost_regions. A region
+// that had all f backups is marked replicated, so placement does not give it empty backups later (data
+// recovery must copy its data first). Call after RemoveMember. Returns whether anything changed.
+bool DropReplicasOf(Configuration* config, uint32_t node_id);
 
 // One line for logs: "epoch 7, cm 2, members [1 2 3], 4 regions, 1 table".
 std::string Summary(const Configuration& config);

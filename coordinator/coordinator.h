@@ -51,6 +51,12 @@ class Subscription {
   virtual ~Subscription() = default;
 };
 
+// Why a lease expired, as the CM removing the member knows it.
+enum class ExpiredMember {
+  kUnseen,  // this CM process never had a lease exchange with that incarnation: it may have died long ago
+  kFailed,  // it renewed with this CM, or granted this node's lease: it failed while the cluster ran
+};
+
 class Coordinator {
  public:
   using Callback = std::function<void(const Configuration&)>;
@@ -89,8 +95,12 @@ class Coordinator {
   // (FailedPrecondition otherwise). Unlike a plain Update it also drops the member's registration (its
   // ephemeral znode), so the removal sticks although the member's process and session may still be alive:
   // the member comes back only by joining again (Leave, then Join). NotFound if `node_id` is not a member
-  // with `incarnation` (removed already, or back as another incarnation).
-  virtual absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) = 0;
+  // with `incarnation` (removed already, or back as another incarnation). With kFailed (the caller saw
+  // that incarnation alive: lease.h) its replicas are dropped and its regions promoted
+  // (DropReplicasOf); with kUnseen (a CM that never heard from it, as after a whole-cluster restart)
+  // nothing moves.
+  virtual absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
+                                           ExpiredMember expired = ExpiredMember::kUnseen) = 0;
 
   virtual CoordinatorState state() const = 0;
   // Whether this node is the configuration manager right now.

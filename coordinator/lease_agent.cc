@@ -131,19 +131,29 @@ void LeaseAgent::Tick() {
 void LeaseAgent::ManagerTick(absl::Time now) {
   std::vector<std::pair<uint32_t, uint64_t>> expired;
   std::map<uint32_t, absl::Duration> ages;
+  std::map<uint32_t, ExpiredMember> seen;
   {
     MutexLock lock(&mu_);
     if (Listed(config_, *node_)) expiry_ = std::max(expiry_, now + options_.period);  // the CM's own lease
     expired = table_.Expired(now);
-    for (const auto& [id, incarnation] : expired) ages[id] = now - table_.entries().at(id).last_renewal;
+    for (const auto& [id, incarnation] : expired) {
+      const LeaseTable::Entry& entry = table_.entries().at(id);
+      ages[id] = now - entry.last_renewal;
+      // This process saw that incarnation alive (it renewed here, or it was the CM that granted our lease):
+      // a failure recovery handles. Otherwise it may have died before this process started (a whole-cluster
+      // restart), and its replicas stay where the logs put them.
+      const bool alive_with_us = entry.renewals > 0 || granted_by_ == std::make_pair(id, incarnation);
+      seen[id] = alive_with_us ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
+    }
   }
   for (const auto& [id, incarnation] : expired) {
-    absl::Status removed = coordinator_->RemoveExpiredMember(id, incarnation);
+    absl::Status removed = coordinator_->RemoveExpiredMember(id, incarnation, seen[id]);
     MutexLock lock(&mu_);
     if (removed.ok()) {
       ++counters_.expiries;
-      fprintf(stderr, "lease: node %u removed node %u: no renewal for %s (lease %s)\n", node_->id(), id,
-              absl::FormatDuration(ages[id]).c_str(), absl::FormatDuration(options_.period).c_str());
+      fprintf(stderr, "lease: node %u removed node %u: no renewal for %s (lease %s)%s\n", node_->id(), id,
+              absl::FormatDuration(ages[id]).c_str(), absl::FormatDuration(options_.period).c_str(),
+              seen[id] == ExpiredMember::kFailed ? "; its regions go to their backups" : "");
     } else {
       fprintf(stderr, "lease: node %u could not remove node %u: %s\n", node_->id(), id, removed.ToString().c_str());
     }
@@ -181,12 +191,14 @@ absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::stri
 
 void LeaseAgent::MemberTick(absl::Time now) {
   uint32_t manager;
+  uint64_t manager_incarnation = 0;
   LeaseRequest request;
   {
     MutexLock lock(&mu_);
     if (!Listed(config_, *node_)) return;  // nothing to renew: MembershipFollower joins again
     manager = config_->manager_id();
     if (manager == 0 || manager == node_->id() || now < next_request_) return;
+    if (const MemberInfo* m = FindMember(*config_, manager); m != nullptr) manager_incarnation = m->incarnation();
     next_request_ = now + interval();
     request.node_id = node_->id();
     request.incarnation = node_->incarnation();
@@ -209,6 +221,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
   failing_ = false;
   if (reply->verdict == LeaseVerdict::kGranted) {
     ++counters_.grants_received;
+    granted_by_ = {manager, manager_incarnation};
     expiry_ = std::max(expiry_, now + std::min(reply->period, options_.period));
   } else {
     ++counters_.refusals_received;

@@ -6,7 +6,10 @@
 // the moment it sent a granted request. The CM grants to members of its configuration (with their
 // incarnation), holds a lease itself while it holds the election, and removes a member whose last grant is
 // a period old with Coordinator::RemoveExpiredMember (conditional, only while it is the manager; the
-// member's registration goes too, so it must join again). A node whose own lease has lapsed must not act
+// member's registration goes too, so it must join again). An incarnation this process saw alive (it renewed
+// with this CM, or it is the CM that granted this node's lease) failed while the cluster ran: its regions
+// go to their backups (ExpiredMember::kFailed). One it never heard from (a new CM after a whole-cluster
+// restart) is removed without moving anything, so the restart finds the placement its logs were written in. A node whose own lease has lapsed must not act
 // as a member: MembershipFollower (membership.h) then talks only to the CM, to get a lease again.
 //
 //   LeaseAgent lease({.period = absl::Seconds(2)});
@@ -127,6 +130,8 @@ class LeaseAgent {
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick
   LeaseCounters counters_ ABSL_GUARDED_BY(mu_);
   bool failing_ ABSL_GUARDED_BY(mu_) = false;  // the last request got no answer
+  // The CM (node, incarnation) that last granted this node a lease.
+  std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
 
   absl::Mutex listener_mu_;
   std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);

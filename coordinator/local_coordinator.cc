@@ -122,7 +122,8 @@ void LocalCoordinationService::RemoveMember(uint32_t node_id) {
   });
 }
 
-absl::Status LocalCoordinationService::RemoveExpired(uint32_t manager, uint32_t node_id, uint64_t incarnation) {
+absl::Status LocalCoordinationService::RemoveExpired(uint32_t manager, uint32_t node_id, uint64_t incarnation,
+                                                     ExpiredMember expired) {
   // All under mu_ (the check, the registration, the commit): a removed member that sees the new
   // configuration and joins again at once cannot have its new registration undone by this one.
   MutexLock lock(&mu_);
@@ -135,6 +136,7 @@ absl::Status LocalCoordinationService::RemoveExpired(uint32_t manager, uint32_t 
   }
   Configuration next = config_;
   coordinator::RemoveMember(&next, node_id);
+  if (expired == ExpiredMember::kFailed) coordinator::DropReplicasOf(&next, node_id);
   next.set_epoch(config_.epoch() + 1);
   Canonicalize(&next);
   if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
@@ -226,7 +228,7 @@ absl::Status LocalCoordinator::ReportSuspect(uint32_t node_id) {
   return absl::OkStatus();
 }
 
-absl::Status LocalCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) {
+absl::Status LocalCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation, ExpiredMember expired) {
   uint32_t id;
   {
     MutexLock lock(&mu_);
@@ -234,7 +236,7 @@ absl::Status LocalCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t in
   }
   if (id == 0) return absl::FailedPreconditionError("not joined");
   if (id == node_id) return absl::InvalidArgumentError("the configuration manager cannot remove itself");
-  return service_->RemoveExpired(id, node_id, incarnation);
+  return service_->RemoveExpired(id, node_id, incarnation, expired);
 }
 
 CoordinatorState LocalCoordinator::state() const { return CoordinatorState::kConnected; }

@@ -58,7 +58,7 @@ class LocalCoordinationService {
   absl::Status AddMember(LocalCoordinator* handle, const MemberInfo& member);
   void RemoveMember(uint32_t node_id);
   // RemoveExpiredMember on behalf of `manager`: the member's handle counts as not joined afterwards.
-  absl::Status RemoveExpired(uint32_t manager, uint32_t node_id, uint64_t incarnation);
+  absl::Status RemoveExpired(uint32_t manager, uint32_t node_id, uint64_t incarnation, ExpiredMember expired);
   void Detach(LocalCoordinator* handle);
   bool IsLive(uint32_t node_id) const;
   uint32_t Manager() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -85,7 +85,8 @@ class LocalCoordinator final : public Coordinator {
   absl::StatusOr<Configuration> Update(const Mutation& mutation) override;
   absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) override;
   absl::Status ReportSuspect(uint32_t node_id) override;
-  absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) override;
+  absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
+                                   ExpiredMember expired = ExpiredMember::kUnseen) override;
   CoordinatorState state() const override;
   bool is_manager() const override;
 

@@ -308,7 +308,15 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
     need_reconcile = is_manager_ && reconcile_dirty_;
     reconcile_dirty_ = false;
   }
-  return !(need_reconcile && failed(Reconcile(zh), &reconcile_dirty_));
+  if (!need_reconcile) return true;
+  absl::Status reconciled = Reconcile(zh);
+  if (!reconciled.ok() && reconciled.ToString() != last_reconcile_error_) {
+    // Retried with backoff; said once per distinct error, so a CM that cannot reconfigure is visible.
+    fprintf(stderr, "coordinator %s: reconfiguring failed (will retry): %s\n", root_.c_str(),
+            reconciled.ToString().c_str());
+  }
+  last_reconcile_error_ = reconciled.ok() ? "" : reconciled.ToString();
+  return !failed(reconciled, &reconcile_dirty_);
 }
 
 absl::Status ZooKeeperCoordinator::EnsurePaths(zhandle_t* zh) {
@@ -717,7 +725,8 @@ absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id) {
   return absl::OkStatus();
 }
 
-absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) {
+absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
+                                                      ExpiredMember expired) {
   const std::string config_path = root_ + "/config";
   const std::string member_path = absl::StrCat(root_, "/members/", node_id);
   for (int attempt = 0; attempt < options_.max_update_attempts; ++attempt) {
@@ -743,6 +752,7 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
     }
     Configuration next = **current;
     RemoveMember(&next, node_id);
+    if (expired == ExpiredMember::kFailed) DropReplicasOf(&next, node_id);
     next.set_manager_id(FindMember(next, my_id) != nullptr ? my_id : 0);
     next.set_epoch(next.epoch() + 1);
     Canonicalize(&next);

@@ -76,7 +76,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status ReportSuspect(uint32_t node_id) override;
   // One multi-op: {my election znode still exists, delete members/<id> if it holds `incarnation`, set
   // config at the version read}; retried when the configuration changed meanwhile.
-  absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation) override;
+  absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
+                                   ExpiredMember expired = ExpiredMember::kUnseen) override;
   CoordinatorState state() const override;
   bool is_manager() const override;
 
@@ -139,6 +140,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   bool config_dirty_ ABSL_GUARDED_BY(mu_) = true;
   bool election_dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool reconcile_dirty_ ABSL_GUARDED_BY(mu_) = false;
+  std::string last_reconcile_error_;  // the background thread's only: the last failure it printed
   // Membership.
   std::optional<MemberInfo> member_ ABSL_GUARDED_BY(mu_);  // set between Join and Leave
   bool registered_ ABSL_GUARDED_BY(mu_) = false;

@@ -7,7 +7,8 @@
 // follower and lease ticks paused, as by SIGSTOP) is removed exactly one period after its last renewal;
 // the others drop it, and while it is out its messages are not handled (fenced) although it still holds
 // its side of the connections; resumed, it joins again by itself and talks to everyone. A CM that was
-// stalled itself blames nobody.
+// stalled itself blames nobody. A member that failed after renewing has its regions promoted; one the CM
+// never heard from moves nothing.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -141,7 +142,8 @@ TEST_F(LeaseClusterTest, StoppedMemberIsRemovedFencedAndRejoins) {
 
   // Node 3 stops: no ticks, no configuration applied. Its last grant was at the last round.
   c.PauseMembership(3);
-  const uint64_t epoch = c.coordination()->configuration().epoch();
+  const coordinator::Configuration before = c.coordination()->configuration();
+  const uint64_t epoch = before.epoch();
   for (int i = 0; i < 3; ++i) {
     Round({1, 2});
     EXPECT_TRUE(Listed(3)) << "removed after only " << (i + 1) << " rounds";
@@ -150,6 +152,18 @@ TEST_F(LeaseClusterTest, StoppedMemberIsRemovedFencedAndRejoins) {
   EXPECT_FALSE(Listed(3));
   EXPECT_EQ(c.coordination()->configuration().epoch(), epoch + 1);
   EXPECT_EQ(c.lease(1)->counters().expiries, 1u);
+  // The CM saw node 3 renew: it failed, and its regions went to their backups in the same change.
+  const coordinator::Configuration after = c.coordination()->configuration();
+  for (const coordinator::RegionPlacement& r : after.regions()) {
+    const coordinator::RegionPlacement* was = coordinator::FindRegion(before, r.region_id());
+    ASSERT_NE(was, nullptr);
+    if (was->primary() == 3) {
+      ASSERT_GT(was->backups_size(), 0) << r.region_id();
+      EXPECT_EQ(r.primary(), was->backups(0)) << r.region_id();
+    }
+    EXPECT_NE(r.primary(), 3u);
+    for (uint32_t b : r.backups()) EXPECT_NE(b, 3u) << r.region_id();
+  }
   EXPECT_FALSE(c.lease(3)->HoldsLease());  // its own lease ran out first (it ran from the request)
   ASSERT_TRUE(Eventually([&] { return Peers(1).size() == 1 && Peers(2).size() == 1; }));
   EXPECT_EQ(Peers(3).size(), 2u);  // the stopped node still holds its side
@@ -173,6 +187,31 @@ TEST_F(LeaseClusterTest, StoppedMemberIsRemovedFencedAndRejoins) {
   for (int i = 0; i < 8; ++i) Round({1, 2, 3});
   EXPECT_TRUE(Listed(3));
   EXPECT_EQ(c.lease(1)->counters().expiries, 1u);
+}
+
+// A member this CM never heard from (as after a whole-cluster restart, where the CM's process is new and
+// the old members' registrations linger) is removed when its lease runs out, but moves nothing: the
+// placement stays as the logs were written.
+TEST_F(LeaseClusterTest, AMemberNeverHeardFromIsRemovedWithoutMovingItsRegions) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  Start(seed);
+  EmbeddedCluster& c = *cluster_;
+  ASSERT_TRUE(Eventually([&] {
+    const coordinator::Configuration config = c.coordination()->configuration();
+    return coordinator::DataMemberIds(config).size() == 3 && c.lease(1)->configuration_epoch() >= config.epoch();
+  }));
+  c.PauseMembership(3);  // before it ever asked for a lease
+  const coordinator::Configuration before = c.coordination()->configuration();
+  for (int i = 0; i < 5; ++i) Round({1, 2});
+  EXPECT_FALSE(Listed(3));
+  EXPECT_EQ(c.lease(1)->counters().expiries, 1u);
+  const coordinator::Configuration after = c.coordination()->configuration();
+  ASSERT_EQ(after.regions_size(), before.regions_size());
+  for (int i = 0; i < before.regions_size(); ++i) {
+    EXPECT_EQ(after.regions(i).SerializeAsString(), before.regions(i).SerializeAsString())
+        << "region " << before.regions(i).region_id() << " moved";
+  }
 }
 
 TEST_F(LeaseClusterTest, StalledManagerBlamesNoOne) {
