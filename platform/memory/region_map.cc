@@ -59,6 +59,15 @@ absl::StatusOr<RegionReplicas> RegionMap::ReplicasOf(uint32_t region) const {
   return replicas;
 }
 
+std::vector<uint32_t> RegionMap::PrimaryRegionsOf(uint32_t node) const {
+  std::vector<uint32_t> regions;
+  for (const auto& [id, replicas] : regions_) {
+    if (replicas.primary == node) regions.push_back(id);
+  }
+  std::sort(regions.begin(), regions.end());
+  return regions;
+}
+
 absl::StatusOr<uint32_t> RegionMap::PrimaryOf(uint32_t region) const {
   if (by_owner_) {
     const uint32_t owner = OwnerOfRegion(region);

@@ -60,6 +60,8 @@ class RegionMap {
   absl::StatusOr<std::vector<uint32_t>> BackupsOf(uint32_t region) const;
   // Primary and backups as listed (members or not). NotFound if the region is not in this map.
   absl::StatusOr<RegionReplicas> ReplicasOf(uint32_t region) const;
+  // The placed regions whose primary is `node`, sorted (none under the static rule).
+  std::vector<uint32_t> PrimaryRegionsOf(uint32_t node) const;
 
  private:
   uint64_t epoch_ = 0;

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -212,6 +213,7 @@ absl::StatusOr<control::NodeInfo> Node::InfoFor(uint32_t peer) {
   };
   add_region(*ring_region_);
   for (const auto& region : data_regions_) add_region(*region);
+  for (const auto& [id, region] : served_regions_) add_region(*region);
   auto slot = SlotFor(peer);
   if (!slot.ok()) return slot.status();
   for (int t = 0; t < threads(); ++t) {
@@ -242,28 +244,37 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
   for (const control::RingLocation& entry : peer.rings()) {
     if (entry.sender_node_id() == options_.node_id) absl::StrAppend(&rings_for_us, entry.sender_thread(), ":", entry.location());
   }
+  if (id == options_.node_id) return absl::InvalidArgumentError("a node cannot join itself");
+  // Its own regions, and copies of other nodes' regions it serves as their promoted primary: routing
+  // follows the configuration's placement, never the publisher's say-so.
+  std::vector<memory::RegionInfo> regions;
+  absl::flat_hash_set<uint32_t> region_ids;
+  for (const control::RegionInfo& r : peer.regions()) {
+    auto descriptor = fabric::RegionDescriptor::Parse(r.region_descriptor());
+    if (!descriptor.ok()) return descriptor.status();
+    if (memory::OwnerOfRegion(r.region_id()) == 0 || !region_ids.insert(r.region_id()).second) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", id, " publishes region ", r.region_id(),
+                                                     memory::OwnerOfRegion(r.region_id()) == 0 ? ", which no node owns"
+                                                                                               : " twice"));
+    }
+    if (descriptor->length != r.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("node ", id, " publishes region ", r.region_id(), " of ",
+                                                     r.size(), " bytes with a descriptor of ", descriptor->length));
+    }
+    regions.push_back(memory::RegionInfo{r.region_id(), id, r.size(), *descriptor});
+  }
   if (auto it = connected_.find(id); it != connected_.end()) {
-    if (it->second == peer.incarnation() && peer_rings_[id] == rings_for_us) return absl::OkStatus();  // a duplicate
+    // A duplicate, or a republish: the same process and rings, perhaps with regions it serves now.
+    if (it->second == peer.incarnation() && peer_rings_[id] == rings_for_us) return UpdatePeerRegions(id, regions);
     // The peer restarted, or dropped its side of the connection: replace ours.
     if (absl::Status s = DisconnectLocked(id); !s.ok()) return s;
   }
-  if (id == options_.node_id) return absl::InvalidArgumentError("a node cannot join itself");
   if (peer.worker_addresses_size() != threads()) {
     return absl::FailedPreconditionError(absl::StrCat("node ", id, " runs ", peer.worker_addresses_size(),
                                                       " threads, this node ", threads(), "; they must match"));
   }
   auto slot = SlotFor(id);
   if (!slot.ok()) return slot.status();
-  std::vector<memory::RegionInfo> regions;
-  for (const control::RegionInfo& r : peer.regions()) {
-    auto descriptor = fabric::RegionDescriptor::Parse(r.region_descriptor());
-    if (!descriptor.ok()) return descriptor.status();
-    if (memory::OwnerOfRegion(r.region_id()) != id) {
-      return absl::InvalidArgumentError(absl::StrCat("node ", id, " claims region ", r.region_id(),
-                                                     " outside its id range"));
-    }
-    regions.push_back(memory::RegionInfo{r.region_id(), id, r.size(), *descriptor});
-  }
   std::vector<std::optional<msg::RingLocation>> rings(threads());
   std::vector<std::optional<msg::CreditLocation>> credits(threads());
   for (const control::RingLocation& entry : peer.rings()) {
@@ -324,7 +335,7 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
   std::vector<uint32_t>& known = peer_regions_[id];
   known.clear();
   for (const memory::RegionInfo& region : regions) {
-    region_table_.Add(region).IgnoreError();
+    region_table_.Add(region).IgnoreError();  // a region two peers publish is checked against the first
     known.push_back(region.id);
   }
   connected_[id] = peer.incarnation();
@@ -335,6 +346,73 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
 uint64_t Node::Generation(uint32_t peer) const {
   auto it = generations_.find(peer);
   return it == generations_.end() ? 0 : it->second;
+}
+
+absl::Status Node::UpdatePeerRegions(uint32_t peer, const std::vector<memory::RegionInfo>& regions) {
+  std::vector<uint32_t> ids;
+  for (const memory::RegionInfo& region : regions) ids.push_back(region.id);
+  std::vector<uint32_t>& known = peer_regions_[peer];
+  if (known == ids) return absl::OkStatus();
+  for (auto& thread : threads_) {
+    NodeThread* t = thread.get();
+    absl::Status updated = t->RunAndWait(
+        [t, peer, regions]() -> absl::Status {
+          PeerConnection* connection = t->peer(peer);
+          if (connection == nullptr) return absl::NotFoundError(absl::StrCat("not connected to node ", peer));
+          absl::flat_hash_map<uint32_t, fabric::RemoteRegion> imported;
+          for (const memory::RegionInfo& region : regions) {
+            if (auto old = connection->regions.find(region.id); old != connection->regions.end()) {
+              imported.emplace(region.id, old->second);  // a region's memory never moves while its process runs
+              continue;
+            }
+            auto remote = connection->endpoint->ImportRegion(region.descriptor);
+            if (!remote.ok()) return remote.status();
+            imported.emplace(region.id, *remote);
+          }
+          connection->regions = std::move(imported);
+          return absl::OkStatus();
+        },
+        options_.call_timeout);
+    if (!updated.ok()) {
+      return absl::Status(updated.code(), absl::StrCat("importing node ", peer, "'s regions: ", updated.message()));
+    }
+  }
+  for (uint32_t region : known) region_table_.Remove(region);
+  for (const memory::RegionInfo& region : regions) region_table_.Add(region).IgnoreError();
+  known = std::move(ids);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<memory::LocalRegion*> Node::AllocateRegionCopy(uint32_t id, uint64_t bytes) {
+  auto copy = memory::LocalRegion::Allocate(*fabric_, id, options_.node_id, bytes);
+  if (!copy.ok()) return copy.status();
+  MutexLock lock(&copies_mu_);
+  region_copies_.push_back(std::move(*copy));
+  return region_copies_.back().get();
+}
+
+absl::Status Node::ServeRegion(memory::LocalRegion* region) {
+  MutexLock lock(&join_mu_);
+  if (served_regions_.contains(region->id())) return absl::OkStatus();
+  for (auto& thread : threads_) {
+    NodeThread* t = thread.get();
+    absl::Status added = t->RunAndWait(
+        [t, region]() -> absl::Status {
+          t->store().AddRegion(region);
+          return absl::OkStatus();
+        },
+        options_.call_timeout);
+    if (!added.ok()) {
+      return absl::Status(added.code(), absl::StrCat("serving region ", region->id(), ": ", added.message()));
+    }
+  }
+  served_regions_[region->id()] = region;
+  return absl::OkStatus();
+}
+
+bool Node::Serves(uint32_t region) const {
+  MutexLock lock(&join_mu_);
+  return served_regions_.contains(region);
 }
 
 absl::Status Node::Disconnect(uint32_t peer) {
@@ -368,33 +446,45 @@ absl::Status Node::DisconnectLocked(uint32_t peer) {
   return result;
 }
 
-absl::Status Node::JoinPeer(const PeerAddress& peer) {
-  return JoinWith(peer.node_id, peer.control_address, [&](const control::NodeInfo& mine) {
-    control::ControlClientOptions client_options;
-    client_options.target = peer.control_address;
-    client_options.cluster_token = options_.cluster_token;
-    client_options.tls_ca_path = options_.tls_ca_path;
-    client_options.call_timeout = options_.call_timeout;
-    auto client = control::ControlClient::Create(client_options);
-    if (!client.ok()) return absl::StatusOr<control::NodeInfo>(client.status());
-    return (*client)->Join(mine);
-  });
+absl::Status Node::JoinPeer(const PeerAddress& peer) { return JoinThroughControl(peer, /*again=*/false); }
+absl::Status Node::Republish(const PeerAddress& peer) { return JoinThroughControl(peer, /*again=*/true); }
+absl::Status Node::JoinInProcess(Node& peer) { return JoinDirectly(peer, /*again=*/false); }
+absl::Status Node::RepublishInProcess(Node& peer) { return JoinDirectly(peer, /*again=*/true); }
+
+absl::Status Node::JoinThroughControl(const PeerAddress& peer, bool again) {
+  return JoinWith(
+      peer.node_id, peer.control_address,
+      [&](const control::NodeInfo& mine) {
+        control::ControlClientOptions client_options;
+        client_options.target = peer.control_address;
+        client_options.cluster_token = options_.cluster_token;
+        client_options.tls_ca_path = options_.tls_ca_path;
+        client_options.call_timeout = options_.call_timeout;
+        auto client = control::ControlClient::Create(client_options);
+        if (!client.ok()) return absl::StatusOr<control::NodeInfo>(client.status());
+        return (*client)->Join(mine);
+      },
+      again);
 }
 
-absl::Status Node::JoinInProcess(Node& peer) {
-  return JoinWith(peer.id(), "(in process)", [&](const control::NodeInfo& mine) {
-    control::JoinRequest request;
-    *request.mutable_caller() = mine;
-    return peer.OnJoin(request);
-  });
+absl::Status Node::JoinDirectly(Node& peer, bool again) {
+  return JoinWith(
+      peer.id(), "(in process)",
+      [&](const control::NodeInfo& mine) {
+        control::JoinRequest request;
+        *request.mutable_caller() = mine;
+        return peer.OnJoin(request);
+      },
+      again);
 }
 
 absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
-                            const std::function<absl::StatusOr<control::NodeInfo>(const control::NodeInfo&)>& join) {
+                            const std::function<absl::StatusOr<control::NodeInfo>(const control::NodeInfo&)>& join,
+                            bool again) {
   control::NodeInfo mine;
   {
     MutexLock lock(&join_mu_);
-    if (connected_.contains(peer_id)) return absl::OkStatus();
+    if (!again && connected_.contains(peer_id)) return absl::OkStatus();
     auto info = InfoFor(peer_id);
     if (!info.ok()) return info.status();
     mine = std::move(*info);

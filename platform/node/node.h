@@ -79,6 +79,10 @@ class Node final : public control::ControlHandler {
 
   // Joins `peer` through its control server (idempotent). Errors name the peer.
   absl::Status JoinPeer(const PeerAddress& peer);
+  // Joins a connected `peer` again so that it learns the regions this node serves now (ServeRegion); the
+  // connection itself is kept. Joins it if it was not connected.
+  absl::Status Republish(const PeerAddress& peer);
+  absl::Status RepublishInProcess(Node& peer);
   // The same with a node of this process, without the control server (the replayable simulation, whose
   // one thread must not wait on gRPC's).
   absl::Status JoinInProcess(Node& peer);
@@ -123,6 +127,15 @@ class Node final : public control::ControlHandler {
   absl::StatusOr<NodeThread*> Thread(int index);
   // This node's data regions (objects live there), in id order.
   std::vector<memory::LocalRegion*> data_regions() const;
+  // Registered, zeroed memory to hold a copy of region `id` (a backup's: txn/backup_store.h). The node
+  // owns it (it goes before the fabric it is registered with). Thread-safe.
+  absl::StatusOr<memory::LocalRegion*> AllocateRegionCopy(uint32_t id, uint64_t bytes);
+  // Serves `region`, a copy of another node's region this node was promoted to serve as primary
+  // (docs/recovery.md): every thread resolves objects in it, and peers import it when they join or this
+  // node republishes (Republish). `region` must outlive the node. Idempotent.
+  absl::Status ServeRegion(memory::LocalRegion* region);
+  // Whether this node serves `region` as a promoted copy (ServeRegion).
+  bool Serves(uint32_t region) const;
   // Who holds each region (memory/region_map.h): the layers above set it from the configuration (or a
   // static cluster's rule); until then every region is served by the node that owns it.
   memory::RegionDirectory& region_directory() { return region_directory_; }
@@ -151,8 +164,16 @@ class Node final : public control::ControlHandler {
  private:
   Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation);
   absl::Status Init();
+  absl::Status JoinThroughControl(const PeerAddress& peer, bool again);
+  absl::Status JoinDirectly(Node& peer, bool again);
+  // `again`: join even if connected (Republish).
   absl::Status JoinWith(uint32_t peer_id, const std::string& where,
-                        const std::function<absl::StatusOr<control::NodeInfo>(const control::NodeInfo&)>& join);
+                        const std::function<absl::StatusOr<control::NodeInfo>(const control::NodeInfo&)>& join,
+                        bool again = false);
+  // A connected peer published `regions` (the same incarnation and rings): imports the new ones on every
+  // thread and forgets the ones it no longer publishes.
+  absl::Status UpdatePeerRegions(uint32_t peer, const std::vector<memory::RegionInfo>& regions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   // This node's NodeInfo as `peer` must see it (rings for its threads, credits of ours).
   absl::StatusOr<control::NodeInfo> InfoFor(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   absl::StatusOr<int> SlotFor(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
@@ -169,6 +190,8 @@ class Node final : public control::ControlHandler {
   RingPlan ring_plan_;
   std::unique_ptr<memory::LocalRegion> ring_region_;
   std::vector<std::unique_ptr<memory::LocalRegion>> data_regions_;
+  absl::Mutex copies_mu_;  // a leaf lock
+  std::vector<std::unique_ptr<memory::LocalRegion>> region_copies_ ABSL_GUARDED_BY(copies_mu_);
   memory::RegionTable region_table_;
   memory::RegionDirectory region_directory_;
   std::unique_ptr<memory::SlabSource> slab_source_;
@@ -181,6 +204,8 @@ class Node final : public control::ControlHandler {
   // Bumped each time a peer is disconnected; part of the sessions of the rings it writes into.
   absl::flat_hash_map<uint32_t, uint64_t> generations_ ABSL_GUARDED_BY(join_mu_);
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> peer_regions_ ABSL_GUARDED_BY(join_mu_);
+  // Copies of other nodes' regions this node serves as their promoted primary (ServeRegion), by id.
+  std::map<uint32_t, memory::LocalRegion*> served_regions_ ABSL_GUARDED_BY(join_mu_);
   // The ring locations each peer published for us when connected: a Join with the same incarnation but
   // other rings means the peer reset its side, so we reset ours.
   absl::flat_hash_map<uint32_t, std::string> peer_rings_ ABSL_GUARDED_BY(join_mu_);

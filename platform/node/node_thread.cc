@@ -216,7 +216,8 @@ absl::StatusOr<NodeThread::Route> NodeThread::RouteTo(uint32_t region) {
   if (connection == nullptr) return absl::UnavailableError(absl::StrCat("not connected to node ", owner));
   auto it = connection->regions.find(region);
   if (it == connection->regions.end()) {
-    return absl::InvalidArgumentError(absl::StrCat("node ", owner, " has no region ", region));
+    // Its primary does not serve it (yet): a backup promoted by recovery publishes it once it is ready.
+    return absl::UnavailableError(absl::StrCat("node ", owner, " does not serve region ", region));
   }
   return Route{owner, connection->endpoint.get(), &it->second};
 }

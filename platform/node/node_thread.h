@@ -103,7 +103,7 @@ class NodeThread {
   const memory::RegionMap& region_map();
   // Where a one-sided operation on `region` goes: the endpoint to its primary (region_map()) and the region
   // as imported from that node. NotFound: the region is in no placement; Unavailable: not connected to its
-  // primary; InvalidArgument: the primary has no such region. The one route every reader takes (objects,
+  // primary, or the primary does not serve it (yet: a promoted backup). The one route every reader takes (objects,
   // transactions, kv).
   struct Route {
     uint32_t owner = 0;

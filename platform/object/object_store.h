@@ -41,6 +41,11 @@ class ObjectStore {
   // Frees the slot: the incarnation moves on and the object is no longer live. NotFound if already stale.
   absl::Status Free(const ObjectRef& ref);
 
+  // Serves objects of `region` too (a backup copy this node was promoted to serve). Allocation stays in
+  // the allocator's regions.
+  void AddRegion(memory::LocalRegion* region) { regions_[region->id()] = region; }
+  bool HasRegion(uint32_t region) const { return regions_.contains(region); }
+
   // The owner's view of `ref`'s slot; NotFound if the region is not local, OutOfRange if outside it.
   absl::StatusOr<LocalObject> Resolve(const ObjectRef& ref) const;
 
