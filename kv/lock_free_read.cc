@@ -42,7 +42,12 @@ absl::StatusOr<LockFreeRead> ReadLockFree(txn::TxnThread& thread, const object::
   if (!primary.ok()) return absl::UnavailableError(primary.status().message());
   if (*primary == thread.node_id()) {
     auto object = node_thread.store().Resolve(ref);
-    if (!object.ok()) return absl::InvalidArgumentError(object.status().message());
+    if (!object.ok()) {
+      // NotFound: a region this node is primary of but does not serve yet (a promotion in progress).
+      return absl::Status(absl::IsNotFound(object.status()) ? absl::StatusCode::kUnavailable
+                                                            : absl::StatusCode::kInvalidArgument,
+                          object.status().message());
+    }
     std::vector<std::byte> buffer = local_copies.Take(ref.capacity);
     std::span<std::byte> copy(buffer.data(), ref.capacity);
     object->CopyTo(copy);

@@ -20,7 +20,15 @@ absl::StatusOr<BackupStore::Copy*> BackupStore::CopyOf(uint32_t region, uint64_t
     return absl::InvalidArgumentError(absl::StrCat("region ", region, " of ", region_bytes, " bytes"));
   }
   auto copy = std::make_unique<Copy>();
-  copy->words = std::make_unique<uint64_t[]>(region_bytes / 8);  // value-initialised: zero
+  if (allocator_) {
+    auto registered = allocator_(region, region_bytes);
+    if (!registered.ok()) return registered.status();
+    copy->registered = *registered;
+    copy->data = copy->registered->data();
+  } else {
+    copy->words = std::make_unique<uint64_t[]>(region_bytes / 8);  // value-initialised: zero
+    copy->data = reinterpret_cast<std::byte*>(copy->words.get());
+  }
   copy->bytes = region_bytes;
   Copy* raw = copy.get();
   copies_[region] = std::move(copy);
@@ -34,7 +42,7 @@ absl::StatusOr<bool> BackupStore::Apply(const WriteEntry& entry, uint64_t region
     return absl::OutOfRangeError(absl::StrCat(entry.ref.address.ToString(), " + ", entry.ref.capacity,
                                               " is outside the backup of region ", entry.ref.address.region));
   }
-  auto* slot = reinterpret_cast<std::byte*>((*copy)->words.get()) + entry.ref.address.offset;
+  std::byte* slot = (*copy)->data + entry.ref.address.offset;
   object::LocalObject object(slot, entry.ref.capacity);
   // Appliers exclude each other for the instant of an install; nobody holds the lock longer.
   auto locked = object.Lock(/*max_attempts=*/1 << 20);
@@ -52,7 +60,21 @@ std::span<const std::byte> BackupStore::View(uint32_t region) const {
   MutexLock lock(&mu_);
   auto it = copies_.find(region);
   if (it == copies_.end()) return {};
-  return std::span<const std::byte>(reinterpret_cast<const std::byte*>(it->second->words.get()), it->second->bytes);
+  return std::span<const std::byte>(it->second->data, it->second->bytes);
+}
+
+void BackupStore::set_allocator(CopyAllocator allocator) {
+  MutexLock lock(&mu_);
+  allocator_ = std::move(allocator);
+}
+
+absl::StatusOr<memory::LocalRegion*> BackupStore::Registered(uint32_t region, uint64_t region_bytes) {
+  auto copy = CopyOf(region, region_bytes);
+  if (!copy.ok()) return copy.status();
+  if ((*copy)->registered == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("the backup of region ", region, " is not registered memory"));
+  }
+  return (*copy)->registered;
 }
 
 size_t BackupStore::regions() const {

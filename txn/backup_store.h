@@ -2,12 +2,15 @@
 // truncation (FaRM), from any node thread, so each object is updated under its lock word (a CPU
 // compare-and-swap, as on a primary) and only forward: a state older than the copy's is skipped, which
 // makes the order in which threads apply truncated records irrelevant. Copies are plain memory, zeroed,
-// laid out exactly as the primary's region, so after quiescence they are byte-identical to it.
+// laid out exactly as the primary's region, so after quiescence they are byte-identical to it. Copies are
+// fabric-registered regions when the node gives an allocator (TransactionService does): a backup promoted
+// to primary serves its copy as the region itself (docs/recovery.md).
 #ifndef FATHOM_TXN_BACKUP_STORE_H_
 #define FATHOM_TXN_BACKUP_STORE_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -15,12 +18,20 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "platform/memory/region.h"
 #include "txn/records.h"
 
 namespace fathom::txn {
 
 class BackupStore {
  public:
+  // Registered, zeroed memory for the copy of `region`, `bytes` long, owned by the node
+  // (Node::AllocateRegionCopy: released before the fabric it is registered with).
+  using CopyAllocator = std::function<absl::StatusOr<memory::LocalRegion*>(uint32_t region, uint64_t bytes)>;
+  BackupStore() = default;
+  // Copies made from now on come from `allocator` (plain memory without one). Set before any Apply.
+  void set_allocator(CopyAllocator allocator);
+
   // Installs `entry`'s state (entry.version is the new version) into the copy of its region, which is
   // `region_bytes` long (created on first use). OutOfRange if the slot is outside the region.
   // Returns whether it changed the copy (false: the copy already had that state or a newer one).
@@ -28,15 +39,21 @@ class BackupStore {
   // The copy of `region` (empty if there is none). For comparisons after quiescence.
   std::span<const std::byte> View(uint32_t region) const;
   size_t regions() const;
+  // The copy of `region` as registered memory, made (zeroed: nothing was ever written to it) if there is
+  // none, for this node to serve the region as its primary. FailedPrecondition without an allocator.
+  absl::StatusOr<memory::LocalRegion*> Registered(uint32_t region, uint64_t region_bytes);
 
  private:
   struct Copy {
-    std::unique_ptr<uint64_t[]> words;  // 8-byte aligned, zeroed
+    memory::LocalRegion* registered = nullptr;  // with an allocator (the node's)
+    std::unique_ptr<uint64_t[]> words;                // without: 8-byte aligned, zeroed
+    std::byte* data = nullptr;
     uint64_t bytes = 0;
   };
   absl::StatusOr<Copy*> CopyOf(uint32_t region, uint64_t region_bytes);
 
   mutable absl::Mutex mu_;
+  CopyAllocator allocator_ ABSL_GUARDED_BY(mu_);
   // Copies are never removed while the store lives, so a pointer to one stays valid without the lock.
   absl::flat_hash_map<uint32_t, std::unique_ptr<Copy>> copies_ ABSL_GUARDED_BY(mu_);
 };

@@ -133,9 +133,10 @@ void CommitOperation::OnPrimaryResent(size_t primary, bool written) {
   if (written) {
     primaries_[primary].written = true;
     Finish(absl::OkStatus());  // if nothing was reported yet; else a no-op
-  } else {
-    gave_up_ = true;
   }
+  // Not written: the primary left the configuration, its locks with it. Every backup holds COMMIT-BACKUP,
+  // so the transaction is committed: the backup promoted in its place installs it when the truncation
+  // reaches it (docs/recovery.md), and serves the region only after that.
   if (--resending_ > 0 || gave_up_) return;
   Truncate();
 }

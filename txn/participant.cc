@@ -33,7 +33,11 @@ absl::StatusOr<LockGrant> Participant::Lock(const Record& record) {
     auto object = store_->Resolve(entry.ref);
     if (!object.ok()) {
       ++stats_.rejected;
-      return absl::InvalidArgumentError(absl::StrCat(record.id.ToString(), ": ", object.status().message()));
+      // A region this node does not serve: the coordinator's map is older or newer than ours, or a
+      // promoted region is not served yet. Both pass; anything else is a bad reference.
+      const auto code = absl::IsNotFound(object.status()) ? absl::StatusCode::kUnavailable
+                                                          : absl::StatusCode::kInvalidArgument;
+      return absl::Status(code, absl::StrCat(record.id.ToString(), ": ", object.status().message()));
     }
     if (entry.op == WriteOp::kAlloc) {
       auto reserved = reserved_.find(entry.ref.address.raw());
@@ -124,6 +128,19 @@ absl::Status Participant::CommitBackup(Record record) {
   ++stats_.backup_records;
   backup_log_[key] = std::move(record);
   return absl::OkStatus();
+}
+
+size_t Participant::BackupRecordsFor(uint32_t region) const {
+  size_t n = 0;
+  for (const auto& [key, record] : backup_log_) {
+    for (const WriteEntry& entry : record.entries) {
+      if (entry.ref.address.region == region) {
+        ++n;
+        break;
+      }
+    }
+  }
+  return n;
 }
 
 void Participant::Abort(const TxnId& id) {

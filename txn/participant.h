@@ -91,6 +91,8 @@ class Participant {
   // Truncation of these transactions of coordinator (node, thread), begun in configuration `epoch`.
   void Truncate(uint64_t epoch, uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
 
+  // COMMIT-BACKUP records kept (neither truncated nor aborted) that write `region`.
+  size_t BackupRecordsFor(uint32_t region) const;
   // Records kept (locked, committed but not truncated, or backup records not applied).
   size_t log_entries() const { return primary_log_.size() + backup_log_.size(); }
   const ParticipantStats& stats() const { return stats_; }

@@ -16,6 +16,9 @@ absl::StatusOr<std::unique_ptr<TransactionService>> TransactionService::Attach(n
         "log epochs need epoch_log.close and .persisted, a first epoch >= 1 and a positive interval");
   }
   auto shared = std::make_shared<Transaction::Shared>(node, options);
+  // Backup copies in registered memory: a backup promoted to primary serves its copy (promotion.cc).
+  shared->backups.set_allocator(
+      [node](uint32_t region, uint64_t bytes) { return node->AllocateRegionCopy(region, bytes); });
   if (epochs) shared->log_epochs = std::make_unique<LogEpochs>(options.first_log_epoch, options.join_log_epochs);
   std::vector<uint32_t> members = node->connected_peers();
   members.push_back(node->id());

@@ -48,7 +48,13 @@ size_t Truncator::Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thr
     record.id = TxnId{epoch, node_id, thread, 0};
     const size_t n = std::min<size_t>(owed.counters.size(), kMaxTruncatedPerRecord);
     record.truncated.assign(owed.counters.begin(), owed.counters.begin() + n);
-    absl::Status s = messenger.Send(node, kTruncateMessage, EncodeRecord(record));
+    // A write the fabric fails later (a connection that reset) owes the ids again while the node is a
+    // member: the replica needs them to apply its commits.
+    msg::SendOptions options;
+    options.on_written = [this, node, epoch, counters = record.truncated, is_member, now](absl::Status written) {
+      if (!written.ok() && is_member(node)) PutBack(node, epoch, counters, now);
+    };
+    absl::Status s = messenger.Send(node, kTruncateMessage, EncodeRecord(record), std::move(options));
     if (s.ok()) {
       ++sent;
       Drop(owed, n, now);

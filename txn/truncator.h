@@ -4,9 +4,10 @@
 // enough (delay) or owes many gets a TRUNCATE record of its own.
 //
 // Ids are owed per (node, configuration epoch): a record's truncated counters name transactions of the
-// record's own epoch (docs/formats/txn-log.md). An id stays owed until a record carrying it was handed to
-// the fabric, or the node has left the configuration (its records went with it): a send that fails while
-// the node is still a member is tried again, since the replica needs the truncation to apply the commit.
+// record's own epoch (docs/formats/txn-log.md). An id stays owed until a record carrying it is in the
+// node's memory, or the node has left the configuration (its records went with it): a send or a write
+// that fails while the node is still a member is tried again, since the replica needs the truncation to
+// apply the commit.
 #ifndef FATHOM_TXN_TRUNCATOR_H_
 #define FATHOM_TXN_TRUNCATOR_H_
 

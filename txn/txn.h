@@ -134,6 +134,13 @@ class TransactionService {
   std::shared_ptr<const memory::RegionMap> replicas() const;
   // This node's copies of the regions it backs up.
   const BackupStore& backups() const;
+  // Recovery (txn/promotion.cc, docs/recovery.md): serves every region the node's map names this node
+  // primary of that it neither owns nor serves yet, once no COMMIT-BACKUP record of it is pending here
+  // (each is truncated, so applied to the copy, or aborted by its coordinator). Returns the regions it
+  // serves from now on; the caller republishes to the members (Node::Republish) so they import them.
+  absl::StatusOr<std::vector<uint32_t>> ServePromotedRegions();
+  // Regions this node is primary of but does not serve yet (a promotion waiting for its records).
+  std::vector<uint32_t> promotions_waiting() const;
   // Counters summed over the threads (taken on each thread).
   absl::StatusOr<TxnStats> Stats();
 

@@ -119,9 +119,14 @@ uint64_t TxnThread::RegionBytes(uint32_t region) {
   // A backup of the region by the configuration, sized by it: accepting a COMMIT-BACKUP (and applying it
   // at truncation) must not depend on a connection to the primary, since the coordinator already counts
   // the record as one of the f+1 copies once it is in this node's memory.
+  // A backup promoted to the region's primary still applies the records it kept as a backup, once they
+  // are truncated (promotion.cc waits for them before it serves the region).
   auto holders = replicas().ReplicasOf(region);
   if (!holders.ok()) return 0;
-  if (std::find(holders->backups.begin(), holders->backups.end(), node_id_) == holders->backups.end()) return 0;
+  const bool promoted = holders->primary == node_id_ && memory::OwnerOfRegion(region) != node_id_;
+  if (!promoted && std::find(holders->backups.begin(), holders->backups.end(), node_id_) == holders->backups.end()) {
+    return 0;
+  }
   if (holders->bytes != 0) return holders->bytes;
   // A static cluster's map (ByOwner) records no sizes: the primary's region as it published it.
   auto route = thread_->RouteTo(region);
