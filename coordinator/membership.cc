@@ -101,6 +101,9 @@ void MembershipFollower::Loop() {
       MutexLock lock(&mu_);
       applied_epoch_ = done_epoch;
     }
+    // The epoch counts as applied (a restart waits for that) while promotions may still wait: they are
+    // tried again every `retry`.
+    if (done && !Promote(*configuration)) done = false;
   }
 }
 
@@ -162,6 +165,32 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     }
   }
   return complete;
+}
+
+bool MembershipFollower::Promote(const coordinator::Configuration& configuration) {
+  if (!options_.promote) return true;
+  const Promotions promotions = options_.promote(configuration.epoch());
+  if (promotions.served_new) {
+    for (const coordinator::MemberInfo& m : configuration.members()) {
+      if (m.node_id() != node_->id()) republish_to_.insert(m.node_id());
+    }
+  }
+  for (auto it = republish_to_.begin(); it != republish_to_.end();) {
+    const coordinator::MemberInfo* member = coordinator::FindMember(configuration, *it);
+    if (member == nullptr) {
+      it = republish_to_.erase(it);  // it left; one that joins later imports them at its join
+      continue;
+    }
+    absl::Status republished = node_->Republish({member->node_id(), member->control_address()});
+    if (!republished.ok()) {
+      fprintf(stderr, "membership: node %u cannot republish its regions to node %u yet: %s\n", node_->id(), *it,
+              republished.ToString().c_str());
+      ++it;
+      continue;
+    }
+    it = republish_to_.erase(it);
+  }
+  return !promotions.waiting && republish_to_.empty();
 }
 
 bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configuration) const {

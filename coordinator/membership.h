@@ -25,9 +25,11 @@
 #define FATHOM_COORDINATOR_MEMBERSHIP_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -42,10 +44,19 @@ namespace fathom::coordinator {
 // `fabric` names its transport (the node only knows "UCX").
 coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric);
 
+// What recovery's promotion step (txn::TransactionService::ServePromotedRegions) tells the follower.
+struct Promotions {
+  bool served_new = false;  // this node serves regions it did not: members must import them
+  bool waiting = false;     // a promoted region is not served yet: ask again after `retry`
+};
+
 struct MembershipOptions {
   absl::Duration retry = absl::Milliseconds(200);
   LeaseAgent* lease = nullptr;  // not owned; outlives the follower
   std::optional<coordinator::MemberInfo> rejoin_as;
+  // Called once a configuration (its epoch given) is applied, and every `retry` while it says `waiting`.
+  // When it serves new regions, the follower republishes this node to every member (Node::Republish).
+  std::function<Promotions(uint64_t epoch)> promote;
 };
 
 class MembershipFollower {
@@ -73,6 +84,9 @@ class MembershipFollower {
   bool Apply(const coordinator::Configuration& configuration);
   // Whether a member this follower joined is no longer connected, or a connection failed.
   bool NeedsRepair(const coordinator::Configuration& configuration) const;
+  // Runs the promotion step and republishes this node to the members that have not imported what it
+  // serves. True when nothing is left to do.
+  bool Promote(const coordinator::Configuration& configuration);
   // Leave, then Join; if it joined, the epoch of a configuration that lists this node again.
   std::optional<uint64_t> Rejoin();
 
@@ -89,6 +103,8 @@ class MembershipFollower {
   uint64_t applied_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t rejoins_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
+  // Members to republish to (the follower's thread only): this node serves regions they have not imported.
+  std::set<uint32_t> republish_to_;
   // Members joined, by id, with the incarnation joined.
   std::map<uint32_t, uint64_t> joined_;  // follower thread only
   uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again

@@ -109,6 +109,7 @@ absl::Status Server::StartAll() {
   auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
   if (!txns.ok()) return Annotate(txns.status(), "cannot start transactions");
   txns_ = std::move(*txns);
+  attached_txns_.store(txns_.get(), std::memory_order_release);
   if (restored_ != nullptr) {
     Log(absl::StrCat("restored ", restored_->primaries, " objects in its regions, ", restored_->backups,
                      " in backup copies (", restored_->adopted.size(), " only peers had logged); epoch ", epoch));
@@ -316,6 +317,7 @@ absl::Status Server::StartFollower() {
     membership.lease = lease_.get();
     membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
   }
+  if (!options_.client_only) membership.promote = [this](uint64_t epoch) { return Promote(epoch); };
   auto follower = coordinator::MembershipFollower::Start(node_.get(), coordinator_, std::move(membership));
   if (!follower.ok()) return follower.status();
   follower_ = std::move(*follower);
@@ -451,6 +453,25 @@ absl::Status Server::ResumeMembership() {
   if (coordinator_ == nullptr) return absl::FailedPreconditionError("a static cluster has no membership to follow");
   if (follower_ != nullptr) return absl::OkStatus();
   return StartFollower();
+}
+
+coordinator::Promotions Server::Promote(uint64_t epoch) {
+  coordinator::Promotions result;
+  txn::TransactionService* txns = attached_txns_.load(std::memory_order_acquire);
+  // Until the transaction layer is attached and the placement of `epoch` set, there is nothing to judge by.
+  if (txns == nullptr || node_->region_directory().Current()->epoch() < epoch) {
+    result.waiting = true;
+    return result;
+  }
+  absl::StatusOr<std::vector<uint32_t>> served = txns->ServePromotedRegions();
+  if (!served.ok()) {
+    Log(absl::StrCat("cannot serve a promoted region yet: ", served.status().ToString()));
+  } else {
+    for (uint32_t region : *served) Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)"));
+    result.served_new = !served->empty();
+  }
+  result.waiting = !txns->promotions_waiting().empty();
+  return result;
 }
 
 std::vector<uint32_t> Server::data_members() const {

@@ -144,6 +144,8 @@ class Server {
   bool coordinated() const { return !options_.zookeeper.empty() || options_.coordinator != nullptr; }
   void AddCounters();
   void Log(const std::string& line) const;
+  // The membership follower's promotion step (coordinator::MembershipOptions::promote).
+  coordinator::Promotions Promote(uint64_t epoch);
 
   ServerOptions options_;
   uint32_t id_ = 0;
@@ -155,6 +157,7 @@ class Server {
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<logging::NodeRestore> restored_;
   std::unique_ptr<txn::TransactionService> txns_;
+  std::atomic<txn::TransactionService*> attached_txns_{nullptr};  // txns_, for the follower's thread
   std::unique_ptr<coordinator::MembershipFollower> follower_;
   std::unique_ptr<coordinator::Subscription> txn_subscription_;
   std::unique_ptr<coordinator::Subscription> placement_subscription_;

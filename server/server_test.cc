@@ -303,6 +303,66 @@ TEST(ServerTest, AMembershipChangeNeverMovesARegionsReplicas) {
   for (auto& [id, server] : servers) server->Stop();
 }
 
+// A member that fails (its lease lapses while the CM had seen it renew) has its regions promoted to their
+// backups, which serve what was committed once they have applied every pending record; the others
+// import them when the promoted node republishes itself. (A member that leaves moves nothing: above.)
+TEST(ServerTest, AFailedMembersRegionsAreServedByTheirBackups) {
+  coordinator::LocalCoordinationService service("server_test");
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators;
+  std::map<uint32_t, std::unique_ptr<Server>> servers;
+  for (uint32_t id = 1; id <= 3; ++id) {
+    coordinators.push_back(service.NewCoordinator());
+    ServerOptions options = Options(id);
+    options.coordinator = coordinators.back().get();
+    options.lease_period = absl::Seconds(1);
+    ASSERT_OK_AND_ASSIGN(servers[id], Server::Start(std::move(options)));
+  }
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  for (auto& [id, server] : servers) {
+    while (server->data_members().size() < 3 || server->node().connected_peers().size() < 2) {
+      ASSERT_LT(absl::Now(), deadline) << "node " << id << " never saw the others";
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
+  std::vector<object::ObjectRef> on_3;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, WriteNew(servers[1]->transactions(), 3, 30 + i));
+    on_3.push_back(ref);
+  }
+  const uint32_t region = on_3[0].address.region;
+  const coordinator::Configuration before = *servers[1]->coordinator()->GetConfiguration();
+  const uint32_t backup = coordinator::FindRegion(before, region)->backups(0);
+
+  // Node 3 stops renewing and following, as if its process hung.
+  servers[3]->lease()->Stop();
+  servers[3]->PauseMembership();
+  while (!servers[backup]->node().Serves(region)) {
+    ASSERT_LT(absl::Now(), deadline) << "node " << backup << " never served node 3's region";
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  const coordinator::Configuration after = *servers[1]->coordinator()->GetConfiguration();
+  EXPECT_EQ(coordinator::FindMember(after, 3), nullptr);
+  EXPECT_EQ(coordinator::FindRegion(after, region)->primary(), backup);
+  for (uint32_t reader : {1u, 2u}) {
+    for (int i = 0; i < 4; ++i) {
+      absl::StatusOr<std::string> read = ReadOne(servers[reader]->transactions(), on_3[i]);
+      // The other member imports the region when the promoted one republishes: Unavailable until then.
+      while (absl::IsUnavailable(read.status()) && absl::Now() < deadline) {
+        absl::SleepFor(absl::Milliseconds(5));
+        read = ReadOne(servers[reader]->transactions(), on_3[i]);
+      }
+      ASSERT_TRUE(read.ok()) << "node " << reader << ": " << read.status();
+      EXPECT_EQ((*read)[0], 30 + i) << "node " << reader;
+    }
+  }
+  // No backup is left for the region, and data recovery is not built: a write to it is Unavailable.
+  txn::Transaction tx = servers[1]->transactions().Begin();
+  ASSERT_OK(tx.Write(on_3[0], std::string(8, 'x')));
+  absl::Status written = tx.Commit();
+  EXPECT_TRUE(absl::IsUnavailable(written)) << written;
+  for (auto& [id, server] : servers) server->Stop();
+}
+
 // Two servers with data directories commit, stop (their logs drain), and start again from the logs: the
 // committed values are back, in a later configuration epoch. Both must restart together (each gathers
 // the other's log), so they start on two threads.

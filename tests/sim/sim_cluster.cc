@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "coordinator/membership.h"
 #include "coordinator/placement.h"
 
@@ -156,6 +157,7 @@ size_t SimCluster::Background() {
   if (now >= next_repair_) {
     next_repair_ = now + options_.lease_period / 4;
     work += Repair();
+    work += Promote();
   }
   if (now < next_lease_tick_) return work;
   next_lease_tick_ = now + options_.lease_period / 8;
@@ -180,6 +182,25 @@ size_t SimCluster::Repair() {
     }
   }
   return repaired;
+}
+
+size_t SimCluster::Promote() {
+  size_t served = 0;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    node::Node& node = *nodes_[i];
+    if (stopped(node.id()) || services_[i]->promotions_waiting().empty()) continue;
+    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions();
+    Record(absl::StrCat("node ", node.id(), " promotions: ",
+                        now_served.ok() ? absl::StrJoin(*now_served, " ") : now_served.status().ToString()));
+    if (!now_served.ok() || now_served->empty()) continue;
+    served += now_served->size();
+    for (uint32_t peer : followed_members_[i]) {
+      if (peer == node.id() || stopped(peer)) continue;
+      absl::Status republished = node.RepublishInProcess(*nodes_.at(peer - 1));
+      Record(absl::StrCat("node ", node.id(), " republishes to node ", peer, ": ", republished.ToString()));
+    }
+  }
+  return served;
 }
 
 absl::Status SimCluster::EndSession(uint32_t id) {

@@ -17,9 +17,9 @@
 // time), and follows each configuration as a server does: the placement becomes its region map, and
 // members that left are disconnected. So a stopped node's lease lapses and the CM removes it, in the same
 // virtual instant every run. A connection that fails between two running members is made again, as the
-// membership follower does. Not simulated yet: ZooKeeper's sessions and the CM's election (the first
-// node stays CM; stopping it stops configuration changes), rejoining, log epochs and the SSD log. Nodes
-// connect to each other in process at the start.
+// membership follower does, and so is a promoted backup's serving of its copy. Not simulated yet:
+// ZooKeeper's sessions and the CM's election (the first node stays CM; stopping it stops configuration
+// changes), rejoining, log epochs and the SSD log. Nodes connect to each other in process at the start.
 #ifndef FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 #define FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 
@@ -103,6 +103,10 @@ class SimCluster {
   // What the membership follower does with a connection that failed while both ends stay members: it
   // makes a new one (Disconnect, then join again). A connection a test drops on purpose stays dropped.
   size_t Repair();
+  // What the membership follower does for recovery: a node promoted to primary of a region serves its
+  // backup copy once no record of it is pending (TransactionService::ServePromotedRegions), and republishes
+  // itself to the members so they import it.
+  size_t Promote();
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;

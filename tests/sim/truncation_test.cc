@@ -36,6 +36,7 @@ struct Outcome {
 absl::StatusOr<Outcome> RunResetAndReconnect(uint64_t seed) {
   SimClusterOptions options;
   options.seed = seed;
+  options.lease_period = absl::Milliseconds(500);  // both stay members while the connection is down
   auto started = SimCluster::Start(options);
   if (!started.ok()) return started.status();
   SimCluster& cluster = **started;
