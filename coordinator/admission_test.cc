@@ -1,9 +1,11 @@
 #include "coordinator/admission.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "coordinator/placement.h"
+#include "coordinator/remap.h"
 #include "gtest/gtest.h"
 #include "platform/memory/global_address.h"
 
@@ -100,9 +102,10 @@ TEST(AdmissionTest, AMembershipChangeNeverMovesAPlacedReplica) {
   for (const auto& [region, placement] : placed) EXPECT_EQ(now[region], placement) << region;
 }
 
-// After a failure (DropReplicasOf), a region that lost a backup is not given an empty one when members
-// join: it may hold committed data, which a new backup must first receive (data recovery).
-TEST(AdmissionTest, ARegionThatLostAReplicaIsNeverFilledWithAnEmptyBackup) {
+// After a failure (DropReplicasOf) each of the failed member's regions has its backup as primary, and
+// every region that lost a replica gets a new backup that fills (receives a copy) before it can be
+// promoted. Joining members never give such a region an empty backup.
+TEST(AdmissionTest, AFailedMembersRegionsArePromotedAndGetFillingBackups) {
   Configuration c;
   for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 4, 1)).ok());
   std::map<uint32_t, uint32_t> backup_of;  // node 2's regions: their backup
@@ -117,7 +120,12 @@ TEST(AdmissionTest, ARegionThatLostAReplicaIsNeverFilledWithAnEmptyBackup) {
   for (const RegionPlacement& r : c.regions()) {
     if (backup_of.contains(r.region_id())) EXPECT_EQ(r.primary(), backup_of[r.region_id()]);
     EXPECT_NE(r.primary(), 2u);
-    for (uint32_t b : r.backups()) EXPECT_NE(b, 2u) << r.DebugString();
+    ASSERT_EQ(r.backups_size(), 1) << r.DebugString();
+    EXPECT_NE(r.backups(0), 2u) << r.DebugString();
+    // Every region that had a replica on node 2 fills its new backup; the others are as they were.
+    const bool touched = backup_of.contains(r.region_id()) || r.filling_size() > 0;
+    if (touched) EXPECT_EQ(std::vector<uint32_t>(r.filling().begin(), r.filling().end()),
+                           std::vector<uint32_t>{r.backups(0)}) << r.DebugString();
   }
   const std::map<uint32_t, std::string> after_failure = Placements(c);
   ASSERT_TRUE(Join(c, Member(4, 4, 1)).ok());
@@ -126,7 +134,55 @@ TEST(AdmissionTest, ARegionThatLostAReplicaIsNeverFilledWithAnEmptyBackup) {
   ASSERT_TRUE(Join(c, again).ok());
   std::map<uint32_t, std::string> now = Placements(c);
   for (const auto& [region, placement] : after_failure) EXPECT_EQ(now[region], placement) << region;
-  for (int i = 1; i <= 4; ++i) EXPECT_EQ(FindRegion(c, memory::NodeRegionId(4, i))->backups_size(), 1);
+}
+
+// A backup still filling holds part of the data: it is never promoted. Once its primary says the copy is
+// done (FinishFilling), it is.
+TEST(AdmissionTest, AFillingBackupIsPromotedOnlyOnceFilled) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 1, 1)).ok());
+  RemoveMember(&c, 3);
+  ASSERT_TRUE(DropReplicasOf(&c, 3));
+  // Node 1's region: primary 1; its backup was 2 or 3. Find a region with a filling backup.
+  const RegionPlacement* filling = nullptr;
+  for (const RegionPlacement& r : c.regions()) {
+    if (r.filling_size() == 1) filling = &r;
+  }
+  ASSERT_NE(filling, nullptr);
+  const uint32_t region = filling->region_id(), primary = filling->primary(), backup = filling->filling(0);
+  Configuration unfinished = c;
+  RemoveMember(&unfinished, primary);
+  ASSERT_TRUE(DropReplicasOf(&unfinished, primary));
+  EXPECT_EQ(FindRegion(unfinished, region), nullptr) << "a filling backup was promoted";
+  EXPECT_NE(std::find(unfinished.lost_regions().begin(), unfinished.lost_regions().end(), region),
+            unfinished.lost_regions().end());
+
+  EXPECT_FALSE(FinishFilling(&c, region, backup, backup)) << "only the primary finishes a fill";
+  ASSERT_TRUE(FinishFilling(&c, region, primary, backup));
+  EXPECT_EQ(FindRegion(c, region)->filling_size(), 0);
+  ASSERT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
+  RemoveMember(&c, primary);
+  ASSERT_TRUE(DropReplicasOf(&c, primary));
+  ASSERT_NE(FindRegion(c, region), nullptr);
+  EXPECT_EQ(FindRegion(c, region)->primary(), backup);
+}
+
+// Only a backup that is still a member is promoted; with no replica left the region is lost.
+TEST(AdmissionTest, OnlyAMemberBackupIsPromotedAndARegionWithNoneLeftIsLost) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 1, 2)).ok());  // f = 2: three replicas each
+  const uint32_t region = memory::NodeRegionId(1, 1);
+  const std::vector<uint32_t> backups(FindRegion(c, region)->backups().begin(), FindRegion(c, region)->backups().end());
+  ASSERT_EQ(backups.size(), 2u);
+  RemoveMember(&c, backups[0]);  // left without failing: still listed as a backup, not a member
+  RemoveMember(&c, 1);
+  ASSERT_TRUE(DropReplicasOf(&c, 1));
+  EXPECT_EQ(FindRegion(c, region)->primary(), backups[1]);
+  RemoveMember(&c, backups[1]);
+  ASSERT_TRUE(DropReplicasOf(&c, backups[1]));
+  EXPECT_EQ(FindRegion(c, region), nullptr);
+  EXPECT_NE(std::find(c.lost_regions().begin(), c.lost_regions().end(), region), c.lost_regions().end());
+  EXPECT_FALSE(DropReplicasOf(&c, 9));
 }
 
 TEST(AdmissionTest, ReplicasSpreadOverFailureDomains) {

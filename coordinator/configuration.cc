@@ -94,6 +94,11 @@ absl::Status ValidateConfiguration(const Configuration& config) {
       return absl::InvalidArgumentError(absl::StrCat(name, " has ", r.backups_size(), " backups; the cluster keeps ",
                                                      config.backups_per_region()));
     }
+    for (uint32_t node : r.filling()) {
+      if (std::find(r.backups().begin(), r.backups().end(), node) == r.backups().end()) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " fills node ", node, ", which is not its backup"));
+      }
+    }
     for (uint32_t node : all) {
       // A replica whose node left stays listed (only recovery replaces it): any node id, member or not.
       if (node == 0 || node > kMaxNodeId) {
@@ -207,41 +212,6 @@ bool RemoveMember(Configuration* config, uint32_t node_id) {
   if (config->manager_id() == node_id) {
     config->set_manager_id(0);
     changed = true;
-  }
-  return changed;
-}
-
-bool DropReplicasOf(Configuration* config, uint32_t node_id) {
-  const std::vector<uint32_t> data_members = DataMemberIds(*config);
-  auto is_member = [&](uint32_t id) { return std::binary_search(data_members.begin(), data_members.end(), id); };
-  bool changed = false;
-  auto* regions = config->mutable_regions();
-  for (int i = 0; i < regions->size();) {
-    RegionPlacement& r = *regions->Mutable(i);
-    const bool primary_left = r.primary() == node_id;
-    const auto backup = std::find(r.backups().begin(), r.backups().end(), node_id);
-    if (!primary_left && backup == r.backups().end()) {
-      ++i;
-      continue;
-    }
-    changed = true;
-    // A region that had all its backups may hold committed data: a replica added later needs a copy.
-    if (r.backups_size() >= static_cast<int>(config->backups_per_region())) r.set_replicated(true);
-    if (!primary_left) {
-      r.mutable_backups()->erase(r.mutable_backups()->begin() + (backup - r.backups().begin()));
-      ++i;
-      continue;
-    }
-    // The first backup still a member becomes primary: it holds every committed write (docs/recovery.md).
-    auto promoted = std::find_if(r.backups().begin(), r.backups().end(), is_member);
-    if (promoted == r.backups().end()) {
-      config->add_lost_regions(r.region_id());
-      regions->DeleteSubrange(i, 1);
-      continue;
-    }
-    r.set_primary(*promoted);
-    r.mutable_backups()->erase(r.mutable_backups()->begin() + (promoted - r.backups().begin()));
-    ++i;
   }
   return changed;
 }

@@ -56,12 +56,6 @@ const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_i
 // whose session or process ended without this cluster seeing it fail (a whole-cluster restart from the
 // logs needs the placement it logged under), moves nothing. Returns whether anything changed.
 bool RemoveMember(Configuration* config, uint32_t node_id);
-// Recovery's remapping after a member failed (docs/recovery.md): drops every replica on `node_id`. A
-// region whose primary it was gets its first backup that is still a data member as primary (promotion:
-// the backup's copy holds every committed write), or, with none left, moves to lost_regions. A region
-// that had all f backups is marked replicated, so placement does not give it empty backups later (data
-// recovery must copy its data first). Call after RemoveMember. Returns whether anything changed.
-bool DropReplicasOf(Configuration* config, uint32_t node_id);
 
 // One line for logs: "epoch 7, cm 2, members [1 2 3], 4 regions, 1 table".
 std::string Summary(const Configuration& config);

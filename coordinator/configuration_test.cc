@@ -183,40 +183,5 @@ TEST(ConfigurationTest, RemovingAMemberMovesNoReplica) {
   EXPECT_FALSE(RemoveMember(&c, 9));
 }
 
-// A member that failed (DropReplicasOf after RemoveMember): its regions get a backup as primary, or are
-// lost when no replica is left.
-TEST(ConfigurationTest, AFailedMembersBackupIsPromotedOrItsRegionLost) {
-  Configuration c = Valid();
-  RemoveMember(&c, 1);  // primary of region 1 (backed up by 2), the manager
-  EXPECT_TRUE(DropReplicasOf(&c, 1));
-  ASSERT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
-  const RegionPlacement* one = FindRegion(c, 1);
-  ASSERT_NE(one, nullptr);
-  EXPECT_EQ(one->primary(), 2u) << "its backup is promoted";
-  EXPECT_EQ(one->backups_size(), 0);
-  EXPECT_TRUE(one->replicated()) << "a new backup would need a copy of its data first";
-  // Region 2's only replica was on node 3: nothing is left to promote.
-  RemoveMember(&c, 3);
-  EXPECT_TRUE(DropReplicasOf(&c, 3));
-  EXPECT_EQ(FindRegion(c, 2), nullptr);
-  ASSERT_EQ(c.lost_regions_size(), 1);
-  EXPECT_EQ(c.lost_regions(0), 2u);
-  ASSERT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
-  EXPECT_FALSE(DropReplicasOf(&c, 9));
-}
-
-TEST(ConfigurationTest, OnlyABackupThatIsStillAMemberIsPromoted) {
-  Configuration c = Valid();
-  RegionPlacement* one = c.mutable_regions(0);
-  one->clear_backups();
-  one->add_backups(7);  // listed by an older configuration, no member
-  one->add_backups(3);
-  RemoveMember(&c, 1);
-  EXPECT_TRUE(DropReplicasOf(&c, 1));
-  EXPECT_EQ(FindRegion(c, 1)->primary(), 3u);
-  EXPECT_EQ(std::vector<uint32_t>(FindRegion(c, 1)->backups().begin(), FindRegion(c, 1)->backups().end()),
-            std::vector<uint32_t>{7});
-}
-
 }  // namespace
 }  // namespace fathom::coordinator

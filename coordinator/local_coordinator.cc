@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/remap.h"
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
 #include "platform/base/mutex.h"

@@ -101,9 +101,9 @@ void MembershipFollower::Loop() {
       MutexLock lock(&mu_);
       applied_epoch_ = done_epoch;
     }
-    // The epoch counts as applied (a restart waits for that) while promotions may still wait: they are
-    // tried again every `retry`.
-    if (done && !Promote(*configuration)) done = false;
+    // The epoch counts as applied (a restart waits for that) while recovery may still wait: it is tried
+    // again every `retry`.
+    if (done && !Recover(*configuration)) done = false;
   }
 }
 
@@ -167,10 +167,10 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   return complete;
 }
 
-bool MembershipFollower::Promote(const coordinator::Configuration& configuration) {
-  if (!options_.promote) return true;
-  const Promotions promotions = options_.promote(configuration.epoch());
-  if (promotions.served_new) {
+bool MembershipFollower::Recover(const coordinator::Configuration& configuration) {
+  if (!options_.recover) return true;
+  const RecoveryStep step = options_.recover(configuration.epoch());
+  if (step.served_new) {
     for (const coordinator::MemberInfo& m : configuration.members()) {
       if (m.node_id() != node_->id()) republish_to_.insert(m.node_id());
     }
@@ -190,7 +190,7 @@ bool MembershipFollower::Promote(const coordinator::Configuration& configuration
     }
     it = republish_to_.erase(it);
   }
-  return !promotions.waiting && republish_to_.empty();
+  return !step.waiting && republish_to_.empty();
 }
 
 bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configuration) const {

@@ -44,19 +44,21 @@ namespace fathom::coordinator {
 // `fabric` names its transport (the node only knows "UCX").
 coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_bytes, coordinator::FabricKind fabric);
 
-// What recovery's promotion step (txn::TransactionService::ServePromotedRegions) tells the follower.
-struct Promotions {
+// What this node's part of recovery (serving promoted regions, filling new backups: docs/recovery.md)
+// tells the follower.
+struct RecoveryStep {
   bool served_new = false;  // this node serves regions it did not: members must import them
-  bool waiting = false;     // a promoted region is not served yet: ask again after `retry`
+  bool waiting = false;     // something is left to do (a promotion or a fill): ask again after `retry`
 };
 
 struct MembershipOptions {
   absl::Duration retry = absl::Milliseconds(200);
   LeaseAgent* lease = nullptr;  // not owned; outlives the follower
   std::optional<coordinator::MemberInfo> rejoin_as;
-  // Called once a configuration (its epoch given) is applied, and every `retry` while it says `waiting`.
-  // When it serves new regions, the follower republishes this node to every member (Node::Republish).
-  std::function<Promotions(uint64_t epoch)> promote;
+  // This node's part of recovery: called once a configuration (its epoch given) is applied, and every
+  // `retry` while it says `waiting`. When it serves new regions, the follower republishes this node to
+  // every member (Node::Republish).
+  std::function<RecoveryStep(uint64_t epoch)> recover;
 };
 
 class MembershipFollower {
@@ -84,9 +86,9 @@ class MembershipFollower {
   bool Apply(const coordinator::Configuration& configuration);
   // Whether a member this follower joined is no longer connected, or a connection failed.
   bool NeedsRepair(const coordinator::Configuration& configuration) const;
-  // Runs the promotion step and republishes this node to the members that have not imported what it
+  // Runs the recovery step and republishes this node to the members that have not imported what it
   // serves. True when nothing is left to do.
-  bool Promote(const coordinator::Configuration& configuration);
+  bool Recover(const coordinator::Configuration& configuration);
   // Leave, then Join; if it joined, the epoch of a configuration that lists this node again.
   std::optional<uint64_t> Rejoin();
 

@@ -91,7 +91,8 @@ std::vector<uint32_t> ChooseBackups(const std::vector<MemberLoad>& loads, const 
 memory::RegionMap RegionMapOf(const Configuration& config) {
   absl::flat_hash_map<uint32_t, memory::RegionReplicas> regions;
   for (const RegionPlacement& r : config.regions()) {
-    regions[r.region_id()] = {r.primary(), {r.backups().begin(), r.backups().end()}, r.size_bytes()};
+    regions[r.region_id()] = {r.primary(), {r.backups().begin(), r.backups().end()}, r.size_bytes(),
+                              {r.filling().begin(), r.filling().end()}};
   }
   return memory::RegionMap::Placed(config.epoch(), DataMemberIds(config),
                                    static_cast<int>(config.backups_per_region()), std::move(regions));

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "coordinator/remap.h"
 #include "absl/time/clock.h"
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"

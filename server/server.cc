@@ -14,6 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "coordinator/placement.h"
+#include "coordinator/remap.h"
 #include "coordinator/zookeeper_coordinator.h"
 #include "kv/coordinator_catalog.h"
 #include "logging/log_exchange.h"
@@ -317,7 +318,7 @@ absl::Status Server::StartFollower() {
     membership.lease = lease_.get();
     membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
   }
-  if (!options_.client_only) membership.promote = [this](uint64_t epoch) { return Promote(epoch); };
+  if (!options_.client_only) membership.recover = [this](uint64_t epoch) { return Recover(epoch); };
   auto follower = coordinator::MembershipFollower::Start(node_.get(), coordinator_, std::move(membership));
   if (!follower.ok()) return follower.status();
   follower_ = std::move(*follower);
@@ -455,8 +456,8 @@ absl::Status Server::ResumeMembership() {
   return StartFollower();
 }
 
-coordinator::Promotions Server::Promote(uint64_t epoch) {
-  coordinator::Promotions result;
+coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
+  coordinator::RecoveryStep result;
   txn::TransactionService* txns = attached_txns_.load(std::memory_order_acquire);
   // Until the transaction layer is attached and the placement of `epoch` set, there is nothing to judge by.
   if (txns == nullptr || node_->region_directory().Current()->epoch() < epoch) {
@@ -470,7 +471,25 @@ coordinator::Promotions Server::Promote(uint64_t epoch) {
     for (uint32_t region : *served) Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)"));
     result.served_new = !served->empty();
   }
-  result.waiting = !txns->promotions_waiting().empty();
+  absl::StatusOr<std::vector<txn::TransactionService::Filled>> filled = txns->FillBackups();
+  if (!filled.ok()) {
+    Log(absl::StrCat("cannot fill a new backup yet: ", filled.status().ToString()));
+  } else {
+    for (const auto& [region, backup] : *filled) {
+      const uint32_t id = id_;
+      absl::StatusOr<coordinator::Configuration> marked =
+          coordinator_->Update([id, region = region, backup = backup](coordinator::Configuration& c) {
+            if (!coordinator::FinishFilling(&c, region, id, backup)) {
+              return absl::AlreadyExistsError("not filling any more");  // nothing to write
+            }
+            return absl::OkStatus();
+          });
+      Log(absl::StrCat("copied region ", region, " to its new backup, node ", backup, ": ",
+                       marked.ok() ? absl::StrCat("done in configuration ", marked->epoch())
+                                   : marked.status().ToString()));
+    }
+  }
+  result.waiting = !txns->promotions_waiting().empty() || txns->fills_waiting();
   return result;
 }
 

@@ -144,8 +144,9 @@ class Server {
   bool coordinated() const { return !options_.zookeeper.empty() || options_.coordinator != nullptr; }
   void AddCounters();
   void Log(const std::string& line) const;
-  // The membership follower's promotion step (coordinator::MembershipOptions::promote).
-  coordinator::Promotions Promote(uint64_t epoch);
+  // This node's part of recovery, run by the membership follower (coordinator::MembershipOptions::recover):
+  // serve promoted regions, fill new backups of the regions it is primary of.
+  coordinator::RecoveryStep Recover(uint64_t epoch);
 
   ServerOptions options_;
   uint32_t id_ = 0;

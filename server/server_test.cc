@@ -305,7 +305,8 @@ TEST(ServerTest, AMembershipChangeNeverMovesARegionsReplicas) {
 
 // A member that fails (its lease lapses while the CM had seen it renew) has its regions promoted to their
 // backups, which serve what was committed once they have applied every pending record; the others
-// import them when the promoted node republishes itself. (A member that leaves moves nothing: above.)
+// import them when the promoted node republishes itself, and the region's new backup receives a copy.
+// (A member that leaves moves nothing: above.)
 TEST(ServerTest, AFailedMembersRegionsAreServedByTheirBackups) {
   coordinator::LocalCoordinationService service("server_test");
   std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators;
@@ -355,11 +356,25 @@ TEST(ServerTest, AFailedMembersRegionsAreServedByTheirBackups) {
       EXPECT_EQ((*read)[0], 30 + i) << "node " << reader;
     }
   }
-  // No backup is left for the region, and data recovery is not built: a write to it is Unavailable.
+  // The region's new backup (the third node) is filled by the promoted primary, and marked done.
+  const uint32_t other = backup == 1 ? 2 : 1;
+  EXPECT_EQ(std::vector<uint32_t>(coordinator::FindRegion(after, region)->backups().begin(),
+                                  coordinator::FindRegion(after, region)->backups().end()),
+            std::vector<uint32_t>{other});
+  for (;;) {
+    const coordinator::Configuration now = *servers[1]->coordinator()->GetConfiguration();
+    if (coordinator::FindRegion(now, region)->filling_size() == 0) break;
+    ASSERT_LT(absl::Now(), deadline) << "node " << other << " was never filled";
+    absl::SleepFor(absl::Milliseconds(5));
+  }
   txn::Transaction tx = servers[1]->transactions().Begin();
   ASSERT_OK(tx.Write(on_3[0], std::string(8, 'x')));
-  absl::Status written = tx.Commit();
-  EXPECT_TRUE(absl::IsUnavailable(written)) << written;
+  ASSERT_OK(tx.Commit());
+  for (int i = 1; i < 4; ++i) {
+    std::span<const std::byte> copy = servers[other]->transactions().backups().View(region);
+    ASSERT_GE(copy.size(), on_3[i].address.offset + 40u);
+    EXPECT_EQ(static_cast<char>(copy[on_3[i].address.offset + 32]), static_cast<char>(30 + i)) << "object " << i;
+  }
   for (auto& [id, server] : servers) server->Stop();
 }
 

@@ -143,6 +143,38 @@ size_t Participant::BackupRecordsFor(uint32_t region) const {
   return n;
 }
 
+absl::Status Participant::ApplyFill(const Record& record) {
+  for (const WriteEntry& entry : record.entries) {
+    const uint64_t bytes = region_bytes_(entry.ref.address.region);
+    if (bytes == 0) {
+      ++stats_.rejected;
+      return absl::InvalidArgumentError(
+          absl::StrCat("fill of ", entry.ref.address.ToString(), ": not a region this node backs up"));
+    }
+    absl::StatusOr<bool> applied = backups_->Apply(entry, bytes);
+    if (!applied.ok()) {
+      ++stats_.rejected;
+      return applied.status();
+    }
+    ++(*applied ? stats_.backup_objects_applied : stats_.backup_objects_skipped);
+  }
+  return absl::OkStatus();
+}
+
+size_t Participant::OlderLocksOn(uint32_t region, uint64_t epoch) const {
+  size_t n = 0;
+  for (const auto& [key, entry] : primary_log_) {
+    if (entry.committed || entry.record.id.epoch >= epoch) continue;
+    for (const WriteEntry& write : entry.record.entries) {
+      if (write.ref.address.region == region) {
+        ++n;
+        break;
+      }
+    }
+  }
+  return n;
+}
+
 void Participant::Abort(const TxnId& id) {
   const Key key = KeyOf(id);
   if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {

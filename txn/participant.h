@@ -93,6 +93,13 @@ class Participant {
 
   // COMMIT-BACKUP records kept (neither truncated nor aborted) that write `region`.
   size_t BackupRecordsFor(uint32_t region) const;
+  // Data recovery: installs object states the region's primary copied to this node, a new backup, into
+  // its copy, each only if newer than what the copy has (as at truncation). InvalidArgument if an entry
+  // is outside a region this node backs up.
+  absl::Status ApplyFill(const Record& record);
+  // Transactions begun in a configuration before `epoch` that hold locks on objects of `region` here
+  // (not yet committed or aborted): their commits go to the backups of that older configuration.
+  size_t OlderLocksOn(uint32_t region, uint64_t epoch) const;
   // Records kept (locked, committed but not truncated, or backup records not applied).
   size_t log_entries() const { return primary_log_.size() + backup_log_.size(); }
   const ParticipantStats& stats() const { return stats_; }

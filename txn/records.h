@@ -29,6 +29,9 @@ inline constexpr msg::MessageType kAllocMessage = 105;         // RPC: AllocRequ
 inline constexpr msg::MessageType kReleaseMessage = 106;       // one-way: a slot reserved by kAlloc, unused
 // 107 was PERSIST (sync durability before log epochs); retired, never reused.
 inline constexpr msg::MessageType kLogEpochMessage = 108;      // one-way: the log epoch protocol (log_epochs.h)
+// RPC: data recovery (data_recovery.cc): a kCommitBackup-shaped record of object states a primary copies
+// to a new backup of its region; the reply is empty.
+inline constexpr msg::MessageType kFillMessage = 109;
 
 inline constexpr uint8_t kRecordFormat = 2;
 // Bounds a decoder enforces (a record fits in one ring message anyway; these catch lies early).

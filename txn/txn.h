@@ -141,6 +141,17 @@ class TransactionService {
   absl::StatusOr<std::vector<uint32_t>> ServePromotedRegions();
   // Regions this node is primary of but does not serve yet (a promotion waiting for its records).
   std::vector<uint32_t> promotions_waiting() const;
+  // Data recovery (txn/data_recovery.cc, docs/recovery.md): for every region this node serves as primary
+  // whose map lists backups still filling, copies the region's objects to them (FILL records, applied by
+  // version) once no transaction of an older configuration holds locks on the region here. Returns the
+  // (region, backup) pairs copied; the caller marks them done in the configuration (FinishFilling).
+  struct Filled {
+    uint32_t region = 0;
+    uint32_t backup = 0;
+  };
+  absl::StatusOr<std::vector<Filled>> FillBackups();
+  // Whether a region this node is primary of lists a backup still filling.
+  bool fills_waiting() const;
   // Counters summed over the threads (taken on each thread).
   absl::StatusOr<TxnStats> Stats();
 

@@ -58,6 +58,12 @@ absl::Status TxnThread::Install() {
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = m.Register(kFillMessage, [this](const msg::Message& message, std::string* reply) {
+        return OnFill(message, reply);
+      });
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = m.Register(kReleaseMessage,
                                   [this](const msg::Message& message, std::string*) { return OnRelease(message); });
       !s.ok()) {

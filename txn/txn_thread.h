@@ -135,6 +135,8 @@ class TxnThread {
   // The participant's handlers.
   absl::Status OnRecord(const msg::Message& message, std::string* reply);
   absl::Status OnAlloc(const msg::Message& message, std::string* reply);
+  // Data recovery: object states of a region this node is a filling backup of (data_recovery.cc).
+  absl::Status OnFill(const msg::Message& message, std::string* reply);
   absl::Status OnRelease(const msg::Message& message);
   uint64_t RegionBytes(uint32_t region);
   void ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallback done);

@@ -34,6 +34,8 @@ struct RegionReplicas {
   // The region's length as the configuration records it; 0 where the map does not know it (ByOwner).
   // A backup sizes its copy by it, so it needs no connection to the primary to accept a record.
   uint64_t bytes = 0;
+  // Backups still receiving a copy of the region from its primary (data recovery): they take new commits.
+  std::vector<uint32_t> filling;
 };
 
 class RegionMap {

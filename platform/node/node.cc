@@ -410,6 +410,15 @@ absl::Status Node::ServeRegion(memory::LocalRegion* region) {
   return absl::OkStatus();
 }
 
+memory::LocalRegion* Node::ServedRegion(uint32_t region) const {
+  for (const auto& own : data_regions_) {
+    if (own->id() == region) return own.get();
+  }
+  MutexLock lock(&join_mu_);
+  auto it = served_regions_.find(region);
+  return it == served_regions_.end() ? nullptr : it->second;
+}
+
 bool Node::Serves(uint32_t region) const {
   MutexLock lock(&join_mu_);
   return served_regions_.contains(region);

@@ -136,6 +136,9 @@ class Node final : public control::ControlHandler {
   absl::Status ServeRegion(memory::LocalRegion* region);
   // Whether this node serves `region` as a promoted copy (ServeRegion).
   bool Serves(uint32_t region) const;
+  // The memory of `region` as this node serves it (its own data region or a promoted copy); null if it
+  // serves no such region.
+  memory::LocalRegion* ServedRegion(uint32_t region) const;
   // Who holds each region (memory/region_map.h): the layers above set it from the configuration (or a
   // static cluster's rule); until then every region is served by the node that owns it.
   memory::RegionDirectory& region_directory() { return region_directory_; }

@@ -1,7 +1,8 @@
-// Region promotion on the replayable simulation (each seed runs twice and must replay). Node 2 crashes;
-// the CM (node 1) removes it when its lease lapses and names the backup of node 2's region, node 1, its
-// primary (coordinator::DropReplicasOf). Node 1 serves its copy once no record of the region is pending,
-// and republishes itself so node 3 reads the region from it.
+// Region promotion and data recovery on the replayable simulation (each seed runs twice and must replay).
+// Node 2 crashes; the CM (node 1) removes it when its lease lapses, names the backup of node 2's region,
+// node 1, its primary and node 3 its new backup, filling (coordinator::DropReplicasOf). Node 1 serves its
+// copy once no record of the region is pending, republishes itself so node 3 reads the region from it,
+// and copies the region to node 3 (TransactionService::FillBackups).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,7 +26,10 @@ struct Outcome {
   absl::Status in_flight_commit;             // the commit node 2 crashed under (if any)
   uint32_t primary_after = 0;                // of node 2's region, in the configuration after the crash
   std::vector<absl::StatusOr<std::string>> from_one, from_three;  // every object, read by node 1 and 3
-  absl::Status write_after;                  // a write to node 2's former region (no backup left)
+  uint32_t new_backup = 0;                   // of node 2's region, after the crash (it fills first)
+  int filling_after = -1;                    // regions still filling once the run settled
+  std::vector<std::string> new_backup_copy;  // every object's slot in the new backup's copy, after the fill
+  absl::Status write_after;                  // a write to node 2's former region, after the fill
   uint64_t history = 0;
 };
 
@@ -99,8 +103,10 @@ absl::StatusOr<Outcome> CrashNodeTwo(uint64_t seed, std::string_view crash_at_st
   }
   const uint32_t region = refs[0].address.region;
   for (int i = 0; i < 2000 && !cluster.node(1).Serves(region); ++i) cluster.scheduler().RunFor(absl::Milliseconds(5));
-  const coordinator::RegionPlacement* placed = coordinator::FindRegion(cluster.configuration(), region);
-  if (placed != nullptr) outcome.primary_after = placed->primary();
+  const coordinator::Configuration after = cluster.configuration();
+  if (const coordinator::RegionPlacement* placed = coordinator::FindRegion(after, region); placed != nullptr) {
+    outcome.primary_after = placed->primary();
+  }
   if (!cluster.node(1).Serves(region)) {
     return absl::DeadlineExceededError(absl::StrCat(
         "node 1 never served node 2's region: it holds ",
@@ -119,14 +125,42 @@ absl::StatusOr<Outcome> CrashNodeTwo(uint64_t seed, std::string_view crash_at_st
       (reader == 1 ? outcome.from_one : outcome.from_three).push_back(std::move(read));
     }
   }
+  // The region lost its backup (node 1, now its primary): node 3 is its new backup, filled by node 1.
+  auto filling = [&cluster] {
+    int n = 0;
+    const coordinator::Configuration now = cluster.configuration();
+    for (const coordinator::RegionPlacement& r : now.regions()) n += r.filling_size() > 0;
+    return n;
+  };
+  for (int i = 0; i < 2000 && filling() > 0; ++i) cluster.scheduler().RunFor(absl::Milliseconds(5));
+  outcome.filling_after = filling();
+  const coordinator::Configuration settled = cluster.configuration();
+  if (const coordinator::RegionPlacement* r = coordinator::FindRegion(settled, region);
+      r != nullptr && r->backups_size() == 1) {
+    outcome.new_backup = r->backups(0);
+  }
   txn::Transaction write = cluster.txns(3).Begin(0);
   outcome.write_after = write.Write(refs[1], "v2-1");
   if (outcome.write_after.ok()) outcome.write_after = write.Commit();
+  cluster.scheduler().RunFor(absl::Milliseconds(20));  // its truncation reaches the new backup
+  for (const object::ObjectRef& ref : refs) {
+    outcome.new_backup_copy.push_back(outcome.new_backup == 0 ? "" : BackupCopyOf(cluster, outcome.new_backup, ref));
+  }
   outcome.history = cluster.history();
   return outcome;
 }
 
 void ExpectEveryObject(const Outcome& outcome, std::string_view first) {
+  // The new backup holds every object (copied by the primary, or by the commit after it).
+  EXPECT_EQ(outcome.filling_after, 0) << "a new backup was never filled";
+  EXPECT_EQ(outcome.new_backup, 3u);
+  EXPECT_OK(outcome.write_after);
+  ASSERT_EQ(outcome.new_backup_copy.size(), static_cast<size_t>(kObjects));
+  for (int i = 0; i < kObjects; ++i) {
+    const std::string expected = i == 0 ? std::string(first) : i == 1 ? "v2-1" : absl::StrCat("v0-", i);
+    EXPECT_NE(outcome.new_backup_copy[i].find(expected), std::string::npos)
+        << "object " << i << " is not in the new backup's copy";
+  }
   for (const auto* reads : {&outcome.from_one, &outcome.from_three}) {
     ASSERT_EQ(reads->size(), static_cast<size_t>(kObjects));
     for (int i = 0; i < kObjects; ++i) {
@@ -144,8 +178,6 @@ TEST(PromotionTest, TheBackupServesTheCommittedDataOfARegionWhosePrimaryCrashed)
     EXPECT_EQ(first.history, second.history) << "the runs diverged";
     EXPECT_EQ(first.primary_after, 1u);
     ExpectEveryObject(first, "v0-0");
-    // The region has no backup left, and data recovery (a new one) is not built: writes wait for it.
-    EXPECT_EQ(first.write_after.code(), absl::StatusCode::kUnavailable) << first.write_after;
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "coordinator/remap.h"
 #include "coordinator/membership.h"
 #include "coordinator/placement.h"
 
@@ -157,7 +158,7 @@ size_t SimCluster::Background() {
   if (now >= next_repair_) {
     next_repair_ = now + options_.lease_period / 4;
     work += Repair();
-    work += Promote();
+    work += Recover();
   }
   if (now < next_lease_tick_) return work;
   next_lease_tick_ = now + options_.lease_period / 8;
@@ -184,11 +185,27 @@ size_t SimCluster::Repair() {
   return repaired;
 }
 
-size_t SimCluster::Promote() {
+size_t SimCluster::Recover() {
   size_t served = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     node::Node& node = *nodes_[i];
-    if (stopped(node.id()) || services_[i]->promotions_waiting().empty()) continue;
+    if (stopped(node.id())) continue;
+    if (services_[i]->fills_waiting()) {
+      absl::StatusOr<std::vector<txn::TransactionService::Filled>> filled = services_[i]->FillBackups();
+      if (!filled.ok()) Record(absl::StrCat("node ", node.id(), " fills: ", filled.status().ToString()));
+      for (const auto& [region, backup] : filled.ok() ? *filled : std::vector<txn::TransactionService::Filled>{}) {
+        const uint32_t id = node.id();
+        absl::StatusOr<coordinator::Configuration> marked =
+            coordinators_[i]->Update([id, region = region, backup = backup](coordinator::Configuration& c) {
+              if (!coordinator::FinishFilling(&c, region, id, backup)) return absl::AlreadyExistsError("done");
+              return absl::OkStatus();
+            });
+        Record(absl::StrCat("node ", id, " filled region ", region, " at node ", backup, ": ",
+                            marked.ok() ? absl::StrCat(marked->epoch()) : marked.status().ToString()));
+        ++served;
+      }
+    }
+    if (services_[i]->promotions_waiting().empty()) continue;
     absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions();
     Record(absl::StrCat("node ", node.id(), " promotions: ",
                         now_served.ok() ? absl::StrJoin(*now_served, " ") : now_served.status().ToString()));

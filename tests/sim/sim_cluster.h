@@ -103,10 +103,11 @@ class SimCluster {
   // What the membership follower does with a connection that failed while both ends stay members: it
   // makes a new one (Disconnect, then join again). A connection a test drops on purpose stays dropped.
   size_t Repair();
-  // What the membership follower does for recovery: a node promoted to primary of a region serves its
-  // backup copy once no record of it is pending (TransactionService::ServePromotedRegions), and republishes
-  // itself to the members so they import it.
-  size_t Promote();
+  // What the membership follower does for recovery: a primary copies its regions to their new backups
+  // and marks them filled (TransactionService::FillBackups); a node promoted to primary of a region serves
+  // its backup copy once no record of it is pending (TransactionService::ServePromotedRegions), and
+  // republishes itself to the members so they import it.
+  size_t Recover();
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;

@@ -1,0 +1,174 @@
+// Data recovery: a region that lost a replica gets a new backup (coordinator::AddFillingBackups), which
+// takes new commits at once and receives the rest from the region's primary here, object by object.
+//
+// The primary walks its memory of the region slot by slot (each object's header gives its slot size;
+// never-used slots are zero), takes a consistent copy of each object (checksum, unlocked) and sends the
+// states to the new backup in FILL records; the backup installs each only if it is newer than what its
+// copy holds, exactly as at truncation, so the copy and the commits that reach it meanwhile (as
+// COMMIT-BACKUP, by version) can arrive in any order. It starts once no transaction of an older
+// configuration holds locks on the region here: those were planned without the new backup, and the walk
+// must see what they install.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "platform/memory/global_address.h"
+#include "platform/object/local_object.h"
+#include "platform/base/status_macros.h"
+#include "platform/object/object_codec.h"
+#include "txn/shared.h"
+#include "txn/txn.h"
+
+namespace fathom::txn {
+namespace {
+
+// A FILL record's entries stay under this many bytes (a ring message holds a quarter ring: 16 KiB by
+// default); one larger object goes alone.
+constexpr size_t kFillRecordBytes = 8 << 10;
+// How many times a locked or torn object is copied again before the fill gives up for this round.
+constexpr int kCopyAttempts = 2000;
+
+// A consistent copy of the slot at `offset`, as the entry that installs it; nullopt for a slot never
+// used. Unavailable if it stayed locked or torn.
+absl::StatusOr<std::optional<WriteEntry>> CopySlot(const memory::LocalRegion& memory, uint32_t offset,
+                                                   uint32_t capacity, std::vector<std::byte>& buffer) {
+  buffer.resize(capacity);
+  object::LocalObject slot(memory.at(offset), capacity);
+  for (int attempt = 0; attempt < kCopyAttempts; ++attempt) {
+    slot.CopyTo(buffer);
+    const object::ObjectHeader header = object::DecodeHeader(buffer);
+    const object::ObjectRef ref{memory::GlobalAddress{memory.id(), offset}, header.incarnation, capacity};
+    const object::ObjectCheck check = object::CheckObjectCopy(buffer, ref);
+    if (object::IsRetryable(check.verdict)) {
+      if (attempt > 16) absl::SleepFor(absl::Microseconds(50));  // a commit holds it: let it finish
+      continue;
+    }
+    if (check.verdict != object::Verdict::kValid && check.verdict != object::Verdict::kStale) {
+      return absl::InternalError(absl::StrCat("slot ", ref.address.ToString(), " of ", capacity,
+                                              " bytes holds an object of ", check.header.capacity));
+    }
+    WriteEntry entry;
+    entry.version = header.version_word & object::kVersionMask;
+    if (check.verdict == object::Verdict::kValid) {
+      entry.ref = ref;
+      entry.op = WriteOp::kWrite;
+      entry.payload.assign(reinterpret_cast<const char*>(check.payload.data()), check.payload.size());
+      return std::optional<WriteEntry>(std::move(entry));
+    }
+    // A freed slot: the state a free installs (the next incarnation, not live).
+    if (header.incarnation == 0 || header.live()) return std::optional<WriteEntry>();
+    entry.ref = object::ObjectRef{ref.address, header.incarnation - 1, capacity};
+    entry.op = WriteOp::kFree;
+    return std::optional<WriteEntry>(std::move(entry));
+  }
+  return absl::UnavailableError(absl::StrCat("object at ", memory.id(), "+", offset, " stayed locked or torn"));
+}
+
+// Copies every object of `memory` to `backup`, in FILL records of configuration `epoch`.
+absl::Status CopyRegion(node::Node& node, const memory::LocalRegion& memory, uint32_t backup, uint64_t epoch) {
+  std::vector<WriteEntry> batch;
+  size_t batch_bytes = 0;
+  auto send = [&]() -> absl::Status {
+    if (batch.empty()) return absl::OkStatus();
+    Record record;
+    record.kind = RecordKind::kCommitBackup;
+    record.id = TxnId{epoch, node.id(), 0, 0};
+    record.entries = std::move(batch);
+    batch.clear();
+    batch_bytes = 0;
+    absl::StatusOr<std::string> reply = node.Call(backup, kFillMessage, EncodeRecord(record), /*thread=*/0);
+    if (!reply.ok()) {
+      return absl::Status(reply.status().code(),
+                          absl::StrCat("filling node ", backup, "'s copy of region ", memory.id(), ": ",
+                                       reply.status().message()));
+    }
+    return absl::OkStatus();
+  };
+  std::vector<std::byte> buffer;
+  uint64_t offset = 0;
+  while (offset + object::kHeaderBytes <= memory.size()) {
+    const uint32_t capacity = object::LocalObject(memory.at(static_cast<uint32_t>(offset)), 64).ReadHeader().capacity;
+    if (capacity < 64 || capacity % 64 != 0 || offset + capacity > memory.size()) {
+      offset += 64;  // never used (zero), or not a slot start
+      continue;
+    }
+    absl::StatusOr<std::optional<WriteEntry>> entry =
+        CopySlot(memory, static_cast<uint32_t>(offset), capacity, buffer);
+    if (!entry.ok()) return entry.status();
+    offset += capacity;
+    if (!entry->has_value()) continue;
+    const WriteEntry* one = &**entry;
+    const size_t bytes = RecordSize(0, {&one, 1});
+    if (batch_bytes + bytes > kFillRecordBytes) RETURN_IF_ERROR(send());
+    batch.push_back(std::move(**entry));
+    batch_bytes += bytes;
+  }
+  return send();
+}
+
+}  // namespace
+
+absl::Status TxnThread::OnFill(const msg::Message& message, std::string* reply) {
+  if (reply == nullptr) return absl::InvalidArgumentError("a fill record is a request");
+  absl::StatusOr<Record> record = DecodeRecord(message.payload);
+  if (!record.ok()) return record.status();
+  if (record->kind != RecordKind::kCommitBackup || record->id.node != message.peer || !record->truncated.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("a fill record from node ", message.peer, " must be its own ",
+                                                   "commit-backup-shaped record with no truncations"));
+  }
+  // Only the region's primary fills, and only a backup the map says is filling: one that has not seen
+  // the configuration yet says so, and the primary tries again.
+  for (const WriteEntry& entry : record->entries) {
+    const uint32_t region = entry.ref.address.region;
+    absl::StatusOr<memory::RegionReplicas> replicas = this->replicas().ReplicasOf(region);
+    if (!replicas.ok() || replicas->primary != message.peer ||
+        std::find(replicas->filling.begin(), replicas->filling.end(), node_id_) == replicas->filling.end()) {
+      return absl::FailedPreconditionError(absl::StrCat("node ", node_id_, " is not filling region ", region,
+                                                        " from node ", message.peer, " in configuration ",
+                                                        this->replicas().epoch()));
+    }
+  }
+  return participant_.ApplyFill(*record);
+}
+
+bool TransactionService::fills_waiting() const {
+  node::Node& node = *shared_->node;
+  const std::shared_ptr<const memory::RegionMap> map = node.region_directory().Current();
+  for (uint32_t region : map->PrimaryRegionsOf(node.id())) {
+    absl::StatusOr<memory::RegionReplicas> replicas = map->ReplicasOf(region);
+    if (replicas.ok() && !replicas->filling.empty()) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<TransactionService::Filled>> TransactionService::FillBackups() {
+  node::Node& node = *shared_->node;
+  const std::shared_ptr<const memory::RegionMap> map = node.region_directory().Current();
+  std::vector<Filled> filled;
+  for (uint32_t region : map->PrimaryRegionsOf(node.id())) {
+    absl::StatusOr<memory::RegionReplicas> replicas = map->ReplicasOf(region);
+    if (!replicas.ok() || replicas->filling.empty()) continue;
+    const memory::LocalRegion* memory = node.ServedRegion(region);
+    if (memory == nullptr) continue;  // a promotion not served yet
+    size_t older = 0;
+    for (auto& t : shared_->threads) {
+      TxnThread* thread = t.get();
+      absl::Status counted = thread->thread().RunAndWait(
+          [thread, region, epoch = map->epoch(), &older]() -> absl::Status {
+            older += thread->participant().OlderLocksOn(region, epoch);
+            return absl::OkStatus();
+          },
+          node.options().call_timeout);
+      if (!counted.ok()) return counted;
+    }
+    if (older > 0) continue;  // asked again on the next retry
+    for (uint32_t backup : replicas->filling) {
+      if (absl::Status s = CopyRegion(node, *memory, backup, map->epoch()); !s.ok()) return s;
+      filled.push_back({region, backup});
+    }
+  }
+  return filled;
+}
+
+}  // namespace fathom::txn
