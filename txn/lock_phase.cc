@@ -27,6 +27,13 @@ void CommitOperation::Lock() {
     Replica& p = primaries_[i];
     if (p.local) {
       p.sent = true;
+      // As a remote primary checks (txn_thread.cc): a transaction planned in an older configuration may
+      // miss a backup added since (data recovery copies only what such transactions left behind).
+      if (id_.epoch != thread_.replicas().epoch()) {
+        OnLockReply(i, absl::AbortedError(absl::StrCat(id_.ToString(), " is from another configuration (now ",
+                                                       thread_.replicas().epoch(), ")")));
+        continue;
+      }
       OnLockReply(i, thread_.participant().Lock(RecordFor(RecordKind::kLock, p, true)));
       continue;
     }
