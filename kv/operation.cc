@@ -29,7 +29,7 @@ class Async final : public TxnOps {
     return thread_.Write(*tx_, ref, bytes);
   }
   void Alloc(uint32_t payload_capacity, const object::ObjectRef& near, AllocCallback done) override {
-    thread_.Alloc(tx_, payload_capacity, memory::OwnerOfRegion(near.address.region), std::move(done));
+    thread_.Alloc(tx_, payload_capacity, thread_.NodeServing(near), std::move(done));
   }
   absl::Status Free(const object::ObjectRef& ref) override { return thread_.Free(*tx_, ref); }
 

@@ -1,4 +1,6 @@
 // Transaction: the blocking API, each call run on the transaction's node thread.
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "txn/shared.h"
 #include "txn/txn.h"
@@ -56,12 +58,14 @@ absl::Status Transaction::Write(const object::ObjectRef& ref, std::string_view b
 
 absl::StatusOr<object::ObjectRef> Transaction::Alloc(uint32_t payload_capacity, AllocHint hint) {
   auto state = state_;
-  // Near an object: in the memory of the node that holds it.
-  const uint32_t node = hint.near != nullptr ? memory::OwnerOfRegion(hint.near->address.region) : hint.node;
-  return OnThread<object::ObjectRef>(
-      [state, payload_capacity, node](TxnThread& t, std::function<void(absl::StatusOr<object::ObjectRef>)> done) {
-        t.Alloc(state, payload_capacity, node, done);
-      });
+  // Near an object: in the memory of the node that serves it (after recovery, maybe not its owner).
+  std::optional<object::ObjectRef> near;
+  if (hint.near != nullptr) near = *hint.near;
+  const uint32_t node = hint.node;
+  return OnThread<object::ObjectRef>([state, payload_capacity, near, node](
+                                         TxnThread& t, std::function<void(absl::StatusOr<object::ObjectRef>)> done) {
+    t.Alloc(state, payload_capacity, near.has_value() ? t.NodeServing(*near) : node, done);
+  });
 }
 
 absl::Status Transaction::Free(const object::ObjectRef& ref) {

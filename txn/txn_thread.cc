@@ -291,7 +291,7 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
     tx->writes[ref.address.raw()] = BufferedWrite{ref, WriteOp::kAlloc, {}};
   };
   if (node == node_id_) {
-    auto ref = participant_.Reserve(payload_capacity);
+    auto ref = ReserveHere(payload_capacity);
     if (ref.ok()) note(*ref);
     return done(ref);
   }
@@ -393,10 +393,30 @@ absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply)
   if (reply == nullptr) return absl::InvalidArgumentError("an allocation must be a request");
   auto capacity = DecodeAllocRequest(message.payload);
   if (!capacity.ok()) return capacity.status();
-  auto ref = participant_.Reserve(*capacity);
+  auto ref = ReserveHere(*capacity);
   if (!ref.ok()) return ref.status();
   *reply = EncodeRef(*ref);
   return absl::OkStatus();
+}
+
+absl::StatusOr<object::ObjectRef> TxnThread::ReserveHere(uint32_t payload_capacity) {
+  auto ref = participant_.Reserve(payload_capacity);
+  if (!ref.ok()) return ref;
+  // After this node failed and came back, recovery gave its regions to other nodes: a slot here would be
+  // committed at their primary, which did not reserve it.
+  auto primary = replicas().PrimaryOf(ref->address.region);
+  if (!primary.ok() || *primary != node_id_) {
+    participant_.Release(*ref).IgnoreError();
+    return absl::UnavailableError(absl::StrCat("node ", node_id_, " serves none of its own memory (recovery gave region ",
+                                               ref->address.region, " to node ", primary.ok() ? *primary : 0,
+                                               "): allocate on another node"));
+  }
+  return ref;
+}
+
+uint32_t TxnThread::NodeServing(const object::ObjectRef& ref) {
+  auto primary = replicas().PrimaryOf(ref.address.region);
+  return primary.ok() ? *primary : memory::OwnerOfRegion(ref.address.region);
 }
 
 absl::Status TxnThread::OnRelease(const msg::Message& message) {

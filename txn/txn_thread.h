@@ -96,7 +96,11 @@ class TxnThread {
                 std::function<void(absl::StatusOr<std::vector<std::string>>)> done);
   absl::Status Write(TxState& tx, const object::ObjectRef& ref, std::string_view bytes);
   // A new object of `payload_capacity` bytes on `node` (0: this node), live once the transaction commits.
+  // Unavailable if that node serves none of its own regions (recovery gave them to others).
   void Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, uint32_t node, RefCallback done);
+  // The node that serves `ref`'s region (its primary), where an object "near" it is allocated; its owner
+  // if the region is in no placement.
+  uint32_t NodeServing(const object::ObjectRef& ref);
   absl::Status Free(TxState& tx, const object::ObjectRef& ref);
   // The commit protocol (commit.h). OK, Aborted (conflict: retry), Unavailable (a replica is unreachable
   // or the outcome is unknown), InvalidArgument; for Durability::kSync also FailedPrecondition (no log
@@ -139,6 +143,8 @@ class TxnThread {
   absl::Status OnFill(const msg::Message& message, std::string* reply);
   absl::Status OnRelease(const msg::Message& message);
   uint64_t RegionBytes(uint32_t region);
+  // A slot reserved in this node's memory, in a region this node is still the primary of.
+  absl::StatusOr<object::ObjectRef> ReserveHere(uint32_t payload_capacity);
   void ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
   void ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, ReadCallback done, absl::Time give_up);
   void ReleaseReserved(const object::ObjectRef& ref);

@@ -30,6 +30,7 @@ struct Outcome {
   int filling_after = -1;                    // regions still filling once the run settled
   std::vector<std::string> new_backup_copy;  // every object's slot in the new backup's copy, after the fill
   absl::Status write_after;                  // a write to node 2's former region, after the fill
+  absl::Status alloc_near;                   // a new object near one of node 2's former region
   uint64_t history = 0;
 };
 
@@ -142,6 +143,14 @@ absl::StatusOr<Outcome> CrashNodeTwo(uint64_t seed, std::string_view crash_at_st
   txn::Transaction write = cluster.txns(3).Begin(0);
   outcome.write_after = write.Write(refs[1], "v2-1");
   if (outcome.write_after.ok()) outcome.write_after = write.Commit();
+  {
+    // "Near" an object means where its region is served now, not on its owner (node 2 is gone).
+    txn::Transaction alloc = cluster.txns(3).Begin(0);
+    absl::StatusOr<object::ObjectRef> added = alloc.Alloc(16, txn::AllocHint{.near = &refs[2]});
+    outcome.alloc_near = added.status();
+    if (added.ok()) outcome.alloc_near = alloc.Write(*added, "near");
+    if (outcome.alloc_near.ok()) outcome.alloc_near = alloc.Commit();
+  }
   cluster.scheduler().RunFor(absl::Milliseconds(20));  // its truncation reaches the new backup
   for (const object::ObjectRef& ref : refs) {
     outcome.new_backup_copy.push_back(outcome.new_backup == 0 ? "" : BackupCopyOf(cluster, outcome.new_backup, ref));
@@ -155,6 +164,7 @@ void ExpectEveryObject(const Outcome& outcome, std::string_view first) {
   EXPECT_EQ(outcome.filling_after, 0) << "a new backup was never filled";
   EXPECT_EQ(outcome.new_backup, 3u);
   EXPECT_OK(outcome.write_after);
+  EXPECT_OK(outcome.alloc_near);
   ASSERT_EQ(outcome.new_backup_copy.size(), static_cast<size_t>(kObjects));
   for (int i = 0; i < kObjects; ++i) {
     const std::string expected = i == 0 ? std::string(first) : i == 1 ? "v2-1" : absl::StrCat("v0-", i);
