@@ -102,6 +102,14 @@ class Coordinator {
   virtual absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
                                            ExpiredMember expired = ExpiredMember::kUnseen) = 0;
 
+  // Which departed incarnations this process saw alive (LeaseAgent::SawAlive). ZooKeeper: a member whose
+  // registration vanished without a Leave (its session expired: the process died or hung) and that the
+  // witness saw alive failed while the cluster ran, so the CM drops its replicas (DropReplicasOf), as it
+  // does for a lease expiry; this is how a dead CM's regions reach their backups. Null: such members move
+  // nothing. The witness is called under the coordinator's lock and must not call it back.
+  using FailureWitness = std::function<bool(uint32_t node_id, uint64_t incarnation)>;
+  virtual void SetFailureWitness(FailureWitness witness) { (void)witness; }
+
   virtual CoordinatorState state() const = 0;
   // Whether this node is the configuration manager right now.
   virtual bool is_manager() const = 0;

@@ -189,6 +189,13 @@ absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::stri
   return DecodeLeaseReply(outcome->bytes);
 }
 
+bool LeaseAgent::SawAlive(uint32_t node, uint64_t incarnation) const {
+  MutexLock lock(&mu_);
+  if (granted_by_ == std::make_pair(node, incarnation)) return true;
+  auto it = table_.entries().find(node);
+  return it != table_.entries().end() && it->second.incarnation == incarnation && it->second.renewals > 0;
+}
+
 void LeaseAgent::MemberTick(absl::Time now) {
   uint32_t manager;
   uint64_t manager_incarnation = 0;

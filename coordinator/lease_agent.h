@@ -89,6 +89,9 @@ class LeaseAgent {
 
   // Whether this node holds a lease now (by the clock).
   bool HoldsLease() const;
+  // Whether this process saw `node`'s `incarnation` alive: it renewed a lease with this node as CM, or, as
+  // CM, granted this node's last lease (Coordinator::SetFailureWitness).
+  bool SawAlive(uint32_t node, uint64_t incarnation) const;
   // The epoch of the newest configuration the agent has received (0: none yet); a member asks for a lease
   // only once one lists it.
   uint64_t configuration_epoch() const;

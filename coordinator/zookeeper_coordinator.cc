@@ -321,7 +321,8 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
 }
 
 absl::Status ZooKeeperCoordinator::EnsurePaths(zhandle_t* zh) {
-  for (const std::string& path : {std::string("/fathom"), root_, root_ + "/members", root_ + "/election"}) {
+  for (const std::string& path :
+       {std::string("/fathom"), root_, root_ + "/members", root_ + "/election", root_ + "/left"}) {
     int rc = zoo_create(zh, path.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
     if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", path));
   }
@@ -339,8 +340,11 @@ absl::Status ZooKeeperCoordinator::Register(zhandle_t* zh) {
   }
   const std::string path = absl::StrCat(root_, "/members/", member.node_id());
   const std::string data = member.SerializeAsString();
-  int rc = zoo_create(zh, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
-                      ZOO_EPHEMERAL, nullptr, 0);
+  // A Leave of an earlier registration left a marker (left/<id>): this one may fail, not leave.
+  int rc = zoo_delete(zh, absl::StrCat(root_, "/left/", member.node_id()).c_str(), -1);
+  if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", root_, "/left/", member.node_id()));
+  rc = zoo_create(zh, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+                  ZOO_EPHEMERAL, nullptr, 0);
   absl::Status status = ZooStatus(rc, absl::StrCat("create ", path));
   if (rc == ZNODEEXISTS) {
     Stat stat{};
@@ -551,7 +555,31 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     auto it = alive.find(m.node_id());
     if (it == alive.end() || it->second.SerializeAsString() != m.SerializeAsString()) gone.push_back(m.node_id());
   }
-  for (uint32_t id : gone) RemoveMember(&next, id);
+  for (uint32_t id : gone) {
+    const uint64_t incarnation = FindMember(next, id)->incarnation();
+    // Vanished without a Leave (no left/<id> naming this incarnation), and seen alive by this process:
+    // it failed while the cluster ran.
+    std::string left;
+    const std::string left_path = absl::StrCat(root_, "/left/", id);
+    rc = GetData(zh, left_path, nullptr, nullptr, &left, nullptr, 64);
+    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("get ", left_path));
+    const bool left_on_purpose = rc == ZOK && left == absl::StrCat(incarnation);
+    if (rc == ZOK) (void)zoo_delete(zh, left_path.c_str(), -1);  // read once; a stale one goes too
+    // Its process is gone (no registration, or a restarted one's).
+    const auto registered = alive.find(id);
+    const bool same_process = registered != alive.end() && registered->second.incarnation() == incarnation;
+    bool failed = false;
+    if (!left_on_purpose && !same_process) {
+      MutexLock lock(&mu_);
+      failed = witness_ && witness_(id, incarnation);
+    }
+    RemoveMember(&next, id);
+    if (failed) {
+      fprintf(stderr, "coordinator %s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups\n",
+              root_.c_str(), id, static_cast<unsigned long long>(incarnation));
+      DropReplicasOf(&next, id);
+    }
+  }
   for (const auto& [id, info] : alive) {
     if (FindMember(next, id) != nullptr) continue;
     Configuration admitted = next;
@@ -640,18 +668,26 @@ absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
 absl::Status ZooKeeperCoordinator::Leave() {
   HandleLease lease(this);
   if (!lease.status().ok()) return lease.status();
-  std::string member_path, election_path;
+  std::string member_path, election_path, left_path, incarnation;
   {
     MutexLock lock(&mu_);
     if (!member_.has_value()) return absl::FailedPreconditionError("not joined");
     member_path = absl::StrCat(root_, "/members/", member_->node_id());
+    left_path = absl::StrCat(root_, "/left/", member_->node_id());
+    incarnation = absl::StrCat(member_->incarnation());
     if (!election_node_.empty()) election_path = root_ + "/election/" + election_node_;
     member_.reset();
     registered_ = false;
     election_node_.clear();
     is_manager_ = false;
   }
-  int rc = zoo_delete(lease.get(), member_path.c_str(), -1);
+  // Says "left on purpose" before the registration goes, so the CM moves nothing (a vanished registration
+  // without it may be a failure: SetFailureWitness).
+  int rc = zoo_create(lease.get(), left_path.c_str(), incarnation.data(), static_cast<int>(incarnation.size()),
+                      &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+  if (rc == ZNODEEXISTS) rc = zoo_set(lease.get(), left_path.c_str(), incarnation.data(), static_cast<int>(incarnation.size()), -1);
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", left_path));
+  rc = zoo_delete(lease.get(), member_path.c_str(), -1);
   if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", member_path));
   if (!election_path.empty()) {
     rc = zoo_delete(lease.get(), election_path.c_str(), -1);
@@ -724,6 +760,11 @@ absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id) {
     Wake();
   }
   return absl::OkStatus();
+}
+
+void ZooKeeperCoordinator::SetFailureWitness(FailureWitness witness) {
+  MutexLock lock(&mu_);
+  witness_ = std::move(witness);
 }
 
 absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,

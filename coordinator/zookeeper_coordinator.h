@@ -78,6 +78,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   // config at the version read}; retried when the configuration changed meanwhile.
   absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
                                    ExpiredMember expired = ExpiredMember::kUnseen) override;
+  void SetFailureWitness(FailureWitness witness) override;
   CoordinatorState state() const override;
   bool is_manager() const override;
 
@@ -141,6 +142,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   bool election_dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool reconcile_dirty_ ABSL_GUARDED_BY(mu_) = false;
   std::string last_reconcile_error_;  // the background thread's only: the last failure it printed
+  FailureWitness witness_ ABSL_GUARDED_BY(mu_);
   // Membership.
   std::optional<MemberInfo> member_ ABSL_GUARDED_BY(mu_);  // set between Join and Leave
   bool registered_ ABSL_GUARDED_BY(mu_) = false;

@@ -303,6 +303,9 @@ absl::Status Server::JoinCoordinator() {
   if (absl::Status listed = WaitUntilListed(); !listed.ok()) return listed;
   if (lease_ != nullptr) {
     if (absl::Status s = lease_->Start(node_.get(), coordinator_); !s.ok()) return s;
+    coordinator::LeaseAgent* lease = lease_.get();
+    coordinator_->SetFailureWitness(
+        [lease](uint32_t node, uint64_t incarnation) { return lease->SawAlive(node, incarnation); });
   }
   return StartFollower();
 }
@@ -502,6 +505,7 @@ void Server::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (node_ != nullptr) node_->SetTableCalls(nullptr);  // no table call may outlive the catalog and txns
+  if (coordinator_ != nullptr) coordinator_->SetFailureWitness(nullptr);  // the lease agent may go first
   if (lease_ != nullptr) lease_->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
   PauseMembership();
   txn_subscription_.reset();
