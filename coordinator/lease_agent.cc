@@ -217,21 +217,25 @@ void LeaseAgent::MemberTick(absl::Time now) {
   MutexLock lock(&mu_);
   if (!reply.ok()) {
     ++counters_.request_failures;
-    // Logged once per run of failures, so a dead CM does not flood the log.
-    if (!failing_) {
+    // Logged once per run of failures to one CM, so a dead CM does not flood the log.
+    if (failing_ != manager) {
       fprintf(stderr, "lease: node %u asking node %u for a lease: %s\n", node_->id(), manager,
               reply.status().ToString().c_str());
     }
-    failing_ = true;
+    failing_ = manager;
     return;
   }
-  failing_ = false;
+  failing_ = 0;
   if (reply->verdict == LeaseVerdict::kGranted) {
     ++counters_.grants_received;
     granted_by_ = {manager, manager_incarnation};
     expiry_ = std::max(expiry_, now + std::min(reply->period, options_.period));
   } else {
     ++counters_.refusals_received;
+    if (counters_.refusals_received % 16 == 1) {  // a CM that keeps refusing (not the manager yet, not a member)
+      fprintf(stderr, "lease: node %u asking node %u for a lease: refused (%s)\n", node_->id(), manager,
+              reply->verdict == LeaseVerdict::kNotManager ? "not the manager" : "not a member");
+    }
   }
 }
 

@@ -132,7 +132,7 @@ class LeaseAgent {
   absl::Time next_request_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick
   LeaseCounters counters_ ABSL_GUARDED_BY(mu_);
-  bool failing_ ABSL_GUARDED_BY(mu_) = false;  // the last request got no answer
+  uint32_t failing_ ABSL_GUARDED_BY(mu_) = 0;  // the CM the last request got no answer from (0: it got one)
   // The CM (node, incarnation) that last granted this node a lease.
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
 
