@@ -137,13 +137,10 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     if (Listed(config_, *node_)) expiry_ = std::max(expiry_, now + options_.period);  // the CM's own lease
     expired = table_.Expired(now);
     for (const auto& [id, incarnation] : expired) {
-      const LeaseTable::Entry& entry = table_.entries().at(id);
-      ages[id] = now - entry.last_renewal;
-      // This process saw that incarnation alive (it renewed here, or it was the CM that granted our lease):
-      // a failure recovery handles. Otherwise it may have died before this process started (a whole-cluster
-      // restart), and its replicas stay where the logs put them.
-      const bool alive_with_us = entry.renewals > 0 || granted_by_ == std::make_pair(id, incarnation);
-      seen[id] = alive_with_us ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
+      ages[id] = now - table_.entries().at(id).last_renewal;
+      // Seen alive by this process: a failure recovery handles. Otherwise it may have died before this
+      // process started (a whole-cluster restart), and its replicas stay where the logs put them.
+      seen[id] = SawAliveLocked(id, incarnation) ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
     }
   }
   for (const auto& [id, incarnation] : expired) {
@@ -191,6 +188,10 @@ absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::stri
 
 bool LeaseAgent::SawAlive(uint32_t node, uint64_t incarnation) const {
   MutexLock lock(&mu_);
+  return SawAliveLocked(node, incarnation);
+}
+
+bool LeaseAgent::SawAliveLocked(uint32_t node, uint64_t incarnation) const {
   if (granted_by_ == std::make_pair(node, incarnation)) return true;
   auto it = table_.entries().find(node);
   return it != table_.entries().end() && it->second.incarnation == incarnation && it->second.renewals > 0;

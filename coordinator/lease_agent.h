@@ -133,6 +133,7 @@ class LeaseAgent {
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick
   LeaseCounters counters_ ABSL_GUARDED_BY(mu_);
   uint32_t failing_ ABSL_GUARDED_BY(mu_) = 0;  // the CM the last request got no answer from (0: it got one)
+  bool SawAliveLocked(uint32_t node, uint64_t incarnation) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The CM (node, incarnation) that last granted this node a lease.
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
 

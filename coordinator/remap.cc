@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "coordinator/placement.h"
 
 namespace fathom::coordinator {
@@ -73,6 +74,16 @@ bool FinishFilling(Configuration* config, uint32_t region_id, uint32_t primary, 
     return r.filling_size() != before;
   }
   return false;
+}
+
+std::function<absl::Status(Configuration&)> FinishFillingUpdate(uint32_t region_id, uint32_t primary,
+                                                                uint32_t backup) {
+  return [=](Configuration& config) {
+    if (!FinishFilling(&config, region_id, primary, backup)) {
+      return absl::AlreadyExistsError(absl::StrCat("node ", backup, " no longer fills region ", region_id));
+    }
+    return absl::OkStatus();
+  };
 }
 
 }  // namespace fathom::coordinator

@@ -10,7 +10,9 @@
 #define FATHOM_COORDINATOR_REMAP_H_
 
 #include <cstdint>
+#include <functional>
 
+#include "absl/status/status.h"
 #include "coordinator/configuration.h"
 
 namespace fathom::coordinator {
@@ -27,6 +29,9 @@ void AddFillingBackups(Configuration* config);
 // `backup` holds all of `region`'s data, copied by `primary`: it is no longer filling. False (nothing
 // changed) if the region's primary is another node by now, or `backup` is not filling it.
 bool FinishFilling(Configuration* config, uint32_t region_id, uint32_t primary, uint32_t backup);
+// FinishFilling as a Coordinator::Update mutation: AlreadyExists (nothing written) if it changes nothing.
+std::function<absl::Status(Configuration&)> FinishFillingUpdate(uint32_t region_id, uint32_t primary,
+                                                                uint32_t backup);
 
 }  // namespace fathom::coordinator
 

@@ -479,14 +479,8 @@ coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
     Log(absl::StrCat("cannot fill a new backup yet: ", filled.status().ToString()));
   } else {
     for (const auto& [region, backup] : *filled) {
-      const uint32_t id = id_;
       absl::StatusOr<coordinator::Configuration> marked =
-          coordinator_->Update([id, region = region, backup = backup](coordinator::Configuration& c) {
-            if (!coordinator::FinishFilling(&c, region, id, backup)) {
-              return absl::AlreadyExistsError("not filling any more");  // nothing to write
-            }
-            return absl::OkStatus();
-          });
+          coordinator_->Update(coordinator::FinishFillingUpdate(region, id_, backup));
       Log(absl::StrCat("copied region ", region, " to its new backup, node ", backup, ": ",
                        marked.ok() ? absl::StrCat("done in configuration ", marked->epoch())
                                    : marked.status().ToString()));

@@ -151,18 +151,10 @@ absl::StatusOr<std::vector<TransactionService::Filled>> TransactionService::Fill
     if (!replicas.ok() || replicas->filling.empty()) continue;
     const memory::LocalRegion* memory = node.ServedRegion(region);
     if (memory == nullptr) continue;  // a promotion not served yet
-    size_t older = 0;
-    for (auto& t : shared_->threads) {
-      TxnThread* thread = t.get();
-      absl::Status counted = thread->thread().RunAndWait(
-          [thread, region, epoch = map->epoch(), &older]() -> absl::Status {
-            older += thread->participant().OlderLocksOn(region, epoch);
-            return absl::OkStatus();
-          },
-          node.options().call_timeout);
-      if (!counted.ok()) return counted;
-    }
-    if (older > 0) continue;  // asked again on the next retry
+    absl::StatusOr<size_t> older = SumOverThreads(
+        [region, epoch = map->epoch()](TxnThread& t) { return t.participant().OlderLocksOn(region, epoch); });
+    if (!older.ok()) return older.status();
+    if (*older > 0) continue;  // asked again on the next retry
     for (uint32_t backup : replicas->filling) {
       if (absl::Status s = CopyRegion(node, *memory, backup, map->epoch()); !s.ok()) return s;
       filled.push_back({region, backup});

@@ -1,7 +1,9 @@
 #include "txn/participant.h"
 
-#include "absl/strings/str_cat.h"
+#include <algorithm>
 #include <cstdio>
+
+#include "absl/strings/str_cat.h"
 
 namespace fathom::txn {
 namespace {
@@ -130,17 +132,18 @@ absl::Status Participant::CommitBackup(Record record) {
   return absl::OkStatus();
 }
 
+namespace {
+
+bool Writes(const Record& record, uint32_t region) {
+  return std::any_of(record.entries.begin(), record.entries.end(),
+                     [region](const WriteEntry& e) { return e.ref.address.region == region; });
+}
+
+}  // namespace
+
 size_t Participant::BackupRecordsFor(uint32_t region) const {
-  size_t n = 0;
-  for (const auto& [key, record] : backup_log_) {
-    for (const WriteEntry& entry : record.entries) {
-      if (entry.ref.address.region == region) {
-        ++n;
-        break;
-      }
-    }
-  }
-  return n;
+  return std::count_if(backup_log_.begin(), backup_log_.end(),
+                       [region](const auto& kept) { return Writes(kept.second, region); });
 }
 
 absl::Status Participant::ApplyFill(const Record& record) {
@@ -162,17 +165,10 @@ absl::Status Participant::ApplyFill(const Record& record) {
 }
 
 size_t Participant::OlderLocksOn(uint32_t region, uint64_t epoch) const {
-  size_t n = 0;
-  for (const auto& [key, entry] : primary_log_) {
-    if (entry.committed || entry.record.id.epoch >= epoch) continue;
-    for (const WriteEntry& write : entry.record.entries) {
-      if (write.ref.address.region == region) {
-        ++n;
-        break;
-      }
-    }
-  }
-  return n;
+  return std::count_if(primary_log_.begin(), primary_log_.end(), [region, epoch](const auto& kept) {
+    const PrimaryEntry& entry = kept.second;
+    return !entry.committed && entry.record.id.epoch < epoch && Writes(entry.record, region);
+  });
 }
 
 void Participant::Abort(const TxnId& id) {

@@ -5,30 +5,17 @@
 // transaction whose coordinator has not decided yet, or decided and has not told this node: it truncates
 // (the copy installs the writes) or aborts (the record goes). Until none is left the region is not served,
 // so no new transaction can lock an object that a pending commit will still write.
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
-#include "platform/memory/global_address.h"
 #include "txn/shared.h"
 #include "txn/txn.h"
 
 namespace fathom::txn {
-namespace {
-
-bool Owns(node::Node& node, uint32_t region) {
-  for (memory::LocalRegion* own : node.data_regions()) {
-    if (own->id() == region) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 std::vector<uint32_t> TransactionService::promotions_waiting() const {
   node::Node& node = *shared_->node;
   std::vector<uint32_t> waiting;
   for (uint32_t region : node.region_directory().Current()->PrimaryRegionsOf(node.id())) {
-    if (!Owns(node, region) && !node.Serves(region)) waiting.push_back(region);
+    if (node.ServedRegion(region) == nullptr) waiting.push_back(region);  // neither its own nor promoted yet
   }
   return waiting;
 }
@@ -44,18 +31,10 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions()
       return absl::FailedPreconditionError(
           absl::StrCat("configuration ", map->epoch(), " gives no size for region ", region));
     }
-    size_t pending = 0;
-    for (auto& t : shared_->threads) {
-      TxnThread* thread = t.get();
-      absl::Status counted = thread->thread().RunAndWait(
-          [thread, region, &pending]() -> absl::Status {
-            pending += thread->participant().BackupRecordsFor(region);
-            return absl::OkStatus();
-          },
-          node.options().call_timeout);
-      if (!counted.ok()) return counted;
-    }
-    if (pending > 0) continue;  // asked again on the next configuration or retry
+    absl::StatusOr<size_t> pending =
+        SumOverThreads([region](TxnThread& t) { return t.participant().BackupRecordsFor(region); });
+    if (!pending.ok()) return pending.status();
+    if (*pending > 0) continue;  // asked again on the next configuration or retry
     absl::StatusOr<memory::LocalRegion*> copy = shared_->backups.Registered(region, replicas->bytes);
     if (!copy.ok()) return copy.status();
     if (absl::Status s = node.ServeRegion(*copy); !s.ok()) return s;

@@ -94,6 +94,21 @@ absl::Status TransactionService::Post(int thread, absl::AnyInvocable<void(TxnThr
   return absl::OkStatus();
 }
 
+absl::StatusOr<size_t> TransactionService::SumOverThreads(const std::function<size_t(TxnThread&)>& of) {
+  size_t sum = 0;
+  for (auto& t : shared_->threads) {
+    TxnThread* thread = t.get();
+    absl::Status s = thread->thread().RunAndWait(
+        [thread, &of, &sum]() -> absl::Status {
+          sum += of(*thread);
+          return absl::OkStatus();
+        },
+        shared_->node->options().call_timeout);
+    if (!s.ok()) return s;
+  }
+  return sum;
+}
+
 absl::StatusOr<TxnStats> TransactionService::Stats() {
   TxnStats total;
   for (auto& t : shared_->threads) {

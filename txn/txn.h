@@ -162,6 +162,8 @@ class TransactionService {
 
  private:
   explicit TransactionService(std::shared_ptr<Transaction::Shared> shared) : shared_(std::move(shared)) {}
+  // `of` summed over the node's threads, each taken on its thread (recovery's checks of what they hold).
+  absl::StatusOr<size_t> SumOverThreads(const std::function<size_t(TxnThread&)>& of);
   std::shared_ptr<Transaction::Shared> shared_;
 };
 

@@ -196,10 +196,7 @@ size_t SimCluster::Recover() {
       for (const auto& [region, backup] : filled.ok() ? *filled : std::vector<txn::TransactionService::Filled>{}) {
         const uint32_t id = node.id();
         absl::StatusOr<coordinator::Configuration> marked =
-            coordinators_[i]->Update([id, region = region, backup = backup](coordinator::Configuration& c) {
-              if (!coordinator::FinishFilling(&c, region, id, backup)) return absl::AlreadyExistsError("done");
-              return absl::OkStatus();
-            });
+            coordinators_[i]->Update(coordinator::FinishFillingUpdate(region, id, backup));
         Record(absl::StrCat("node ", id, " filled region ", region, " at node ", backup, ": ",
                             marked.ok() ? absl::StrCat(marked->epoch()) : marked.status().ToString()));
         ++served;
