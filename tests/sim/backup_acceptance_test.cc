@@ -38,11 +38,8 @@ absl::StatusOr<Outcome> CommitWhileTheBackupIsCutFromThePrimary(uint64_t seed) {
   if (!backup.ok()) return backup.status();
   const uint32_t coordinator = *backup == 2 ? 3 : 2;
 
-  txn::Transaction setup = cluster.txns(coordinator).Begin(0);
-  auto ref = setup.Alloc(16, txn::AllocHint{.node = 1});
+  absl::StatusOr<object::ObjectRef> ref = CommitNewObject(cluster, coordinator, /*on_node=*/1, "first");
   if (!ref.ok()) return ref.status();
-  if (absl::Status s = setup.Write(*ref, "first"); !s.ok()) return s;
-  if (absl::Status s = setup.Commit(); !s.ok()) return s;
   cluster.scheduler().RunFor(absl::Milliseconds(5));
 
   if (absl::Status s = cluster.node(*backup).Disconnect(1); !s.ok()) return s;  // both stay members
@@ -102,11 +99,8 @@ absl::StatusOr<Outcome> CommitThroughAPartitionAtCommitBackup(uint64_t seed) {
     return 1;
   });
 
-  txn::Transaction setup = cluster.txns(coordinator).Begin(0);
-  auto ref = setup.Alloc(16, txn::AllocHint{.node = 1});
+  absl::StatusOr<object::ObjectRef> ref = CommitNewObject(cluster, coordinator, /*on_node=*/1, "first");
   if (!ref.ok()) return ref.status();
-  if (absl::Status s = setup.Write(*ref, "first"); !s.ok()) return s;
-  if (absl::Status s = setup.Commit(); !s.ok()) return s;
   cluster.scheduler().RunFor(absl::Milliseconds(5));
 
   Outcome outcome;

@@ -20,6 +20,16 @@ std::string BackupCopyOf(SimCluster& cluster, uint32_t node, const object::Objec
   return std::string(reinterpret_cast<const char*>(copy.data()) + ref.address.offset, ref.capacity);
 }
 
+absl::StatusOr<object::ObjectRef> CommitNewObject(SimCluster& cluster, uint32_t coordinator, uint32_t on_node,
+                                                  std::string_view value) {
+  txn::Transaction tx = cluster.txns(coordinator).Begin(0);
+  absl::StatusOr<object::ObjectRef> ref = tx.Alloc(16, txn::AllocHint{.node = on_node});
+  if (!ref.ok()) return ref.status();
+  if (absl::Status s = tx.Write(*ref, value); !s.ok()) return s;
+  if (absl::Status s = tx.Commit(); !s.ok()) return s;
+  return ref;
+}
+
 uint64_t SumOverThreads(SimCluster& cluster, uint32_t node, const std::function<uint64_t(txn::TxnThread&)>& of) {
   uint64_t total = 0;
   for (int t = 0; t < cluster.node(node).threads(); ++t) {

@@ -3,6 +3,7 @@
 //
 //   ASSIGN_OR_RETURN(uint32_t backup, BackupOfOwnRegion(cluster.configuration(), 1));
 //   std::string slot = BackupCopyOf(cluster, backup, ref);          // "" if the copy does not cover it
+//   ASSIGN_OR_RETURN(object::ObjectRef ref, CommitNewObject(cluster, /*coordinator=*/3, /*on_node=*/1, "v"));
 //   size_t kept = SumOverThreads(cluster, backup, [](txn::TxnThread& t) { return t.participant().log_entries(); });
 #ifndef FATHOM_TESTS_SIM_SIM_PROBES_H_
 #define FATHOM_TESTS_SIM_SIM_PROBES_H_
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "coordinator/configuration.h"
@@ -24,6 +26,10 @@ absl::StatusOr<uint32_t> BackupOfOwnRegion(const coordinator::Configuration& con
 
 // The bytes of `ref`'s slot in node `node`'s backup copy of its region; empty if it has no copy covering it.
 std::string BackupCopyOf(SimCluster& cluster, uint32_t node, const object::ObjectRef& ref);
+
+// A new 16-byte object on node `on_node` holding `value`, committed by node `coordinator` (thread 0).
+absl::StatusOr<object::ObjectRef> CommitNewObject(SimCluster& cluster, uint32_t coordinator, uint32_t on_node,
+                                                  std::string_view value);
 
 // `of` summed over node `node`'s transaction threads (0 for a thread that cannot be reached).
 uint64_t SumOverThreads(SimCluster& cluster, uint32_t node, const std::function<uint64_t(txn::TxnThread&)>& of);

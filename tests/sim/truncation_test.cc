@@ -43,11 +43,8 @@ absl::StatusOr<Outcome> RunResetAndReconnect(uint64_t seed) {
   auto backup = BackupOfOwnRegion(cluster.configuration(), 1);
   if (!backup.ok()) return backup.status();
 
-  txn::Transaction setup = cluster.txns(1).Begin(0);
-  auto ref = setup.Alloc(16, txn::AllocHint{.node = 1});
+  absl::StatusOr<object::ObjectRef> ref = CommitNewObject(cluster, /*coordinator=*/1, /*on_node=*/1, "first");
   if (!ref.ok()) return ref.status();
-  if (absl::Status s = setup.Write(*ref, "first"); !s.ok()) return s;
-  if (absl::Status s = setup.Commit(); !s.ok()) return s;
   cluster.scheduler().RunFor(absl::Milliseconds(5));  // its truncation goes out
 
   txn::Transaction tx = cluster.txns(1).Begin(0);
