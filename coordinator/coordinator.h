@@ -87,7 +87,10 @@ class Coordinator {
 
   // Tells the configuration manager that `node_id` seems dead. A member whose failure is confirmed (its
   // session ended) is removed at once instead of when the watch fires; a live member stays (leases will
-  // decide later). NotFound if it is not a member.
+  // decide later). When `node_id` is the manager itself (a member that could not renew its lease there),
+  // it is deposed: it loses the role, the next candidate takes it, and the new manager's leases decide
+  // whether the old one is still a member (ZooKeeper: docs/formats/configuration.md). NotFound if it is not
+  // a member.
   virtual absl::Status ReportSuspect(uint32_t node_id) = 0;
 
   // The configuration manager removes a member whose lease expired (coordinator/lease_agent.h): one

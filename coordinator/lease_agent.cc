@@ -215,17 +215,38 @@ void LeaseAgent::MemberTick(absl::Time now) {
   }
   // `now` is when the request left: the lease runs from here, before the CM's view of it begins.
   absl::StatusOr<LeaseReply> reply = Request(manager, EncodeLeaseRequest(request));
-  MutexLock lock(&mu_);
   if (!reply.ok()) {
-    ++counters_.request_failures;
-    // Logged once per run of failures to one CM, so a dead CM does not flood the log.
-    if (failing_ != manager) {
-      fprintf(stderr, "lease: node %u asking node %u for a lease: %s\n", node_->id(), manager,
-              reply.status().ToString().c_str());
+    absl::Duration silent;
+    {
+      MutexLock lock(&mu_);
+      ++counters_.request_failures;
+      // Logged once per run of failures to one CM, so a dead CM does not flood the log.
+      if (failing_ != manager) {
+        fprintf(stderr, "lease: node %u asking node %u for a lease: %s\n", node_->id(), manager,
+                reply.status().ToString().c_str());
+        failures_in_row_ = 0;
+        failing_since_ = now;
+      }
+      failing_ = manager;
+      ++failures_in_row_;
+      silent = now - failing_since_;
+      // Only a member that held a lease: a node still joining may not be connected to the CM yet.
+      const bool lapsed = expiry_ != absl::InfinitePast() && options_.clock->Now() >= expiry_;
+      if (!lapsed || failures_in_row_ < 2 || silent < options_.period / 2 ||
+          now - last_suspicion_ < options_.period) {
+        return;
+      }
+      last_suspicion_ = now;
+      ++counters_.suspicions;
     }
-    failing_ = manager;
+    fprintf(stderr, "lease: node %u suspects the CM (node %u): no answer for %s\n", node_->id(), manager,
+            absl::FormatDuration(silent).c_str());
+    if (absl::Status s = coordinator_->ReportSuspect(manager); !s.ok()) {
+      fprintf(stderr, "lease: node %u reporting the CM (node %u): %s\n", node_->id(), manager, s.ToString().c_str());
+    }
     return;
   }
+  MutexLock lock(&mu_);
   failing_ = 0;
   if (reply->verdict == LeaseVerdict::kGranted) {
     ++counters_.grants_received;
@@ -304,6 +325,7 @@ void LeaseAgent::AddCounters(std::map<std::string, uint64_t>& out) const {
   out["lease.refusals"] = counters_.refusals;
   out["lease.expiries"] = counters_.expiries;
   out["lease.manager_stalls"] = counters_.manager_stalls;
+  out["lease.suspicions"] = counters_.suspicions;
   if (!is_manager_) return;
   for (const auto& [id, entry] : table_.entries()) {
     const std::string prefix = absl::StrCat("lease.member.", id, ".");

@@ -11,6 +11,10 @@
 // go to their backups (ExpiredMember::kFailed). One it never heard from (a new CM after a whole-cluster
 // restart) is removed without moving anything, so the restart finds the placement its logs were written in. A node whose own lease has lapsed must not act
 // as a member: MembershipFollower (membership.h) then talks only to the CM, to get a lease again.
+// A member that held a lease and lost it because the CM stopped answering (no reply to its requests for
+// half a period, at least twice in a row) suspects the CM (Coordinator::ReportSuspect, at most once a
+// period): the CM is deposed and the next candidate takes over without waiting for the dead CM's
+// ZooKeeper session to expire; the new CM's leases then decide the old one's fate.
 //
 //   LeaseAgent lease({.period = absl::Seconds(2)});
 //   lease.InstallHandler(&node_options);                // before Node::Start: every thread answers requests
@@ -66,6 +70,7 @@ struct LeaseCounters {
   uint64_t refusals = 0;          // as CM: not the manager, or not a member
   uint64_t expiries = 0;          // as CM: members removed because their lease expired
   uint64_t manager_stalls = 0;    // as CM: ticks so late that every lease was renewed rather than blamed
+  uint64_t suspicions = 0;        // the CM stopped answering: reported (ReportSuspect)
 };
 
 class LeaseAgent {
@@ -133,6 +138,9 @@ class LeaseAgent {
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick
   LeaseCounters counters_ ABSL_GUARDED_BY(mu_);
   uint32_t failing_ ABSL_GUARDED_BY(mu_) = 0;  // the CM the last request got no answer from (0: it got one)
+  int failures_in_row_ ABSL_GUARDED_BY(mu_) = 0;  // requests to failing_ that got no answer, in a row
+  absl::Time failing_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // when the first of them left
+  absl::Time last_suspicion_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool SawAliveLocked(uint32_t node, uint64_t incarnation) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The CM (node, incarnation) that last granted this node a lease.
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};

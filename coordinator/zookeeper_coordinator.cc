@@ -204,6 +204,7 @@ void ZooKeeperCoordinator::OnEvent(uint64_t generation, int type, int state, con
       connected_ = false;
       expired_ = true;
     } else {
+      if (connected_) disconnected_at_ = absl::Now();
       connected_ = false;  // connecting again; the session may still come back
     }
   } else if (path == root_ + "/config") {
@@ -423,7 +424,18 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   // clients' sort after them).
   auto it = std::find(children.begin(), children.end(), mine);
   bool manager = !client_only && it == children.begin();
-  if (!manager && !client_only) {
+  if (manager) {
+    // Watched, so a CM that members deposed (ReportSuspect) steps down as soon as its znode goes.
+    rc = zoo_wexists(zh, (dir + "/" + mine).c_str(), &Watcher, ctx, nullptr);
+    if (rc == ZNONODE) {
+      MutexLock lock(&mu_);
+      election_node_ = mine;
+      election_dirty_ = true;  // deposed meanwhile: take a place at the end
+      is_manager_ = false;
+      return absl::OkStatus();
+    }
+    if (rc != ZOK) return ZooStatus(rc, absl::StrCat("watch ", dir, "/", mine));
+  } else if (!client_only) {
     const std::string predecessor = dir + "/" + *(it - 1);
     rc = zoo_wexists(zh, predecessor.c_str(), &Watcher, ctx, nullptr);
     if (rc == ZNONODE) {
@@ -750,14 +762,49 @@ absl::StatusOr<RegionAllocation> ZooKeeperCoordinator::AllocateRegion(uint64_t s
 }
 
 absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id) {
+  uint64_t incarnation;
   {
     MutexLock lock(&mu_);
-    if (!config_.has_value() || FindMember(*config_, node_id) == nullptr) {
-      return absl::NotFoundError(absl::StrCat("node ", node_id, " is not a member"));
+    const MemberInfo* suspect = config_.has_value() ? FindMember(*config_, node_id) : nullptr;
+    if (suspect == nullptr) return absl::NotFoundError(absl::StrCat("node ", node_id, " is not a member"));
+    if (config_->manager_id() != node_id || !member_.has_value() || member_->node_id() == node_id) {
+      // The CM looks at the members again right away; a member whose session ended is removed.
+      reconcile_dirty_ = true;
+      Wake();
+      return absl::OkStatus();
     }
-    // The CM looks at the members again right away; a member whose session ended is removed.
-    reconcile_dirty_ = true;
-    Wake();
+    incarnation = suspect->incarnation();
+  }
+  return DeposeManager(node_id, incarnation);
+}
+
+absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t incarnation) {
+  HandleLease lease(this);
+  if (!lease.status().ok()) return lease.status();
+  zhandle_t* zh = lease.get();
+  // Only that incarnation's session: its registration names the incarnation, and its election znode
+  // has the same ephemeral owner. A restarted process (another session) is left alone.
+  const std::string member_path = absl::StrCat(root_, "/members/", node_id);
+  std::string data;
+  Stat member_stat{};
+  int rc = GetData(zh, member_path, nullptr, nullptr, &data, &member_stat, 64 << 10);
+  if (rc == ZNONODE) return absl::OkStatus();  // its session ended: the election moves on by itself
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", member_path));
+  MemberInfo info;
+  if (!info.ParseFromString(data) || info.incarnation() != incarnation) return absl::OkStatus();
+  const std::string dir = root_ + "/election";
+  std::vector<std::string> children;
+  rc = Children(zh, dir, nullptr, nullptr, &children);
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
+  for (const std::string& child : children) {
+    Stat stat{};
+    const std::string path = dir + "/" + child;
+    rc = zoo_exists(zh, path.c_str(), 0, &stat);
+    if (rc != ZOK || stat.ephemeralOwner != member_stat.ephemeralOwner) continue;
+    rc = zoo_delete(zh, path.c_str(), stat.version);
+    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", path));
+    fprintf(stderr, "coordinator %s: the CM (node %u) stopped answering: deposed it (deleted %s)\n", root_.c_str(),
+            node_id, path.c_str());
   }
   return absl::OkStatus();
 }
@@ -844,7 +891,8 @@ CoordinatorState ZooKeeperCoordinator::state() const {
 
 bool ZooKeeperCoordinator::is_manager() const {
   MutexLock lock(&mu_);
-  return is_manager_ && connected_;
+  if (!is_manager_ || expired_ || closed_) return false;
+  return connected_ || absl::Now() < disconnected_at_ + options_.manager_hold;
 }
 
 absl::Status ZooKeeperCoordinator::config_status() const {

@@ -57,6 +57,11 @@ struct ZooKeeperCoordinatorOptions {
   absl::Duration join_timeout = absl::Seconds(30);
   // How often the worker retries background work that failed (ZooKeeper briefly unavailable).
   absl::Duration retry_interval = absl::Milliseconds(200);
+  // How long the CM keeps its role after losing touch with ZooKeeper, so leases (and with them the
+  // cluster) outlive a ZooKeeper outage. It must end before the server can expire the session and
+  // elect another CM, with the CM's own lease on top: the server sets session_timeout - 2 lease periods.
+  // Zero: the role ends with the connection.
+  absl::Duration manager_hold = absl::ZeroDuration();
   int max_update_attempts = 1000;
 };
 
@@ -73,6 +78,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   // may not have been committed: read the configuration to know).
   absl::StatusOr<Configuration> Update(const Mutation& mutation) override;
   absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) override;
+  // For the manager: deletes its election znode (if it still belongs to the suspected incarnation's
+  // session), so the next candidate takes the role; the deposed CM, if alive, sees it and steps down.
   absl::Status ReportSuspect(uint32_t node_id) override;
   // One multi-op: {my election znode still exists, delete members/<id> if it holds `incarnation`, set
   // config at the version read}; retried when the configuration changed meanwhile.
@@ -80,6 +87,7 @@ class ZooKeeperCoordinator final : public Coordinator {
                                    ExpiredMember expired = ExpiredMember::kUnseen) override;
   void SetFailureWitness(FailureWitness witness) override;
   CoordinatorState state() const override;
+  // Also while disconnected, for options.manager_hold after the connection went (the session may live).
   bool is_manager() const override;
 
   // Ends the session at once (this node's ephemeral znodes go away, as when the process dies) and stops
@@ -115,6 +123,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status Elect(zhandle_t* zh);
   absl::Status ReadConfig(zhandle_t* zh);
   absl::Status Reconcile(zhandle_t* zh);
+  absl::Status DeposeManager(uint32_t node_id, uint64_t incarnation);
   // Reads and decodes /config: nullopt when it does not exist yet; `version` gets the znode version.
   absl::StatusOr<std::optional<Configuration>> FetchConfig(zhandle_t* zh, int* version, bool watch);
   void Accept(const Configuration& config) ABSL_LOCKS_EXCLUDED(mu_);
@@ -133,6 +142,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   std::vector<std::unique_ptr<HandleContext>> contexts_ ABSL_GUARDED_BY(mu_);
   int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time disconnected_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool expired_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   int expirations_ ABSL_GUARDED_BY(mu_) = 0;

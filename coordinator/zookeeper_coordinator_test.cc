@@ -387,3 +387,56 @@ TEST_F(ZooKeeperCoordinatorTest, AnExpiredMemberIsRemovedForGoodUntilItJoinsAgai
 
 }  // namespace
 }  // namespace fathom::coordinator
+
+namespace fathom::coordinator {
+namespace {
+
+// A member that cannot reach the CM reports it (the lease agent does, when its lease lapsed for want of
+// answers): the CM loses its election znode, the next candidate takes over at once (no session expiry),
+// and the deposed node stays a member, as a candidate at the end of the line.
+TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTakesOver) {
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}) && Manager() == nodes_[0].get(); }));
+  ASSERT_TRUE(nodes_[2]->ReportSuspect(1).ok());
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<Configuration> c = nodes_[2]->GetConfiguration();
+    return Manager() == nodes_[1].get() && c.ok() && c->manager_id() == 2;
+  }));
+  EXPECT_FALSE(nodes_[0]->is_manager());
+  EXPECT_EQ(nodes_[0]->state(), CoordinatorState::kConnected);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  // Node 1's report of the new CM deposes that one in turn: node 3 is next, node 1 queued behind it.
+  ASSERT_TRUE(nodes_[0]->ReportSuspect(2).ok());
+  ASSERT_TRUE(Eventually([&] { return Manager() == nodes_[2].get(); }));
+  // A report against a member that is not the CM only makes the CM look at the members again.
+  ASSERT_TRUE(nodes_[0]->ReportSuspect(2).ok());
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_EQ(Manager(), nodes_[2].get());
+  EXPECT_TRUE(AllSee({1, 2, 3}));
+}
+
+// With manager_hold, the CM keeps its role while ZooKeeper is down (so it keeps granting leases), and
+// still holds it when ZooKeeper comes back with the session alive; without, the role ends with the
+// connection.
+TEST_F(ZooKeeperCoordinatorTest, TheManagerKeepsItsRoleThroughAZooKeeperOutageForTheHold) {
+  ZooKeeperCoordinatorOptions options = Options();
+  options.session_timeout = absl::Seconds(20);
+  options.manager_hold = absl::Seconds(15);
+  auto held = ZooKeeperCoordinator::Create(options);
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_TRUE((*held)->Join(Member(1)).ok());
+  nodes_.push_back(std::move(*held));
+  ASSERT_NE(AddNode(2), nullptr);  // no hold
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2}) && nodes_[0]->is_manager(); }));
+  zk_->Stop();
+  ASSERT_TRUE(Eventually([&] { return nodes_[0]->state() == CoordinatorState::kDisconnected; }));
+  EXPECT_TRUE(nodes_[0]->is_manager());
+  EXPECT_FALSE(nodes_[1]->is_manager());
+  ASSERT_TRUE(zk_->Restart().ok());
+  ASSERT_TRUE(Eventually([&] { return nodes_[0]->state() == CoordinatorState::kConnected; }));
+  EXPECT_TRUE(nodes_[0]->is_manager());
+  EXPECT_EQ(nodes_[0]->session_expirations(), 0);
+}
+
+}  // namespace
+}  // namespace fathom::coordinator

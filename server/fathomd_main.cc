@@ -50,8 +50,11 @@ ABSL_FLAG(std::string, cluster, "fathom", "cluster name; every node of a cluster
 ABSL_FLAG(std::string, listen, "127.0.0.1:7000", "control service address, host:port (port 0: pick one)");
 ABSL_FLAG(std::string, peers, "", "other nodes, id@host:port,... (without --zk)");
 ABSL_FLAG(std::string, zk, "", "ZooKeeper connect string host:port[,host:port]: membership from the coordinator");
-ABSL_FLAG(absl::Duration, zk_session_timeout, absl::Seconds(10),
-          "ZooKeeper session timeout: how long a dead node stays a member");
+ABSL_FLAG(absl::Duration, zk_session_timeout, absl::Seconds(20),
+          "ZooKeeper session timeout (the server clamps it to 2..20 ticks). With leases, a dead node is "
+          "removed when its lease lapses and a dead CM is deposed by its members, so this bounds how long the "
+          "cluster outlives a ZooKeeper outage: the CM keeps granting leases for this minus 2 lease periods. "
+          "Without leases, how long a dead node stays a member");
 ABSL_FLAG(absl::Duration, lease_period, absl::Seconds(2),
           "with --zk: lease the configuration manager grants over the node runtime; a member that does not "
           "renew it within this is removed (0: no leases, only ZooKeeper sessions)");

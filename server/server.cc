@@ -178,6 +178,11 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
     zk.connect_string = o.zookeeper;
     zk.cluster = o.node.cluster_name;
     zk.session_timeout = o.zookeeper_session_timeout;
+    // Leases outlive a ZooKeeper outage: the CM keeps granting them while its session may still live,
+    // and stops a lease of its own (and one more for margin) before the server could elect another CM.
+    if (o.lease_period > absl::ZeroDuration()) {
+      zk.manager_hold = std::max(absl::ZeroDuration(), o.zookeeper_session_timeout - 2 * o.lease_period);
+    }
     zk.connect_timeout = o.node.join_timeout;
     zk.join_timeout = o.node.join_timeout;
     auto created = coordinator::ZooKeeperCoordinator::Create(zk);

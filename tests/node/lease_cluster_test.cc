@@ -216,6 +216,29 @@ TEST_F(LeaseClusterTest, AMemberNeverHeardFromIsRemovedWithoutMovingItsRegions) 
   }
 }
 
+// A CM that stops answering (cut off from both members) is suspected by each member once its lease
+// lapsed for want of answers (ZooKeeper then deposes it: zookeeper_coordinator_test); members that hear
+// from it suspect nothing.
+TEST_F(LeaseClusterTest, MembersSuspectACmThatStoppedAnswering) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  Start(seed);
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  for (int i = 0; i < 8; ++i) Round({1, 2, 3});
+  for (uint32_t id = 2; id <= 3; ++id) EXPECT_EQ(cluster_->lease(id)->counters().suspicions, 0u) << "node " << id;
+  cluster_->sim()->Partition(1, 2);
+  cluster_->sim()->Partition(1, 3);
+  for (int i = 0; i < 12 && (cluster_->lease(2)->counters().suspicions == 0 ||
+                             cluster_->lease(3)->counters().suspicions == 0);
+       ++i) {
+    Round({2, 3});
+  }
+  for (uint32_t id = 2; id <= 3; ++id) {
+    EXPECT_FALSE(cluster_->lease(id)->HoldsLease()) << "node " << id;
+    EXPECT_EQ(cluster_->lease(id)->counters().suspicions, 1u) << "node " << id << Describe(id);
+  }
+}
+
 TEST_F(LeaseClusterTest, StalledManagerBlamesNoOne) {
   const uint64_t seed = fabric::sim::TestSeed();
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
