@@ -74,7 +74,9 @@ ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start 
 ABSL_FLAG(int, threads, 1, "client threads");
 ABSL_FLAG(double, target, 0, "target operations per second over all threads; 0: unthrottled");
 ABSL_FLAG(std::string, props, "", "comma-separated key=value overrides (like repeated -p)");
-ABSL_FLAG(std::string, phase, "both", "load | run | both (run alone needs --server with loaded data)");
+ABSL_FLAG(std::string, phase, "both",
+          "load | run | both | verify (run or verify alone needs --server or --zk with loaded data; verify reads "
+          "every loaded record once and fails if any is missing or unreadable)");
 ABSL_FLAG(std::string, json_out, "", "also write the report as JSON to this path");
 ABSL_FLAG(uint64_t, seed, 0, "random seed; 0: pick one from the clock (printed to stderr)");
 ABSL_FLAG(int64_t, warmup_ops, 0, "unmeasured operations before the run phase's clock starts");
@@ -161,22 +163,24 @@ absl::Status Main(int argc, char** argv) {
   for (const std::string& assignment : ycsb_args.assignments) RETURN_IF_ERROR(props.SetFromAssignment(assignment));
   ASSIGN_OR_RETURN(std::unique_ptr<CoreWorkload> workload, CoreWorkload::Create(props));
 
-  bool do_load, do_run;
+  bool do_load, do_run, do_verify = false;
   if (ycsb_args.load || ycsb_args.run) {
     do_load = ycsb_args.load;
     do_run = ycsb_args.run;
   } else {
     const std::string phase = absl::GetFlag(FLAGS_phase);
-    if (phase != "load" && phase != "run" && phase != "both") {
-      return absl::InvalidArgumentError(absl::StrCat("--phase=", phase, ": want load, run or both"));
+    if (phase != "load" && phase != "run" && phase != "both" && phase != "verify") {
+      return absl::InvalidArgumentError(absl::StrCat("--phase=", phase, ": want load, run, both or verify"));
     }
-    do_load = phase != "run";
-    do_run = phase != "load";
+    do_verify = phase == "verify";
+    do_load = phase == "load" || phase == "both";
+    do_run = phase == "run" || phase == "both";
   }
   const std::string server = absl::GetFlag(FLAGS_server);
-  if (do_run && !do_load && server.empty() && absl::GetFlag(FLAGS_zk).empty()) {
-    return absl::InvalidArgumentError(
-        "a run without a load needs --server=host:port of a loaded server (or --zk of a loaded Fathom cluster)");
+  if ((do_run || do_verify) && !do_load && server.empty() && absl::GetFlag(FLAGS_zk).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a ", do_verify ? "verify" : "run",
+        " without a load needs --server=host:port of a loaded server (or --zk of a loaded Fathom cluster)"));
   }
 
   // The backend, and its server unless we were given one.
@@ -267,6 +271,13 @@ absl::Status Main(int argc, char** argv) {
   options.warmup_ops = absl::GetFlag(FLAGS_warmup_ops);
   options.status_interval = absl::Seconds(std::max(1, absl::GetFlag(FLAGS_status_interval_s)));
   options.seed = seed;
+  if (const std::string max = props.GetString("maxexecutiontime", ""); !max.empty()) {
+    int64_t seconds = 0;
+    if (!absl::SimpleAtoi(max, &seconds) || seconds <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("maxexecutiontime=", max, ": want a positive number of seconds"));
+    }
+    options.max_execution_time = absl::Seconds(seconds);
+  }
   if (options.threads < 1) return absl::InvalidArgumentError("--threads must be at least 1");
 
   const WorkloadConfig& config = workload->config();
@@ -334,6 +345,19 @@ absl::Status Main(int argc, char** argv) {
     out << FormatJson(config_entries, results);
     if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", json_path));
   }
+  // Verify: every loaded record, read once.
+  std::optional<CoreWorkload::VerifyReport> verified;
+  if (do_verify) {
+    std::unique_ptr<Backend> reader = make_backend();
+    RETURN_IF_ERROR(reader->Init());
+    verified = workload->VerifyRecords(*reader);
+    reader->Cleanup().IgnoreError();
+    std::cout << "[VERIFY], Records, " << verified->records << "\n[VERIFY], Ok, " << verified->ok
+              << "\n[VERIFY], Missing, " << verified->missing << "\n[VERIFY], Failed, " << verified->failed << "\n";
+    for (const auto& [what, count] : verified->errors) std::cout << "[VERIFY-ERRORS], " << count << ", " << what << "\n";
+    std::cout << std::flush;
+  }
+
   if (fathom_remote != nullptr) {
     const uint32_t id = fathom_remote->node_id();
     RETURN_IF_ERROR(fathom_remote->Leave());
@@ -342,6 +366,10 @@ absl::Status Main(int argc, char** argv) {
   if (bank_total.has_value() && *bank_total != workload->ExpectedTotal()) {
     return absl::DataLossError(absl::StrCat("bank total ", *bank_total, " after the run, expected ",
                                             workload->ExpectedTotal(), ": a transfer was not atomic"));
+  }
+  if (verified.has_value() && verified->ok != verified->records) {
+    return absl::DataLossError(absl::StrCat(verified->records - verified->ok, " of ", verified->records,
+                                            " loaded records could not be read (the [VERIFY] lines above say why)"));
   }
   uint64_t failed = 0;
   for (const PhaseResult& result : results) failed += result.measurements.error_count();

@@ -11,7 +11,7 @@
 #   tools/fault_run.sh zk         stop ZooKeeper for 10 s
 #
 # Run from the repository root after `bazel build -c opt //server:fathomd //tools/fathomctl:fathomctl
-# //bench:ycsb`. A measurement aid, not a test: tests/faults/ (not built yet) is where assertions go.
+# //bench:ycsb`. A measurement aid, not a test: tests/faults/ asserts.
 set -uo pipefail
 fault=${1:-}
 case "$fault" in kill | kill-cm | pause | zk) ;; *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;; esac

@@ -183,8 +183,9 @@ absl::StatusOr<PhaseResult> RunPhaseAsync(CoreWorkload& workload, AsyncLanes& la
     Budget warmup(options.warmup_ops);
     if (absl::Status s = run_pass(warmup, false); !s.ok()) return s;
   }
-  Budget budget(load ? workload.config().insert_count : workload.config().operation_count);
   const absl::Time start = absl::Now();
+  Budget budget(load ? workload.config().insert_count : workload.config().operation_count,
+                load ? absl::InfiniteFuture() : start + options.max_execution_time);
   absl::Status posted;
   {
     ProgressReporter progress(load ? "load" : "run", options.status_interval, &operations_done);

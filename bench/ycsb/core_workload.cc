@@ -351,4 +351,32 @@ absl::StatusOr<int64_t> CoreWorkload::SumBalances(Backend& db) const {
   return total;
 }
 
+CoreWorkload::VerifyReport CoreWorkload::VerifyRecords(Backend& db) const {
+  VerifyReport report;
+  // Bank records hold one balance field; YCSB records fieldcount fields.
+  const size_t want_fields = config_.transfer_proportion > 0 ? 1 : static_cast<size_t>(config_.field_count);
+  constexpr int64_t kKeysNamed = 10;
+  for (int64_t i = config_.insert_start; i < config_.insert_start + config_.insert_count; ++i) {
+    const std::string key = BuildKeyName(i);
+    Record record;
+    absl::Status status = db.Read(config_.table, key, nullptr, &record);
+    if (status.ok() && record.size() < want_fields) {
+      status = absl::DataLossError(absl::StrCat(record.size(), " fields, want ", want_fields));
+    }
+    ++report.records;
+    if (status.ok()) {
+      ++report.ok;
+      continue;
+    }
+    if (absl::IsNotFound(status)) {
+      ++report.missing;
+    } else {
+      ++report.failed;
+    }
+    if (report.missing + report.failed <= kKeysNamed) ++report.errors[absl::StrCat(key, ": ", status.ToString())];
+    ++report.errors[status.ToString()];
+  }
+  return report;
+}
+
 }  // namespace fathom::ycsb

@@ -13,6 +13,7 @@
 #define FATHOM_BENCH_YCSB_CORE_WORKLOAD_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -111,6 +112,15 @@ class CoreWorkload {
   // must equal ExpectedTotal() once no transfer is running (transfers move money, never make or lose it).
   absl::StatusOr<int64_t> SumBalances(Backend& db) const;
   int64_t ExpectedTotal() const { return config_.insert_count * config_.initial_balance; }
+
+  // After a load (and any runs): reads every loaded record once through `db` and says which could not be
+  // read whole (missing, failed, e.g. still locked, or with fewer fields than fieldcount). The fault
+  // tests' check that nothing was lost and no key stayed locked.
+  struct VerifyReport {
+    int64_t records = 0, ok = 0, missing = 0, failed = 0;
+    std::map<std::string, int64_t> errors;  // "<key>: <status>" for the first failures, and counts by status
+  };
+  VerifyReport VerifyRecords(Backend& db) const;
 
   std::string BuildKeyName(int64_t keynum) const;
   // The next operation type, without running it (exposed for the proportion tests).

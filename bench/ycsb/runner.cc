@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <latch>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -20,7 +21,7 @@ absl::StatusOr<PhaseResult> RunPhase(CoreWorkload& workload, const BackendFactor
   const int threads = std::max(1, options.threads);
   const int64_t budget_size = load ? workload.config().insert_count : workload.config().operation_count;
   Budget warmup_budget(load ? 0 : options.warmup_ops);
-  Budget budget(budget_size);
+  std::optional<Budget> budget;  // made when the clock starts: its deadline counts from then
   // Per thread, YCSB's ClientThread throttle: operation k starts no earlier than start + k / rate.
   const double per_thread_rate = options.target_ops_per_sec / threads;
   const auto tick = per_thread_rate > 0 ? std::chrono::nanoseconds(static_cast<int64_t>(1e9 / per_thread_rate))
@@ -46,7 +47,7 @@ absl::StatusOr<PhaseResult> RunPhase(CoreWorkload& workload, const BackendFactor
       warmed_up.count_down();
       go.wait();
       const auto start = std::chrono::steady_clock::now();
-      for (int64_t done = 0; budget.Take(); ++done) {
+      for (int64_t done = 0; budget->Take(); ++done) {
         if (tick.count() > 0) std::this_thread::sleep_until(start + done * tick);
         if (load) {
           workload.DoInsert(*db, *state, &measurements[static_cast<size_t>(t)]);
@@ -60,6 +61,7 @@ absl::StatusOr<PhaseResult> RunPhase(CoreWorkload& workload, const BackendFactor
   }
   warmed_up.wait();
   const absl::Time start = absl::Now();
+  budget.emplace(budget_size, load ? absl::InfiniteFuture() : start + options.max_execution_time);
   go.count_down();
   {
     ProgressReporter progress(load ? "load" : "run", options.status_interval, &operations_done);

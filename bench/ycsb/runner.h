@@ -30,6 +30,8 @@ struct RunOptions {
   int64_t warmup_ops = 0;         // run phase only: extra, unmeasured operations before the clock starts
   absl::Duration status_interval = absl::Seconds(10);
   uint64_t seed = 1;              // thread i seeds its generators from (seed, phase, i)
+  // Run phase only: no operation starts this long after the clock started (maxexecutiontime).
+  absl::Duration max_execution_time = absl::InfiniteDuration();
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;

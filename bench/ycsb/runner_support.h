@@ -9,6 +9,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "absl/time/time.h"
 
 namespace fathom::ycsb {
@@ -19,11 +21,17 @@ uint64_t ClientSeed(uint64_t seed, bool load, int client);
 // Hands out operation slots from a fixed budget to all clients.
 class Budget {
  public:
-  explicit Budget(int64_t total) : remaining_(total) {}
-  bool Take() { return remaining_.fetch_sub(1, std::memory_order_relaxed) > 0; }
+  // At most `total` operations, and none that would start after `deadline` (YCSB's maxexecutiontime).
+  explicit Budget(int64_t total, absl::Time deadline = absl::InfiniteFuture())
+      : remaining_(total), deadline_(deadline) {}
+  bool Take() {
+    if (deadline_ != absl::InfiniteFuture() && absl::Now() >= deadline_) return false;
+    return remaining_.fetch_sub(1, std::memory_order_relaxed) > 0;
+  }
 
  private:
   std::atomic<int64_t> remaining_;
+  const absl::Time deadline_;
 };
 
 // Prints "<phase> <N> sec: <ops> operations; <rate> current ops/sec" to stderr every `interval` until

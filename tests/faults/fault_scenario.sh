@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# One fault against a real cluster under load, with assertions: 3 fathomd over UCX shared memory
+# (tools/cluster.sh, f = 1, lease 2 s) and a real ZooKeeper; WORKLOAD's records are loaded; the YCSB driver
+# (a client-only member) runs WORKLOAD for 20 s (maxexecutiontime); once it has made progress for 2 s,
+# FAULT is injected. Asserted:
+#   - the driver exits 0 and reports no operation that ended in error (its retries cover the failover;
+#     for the bank, the total of all balances is unchanged: it checks it and fails otherwise);
+#   - a fresh driver then reads every loaded record (--phase=verify: none lost, none left locked);
+#   - kill: the killed node, restarted, rejoins as a fresh member and every record still reads.
+#
+#   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB
+#   FAULT: kill | kill-cm | pause | zk      WORKLOAD: b | bank | ...
+set -uo pipefail
+
+fault=$1 workload=$2 cluster_sh=$3
+records=${FAULT_RECORDS:-5000}
+run_seconds=${FAULT_RUN_SECONDS:-20}
+bin="$TEST_TMPDIR/bin"
+dir="$TEST_TMPDIR/cluster"
+out="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}"
+mkdir -p "$bin"
+cp "$4" "$5" "$bin/"
+ycsb=$6  # run from the runfiles, where it finds its workload files
+
+fail() {
+  echo "FAIL ($fault, workload $workload): $*" >&2
+  for log in "$dir"/node-*.log; do
+    echo "--- $log (last lines)" >&2
+    grep -v "^txn: freeing" "$log" | tail -n 20 >&2 || true
+  done
+  for f in "$out"/run.out "$out"/run.err "$out"/verify.out; do
+    [[ -f "$f" ]] && { echo "--- $f (last lines)" >&2; tail -n 15 "$f" >&2; }
+  done
+  exit 1
+}
+cleanup() {
+  [[ -n "${driver:-}" ]] && kill "$driver" 2>/dev/null
+  cp "$dir"/node-*.log "$out/" 2>/dev/null
+  "$cluster_sh" stop "$dir" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+"$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=2s >"$out/start.out" 2>&1 ||
+  fail "cluster start failed: $(tail -n 5 "$out/start.out")"
+zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
+status() { "$bin/fathomctl" status --zk="$zk" --cluster=local --token_file="$dir/token" 2>&1; }
+# Waits (generously: the machine may be loaded) until `fathomctl status` reports `want` members.
+wait_members() {
+  local want=$1 deadline=$((SECONDS + 120)) s
+  while :; do
+    s=$(status) || true
+    [[ "$s" == *", $want members"* ]] && return 0
+    ((SECONDS < deadline)) || fail "never $want members; last status: $s"
+    sleep 0.5
+  done
+}
+wait_members 3
+common=(--workload="$workload" --zk="$zk" --cluster=local --token_file="$dir/token" --threads=4 --seed=7
+  -p recordcount="$records")
+"$ycsb" "${common[@]}" --phase=load >"$out/load.out" 2>"$out/load.err" || fail "load failed: $(tail -n 3 "$out/load.err")"
+
+cm=$(status | grep -o "manager node [0-9]*" | grep -o "[0-9]*$")
+[[ -n "$cm" ]] || fail "no CM in the status: $(status)"
+victim=3
+[[ "$victim" == "$cm" ]] && victim=2
+[[ "$fault" == kill-cm ]] && victim=$cm
+
+"$ycsb" "${common[@]}" --phase=run --status_interval_s=1 -p operationcount=1000000000 \
+  -p maxexecutiontime="$run_seconds" >"$out/run.out" 2>"$out/run.err" &
+driver=$!
+# The fault goes in once the run has made progress for two seconds (a condition, not a sleep).
+deadline=$((SECONDS + 120))
+until grep -qE "^run [2-9][0-9]* sec" "$out/run.err"; do
+  kill -0 "$driver" 2>/dev/null || fail "the run ended before the fault"
+  ((SECONDS < deadline)) || fail "the run made no progress in 120 s"
+  sleep 0.2
+done
+echo "CM: node $cm; $fault on node $victim"
+case "$fault" in
+  kill | kill-cm) "$cluster_sh" kill "$dir" "$victim" || fail "kill failed" ;;
+  pause) "$cluster_sh" pause "$dir" "$victim" 5 || fail "pause failed" ;;
+  zk) "$cluster_sh" zk-stop "$dir" && sleep 10 && "$cluster_sh" zk-start "$dir" || fail "ZooKeeper stop/start failed" ;;
+  *) fail "unknown fault" ;;
+esac
+wait "$driver"
+rc=$?
+driver=""
+grep -E "^run [0-9]+ sec" "$out/run.err" | awk '{printf "%s:%d ", $2, $6} END {print ""}'
+grep -E "^\[(ERRORS|BANK)\]" "$out/run.out"
+[[ $rc -eq 0 ]] || fail "the driver exited $rc: $(tail -n 2 "$out/run.err")"
+grep -q "^\[ERRORS\]" "$out/run.out" && fail "operations ended in error"
+
+verify() {
+  "$ycsb" "${common[@]}" --phase=verify >"$out/verify.out" 2>"$out/verify.err" ||
+    fail "verify ($1) failed: $(grep -E "^\[VERIFY" "$out/verify.out" | head -n 12) $(tail -n 1 "$out/verify.err")"
+  grep -qx "\[VERIFY\], Ok, $records" "$out/verify.out" || fail "verify ($1): $(grep "^\[VERIFY\]" "$out/verify.out")"
+  echo "verify ($1): all $records records read"
+}
+verify "after the fault"
+
+if [[ "$fault" == kill ]]; then
+  wait_members 2
+  "$cluster_sh" restart "$dir" "$victim" || fail "restart of node $victim failed"
+  wait_members 3
+  verify "after node $victim rejoined"
+fi
+echo "PASS ($fault, workload $workload)"
