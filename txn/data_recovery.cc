@@ -18,6 +18,7 @@
 #include "platform/base/status_macros.h"
 #include "platform/object/object_codec.h"
 #include "txn/shared.h"
+#include "txn/slot_walk.h"
 #include "txn/txn.h"
 
 namespace fathom::txn {
@@ -86,24 +87,17 @@ absl::Status CopyRegion(node::Node& node, const memory::LocalRegion& memory, uin
     return absl::OkStatus();
   };
   std::vector<std::byte> buffer;
-  uint64_t offset = 0;
-  while (offset + object::kHeaderBytes <= memory.size()) {
-    const uint32_t capacity = object::LocalObject(memory.at(static_cast<uint32_t>(offset)), 64).ReadHeader().capacity;
-    if (capacity < 64 || capacity % 64 != 0 || offset + capacity > memory.size()) {
-      offset += 64;  // never used (zero), or not a slot start
-      continue;
-    }
-    absl::StatusOr<std::optional<WriteEntry>> entry =
-        CopySlot(memory, static_cast<uint32_t>(offset), capacity, buffer);
+  RETURN_IF_ERROR(ForEachSlot(memory, [&](uint32_t offset, uint32_t capacity) -> absl::Status {
+    absl::StatusOr<std::optional<WriteEntry>> entry = CopySlot(memory, offset, capacity, buffer);
     if (!entry.ok()) return entry.status();
-    offset += capacity;
-    if (!entry->has_value()) continue;
+    if (!entry->has_value()) return absl::OkStatus();
     const WriteEntry* one = &**entry;
     const size_t bytes = RecordSize(0, {&one, 1});
     if (batch_bytes + bytes > kFillRecordBytes) RETURN_IF_ERROR(send());
     batch.push_back(std::move(**entry));
     batch_bytes += bytes;
-  }
+    return absl::OkStatus();
+  }));
   return send();
 }
 

@@ -5,11 +5,36 @@
 // transaction whose coordinator has not decided yet, or decided and has not told this node: it truncates
 // (the copy installs the writes) or aborts (the record goes). Until none is left the region is not served,
 // so no new transaction can lock an object that a pending commit will still write.
+//
+// As it serves the copy, the node rebuilds its allocator state from the copy's object headers (the dead
+// primary's free lists are gone, as in FaRM §5.3): the slab of every slot with a header is claimed, so it
+// is never carved again and objects in it can be freed; a freed slot goes on a free list; slabs with no
+// slot at all become free to carve (Node::ServeRegion).
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
+#include "platform/object/local_object.h"
 #include "txn/shared.h"
+#include "txn/slot_walk.h"
+#include "platform/base/status_macros.h"
 #include "txn/txn.h"
 
 namespace fathom::txn {
+namespace {
+
+// The slots of `copy` that hold objects, and of those the ones whose object was freed.
+absl::Status FindSlots(const memory::LocalRegion& copy, std::vector<memory::Slot>* used,
+                       std::vector<memory::GlobalAddress>* freed) {
+  return ForEachSlot(copy, [&](uint32_t offset, uint32_t capacity) -> absl::Status {
+    const memory::GlobalAddress address{copy.id(), offset};
+    used->push_back(memory::Slot{address, capacity});
+    const object::ObjectHeader header = object::LocalObject(copy.at(offset), capacity).ReadHeader();
+    if (!header.live() && header.incarnation > 0) freed->push_back(address);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
 
 std::vector<uint32_t> TransactionService::promotions_waiting() const {
   node::Node& node = *shared_->node;
@@ -37,7 +62,19 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions()
     if (*pending > 0) continue;  // asked again on the next configuration or retry
     absl::StatusOr<memory::LocalRegion*> copy = shared_->backups.Registered(region, replicas->bytes);
     if (!copy.ok()) return copy.status();
-    if (absl::Status s = node.ServeRegion(*copy); !s.ok()) return s;
+    std::vector<memory::Slot> used;
+    std::vector<memory::GlobalAddress> freed;
+    RETURN_IF_ERROR(FindSlots(**copy, &used, &freed));
+    if (absl::Status s = node.ServeRegion(*copy, used); !s.ok()) return s;
+    // The freed slots go on thread 0's free list (the allocator state the dead primary's lists held).
+    absl::Status listed = node.RunOnThread(0, [&freed](node::NodeThread& thread) -> absl::Status {
+      for (const memory::GlobalAddress& address : freed) RETURN_IF_ERROR(thread.allocator().Free(address));
+      return absl::OkStatus();
+    });
+    if (!listed.ok()) {  // served anyway: those slots are only lost to allocation
+      fprintf(stderr, "txn: node %u listing the %zu freed slots of promoted region %u: %s\n", node.id(), freed.size(),
+              region, listed.ToString().c_str());
+    }
     served.push_back(region);
   }
   return served;

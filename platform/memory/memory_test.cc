@@ -156,6 +156,36 @@ TEST_F(MemoryTest, ClaimedSlabsAreNeverAllocatedAndTheirSlotsCanBeFreed) {
   EXPECT_EQ(reused->address, (GlobalAddress{2, 256}));
 }
 
+TEST_F(MemoryTest, AnAdoptedRegionKeepsItsUsedSlabsAndCarvesTheRest) {
+  auto own = NewRegion(1, 1 << 20);
+  auto adopted = NewRegion(2, 4 << 20);  // four 1 MiB slabs: a promoted copy with objects in slabs 0 and 2
+  SlabSource source({own.get()});
+  // Bad slots: nothing is added.
+  EXPECT_EQ(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, 100}, 128}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(source.AddRegion(adopted.get(), {Slot{GlobalAddress{3, 0}, 64}}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, 0}, 64}, Slot{GlobalAddress{2, 128}, 128}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, (4 << 20) - 64}, 128}}).code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, 256}, 128}, Slot{GlobalAddress{2, (2 << 20) + 64}, 64}})
+                  .ok());
+  SlabAllocator allocator(&source);
+  std::set<uint64_t> slabs;
+  for (int i = 0; i < 3; ++i) {  // the own region's slab, then the adopted region's slabs 1 and 3
+    auto slot = allocator.Allocate(kMaxSlotBytes);
+    ASSERT_TRUE(slot.ok()) << slot.status();
+    slabs.insert(uint64_t{slot->address.region} << 32 | slot->address.offset >> 20);
+  }
+  EXPECT_EQ(slabs, (std::set<uint64_t>{uint64_t{1} << 32, uint64_t{2} << 32 | 1, uint64_t{2} << 32 | 3}));
+  EXPECT_EQ(allocator.Allocate(kMaxSlotBytes).status().code(), absl::StatusCode::kResourceExhausted);
+  // An object in a used slab can be freed, and its slot is reused.
+  ASSERT_TRUE(allocator.Free(GlobalAddress{2, (2 << 20) + 64}).ok());
+  auto reused = allocator.Allocate(64);
+  ASSERT_TRUE(reused.ok());
+  EXPECT_EQ(reused->address, (GlobalAddress{2, (2 << 20) + 64}));
+}
+
 TEST_F(MemoryTest, ThreadsAllocateDisjointSlots) {
   auto region = NewRegion(2, 64 << 20);
   SlabSource source({region.get()});

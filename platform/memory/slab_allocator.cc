@@ -12,9 +12,30 @@ SlabSource::SlabSource(std::vector<LocalRegion*> regions, uint32_t slab_bytes) :
   for (LocalRegion* region : regions) regions_.push_back({region, 0});
 }
 
-void SlabSource::AddRegion(LocalRegion* region) {
+absl::Status SlabSource::AddRegion(LocalRegion* region, const std::vector<Slot>& used) {
+  absl::flat_hash_map<uint64_t, int> classes;
+  for (const Slot& slot : used) {
+    const int size_class = SizeClassFor(slot.capacity);
+    if (slot.address.region != region->id() || uint64_t{slot.address.offset} + slot.capacity > region->size() ||
+        size_class < 0 || SlotBytes(size_class) != slot.capacity ||
+        (slot.address.offset % slab_bytes_) % slot.capacity != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("region ", region->id(), ": ", slot.address.ToString(),
+                                                     " is not a slot of ", slot.capacity, " bytes in it"));
+    }
+    auto [it, added] = classes.try_emplace(SlabKey(region->id(), slot.address.offset / slab_bytes_), size_class);
+    if (it->second != size_class) {
+      return absl::InvalidArgumentError(absl::StrCat("region ", region->id(), ": the slab at ", slot.address.ToString(),
+                                                     " holds slots of ", SlotBytes(it->second), " and ", slot.capacity,
+                                                     " bytes"));
+    }
+  }
   MutexLock lock(&mu_);
+  for (const auto& [key, size_class] : classes) {
+    slab_classes_[key] = size_class;
+    claimed_.insert(key);
+  }
   regions_.push_back({region, 0});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {

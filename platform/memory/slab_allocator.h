@@ -47,7 +47,11 @@ class SlabSource {
   absl::StatusOr<Slab> TakeSlab(int size_class);
   // The size class of the slab holding `address`; NotFound if no slab was carved there.
   absl::StatusOr<int> SizeClassOf(GlobalAddress address) const;
-  void AddRegion(LocalRegion* region);
+  // Adds `region` whose slots `used` hold objects already (a promoted copy of another node's region):
+  // their slabs are claimed (Claim) and the rest of the region is carved as usual, in one step so no
+  // allocator can carve a used slab first. InvalidArgument (and nothing added) if a used slot lies outside
+  // the region, is not a slot of its size, or shares a slab with a slot of another size.
+  absl::Status AddRegion(LocalRegion* region, const std::vector<Slot>& used = {});
   // Marks the slab holding `address` as carved for `size_class` without handing it to any allocator, so
   // its slots are never allocated again (a restart rebuilt objects there from the SSD log) and can be
   // freed. Idempotent for the same class. NotFound if no region holds it; FailedPrecondition if the slab

@@ -391,9 +391,13 @@ absl::StatusOr<memory::LocalRegion*> Node::AllocateRegionCopy(uint32_t id, uint6
   return region_copies_.back().get();
 }
 
-absl::Status Node::ServeRegion(memory::LocalRegion* region) {
+absl::Status Node::ServeRegion(memory::LocalRegion* region, const std::vector<memory::Slot>& used) {
   MutexLock lock(&join_mu_);
   if (served_regions_.contains(region->id())) return absl::OkStatus();
+  if (!allocating_in_.contains(region->id())) {
+    if (absl::Status s = slab_source_->AddRegion(region, used); !s.ok()) return s;
+    allocating_in_.insert(region->id());
+  }
   for (auto& thread : threads_) {
     NodeThread* t = thread.get();
     absl::Status added = t->RunAndWait(

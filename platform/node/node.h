@@ -33,6 +33,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/fabric/fabric.h"
@@ -132,8 +133,9 @@ class Node final : public control::ControlHandler {
   absl::StatusOr<memory::LocalRegion*> AllocateRegionCopy(uint32_t id, uint64_t bytes);
   // Serves `region`, a copy of another node's region this node was promoted to serve as primary
   // (docs/recovery.md): every thread resolves objects in it, and peers import it when they join or this
-  // node republishes (Republish). `region` must outlive the node. Idempotent.
-  absl::Status ServeRegion(memory::LocalRegion* region);
+  // node republishes (Republish). The allocators carve its slabs, except those of the `used` slots (which
+  // hold objects: memory::SlabSource::AddRegion). `region` must outlive the node. Idempotent.
+  absl::Status ServeRegion(memory::LocalRegion* region, const std::vector<memory::Slot>& used = {});
   // Whether this node serves `region` as a promoted copy (ServeRegion).
   bool Serves(uint32_t region) const;
   // The memory of `region` as this node serves it (its own data region or a promoted copy); null if it
@@ -207,6 +209,7 @@ class Node final : public control::ControlHandler {
   // Bumped each time a peer is disconnected; part of the sessions of the rings it writes into.
   absl::flat_hash_map<uint32_t, uint64_t> generations_ ABSL_GUARDED_BY(join_mu_);
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> peer_regions_ ABSL_GUARDED_BY(join_mu_);
+  absl::flat_hash_set<uint32_t> allocating_in_ ABSL_GUARDED_BY(join_mu_);  // served copies in slab_source_
   // Copies of other nodes' regions this node serves as their promoted primary (ServeRegion), by id.
   std::map<uint32_t, memory::LocalRegion*> served_regions_ ABSL_GUARDED_BY(join_mu_);
   // The ring locations each peer published for us when connected: a Join with the same incarnation but

@@ -31,6 +31,8 @@ struct Outcome {
   std::vector<std::string> new_backup_copy;  // every object's slot in the new backup's copy, after the fill
   absl::Status write_after;                  // a write to node 2's former region, after the fill
   absl::Status alloc_near;                   // a new object near one of node 2's former region
+  absl::Status free_after;                   // freeing an object of node 2's former region, after the fill
+  uint64_t install_errors = ~uint64_t{0};    // at node 1 (the promoted primary), e.g. a free it could not take
   uint64_t history = 0;
 };
 
@@ -151,7 +153,15 @@ absl::StatusOr<Outcome> CrashNodeTwo(uint64_t seed, std::string_view crash_at_st
     if (added.ok()) outcome.alloc_near = alloc.Write(*added, "near");
     if (outcome.alloc_near.ok()) outcome.alloc_near = alloc.Commit();
   }
+  {
+    // The promoted primary rebuilt its allocator from the copy: the slot goes back to it.
+    txn::Transaction free = cluster.txns(3).Begin(0);
+    outcome.free_after = free.Free(refs[kObjects - 1]);
+    if (outcome.free_after.ok()) outcome.free_after = free.Commit();
+  }
   cluster.scheduler().RunFor(absl::Milliseconds(20));  // its truncation reaches the new backup
+  outcome.install_errors =
+      SumOverThreads(cluster, 1, [](txn::TxnThread& t) { return t.participant().stats().errors; });
   for (const object::ObjectRef& ref : refs) {
     outcome.new_backup_copy.push_back(outcome.new_backup == 0 ? "" : BackupCopyOf(cluster, outcome.new_backup, ref));
   }
@@ -165,8 +175,10 @@ void ExpectEveryObject(const Outcome& outcome, std::string_view first) {
   EXPECT_EQ(outcome.new_backup, 3u);
   EXPECT_OK(outcome.write_after);
   EXPECT_OK(outcome.alloc_near);
+  EXPECT_OK(outcome.free_after);
+  EXPECT_EQ(outcome.install_errors, 0u) << "the promoted primary failed to install (free) something";
   ASSERT_EQ(outcome.new_backup_copy.size(), static_cast<size_t>(kObjects));
-  for (int i = 0; i < kObjects; ++i) {
+  for (int i = 0; i < kObjects - 1; ++i) {  // the last one was freed
     const std::string expected = i == 0 ? std::string(first) : i == 1 ? "v2-1" : absl::StrCat("v0-", i);
     EXPECT_NE(outcome.new_backup_copy[i].find(expected), std::string::npos)
         << "object " << i << " is not in the new backup's copy";
