@@ -81,10 +81,11 @@ ABSL_FLAG(std::string, json_out, "", "also write the report as JSON to this path
 ABSL_FLAG(uint64_t, seed, 0, "random seed; 0: pick one from the clock (printed to stderr)");
 ABSL_FLAG(int64_t, warmup_ops, 0, "unmeasured operations before the run phase's clock starts");
 ABSL_FLAG(int, status_interval_s, 10, "seconds between progress lines on stderr");
-ABSL_FLAG(absl::Duration, retry_deadline, absl::Seconds(5),
+ABSL_FLAG(absl::Duration, retry_deadline, absl::Seconds(10),
           "fathom backend, node clients: an operation that fails with Unavailable, DeadlineExceeded or "
           "Cancelled (a member failed, a connection is being made again) is tried again with backoff until "
-          "this long after its first failure; 0: never");
+          "this long after its first failure; 0: never. The default covers a killed CM with 2 s leases "
+          "(suspicion, then a lease period before its regions move: ~4-5 s) on a loaded machine");
 
 namespace fathom::ycsb {
 namespace {

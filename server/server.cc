@@ -472,16 +472,22 @@ coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
     result.waiting = true;
     return result;
   }
+  // Waiting is normal while the cluster reconfigures: said at most once a second.
+  auto log_waiting = [this](const std::string& line) {
+    if (absl::Now() - recovery_logged_ < absl::Seconds(1)) return;
+    recovery_logged_ = absl::Now();
+    Log(line);
+  };
   absl::StatusOr<std::vector<uint32_t>> served = txns->ServePromotedRegions();
   if (!served.ok()) {
-    Log(absl::StrCat("cannot serve a promoted region yet: ", served.status().ToString()));
+    log_waiting(absl::StrCat("cannot serve a promoted region yet: ", served.status().ToString()));
   } else {
     for (uint32_t region : *served) Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)"));
     result.served_new = !served->empty();
   }
   absl::StatusOr<std::vector<txn::TransactionService::Filled>> filled = txns->FillBackups();
   if (!filled.ok()) {
-    Log(absl::StrCat("cannot fill a new backup yet: ", filled.status().ToString()));
+    log_waiting(absl::StrCat("cannot fill a new backup yet: ", filled.status().ToString()));
   } else {
     for (const auto& [region, backup] : *filled) {
       absl::StatusOr<coordinator::Configuration> marked =

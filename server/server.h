@@ -147,6 +147,9 @@ class Server {
   // This node's part of recovery, run by the membership follower (coordinator::MembershipOptions::recover):
   // serve promoted regions, fill new backups of the regions it is primary of.
   coordinator::RecoveryStep Recover(uint64_t epoch);
+  // The follower thread's only: when Recover last logged why it could not fill or promote yet (a backup
+  // that has not seen the configuration refuses, and is asked again at every configuration).
+  absl::Time recovery_logged_ = absl::InfinitePast();
 
   ServerOptions options_;
   uint32_t id_ = 0;

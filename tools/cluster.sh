@@ -2,7 +2,7 @@
 # cluster.sh: a throwaway Fathom cluster on this machine — one ZooKeeper server and N fathomd processes.
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
-#                          [--threads=2] [--lease_period=2s] [--data_dir] [--build | --bin=BINDIR]
+#                          [--threads=2] [--lease_period=2s] [--backups=1] [--data_dir] [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
 #   tools/cluster.sh kill DIR N              SIGKILL node N
 #   tools/cluster.sh pause DIR N SECONDS     SIGSTOP node N, then SIGCONT after SECONDS
@@ -239,7 +239,8 @@ cmd_stop() {
 }
 
 cmd_start() {
-  local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s build=0 bin="" data=0 arg
+  local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s backups=1 build=0 bin=""
+  local data=0 arg
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
@@ -247,6 +248,7 @@ cmd_start() {
       --dir=*) dir=${arg#*=} ;;
       --cluster=*) cluster=${arg#*=} ;;
       --lease_period=*) lease_period=${arg#*=} ;;
+      --backups=*) backups=${arg#*=} ;;
       --memory=*) memory=${arg#*=} ;;
       --threads=*) threads=${arg#*=} ;;
       --build) build=1 ;;
@@ -256,6 +258,7 @@ cmd_start() {
     esac
   done
   [[ "$nodes" =~ ^[0-9]+$ && "$nodes" -ge 1 && "$nodes" -le 64 ]] || die "--nodes must be 1..64"
+  [[ "$backups" =~ ^[0-9]+$ && "$backups" -lt "$nodes" ]] || die "--backups must be 0..nodes-1"
   command -v java >/dev/null || die "java not found (tools/bootstrap.sh installs it)"
   [[ -f /usr/share/java/zookeeper.jar ]] || die "ZooKeeper not installed (tools/bootstrap.sh installs it)"
 
@@ -305,7 +308,7 @@ EOF
     {
       printf '%s\n' "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" --listen=127.0.0.1:0 \
         --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
-        --lease_period="$lease_period"
+        --lease_period="$lease_period" --backups="$backups"
       if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
     } >"$dir/node-$id.cmd"
     launch_node "$dir" "$id"
@@ -324,7 +327,7 @@ EOF
 
   cat <<EOF
 
-cluster '$cluster' is up: $nodes node(s), transports $transports, ZooKeeper $zk
+cluster '$cluster' is up: $nodes node(s), transports $transports, $backups backup(s) per region, ZooKeeper $zk
 run directory: $dir
 
   $dir/bin/fathomctl status --zk=$zk --cluster=$cluster --token_file=$dir/token

@@ -35,7 +35,7 @@ struct FathomClusterOptions {
   bool tcp = false;       // UCX tcp instead of shared memory
   int backups = 1;        // f
   uint64_t records = 0;   // records the table must hold (sizes the table and memory)
-  absl::Duration retry_deadline = absl::Seconds(5);  // FathomAsyncBackend's
+  absl::Duration retry_deadline = absl::Seconds(10);  // FathomAsyncBackend's
 };
 
 class FathomCluster final : public AsyncLanes {
@@ -96,7 +96,7 @@ class FathomBackend final : public Backend {
 class FathomAsyncBackend final : public AsyncBackend {
  public:
   FathomAsyncBackend(txn::TxnThread* thread, kv::Table table, uint64_t seed,
-                     absl::Duration retry_deadline = absl::Seconds(5))
+                     absl::Duration retry_deadline = absl::Seconds(10))
       : thread_(thread), table_(std::move(table)), seed_(seed), retry_deadline_(retry_deadline) {}
 
   void Read(const std::string& table, const std::string& key, const FieldList* fields, ReadDone done) override;

@@ -34,7 +34,7 @@ struct RemoteFathomOptions {
   std::string table = "usertable";
   uint64_t records = 0;  // sizes the table if the driver creates it
   uint64_t seed = 1;     // retry jitter of the lanes
-  absl::Duration retry_deadline = absl::Seconds(5);  // FathomAsyncBackend's
+  absl::Duration retry_deadline = absl::Seconds(10);  // FathomAsyncBackend's
 };
 
 class RemoteFathom final : public AsyncLanes {

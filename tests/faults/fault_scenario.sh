@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One fault against a real cluster under load, with assertions: 3 fathomd over UCX shared memory
-# (tools/cluster.sh, f = 1, lease 2 s) and a real ZooKeeper; WORKLOAD's records are loaded; the YCSB driver
+# (tools/cluster.sh, f = 1, lease 2 s; or as OPTIONS say) and a real ZooKeeper; WORKLOAD's records are loaded; the YCSB driver
 # (a client-only member) runs WORKLOAD for 20 s (maxexecutiontime); once it has made progress for 2 s,
 # FAULT is injected. Asserted:
 #   - the driver exits 0 and reports no operation that ended in error (its retries cover the failover;
@@ -8,11 +8,20 @@
 #   - a fresh driver then reads every loaded record (--phase=verify: none lost, none left locked);
 #   - kill: the killed node, restarted, rejoins as a fresh member and every record still reads.
 #
-#   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB
+#   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp]
 #   FAULT: kill | kill-cm | pause | zk      WORKLOAD: b | bank | ...
 set -uo pipefail
 
 fault=$1 workload=$2 cluster_sh=$3
+nodes=3 backups=1 transports=sm fabric=shm
+for option in "${@:7}"; do
+  case "$option" in
+    --nodes=*) nodes=${option#*=} ;;
+    --backups=*) backups=${option#*=} ;;
+    --tcp) transports=tcp fabric=tcp ;;
+    *) echo "unknown option $option" >&2; exit 2 ;;
+  esac
+done
 records=${FAULT_RECORDS:-5000}
 run_seconds=${FAULT_RUN_SECONDS:-20}
 bin="$TEST_TMPDIR/bin"
@@ -23,7 +32,7 @@ cp "$4" "$5" "$bin/"
 ycsb=$6  # run from the runfiles, where it finds its workload files
 
 fail() {
-  echo "FAIL ($fault, workload $workload): $*" >&2
+  echo "FAIL ($fault, workload $workload, $nodes nodes, f=$backups, $transports): $*" >&2
   for log in "$dir"/node-*.log; do
     echo "--- $log (last lines)" >&2
     grep -v "^txn: freeing" "$log" | tail -n 20 >&2 || true
@@ -40,7 +49,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=2s >"$out/start.out" 2>&1 ||
+"$cluster_sh" start --nodes="$nodes" --backups="$backups" --transports="$transports" --bin="$bin" --dir="$dir" \
+  --lease_period=2s >"$out/start.out" 2>&1 ||
   fail "cluster start failed: $(tail -n 5 "$out/start.out")"
 zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
 status() { "$bin/fathomctl" status --zk="$zk" --cluster=local --token_file="$dir/token" 2>&1; }
@@ -54,9 +64,9 @@ wait_members() {
     sleep 0.5
   done
 }
-wait_members 3
+wait_members "$nodes"
 common=(--workload="$workload" --zk="$zk" --cluster=local --token_file="$dir/token" --threads=4 --seed=7
-  -p recordcount="$records")
+  --fathom_fabric="$fabric" -p recordcount="$records")
 "$ycsb" "${common[@]}" --phase=load >"$out/load.out" 2>"$out/load.err" || fail "load failed: $(tail -n 3 "$out/load.err")"
 
 cm=$(status | grep -o "manager node [0-9]*" | grep -o "[0-9]*$")
@@ -99,9 +109,9 @@ verify() {
 verify "after the fault"
 
 if [[ "$fault" == kill ]]; then
-  wait_members 2
+  wait_members $((nodes - 1))
   "$cluster_sh" restart "$dir" "$victim" || fail "restart of node $victim failed"
-  wait_members 3
+  wait_members "$nodes"
   verify "after node $victim rejoined"
 fi
-echo "PASS ($fault, workload $workload)"
+echo "PASS ($fault, workload $workload, $nodes nodes, f=$backups, $transports)"
