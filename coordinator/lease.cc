@@ -108,14 +108,17 @@ void LeaseTable::SetMembers(const coordinator::Configuration& config, uint32_t s
     if (it != entries_.end() && it->second.incarnation == m.incarnation()) {
       next[m.node_id()] = it->second;
     } else {
-      next[m.node_id()] = Entry{m.incarnation(), now, 0};
+      next[m.node_id()] = Entry{m.incarnation(), now, 0, /*joining=*/true};
     }
   }
   entries_ = std::move(next);
 }
 
 void LeaseTable::RenewAll(absl::Time now) {
-  for (auto& [id, entry] : entries_) entry.last_renewal = std::max(entry.last_renewal, now);
+  for (auto& [id, entry] : entries_) {
+    entry.last_renewal = std::max(entry.last_renewal, now);
+    entry.joining = false;
+  }
 }
 
 LeaseVerdict LeaseTable::Renew(uint32_t node_id, uint64_t incarnation, absl::Time now) {
@@ -123,13 +126,14 @@ LeaseVerdict LeaseTable::Renew(uint32_t node_id, uint64_t incarnation, absl::Tim
   if (it == entries_.end() || it->second.incarnation != incarnation) return LeaseVerdict::kNotMember;
   it->second.last_renewal = std::max(it->second.last_renewal, now);
   ++it->second.renewals;
+  it->second.joining = false;
   return LeaseVerdict::kGranted;
 }
 
 std::vector<std::pair<uint32_t, uint64_t>> LeaseTable::Expired(absl::Time now) const {
   std::vector<std::pair<uint32_t, uint64_t>> out;
   for (const auto& [id, entry] : entries_) {
-    if (now - entry.last_renewal >= period_) out.push_back({id, entry.incarnation});
+    if (now - entry.last_renewal >= (entry.joining ? join_grace_ : period_)) out.push_back({id, entry.incarnation});
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #ifndef FATHOM_COORDINATOR_LEASE_H_
 #define FATHOM_COORDINATOR_LEASE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -67,15 +68,20 @@ class LeaseTable {
     uint64_t incarnation = 0;
     absl::Time last_renewal;  // or when the member (or this CM) appeared
     uint64_t renewals = 0;
+    bool joining = false;     // admitted while this CM ran and not renewed yet: has the join grace
   };
 
-  explicit LeaseTable(absl::Duration period) : period_(period) {}
+  // `join_grace`: how long a member that joined has for its first renewal, if longer than the period (it
+  // connects to every member first, which takes longer than a short lease).
+  explicit LeaseTable(absl::Duration period, absl::Duration join_grace = absl::ZeroDuration())
+      : period_(period), join_grace_(std::max(period, join_grace)) {}
 
   // Follows a new configuration: its members (but `self`) that are new, or back as another incarnation,
-  // get a lease from `now`; members that left are forgotten.
+  // get a lease from `now`, with the join grace; members that left are forgotten.
   void SetMembers(const coordinator::Configuration& config, uint32_t self, absl::Time now);
   // Gives every member a lease from `now` (a CM that just took over, or that was stalled itself and so
-  // could not hear renewals, blames no one for the gap).
+  // could not hear renewals, blames no one for the gap), without the join grace: members it took over
+  // have joined long ago, and a dead CM among them must go after one period.
   void RenewAll(absl::Time now);
   void Clear() { entries_.clear(); }
   // A request from `node_id`: granted if it is a member with this incarnation.
@@ -89,6 +95,7 @@ class LeaseTable {
 
  private:
   const absl::Duration period_;
+  const absl::Duration join_grace_;
   std::map<uint32_t, Entry> entries_;
 };
 

@@ -18,7 +18,7 @@ uint64_t Millis(absl::Duration d) { return d <= absl::ZeroDuration() ? 0 : absl:
 
 }  // namespace
 
-LeaseAgent::LeaseAgent(LeaseOptions options) : options_(options), table_(options.period) {}
+LeaseAgent::LeaseAgent(LeaseOptions options) : options_(options), table_(options.period, options.join_grace) {}
 
 LeaseAgent::~LeaseAgent() { Stop(); }
 

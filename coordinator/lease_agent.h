@@ -55,6 +55,10 @@ struct LeaseOptions {
   // Requests per period (so a member survives renewals_per_period - 1 lost or late ones); also how often
   // the CM looks for expired leases, twice as often.
   int renewals_per_period = 4;
+  // A member the CM admits has this long (or the period, if longer) to renew for the first time: it joins
+  // every member before it asks, which takes longer than a short lease (200 ms leases removed every
+  // joining YCSB driver here).
+  absl::Duration join_grace = absl::Seconds(2);
   const Clock* clock = Clock::Real();
   bool background = true;  // false: no thread; the owner calls Tick()
   int thread = 0;          // node thread that sends the requests

@@ -121,5 +121,27 @@ TEST(LeaseTableTest, ConfigurationChangesKeepRenewalsAndResetNewcomers) {
   EXPECT_EQ(table.entries().size(), 1u);
 }
 
+// A member admitted while the CM runs has the join grace for its first renewal; after it, the period
+// again. Members a new CM takes over (RenewAll) have only the period, so a dead old CM goes quickly.
+TEST(LeaseTableTest, AJoiningMemberHasTheJoinGraceForItsFirstRenewalOnly) {
+  const absl::Time t0 = absl::UnixEpoch();
+  LeaseTable table(absl::Milliseconds(200), /*join_grace=*/absl::Seconds(2));
+  table.SetMembers(Config({{1, 1}, {2, 2}, {3, 3}}), 1, t0);
+  EXPECT_TRUE(table.Expired(t0 + absl::Milliseconds(1999)).empty());
+  EXPECT_EQ(table.Expired(t0 + absl::Seconds(2)).size(), 2u);
+  EXPECT_EQ(table.Renew(2, 2, t0 + absl::Seconds(1)), LeaseVerdict::kGranted);
+  auto expired = table.Expired(t0 + absl::Milliseconds(1200));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].first, 2u);  // renewed once: the period from then on
+  LeaseTable taken_over(absl::Milliseconds(200), absl::Seconds(2));
+  taken_over.SetMembers(Config({{1, 1}, {2, 2}}), 1, t0);
+  taken_over.RenewAll(t0);
+  EXPECT_EQ(taken_over.Expired(t0 + absl::Milliseconds(200)).size(), 1u);
+  // The grace is never shorter than the period.
+  LeaseTable long_lease(absl::Seconds(5), absl::Seconds(2));
+  long_lease.SetMembers(Config({{1, 1}, {2, 2}}), 1, t0);
+  EXPECT_TRUE(long_lease.Expired(t0 + absl::Seconds(4)).empty());
+}
+
 }  // namespace
 }  // namespace fathom::coordinator
