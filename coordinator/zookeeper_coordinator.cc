@@ -154,7 +154,7 @@ void ZooKeeperCoordinator::Close() {
   if (zh != nullptr) zookeeper_close(zh);
 }
 
-absl::Status ZooKeeperCoordinator::Open() {
+absl::Status ZooKeeperCoordinator::Open(const std::string& session) {
   HandleContext* ctx;
   {
     MutexLock lock(&mu_);
@@ -162,10 +162,13 @@ absl::Status ZooKeeperCoordinator::Open() {
     ctx = context();
     connected_ = false;
     expired_ = false;
+    attempt_started_ = absl::Now();
   }
+  clientid_t id{};
+  if (session.size() == sizeof id) std::memcpy(&id, session.data(), sizeof id);
   zhandle_t* zh = zookeeper_init2(options_.connect_string.c_str(), &Watcher,
-                                  static_cast<int>(absl::ToInt64Milliseconds(options_.session_timeout)), nullptr, ctx, 0,
-                                  ClientLog);
+                                  static_cast<int>(absl::ToInt64Milliseconds(options_.session_timeout)),
+                                  session.size() == sizeof id ? &id : nullptr, ctx, 0, ClientLog);
   if (zh == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("zookeeper_init(\"", options_.connect_string, "\"): ", strerror(errno)));
@@ -204,7 +207,7 @@ void ZooKeeperCoordinator::OnEvent(uint64_t generation, int type, int state, con
       connected_ = false;
       expired_ = true;
     } else {
-      if (connected_) disconnected_at_ = absl::Now();
+      if (connected_) disconnected_at_ = attempt_started_ = absl::Now();
       connected_ = false;  // connecting again; the session may still come back
     }
   } else if (path == root_ + "/config") {
@@ -237,13 +240,19 @@ void ZooKeeperCoordinator::Run() {
       if (closed_) return;
       if (!expired_ && connected_) zh = zh_;
     }
-    bool expired;
+    bool expired, stuck;
     {
       MutexLock lock(&mu_);
       expired = expired_;
+      stuck = !connected_ && session_id_ != 0 && options_.reattach_interval > absl::ZeroDuration() &&
+              absl::Now() - attempt_started_ >= options_.reattach_interval;
     }
     if (expired) {
       Reopen();
+      continue;
+    }
+    if (stuck) {
+      Reattach();
       continue;
     }
     if (zh != nullptr) backoff = !Step(zh);
@@ -273,6 +282,28 @@ void ZooKeeperCoordinator::Reopen() {
     absl::SleepFor(options_.retry_interval);
     MutexLock lock(&mu_);
     expired_ = true;  // try again
+  }
+}
+
+// The session may still live: only the handle's connection attempt is replaced. The member and election
+// znodes, the role and the configuration stay; everything is read again once connected.
+void ZooKeeperCoordinator::Reattach() {
+  zhandle_t* old;
+  std::string session;
+  {
+    MutexLock lock(&mu_);
+    while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
+    if (connected_ || expired_ || closed_ || zh_ == nullptr) return;
+    const clientid_t* id = zoo_client_id(zh_);
+    session.assign(reinterpret_cast<const char*>(id), sizeof *id);
+    old = zh_;
+    zh_ = nullptr;
+    ++generation_;  // whatever the old handle still reports is ignored
+    ++reattaches_;
+  }
+  zookeeper_close(old);  // not connected: the session is not closed
+  if (absl::Status s = Open(session); !s.ok()) {
+    fprintf(stderr, "coordinator %s: %s\n", root_.c_str(), s.ToString().c_str());
   }
 }
 
@@ -903,6 +934,11 @@ absl::Status ZooKeeperCoordinator::config_status() const {
 int ZooKeeperCoordinator::session_expirations() const {
   MutexLock lock(&mu_);
   return expirations_;
+}
+
+int ZooKeeperCoordinator::reattaches() const {
+  MutexLock lock(&mu_);
+  return reattaches_;
 }
 
 absl::Status ZooKeeperCoordinator::ExpireSessionForTesting() {

@@ -62,6 +62,10 @@ struct ZooKeeperCoordinatorOptions {
   // elect another CM, with the CM's own lease on top: the server sets session_timeout - 2 lease periods.
   // Zero: the role ends with the connection.
   absl::Duration manager_hold = absl::ZeroDuration();
+  // While disconnected, the handle is replaced by a fresh one on the same session this often: the C
+  // client waits 2/3 of the session timeout on one connection attempt, and an attempt that reached a
+  // server while it was starting waited that long here (13 s of a 20 s session) after it was up.
+  absl::Duration reattach_interval = absl::Seconds(2);
   int max_update_attempts = 1000;
 };
 
@@ -97,6 +101,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status config_status() const;
   // ZooKeeper sessions that expired under this coordinator (each one was replaced).
   int session_expirations() const;
+  // Handles replaced while disconnected, on the same session (reattach_interval).
+  int reattaches() const;
   // "/fathom/<cluster>".
   const std::string& root() const { return root_; }
   // Makes the server expire this coordinator's session (another client takes it over and closes it).
@@ -112,12 +118,16 @@ class ZooKeeperCoordinator final : public Coordinator {
   explicit ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options);
   static void Watcher(zhandle_t* zh, int type, int state, const char* path, void* context);
   void OnEvent(uint64_t generation, int type, int state, const std::string& path);
-  absl::Status Open() ABSL_LOCKS_EXCLUDED(mu_);
+  // A new handle; on `session` (the bytes of an existing session's clientid_t: it keeps its ephemeral
+  // znodes) if not empty.
+  absl::Status Open(const std::string& session = "") ABSL_LOCKS_EXCLUDED(mu_);
   bool WaitConnected(absl::Time deadline);
   void Run();
   // One round of background work; false if something failed (retried after retry_interval).
   bool Step(zhandle_t* zh);
   void Reopen();
+  // Disconnected for reattach_interval: a new handle on the same session (Open(session)).
+  void Reattach();
   absl::Status EnsurePaths(zhandle_t* zh);
   absl::Status Register(zhandle_t* zh);
   absl::Status Elect(zhandle_t* zh);
@@ -143,9 +153,11 @@ class ZooKeeperCoordinator final : public Coordinator {
   int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time disconnected_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time attempt_started_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // the current handle's connecting
   bool expired_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   int expirations_ ABSL_GUARDED_BY(mu_) = 0;
+  int reattaches_ ABSL_GUARDED_BY(mu_) = 0;
   // Background work still to do (set by watches and reconnection, cleared when done).
   bool paths_ready_ ABSL_GUARDED_BY(mu_) = false;
   bool config_dirty_ ABSL_GUARDED_BY(mu_) = true;

@@ -432,10 +432,23 @@ TEST_F(ZooKeeperCoordinatorTest, TheManagerKeepsItsRoleThroughAZooKeeperOutageFo
   ASSERT_TRUE(Eventually([&] { return nodes_[0]->state() == CoordinatorState::kDisconnected; }));
   EXPECT_TRUE(nodes_[0]->is_manager());
   EXPECT_FALSE(nodes_[1]->is_manager());
+  // Still down after a reattach interval: the handles are replaced on the same sessions.
+  ASSERT_TRUE(Eventually([&] { return nodes_[0]->reattaches() >= 1 && nodes_[1]->reattaches() >= 1; }));
+  EXPECT_TRUE(nodes_[0]->is_manager());
   ASSERT_TRUE(zk_->Restart().ok());
-  ASSERT_TRUE(Eventually([&] { return nodes_[0]->state() == CoordinatorState::kConnected; }));
+  ASSERT_TRUE(Eventually([&] {
+    return nodes_[0]->state() == CoordinatorState::kConnected && nodes_[1]->state() == CoordinatorState::kConnected;
+  }));
   EXPECT_TRUE(nodes_[0]->is_manager());
   EXPECT_EQ(nodes_[0]->session_expirations(), 0);
+  EXPECT_EQ(nodes_[1]->session_expirations(), 0);
+  // The same sessions: the registrations and the configuration are as before, and still work.
+  const uint64_t epoch = nodes_[0]->GetConfiguration()->epoch();
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_TRUE(AllSee({1, 2}));
+  EXPECT_EQ(nodes_[0]->GetConfiguration()->epoch(), epoch);
+  ASSERT_TRUE(nodes_[1]->Leave().ok());
+  ASSERT_TRUE(Eventually([&] { return AllSee({1}); }));
 }
 
 }  // namespace

@@ -83,6 +83,9 @@ absl::Status ClientMember::Start() {
   zk.cluster = options_.cluster;
   zk.connect_timeout = options_.join_timeout;
   zk.join_timeout = options_.join_timeout;
+  // As fathomd's: its session outlives a ZooKeeper outage the members' leases ride through (its lease is
+  // what removes it when it dies).
+  zk.session_timeout = options_.zookeeper_session_timeout;
   auto created = coordinator::ZooKeeperCoordinator::Create(zk);
   if (!created.ok()) return created.status();
   coordinator_ = std::move(*created);

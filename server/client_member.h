@@ -36,6 +36,7 @@ struct ClientMemberOptions {
   uint32_t node_id = 0;            // 0: the highest id no member has
   std::string listen = "127.0.0.1:0";
   absl::Duration lease_period = absl::Seconds(2);
+  absl::Duration zookeeper_session_timeout = absl::Seconds(20);  // fathomd's default
   absl::Duration join_timeout = absl::Seconds(30);
 };
 
