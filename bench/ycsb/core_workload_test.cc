@@ -329,3 +329,49 @@ TEST(CoreWorkloadTest, InitFailureFailsThePhase) {
 
 }  // namespace
 }  // namespace fathom::ycsb
+
+namespace fathom::ycsb {
+namespace {
+
+// maxexecutiontime: the run stops starting operations that long after its clock started, whatever is left
+// of operationcount.
+TEST(CoreWorkloadTest, TheRunStopsAtMaxExecutionTime) {
+  Properties props = Workload('a');
+  ASSERT_TRUE(props.SetFromAssignment("operationcount=1000000000000").ok());
+  std::unique_ptr<CoreWorkload> workload = MustCreate(props);
+  MemoryStore store;
+  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 2});
+  const PhaseResult run = MustRun(*workload, &store,
+                                  {.phase = Phase::kRun, .threads = 2, .target_ops_per_sec = 2000,
+                                   .max_execution_time = absl::Milliseconds(300)});
+  EXPECT_GT(run.operations, 0u);
+  EXPECT_LT(run.operations, 100000u);  // at 2000 ops/s the budget would last for years
+}
+
+// VerifyRecords reads every loaded record once and names what is missing or incomplete.
+TEST(CoreWorkloadTest, VerifyRecordsFindsMissingAndIncompleteRecords) {
+  Properties props = Workload('a');
+  ASSERT_TRUE(props.SetFromAssignment("recordcount=50").ok());
+  std::unique_ptr<CoreWorkload> workload = MustCreate(props);
+  MemoryStore store;
+  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 2});
+  MemoryBackend db(&store);
+  CoreWorkload::VerifyReport all = workload->VerifyRecords(db);
+  EXPECT_EQ(all.records, 50);
+  EXPECT_EQ(all.ok, 50);
+  EXPECT_TRUE(all.errors.empty());
+  ASSERT_TRUE(db.Delete("usertable", workload->BuildKeyName(3)).ok());
+  ASSERT_TRUE(db.Delete("usertable", workload->BuildKeyName(5)).ok());
+  ASSERT_TRUE(db.Insert("usertable", workload->BuildKeyName(5), Record{{"field0", "only one"}}).ok());
+  CoreWorkload::VerifyReport broken = workload->VerifyRecords(db);
+  EXPECT_EQ(broken.records, 50);
+  EXPECT_EQ(broken.ok, 48);
+  EXPECT_EQ(broken.missing, 1);
+  EXPECT_EQ(broken.failed, 1);
+  bool named = false;
+  for (const auto& [what, count] : broken.errors) named = named || what.rfind(workload->BuildKeyName(5) + ": ", 0) == 0;
+  EXPECT_TRUE(named) << "the incomplete record's key is not named";
+}
+
+}  // namespace
+}  // namespace fathom::ycsb
