@@ -335,12 +335,18 @@ namespace {
 
 // maxexecutiontime: the run stops starting operations that long after its clock started, whatever is left
 // of operationcount.
-TEST(CoreWorkloadTest, TheRunStopsAtMaxExecutionTime) {
+// Workload A with `assignment`, loaded into `store`.
+std::unique_ptr<CoreWorkload> LoadedWorkloadA(const std::string& assignment, MemoryStore* store) {
   Properties props = Workload('a');
-  ASSERT_TRUE(props.SetFromAssignment("operationcount=1000000000000").ok());
+  EXPECT_TRUE(props.SetFromAssignment(assignment).ok());
   std::unique_ptr<CoreWorkload> workload = MustCreate(props);
+  MustRun(*workload, store, {.phase = Phase::kLoad, .threads = 2});
+  return workload;
+}
+
+TEST(CoreWorkloadTest, TheRunStopsAtMaxExecutionTime) {
   MemoryStore store;
-  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 2});
+  std::unique_ptr<CoreWorkload> workload = LoadedWorkloadA("operationcount=1000000000000", &store);
   const PhaseResult run = MustRun(*workload, &store,
                                   {.phase = Phase::kRun, .threads = 2, .target_ops_per_sec = 2000,
                                    .max_execution_time = absl::Milliseconds(300)});
@@ -350,11 +356,8 @@ TEST(CoreWorkloadTest, TheRunStopsAtMaxExecutionTime) {
 
 // VerifyRecords reads every loaded record once and names what is missing or incomplete.
 TEST(CoreWorkloadTest, VerifyRecordsFindsMissingAndIncompleteRecords) {
-  Properties props = Workload('a');
-  ASSERT_TRUE(props.SetFromAssignment("recordcount=50").ok());
-  std::unique_ptr<CoreWorkload> workload = MustCreate(props);
   MemoryStore store;
-  MustRun(*workload, &store, {.phase = Phase::kLoad, .threads = 2});
+  std::unique_ptr<CoreWorkload> workload = LoadedWorkloadA("recordcount=50", &store);
   MemoryBackend db(&store);
   CoreWorkload::VerifyReport all = workload->VerifyRecords(db);
   EXPECT_EQ(all.records, 50);
