@@ -22,7 +22,7 @@ tools/cluster.sh start --nodes=3 --dir="$dir" --lease_period="${LEASE:-2s}" >"$o
 zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
 ycsb="$(bazel info -c opt bazel-bin 2>/dev/null)/bench/ycsb"
 common=(--workload=b --zk="$zk" --cluster=local --token_file="$dir/token" --threads=8 --seed=5 -p recordcount=10000)
-"$ycsb" "${common[@]}" --phase=load >"$out.load" 2>&1
+timeout 300 "$ycsb" "${common[@]}" --phase=load >"$out.load" 2>&1  # bounded: a cluster that keeps removing the driver never finishes
 echo "load: exit $?"
 cm=$("$dir/bin/fathomctl" status --zk="$zk" --cluster=local --token_file="$dir/token" 2>/dev/null |
   grep -o "manager node [0-9]*" | grep -o "[0-9]*$")
