@@ -169,6 +169,17 @@ absl::StatusOr<Outcome> CrashNodeTwo(uint64_t seed, std::string_view crash_at_st
   return outcome;
 }
 
+// CrashNodeTwo twice with the same seed: the simulation must replay the same history.
+absl::StatusOr<Outcome> CrashNodeTwoTwice(uint64_t seed, std::string_view crash_at_step, bool also_on_three,
+                                          bool hold_truncation = false) {
+  absl::StatusOr<Outcome> first = CrashNodeTwo(seed, crash_at_step, also_on_three, hold_truncation);
+  if (!first.ok()) return first.status();
+  absl::StatusOr<Outcome> second = CrashNodeTwo(seed, crash_at_step, also_on_three, hold_truncation);
+  if (!second.ok()) return second.status();
+  if (first->history != second->history) return absl::InternalError("the two runs of one seed diverged");
+  return first;
+}
+
 void ExpectEveryObject(const Outcome& outcome, std::string_view first) {
   // The new backup holds every object (copied by the primary, or by the commit after it).
   EXPECT_EQ(outcome.filling_after, 0) << "a new backup was never filled";
@@ -195,9 +206,7 @@ void ExpectEveryObject(const Outcome& outcome, std::string_view first) {
 TEST(PromotionTest, TheBackupServesTheCommittedDataOfARegionWhosePrimaryCrashed) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwo(seed, "", false));
-    ASSERT_OK_AND_ASSIGN(Outcome second, CrashNodeTwo(seed, "", false));
-    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwoTwice(seed, "", false));
     EXPECT_EQ(first.primary_after, 1u);
     ExpectEveryObject(first, "v0-0");
   }
@@ -210,9 +219,7 @@ TEST(PromotionTest, TheBackupServesTheCommittedDataOfARegionWhosePrimaryCrashed)
 TEST(PromotionTest, ACommitWhosePrimaryCrashedAfterCommitBackupIsInstalledByThePromotedBackup) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwo(seed, "commit_primary", /*also_on_three=*/true));
-    ASSERT_OK_AND_ASSIGN(Outcome second, CrashNodeTwo(seed, "commit_primary", /*also_on_three=*/true));
-    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwoTwice(seed, "commit_primary", /*also_on_three=*/true));
     EXPECT_OK(first.in_flight_commit);
     ExpectEveryObject(first, "v1-0");
   }
@@ -223,9 +230,7 @@ TEST(PromotionTest, ACommitWhosePrimaryCrashedAfterCommitBackupIsInstalledByTheP
 TEST(PromotionTest, APromotedBackupServesOnlyOnceItsPendingCommitsAreInstalled) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwo(seed, "commit_primary", true, /*hold_truncation=*/true));
-    ASSERT_OK_AND_ASSIGN(Outcome second, CrashNodeTwo(seed, "commit_primary", true, /*hold_truncation=*/true));
-    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwoTwice(seed, "commit_primary", true, /*hold_truncation=*/true));
     EXPECT_OK(first.in_flight_commit);
     ExpectEveryObject(first, "v1-0");
   }
@@ -236,9 +241,7 @@ TEST(PromotionTest, APromotedBackupServesOnlyOnceItsPendingCommitsAreInstalled) 
 TEST(PromotionTest, ACommitWithItsOnlyPrimaryCrashedIsNotLost) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwo(seed, "commit_primary", /*also_on_three=*/false));
-    ASSERT_OK_AND_ASSIGN(Outcome second, CrashNodeTwo(seed, "commit_primary", /*also_on_three=*/false));
-    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    ASSERT_OK_AND_ASSIGN(Outcome first, CrashNodeTwoTwice(seed, "commit_primary", /*also_on_three=*/false));
     EXPECT_EQ(first.in_flight_commit.code(), absl::StatusCode::kUnavailable) << first.in_flight_commit;
     ExpectEveryObject(first, "v1-0");
   }
