@@ -380,6 +380,7 @@ absl::Status Messenger::RemovePeer(NodeId peer) {
   if (polling_) return absl::FailedPreconditionError("RemovePeer inside Poll");
   auto it = peers_.find(peer);
   if (it == peers_.end()) return absl::NotFoundError(absl::StrCat("peer ", peer, " unknown"));
+  DrainFrom(peer);
   NotifyWritten(*it->second, absl::CancelledError(absl::StrCat("peer ", peer, " removed")));
   Retired retired;
   retired.at = options_.clock->Now();
@@ -404,6 +405,21 @@ absl::Status Messenger::RemovePeer(NodeId peer) {
   retired_.push_back(std::move(retired));
   RunCallbacks(absl::CancelledError(absl::StrCat("connection to node ", peer, " removed")));
   return absl::OkStatus();
+}
+
+void Messenger::DrainFrom(NodeId peer) {
+  // What the peer wrote before it was removed is handled, not dropped: recovery decides its transactions
+  // from what the receivers logged, so every record in the ring must have reached its handler first.
+  polling_ = true;
+  for (Receiver& r : receivers_) {
+    if (r.peer != peer || r.failed) continue;
+    size_t taken = 0;
+    while ((taken = r.ring->Poll([this, peer](const RingRecord& record) { return Dispatch(peer, record); },
+                                 options_.max_records_per_ring)) > 0) {
+      stats_.drained_at_removal += taken;
+    }
+  }
+  polling_ = false;
 }
 
 void Messenger::FreeRetired() {

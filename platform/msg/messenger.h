@@ -115,7 +115,8 @@ class Messenger {
   absl::Status AddReceiveRing(NodeId peer, fabric::Region& ring_region, const RingLocation& ring,
                               const CreditLocation& credit);
 
-  // Control path. Forgets `peer`: its pending calls complete with Cancelled, its rings are no longer
+  // Control path. Forgets `peer`: first every complete message it wrote into our rings is handled (as Poll
+  // would; nothing it sent before its removal is lost), then its pending calls complete with Cancelled, its rings are no longer
   // polled, and completions still arriving for them are ignored. The rings' buffers are kept for
   // MessengerOptions::retire_grace (operations in flight may still touch them until their endpoint is gone),
   // then freed by Poll. The caller destroys the peer's endpoint afterwards. NotFound if unknown.
@@ -156,6 +157,7 @@ class Messenger {
     uint64_t replies_deferred = 0;  // replies that waited for room in a full ring
     uint64_t timeouts = 0;
     uint64_t late_replies = 0;      // replies to calls no longer pending (timed out or failed)
+    uint64_t drained_at_removal = 0;  // messages a removed peer had written, handled as it was removed
     uint64_t peer_failures = 0;
   };
   const Stats& stats() const { return stats_; }
@@ -213,6 +215,8 @@ class Messenger {
     std::vector<std::unique_ptr<RingReceiver>> receivers;
     absl::Time at;
   };
+  // Handles every complete message `peer` has written into our rings (RemovePeer, before forgetting it).
+  void DrainFrom(NodeId peer);
   void FreeRetired();
 
   MessengerOptions options_;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "platform/base/clock.h"
 #include "platform/fabric/sim/sim_fabric.h"
@@ -687,6 +688,36 @@ TEST(SetAsideTest, WrittenCallbacksFailWithTheirPeer) {
   ASSERT_OK(cluster.messenger(1).Send(2, kLog, "to a crashed node", std::move(options)));
   ASSERT_TRUE(cluster.PumpUntil([&] { return called; }, 100000, absl::Microseconds(100), {2}));
   EXPECT_FALSE(result.ok());
+}
+
+// RemovePeer handles what the peer wrote before it was removed: recovery decides a removed coordinator's
+// transactions from the records its participants hold, so none may be dropped unread.
+TEST(RpcRemovePeerTest, MessagesWrittenBeforeRemovalAreHandled) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(ClusterOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  constexpr MessageType kNote = 9;
+  std::vector<std::string> handled;
+  ASSERT_OK(cluster.messenger(1).Register(kNote, [&](const Message& m, std::string*) {
+    handled.emplace_back(m.payload);
+    return absl::OkStatus();
+  }));
+  constexpr int kNotes = 5;
+  int written = 0;
+  for (int i = 0; i < kNotes; ++i) {
+    SendOptions options;
+    options.on_written = [&written](absl::Status s) { written += s.ok() ? 1 : 0; };
+    ASSERT_OK(cluster.messenger(2).Send(1, kNote, absl::StrCat("note ", i), std::move(options)));
+  }
+  ASSERT_OK(cluster.messenger(2).Flush());
+  // Node 1 does not poll: the notes wait in its ring.
+  ASSERT_TRUE(cluster.PumpUntil([&] { return written == kNotes; }, 100000, absl::Microseconds(100), {1}));
+  ASSERT_TRUE(handled.empty());
+  ASSERT_OK(cluster.messenger(1).RemovePeer(2));
+  ASSERT_EQ(handled.size(), size_t{kNotes});
+  for (int i = 0; i < kNotes; ++i) EXPECT_EQ(handled[i], absl::StrCat("note ", i));
+  EXPECT_EQ(cluster.messenger(1).stats().drained_at_removal, uint64_t{kNotes});
 }
 
 }  // namespace
