@@ -39,8 +39,10 @@ void FillMissingBackups(Configuration* config) {
 
 }  // namespace
 
-absl::Status AdmitMember(Configuration* config, const MemberInfo& member) {
-  if (absl::Status s = ValidateMember(member); !s.ok()) return s;
+absl::Status AdmitMember(Configuration* config, const MemberInfo& registered) {
+  if (absl::Status s = ValidateMember(registered); !s.ok()) return s;
+  MemberInfo member = registered;
+  member.set_joined_epoch(config->epoch() + 1);  // the change that admits it
   const uint32_t id = member.node_id();
   if (FindMember(*config, id) != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("node ", id, " is already a member"));

@@ -60,6 +60,29 @@ TEST(AdmissionTest, EachJoiningMemberBringsItsRegionsWithFBackups) {
   EXPECT_EQ(backups_on[3], 0);
 }
 
+// The CM stamps each admitted incarnation with the epoch that lists it first: transaction recovery tells a
+// restarted node's old transactions from its new ones by it. The region map carries it, and the CM.
+TEST(AdmissionTest, AnAdmittedMemberCarriesTheEpochThatAdmitsIt) {
+  Configuration c;
+  c.set_epoch(4);
+  ASSERT_TRUE(Join(c, Member(1, 1, 1)).ok());
+  c.set_epoch(7);
+  ASSERT_TRUE(Join(c, Member(2, 1, 1)).ok());
+  c.set_manager_id(1);
+  EXPECT_EQ(FindMember(c, 1)->joined_epoch(), 5u);
+  EXPECT_EQ(FindMember(c, 2)->joined_epoch(), 8u);
+  EXPECT_TRUE(ListsRegistration(*FindMember(c, 2), Member(2, 1, 1)));
+  EXPECT_FALSE(ListsRegistration(*FindMember(c, 2), Member(2, 2, 1)));
+  c.set_epoch(8);
+  const memory::RegionMap map = RegionMapOf(c);
+  EXPECT_EQ(map.manager(), 1u);
+  EXPECT_FALSE(map.CoordinatorGone(2, 8));
+  EXPECT_TRUE(map.CoordinatorGone(2, 7)) << "a transaction of an earlier incarnation of node 2";
+  EXPECT_TRUE(map.CoordinatorGone(3, 8)) << "node 3 is no member";
+  // A static cluster's map knows no coordinators: none is ever gone.
+  EXPECT_FALSE(memory::RegionMap::ByOwner(1, {1, 2}, 1).CoordinatorGone(3, 1));
+}
+
 TEST(AdmissionTest, RegionsThatNeverHadAllBackupsAreFilledAsMembersArrive) {
   Configuration c;
   ASSERT_TRUE(Join(c, Member(1, 2, 2)).ok());

@@ -191,6 +191,14 @@ const MemberInfo* FindMember(const Configuration& config, uint32_t node_id) {
   return nullptr;
 }
 
+bool ListsRegistration(const MemberInfo& listed, const MemberInfo& registered) {
+  MemberInfo a = listed;
+  MemberInfo b = registered;
+  a.clear_joined_epoch();
+  b.clear_joined_epoch();
+  return a.SerializeAsString() == b.SerializeAsString();
+}
+
 const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_id) {
   for (const RegionPlacement& r : config.regions()) {
     if (r.region_id() == region_id) return &r;

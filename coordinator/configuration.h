@@ -50,6 +50,9 @@ void Canonicalize(Configuration* config);
 std::vector<uint32_t> DataMemberIds(const Configuration& config);
 
 const MemberInfo* FindMember(const Configuration& config, uint32_t node_id);
+// Whether the configuration's entry `listed` is the member's registration `registered`: equal but for what
+// the CM adds as it admits it (joined_epoch).
+bool ListsRegistration(const MemberInfo& listed, const MemberInfo& registered);
 const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_id);
 
 // Removes `node_id` from the members (and as manager). Its replicas stay listed: a member that leaves, or

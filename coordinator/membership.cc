@@ -122,10 +122,19 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   const std::vector<uint32_t> failed_peers = node_->failed_peers();  // both sorted
   const std::vector<uint32_t> connected_before = node_->connected_peers();
   for (uint32_t peer : connected_before) {
-    if (member && members.contains(peer) && (holds || peer == manager)) continue;
+    auto listed = members.find(peer);
+    auto joined = joined_.find(peer);
+    // A restarted member's old connection goes here too, so what its earlier incarnation wrote is handled
+    // before this epoch counts as fenced (the join below makes the new one).
+    const bool same_incarnation = joined == joined_.end() || listed == members.end() ||
+                                  joined->second == listed->second->incarnation();
+    if (member && listed != members.end() && same_incarnation && (holds || peer == manager)) continue;
     node_->Disconnect(peer).IgnoreError();
     joined_.erase(peer);
   }
+  // Everything a node outside this configuration (or an earlier incarnation) wrote here is handled:
+  // transaction recovery may now ask this node what it holds of their transactions.
+  node_->region_directory().MarkFenced(configuration.epoch());
   if (!member) {
     if (!options_.rejoin_as.has_value()) return true;
     // A configuration no newer than the one that made us join again is old news (the one listing us may

@@ -94,8 +94,12 @@ memory::RegionMap RegionMapOf(const Configuration& config) {
     regions[r.region_id()] = {r.primary(), {r.backups().begin(), r.backups().end()}, r.size_bytes(),
                               {r.filling().begin(), r.filling().end()}};
   }
-  return memory::RegionMap::Placed(config.epoch(), DataMemberIds(config),
-                                   static_cast<int>(config.backups_per_region()), std::move(regions));
+  memory::RegionMap map = memory::RegionMap::Placed(config.epoch(), DataMemberIds(config),
+                                                    static_cast<int>(config.backups_per_region()), std::move(regions));
+  absl::flat_hash_map<uint32_t, uint64_t> joined;
+  for (const MemberInfo& m : config.members()) joined[m.node_id()] = m.joined_epoch();
+  map.SetCoordinators(std::move(joined), config.manager_id());
+  return map;
 }
 
 }  // namespace fathom::coordinator

@@ -596,7 +596,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   std::vector<uint32_t> gone;
   for (const MemberInfo& m : next.members()) {
     auto it = alive.find(m.node_id());
-    if (it == alive.end() || it->second.SerializeAsString() != m.SerializeAsString()) gone.push_back(m.node_id());
+    if (it == alive.end() || !ListsRegistration(m, it->second)) gone.push_back(m.node_id());
   }
   for (uint32_t id : gone) {
     const uint64_t incarnation = FindMember(next, id)->incarnation();
@@ -687,7 +687,7 @@ absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
   auto listed = [&] {
     if (!config_.has_value()) return false;
     const MemberInfo* m = FindMember(*config_, member.node_id());
-    return m != nullptr && m->SerializeAsString() == member.SerializeAsString();
+    return m != nullptr && ListsRegistration(*m, member);
   };
   while (join_error_.ok() && !(registered_ && listed())) {
     if (WaitWithDeadline(&cv_, &mu_, deadline)) break;

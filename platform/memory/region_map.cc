@@ -36,6 +36,18 @@ RegionMap RegionMap::Placed(uint64_t epoch, std::vector<uint32_t> members, int b
   return map;
 }
 
+void RegionMap::SetCoordinators(absl::flat_hash_map<uint32_t, uint64_t> joined_epochs, uint32_t manager) {
+  has_coordinators_ = true;
+  joined_epochs_ = std::move(joined_epochs);
+  manager_ = manager;
+}
+
+bool RegionMap::CoordinatorGone(uint32_t node, uint64_t txn_epoch) const {
+  if (!has_coordinators_) return false;
+  auto it = joined_epochs_.find(node);
+  return it == joined_epochs_.end() || it->second > txn_epoch;
+}
+
 bool RegionMap::IsMember(uint32_t node) const { return std::binary_search(members_.begin(), members_.end(), node); }
 
 absl::StatusOr<RegionReplicas> RegionMap::ReplicasOf(uint32_t region) const {
@@ -119,6 +131,12 @@ bool RegionDirectory::SetIfUnset(RegionMap map) {
   current_ = std::move(next);
   generation_.fetch_add(1, std::memory_order_release);
   return true;
+}
+
+void RegionDirectory::MarkFenced(uint64_t epoch) {
+  uint64_t seen = fenced_.load(std::memory_order_relaxed);
+  while (seen < epoch && !fenced_.compare_exchange_weak(seen, epoch, std::memory_order_acq_rel)) {
+  }
 }
 
 std::shared_ptr<const RegionMap> RegionDirectory::Current() const {

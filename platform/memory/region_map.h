@@ -65,12 +65,24 @@ class RegionMap {
   // The placed regions whose primary is `node`, sorted (none under the static rule).
   std::vector<uint32_t> PrimaryRegionsOf(uint32_t node) const;
 
+  // Who may coordinate transactions: every member, client-only ones too, each with the epoch of the
+  // configuration that admitted its current incarnation; and the configuration manager (0: none).
+  void SetCoordinators(absl::flat_hash_map<uint32_t, uint64_t> joined_epochs, uint32_t manager);
+  uint32_t manager() const { return manager_; }
+  // Whether the coordinator of transactions `node` began in configuration `txn_epoch` is gone: `node` is no
+  // member, or its current incarnation joined after that epoch (transaction recovery decides them). Never
+  // for a map without coordinators (a static cluster's).
+  bool CoordinatorGone(uint32_t node, uint64_t txn_epoch) const;
+
  private:
   uint64_t epoch_ = 0;
   std::vector<uint32_t> members_;
   int backups_ = 0;
   bool by_owner_ = false;
   absl::flat_hash_map<uint32_t, RegionReplicas> regions_;  // Placed only
+  bool has_coordinators_ = false;
+  absl::flat_hash_map<uint32_t, uint64_t> joined_epochs_;  // by member
+  uint32_t manager_ = 0;
 };
 
 class RegionDirectory {
@@ -83,11 +95,17 @@ class RegionDirectory {
   std::shared_ptr<const RegionMap> Current() const;
   // Moves on with every Set.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // The latest configuration epoch whose leavers this node has disconnected (the membership follower
+  // marks it): everything a node not in that configuration, or an earlier incarnation of a member, wrote
+  // into this node's rings has been handled (msg::Messenger::RemovePeer drains). Never goes back.
+  void MarkFenced(uint64_t epoch);
+  uint64_t fenced() const { return fenced_.load(std::memory_order_acquire); }
 
  private:
   mutable absl::Mutex mu_;
   std::shared_ptr<const RegionMap> current_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> fenced_{0};
 };
 
 }  // namespace fathom::memory

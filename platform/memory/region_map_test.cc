@@ -49,5 +49,13 @@ TEST(RegionMapTest, DirectoryKeepsAConfigurationsMapOverADefault) {
   EXPECT_EQ(directory.Current()->epoch(), 5u);
 }
 
+TEST(RegionMapTest, TheFencedEpochOnlyMovesOn) {
+  RegionDirectory directory;
+  EXPECT_EQ(directory.fenced(), 0u);
+  directory.MarkFenced(6);
+  directory.MarkFenced(4);
+  EXPECT_EQ(directory.fenced(), 6u);
+}
+
 }  // namespace
 }  // namespace fathom::memory

@@ -101,6 +101,8 @@ class NodeThread {
   // Who holds what (memory/region_map.h), as of the node's latest configuration: taken anew only when the
   // node's RegionDirectory changed. The reference lasts until the next call (which may replace the map).
   const memory::RegionMap& region_map();
+  // The latest configuration whose leavers the node has disconnected (memory::RegionDirectory::fenced).
+  uint64_t fenced_epoch() const { return config_.regions->fenced(); }
   // Where a one-sided operation on `region` goes: the endpoint to its primary (region_map()) and the region
   // as imported from that node. NotFound: the region is in no placement; Unavailable: not connected to its
   // primary, or the primary does not serve it (yet: a promoted backup). The one route every reader takes (objects,
