@@ -15,6 +15,7 @@
 #define FATHOM_TXN_COMMIT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -87,9 +88,12 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void OnPrimaryResent(size_t primary, bool written);
   // Owes every replica the truncation of this transaction (every primary has its COMMIT-PRIMARY).
   void Truncate();
-  // ABORT to a remote replica, into the room set aside, and again until written while it is a member.
-  void SendAbort(Replica& replica);
+  // ABORT to a remote replica, into the room set aside, and again until written while it is a member;
+  // `written` (if set) once the first write is in the replica's memory or failed.
+  void SendAbort(Replica& replica, std::function<void()> written);
+  // ABORT to the backups, then (OnBackupAborted, once all are written) to the primaries; then Finish(why).
   void AbortAll(absl::Status why);
+  void OnBackupAborted();
   void Finish(absl::Status status);
   // Sync durability: OK once log_epoch_ is durable on every member, DeadlineExceeded at `give_up`.
   void WaitDurable(absl::Time give_up);
@@ -112,6 +116,8 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   size_t resending_ = 0;  // COMMIT-PRIMARY records being sent again
   bool gave_up_ = false;  // a primary left before its COMMIT-PRIMARY was written: never truncated here
   bool phase_failed_ = false;
+  absl::Status abort_status_;  // what AbortAll reports once the ABORTs are out
+  size_t backup_aborts_ = 0;   // backup ABORTs not yet written
 };
 
 }  // namespace fathom::txn

@@ -157,47 +157,66 @@ void CommitOperation::Truncate() {
   }
 }
 
-void CommitOperation::SendAbort(Replica& replica) {
+void CommitOperation::SendAbort(Replica& replica, std::function<void()> written) {
   ++thread_.stats().abort_messages;
   std::string record = EncodeFor(RecordKind::kAbort, replica);
   // An ABORT that does not reach a member replica is sent again: until it arrives, that replica keeps the
   // transaction's locks (a primary) or its record (a backup).
   TxnThread* thread = &thread_;
   const uint32_t node = replica.node;
+  auto again = [thread, node](std::string bytes) {
+    thread->SendUntilWritten(node, kAbortMessage, std::move(bytes), [](bool) {});
+  };
   msg::SendOptions options;
   options.set_aside = RoomFor(replica);
-  options.on_written = [thread, node, record](absl::Status written) {
-    if (!written.ok()) thread->SendUntilWritten(node, kAbortMessage, record, [](bool) {});
+  options.on_written = [again, written, record](absl::Status status) {
+    if (!status.ok()) again(record);
+    if (written) written();
   };
   if (absl::Status s = thread_.messenger().Send(node, kAbortMessage, record, std::move(options)); !s.ok()) {
-    thread_.SendUntilWritten(node, kAbortMessage, std::move(record), [](bool) {});
+    again(std::move(record));
+    if (written) written();
   }
 }
 
 void CommitOperation::AbortAll(absl::Status why) {
   Step("abort");
-  // ABORT to every primary that may hold locks and every backup that may hold a record; the room for it
-  // was set aside before LOCK, so these never fail for lack of space.
-  for (Replica& p : primaries_) {
-    if (!p.sent || p.refused) continue;
-    if (p.local) {
-      thread_.participant().Abort(id_);
-      continue;
-    }
-    SendAbort(p);
-  }
+  // ABORT to every backup that may hold a record first, and to the primaries only once each of those is in
+  // its backup's memory: if this coordinator dies meanwhile, recovery finds no record whose primaries have
+  // already released the transaction (it would take that for a commit being truncated) — records of an
+  // abort go before its locks. A backup whose write fails does not hold the primaries' locks: its ABORT
+  // goes again in the background while it stays a member (a dead backup's record goes with it). The room
+  // for every ABORT was set aside before LOCK, so none fails for lack of space.
+  abort_status_ = std::move(why);
+  backup_aborts_ = 1;  // until every backup's ABORT is out
+  auto self = shared_from_this();
   for (Replica& b : backups_) {
     if (!b.sent) continue;
     if (b.local) {
       thread_.participant().Abort(id_);
       continue;
     }
-    SendAbort(b);
+    ++backup_aborts_;
+    SendAbort(b, [self] { self->OnBackupAborted(); });
+  }
+  thread_.messenger().Flush().IgnoreError();
+  OnBackupAborted();
+}
+
+void CommitOperation::OnBackupAborted() {
+  if (--backup_aborts_ > 0) return;
+  for (Replica& p : primaries_) {
+    if (!p.sent || p.refused) continue;
+    if (p.local) {
+      thread_.participant().Abort(id_);
+      continue;
+    }
+    SendAbort(p, nullptr);
   }
   thread_.messenger().Flush().IgnoreError();
   ReleaseLogRoom();
   thread_.ReleaseReservations(*tx_);
-  Finish(why);
+  Finish(abort_status_);
 }
 
 void CommitOperation::Finish(absl::Status status) {

@@ -96,7 +96,7 @@ void CommitOperation::LockAgainLater() {
       if (p.local) {
         thread_.participant().Abort(id_);
       } else {
-        SendAbort(p);
+        SendAbort(p, nullptr);
       }
     }
     p.sent = false;
