@@ -497,7 +497,13 @@ coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
                                    : marked.status().ToString()));
     }
   }
-  result.waiting = !txns->promotions_waiting().empty() || txns->fills_waiting();
+  absl::StatusOr<txn::TransactionService::OrphanProgress> orphans = txns->RecoverOrphans();
+  if (!orphans.ok()) {
+    log_waiting(absl::StrCat("cannot recover the transactions of gone coordinators yet: ", orphans.status().ToString()));
+  } else if (!orphans->error.empty()) {
+    log_waiting(absl::StrCat("recovering the transactions of gone coordinators: ", orphans->error));
+  }
+  result.waiting = !txns->promotions_waiting().empty() || txns->fills_waiting() || !orphans.ok() || !orphans->settled;
   return result;
 }
 

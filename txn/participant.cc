@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/status_macros.h"
 
 namespace fathom::txn {
 namespace {
@@ -183,6 +184,74 @@ void Participant::Abort(const TxnId& id) {
     ++stats_.aborts;
   }
   if (backup_log_.erase(key) > 0) ++stats_.aborts;
+}
+
+namespace {
+
+std::vector<uint32_t> RegionsOf(const Record& record) {
+  std::vector<uint32_t> regions;
+  for (const WriteEntry& e : record.entries) regions.push_back(e.ref.address.region);
+  std::sort(regions.begin(), regions.end());
+  regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+  return regions;
+}
+
+}  // namespace
+
+std::vector<Hold> Participant::HeldFor(const std::function<bool(const TxnId&)>& gone, size_t limit) const {
+  std::vector<Hold> holds;
+  for (const auto& [key, entry] : primary_log_) {
+    if (holds.size() >= limit) return holds;
+    if (!gone(entry.record.id)) continue;
+    holds.push_back(Hold{entry.record.id, entry.committed ? HoldKind::kCommitted : HoldKind::kLocked,
+                         RegionsOf(entry.record)});
+  }
+  for (const auto& [key, record] : backup_log_) {
+    if (holds.size() >= limit) return holds;
+    if (!gone(record.id)) continue;
+    holds.push_back(Hold{record.id, recovered_commits_.contains(key) ? HoldKind::kCommitted : HoldKind::kRecord,
+                         RegionsOf(record)});
+  }
+  for (const auto& [key, id] : recovered_aborts_) {
+    if (holds.size() >= limit) return holds;
+    if (gone(id)) holds.push_back(Hold{id, HoldKind::kAborted, {}});
+  }
+  return holds;
+}
+
+absl::Status Participant::Resolve(const TxnId& id, bool commit) {
+  const Key key = KeyOf(id);
+  auto primary = primary_log_.find(key);
+  auto backup = backup_log_.find(key);
+  if (commit) {
+    if (recovered_aborts_.contains(key)) {
+      return absl::FailedPreconditionError(absl::StrCat("commit of ", id.ToString(), ", which recovery aborted here"));
+    }
+    if (primary != primary_log_.end() && !primary->second.committed) RETURN_IF_ERROR(CommitPrimary(id));
+    if (backup != backup_log_.end()) recovered_commits_.insert(key);
+    return absl::OkStatus();
+  }
+  if ((primary != primary_log_.end() && primary->second.committed) || recovered_commits_.contains(key)) {
+    return absl::FailedPreconditionError(absl::StrCat("abort of ", id.ToString(), ", which committed here"));
+  }
+  if (primary != primary_log_.end() || backup != backup_log_.end()) Abort(id);
+  recovered_aborts_[key] = id;
+  return absl::OkStatus();
+}
+
+absl::Status Participant::Forget(const TxnId& id) {
+  const Key key = KeyOf(id);
+  if (recovered_aborts_.erase(key) > 0) return absl::OkStatus();
+  auto primary = primary_log_.find(key);
+  auto backup = backup_log_.find(key);
+  if ((primary != primary_log_.end() && !primary->second.committed) ||
+      (backup != backup_log_.end() && !recovered_commits_.contains(key))) {
+    return absl::FailedPreconditionError(absl::StrCat(id.ToString(), " is not decided here yet"));
+  }
+  recovered_commits_.erase(key);
+  const uint64_t counter = id.counter;
+  Truncate(id.epoch, id.node, id.thread, {&counter, 1});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity) {

@@ -28,6 +28,7 @@
 #include "txn/backup_store.h"
 #include "txn/log_epochs.h"
 #include "txn/records.h"
+#include "txn/recovery_records.h"
 #include "txn/txn_options.h"
 
 namespace fathom::txn {
@@ -100,6 +101,18 @@ class Participant {
   // Transactions begun in a configuration before `epoch` that hold locks on objects of `region` here
   // (not yet committed or aborted): their commits go to the backups of that older configuration.
   size_t OlderLocksOn(uint32_t region, uint64_t epoch) const;
+  // Transaction recovery (recovery.h): what this thread holds of transactions for which `gone(id)` says
+  // their coordinator is gone, at most `limit` of them (in no particular order).
+  std::vector<Hold> HeldFor(const std::function<bool(const TxnId&)>& gone, size_t limit) const;
+  // Recovery's decision for `id`. Commit: installs it where it holds locks, marks a backup record
+  // committed (applied at Forget). Abort: releases its locks, drops a backup record, and keeps a
+  // tombstone so a later recovery decides the same. FailedPrecondition if it contradicts what is held
+  // here (installed, or a tombstone); nothing held is fine (another holder's part).
+  absl::Status Resolve(const TxnId& id, bool commit);
+  // After every holder took the decision: a committed backup record is applied and forgotten, an
+  // installed primary entry or a tombstone forgotten. FailedPrecondition if it is still undecided here.
+  absl::Status Forget(const TxnId& id);
+
   // Records kept (locked, committed but not truncated, or backup records not applied).
   size_t log_entries() const { return primary_log_.size() + backup_log_.size(); }
   const ParticipantStats& stats() const { return stats_; }
@@ -122,6 +135,9 @@ class Participant {
   std::function<uint64_t(uint32_t)> region_bytes_;
   absl::flat_hash_map<Key, PrimaryEntry> primary_log_;
   absl::flat_hash_map<Key, Record> backup_log_;
+  // Recovery's decisions, kept until Forget: backup records it committed, transactions it aborted here.
+  absl::flat_hash_set<Key> recovered_commits_;
+  absl::flat_hash_map<Key, TxnId> recovered_aborts_;
   absl::flat_hash_map<uint64_t, object::ObjectRef> reserved_;  // by raw address
   ParticipantStats stats_;
   InstallObserver on_install_;

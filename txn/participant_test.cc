@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
@@ -94,6 +95,43 @@ TEST_F(ParticipantTest, ATruncationAppliesOnlyItsOwnConfigurationsRecords) {
   participant_->Truncate(/*epoch=*/3, 2, 1, {&counter, 1});
   EXPECT_EQ(participant_->log_entries(), 0u);
   EXPECT_EQ(participant_->stats().backup_objects_applied, 1u);
+}
+
+// Transaction recovery's side of the participant: what it holds of a gone coordinator's transactions, and
+// decisions that stay taken until forgotten.
+TEST_F(ParticipantTest, RecoveryDecisionsAreKeptUntilForgotten) {
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef locked, store_->Allocate(16));
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef backed, store_->Allocate(16));
+  const TxnId commit{3, 2, 0, 1};
+  const TxnId abort{3, 2, 0, 2};
+  const TxnId alive{3, 4, 0, 1};  // another coordinator's: never reported
+  ASSERT_OK(participant_->Lock(WriteRecord(RecordKind::kLock, commit, locked, "c", 0)).status());
+  ASSERT_OK(participant_->CommitBackup(WriteRecord(RecordKind::kCommitBackup, abort, backed, "a", 1)));
+  ASSERT_OK(participant_->Lock(WriteRecord(RecordKind::kLock, alive, backed, "x", 0)).status());
+  auto gone = [](const TxnId& id) { return id.node == 2; };
+  std::vector<Hold> held = participant_->HeldFor(gone, 10);
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_EQ(participant_->HeldFor(gone, 1).size(), 1u);
+
+  ASSERT_OK(participant_->Resolve(commit, /*commit=*/true));
+  EXPECT_FALSE(Locked(locked));
+  ASSERT_OK(participant_->Resolve(abort, /*commit=*/false));
+  ASSERT_OK(participant_->Resolve(abort, /*commit=*/false));  // a second round decides the same
+  for (const Hold& hold : participant_->HeldFor(gone, 10)) {
+    EXPECT_EQ(hold.kind, hold.id == commit ? HoldKind::kCommitted : HoldKind::kAborted) << hold.id.ToString();
+  }
+  // The other decision contradicts what is held: refused, nothing changes.
+  EXPECT_TRUE(absl::IsFailedPrecondition(participant_->Resolve(commit, /*commit=*/false)));
+  EXPECT_TRUE(absl::IsFailedPrecondition(participant_->Resolve(abort, /*commit=*/true)));
+  // Undecided here: not forgotten.
+  EXPECT_TRUE(absl::IsFailedPrecondition(participant_->Forget(alive)));
+
+  ASSERT_OK(participant_->Forget(commit));
+  ASSERT_OK(participant_->Forget(abort));
+  ASSERT_OK(participant_->Forget(abort));  // nothing left: fine
+  EXPECT_TRUE(participant_->HeldFor(gone, 10).empty());
+  EXPECT_EQ(participant_->log_entries(), 1u);  // `alive`'s lock
+  EXPECT_TRUE(backups_.View(kRegion).empty()) << "the aborted backup record was applied";
 }
 
 }  // namespace

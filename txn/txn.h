@@ -152,6 +152,16 @@ class TransactionService {
   absl::StatusOr<std::vector<Filled>> FillBackups();
   // Whether a region this node is primary of lists a backup still filling.
   bool fills_waiting() const;
+  // Transaction recovery (txn/recovery.h, docs/recovery.md §5): if this node is the configuration manager,
+  // starts a round on every thread whose last round did not settle in its current configuration. Run by
+  // the membership follower after each configuration and every retry while it says waiting.
+  struct OrphanProgress {
+    bool settled = true;  // every thread's last round settled in the current configuration (or not the CM)
+    size_t committed = 0;  // decided by those rounds
+    size_t aborted = 0;
+    std::string error;  // a round's failure (it runs again)
+  };
+  absl::StatusOr<OrphanProgress> RecoverOrphans();
   // Counters summed over the threads (taken on each thread).
   absl::StatusOr<TxnStats> Stats();
 

@@ -64,6 +64,18 @@ absl::Status TxnThread::Install() {
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = m.Register(kOrphansMessage, [this](const msg::Message& message, std::string* reply) {
+        return OnOrphans(message, reply);
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = m.Register(kResolveMessage, [this](const msg::Message& message, std::string* reply) {
+        return OnResolve(message, reply);
+      });
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = m.Register(kReleaseMessage,
                                   [this](const msg::Message& message, std::string*) { return OnRelease(message); });
       !s.ok()) {

@@ -20,6 +20,7 @@
 #include "txn/epoch_protocol.h"
 #include "txn/log_epochs.h"
 #include "txn/participant.h"
+#include "txn/recovery.h"
 #include "platform/memory/region_map.h"
 #include "txn/truncator.h"
 #include "txn/tx_state.h"
@@ -117,6 +118,9 @@ class TxnThread {
   msg::Messenger& messenger() { return thread_->messenger(); }
   Participant& participant() { return participant_; }
   Truncator& truncator() { return truncator_; }
+  // Transaction recovery of coordinators that are gone (recovery.h): the decider when this node is the
+  // configuration manager, and the member side always.
+  OrphanRecovery& recovery() { return recovery_; }
   LogEpochs* log_epochs() { return epochs_; }
   // Who holds each region, as of the node's latest configuration (memory/region_map.h).
   const memory::RegionMap& replicas();
@@ -142,6 +146,9 @@ class TxnThread {
   // Data recovery: object states of a region this node is a filling backup of (data_recovery.cc).
   absl::Status OnFill(const msg::Message& message, std::string* reply);
   absl::Status OnRelease(const msg::Message& message);
+  // Transaction recovery's requests (recovery.h).
+  absl::Status OnOrphans(const msg::Message& message, std::string* reply);
+  absl::Status OnResolve(const msg::Message& message, std::string* reply);
   uint64_t RegionBytes(uint32_t region);
   // A slot reserved in this node's memory, in a region this node is still the primary of.
   absl::StatusOr<object::ObjectRef> ReserveHere(uint32_t payload_capacity);
@@ -157,6 +164,7 @@ class TxnThread {
   const Clock* clock_;
   Participant participant_;
   Truncator truncator_;
+  OrphanRecovery recovery_{*this};
   uint64_t next_counter_ = 1;
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;

@@ -143,6 +143,7 @@ void SimCluster::Follow(size_t index, const coordinator::Configuration& configur
     Record(absl::StrCat("node ", node.id(), " disconnects node ", was, ": ", s.ToString()));
   }
   followed_members_[index] = std::move(members);
+  node.region_directory().MarkFenced(configuration.epoch());
   applied_epoch_[index] = configuration.epoch();
   Record(absl::StrCat("node ", node.id(), " applies configuration ", configuration.epoch()));
 }
@@ -201,6 +202,14 @@ size_t SimCluster::Recover() {
                             marked.ok() ? absl::StrCat(marked->epoch()) : marked.status().ToString()));
         ++served;
       }
+    }
+    // Transaction recovery (the CM only): a round per thread until one settles in this configuration.
+    absl::StatusOr<txn::TransactionService::OrphanProgress> orphans = services_[i]->RecoverOrphans();
+    if (!orphans.ok() || !orphans->settled) {
+      Record(absl::StrCat("node ", node.id(), " recovers orphans: ",
+                          orphans.ok() ? absl::StrCat("committed ", orphans->committed, ", aborted ", orphans->aborted,
+                                                      " ", orphans->error)
+                                       : orphans.status().ToString()));
     }
     if (services_[i]->promotions_waiting().empty()) continue;
     absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions();

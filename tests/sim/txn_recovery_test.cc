@@ -1,0 +1,208 @@
+// Transaction recovery on the replayable simulation (each seed runs twice and must replay): node 3
+// coordinates a transaction writing an object in node 1's region and one in node 2's (and, in one case,
+// one in its own), and crashes when the commit reaches a chosen step. The CM (node 1) removes it when its
+// lease lapses, asks every member what it holds of node 3's transactions, and decides: abort if no backup
+// got its COMMIT-BACKUP, commit once every backup did. Either way every object is unlocked afterwards and
+// no member keeps a record of the transaction. (Without recovery the objects stay locked for good.)
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "tests/sim/seeds.h"
+#include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_probes.h"
+#include "txn/recovery_records.h"
+#include "txn/txn.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::sim {
+namespace {
+
+struct Outcome {
+  std::vector<std::string> after;  // each object's first two bytes, read by node 1 after recovery
+  absl::Status write_after;        // node 1 writes every object again
+  uint64_t held_one = 0, held_two = 0;  // log entries left at nodes 1 and 2 after recovery
+  bool three_removed = false;
+  uint64_t history = 0;
+};
+
+// `crash_step`: node 3 stops when its commit reaches it. `on_three`: the transaction writes an object in
+// node 3's own region too (a local primary that dies with the coordinator; its backup is promoted).
+absl::StatusOr<Outcome> CrashCoordinator(uint64_t seed, std::string_view crash_step, bool on_three) {
+  SimCluster* raw = nullptr;
+  bool armed = false;
+  SimClusterOptions options;
+  options.seed = seed;
+  options.on_step = [&](uint32_t node, std::string_view step) {
+    if (!armed || node != 3 || step != crash_step) return;
+    armed = false;
+    raw->Stop(3);
+  };
+  auto started = SimCluster::Start(options);
+  if (!started.ok()) return started.status();
+  SimCluster& cluster = **started;
+  raw = &cluster;
+
+  std::vector<object::ObjectRef> refs;
+  for (uint32_t owner : on_three ? std::vector<uint32_t>{1, 2, 3} : std::vector<uint32_t>{1, 2}) {
+    auto ref = CommitNewObject(cluster, /*coordinator=*/1, owner, "v0");
+    if (!ref.ok()) return ref.status();
+    refs.push_back(*ref);
+  }
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+
+  armed = true;
+  auto commit = std::make_shared<absl::Status>(absl::UnknownError("not returned"));
+  absl::Status posted = cluster.txns(3).Post(0, [refs, commit](txn::TxnThread& t) {
+    std::shared_ptr<txn::TxState> tx = t.Begin();
+    for (const object::ObjectRef& ref : refs) {
+      if (absl::Status s = t.Write(*tx, ref, "v1"); !s.ok()) {
+        *commit = s;
+        return;
+      }
+    }
+    t.Commit(tx, [tx, commit](absl::Status s) { *commit = s; });
+  });
+  if (!posted.ok()) return posted;
+  for (int i = 0; i < 1000 && armed; ++i) cluster.scheduler().RunFor(absl::Milliseconds(1));
+  if (armed) return absl::InternalError(absl::StrCat("the commit never reached ", std::string(crash_step)));
+  cluster.Record(absl::StrCat("node 3 crashed at ", std::string(crash_step), "; its commit: ", commit->ToString()));
+
+  // Removal (a lease), promotion of node 3's region, recovery and the forgetting take well under this.
+  cluster.scheduler().RunFor(absl::Seconds(2));
+  Outcome outcome;
+  outcome.three_removed = coordinator::FindMember(cluster.configuration(), 3) == nullptr;
+  auto held = [](txn::TxnThread& t) { return t.participant().log_entries(); };
+  outcome.held_one = SumOverThreads(cluster, 1, held);
+  outcome.held_two = SumOverThreads(cluster, 2, held);
+  {
+    txn::Transaction read = cluster.txns(1).Begin(0);
+    for (const object::ObjectRef& ref : refs) {
+      absl::StatusOr<std::string> value = read.Read(ref);
+      outcome.after.push_back(value.ok() ? value->substr(0, 2) : value.status().ToString());
+    }
+    read.Abort();
+  }
+  txn::Transaction write = cluster.txns(1).Begin(0);
+  for (const object::ObjectRef& ref : refs) {
+    if (outcome.write_after.ok()) outcome.write_after = write.Write(ref, "v2");
+  }
+  if (outcome.write_after.ok()) outcome.write_after = write.Commit();
+  outcome.history = cluster.history();
+  return outcome;
+}
+
+absl::StatusOr<Outcome> CrashTwice(uint64_t seed, std::string_view crash_step, bool on_three) {
+  absl::StatusOr<Outcome> first = CrashCoordinator(seed, crash_step, on_three);
+  if (!first.ok()) return first.status();
+  absl::StatusOr<Outcome> second = CrashCoordinator(seed, crash_step, on_three);
+  if (!second.ok()) return second.status();
+  if (first->history != second->history) return absl::InternalError("the two runs of one seed diverged");
+  return first;
+}
+
+void ExpectRecovered(const Outcome& outcome, const std::string& value, size_t objects) {
+  EXPECT_TRUE(outcome.three_removed);
+  EXPECT_EQ(outcome.after, std::vector<std::string>(objects, value));
+  EXPECT_TRUE(outcome.write_after.ok()) << outcome.write_after << " (an object stayed locked)";
+  EXPECT_EQ(outcome.held_one, 0u) << "node 1 keeps a record of the recovered transaction";
+  EXPECT_EQ(outcome.held_two, 0u) << "node 2 keeps a record of the recovered transaction";
+}
+
+// Locks granted, no COMMIT-BACKUP written: nothing can have been reported committed, so it aborts.
+TEST(TxnRecoveryTest, ACoordinatorThatDiesBeforeCommitBackupIsAborted) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "commit_backup", /*on_three=*/false);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ExpectRecovered(*outcome, "v0", 2);
+  }
+}
+
+// Every backup holds its record, no primary its COMMIT-PRIMARY: complete, so it commits (the
+// coordinator might have been about to report success).
+TEST(TxnRecoveryTest, ACoordinatorThatDiesAfterCommitBackupIsCommitted) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "commit_primary", /*on_three=*/false);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ExpectRecovered(*outcome, "v1", 2);
+  }
+}
+
+// Every primary installed it and the truncation never went out: the backups apply their records.
+TEST(TxnRecoveryTest, ACoordinatorThatDiesBeforeTruncationIsCommittedEverywhere) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "truncate", /*on_three=*/false);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ExpectRecovered(*outcome, "v1", 2);
+  }
+}
+
+// The coordinator was also the primary of one written region: its backup (node 1) is promoted holding the
+// record, recovery commits, and node 1 serves the region with the write once the record is applied.
+TEST(TxnRecoveryTest, ACoordinatorThatWasAlsoAPrimaryIsCommittedThroughThePromotedBackup) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "commit_primary", /*on_three=*/true);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ExpectRecovered(*outcome, "v1", 3);
+  }
+}
+
+// The status node `from` (thread 0) gets for a recovery request to node `to`.
+absl::Status Ask(SimCluster& cluster, uint32_t from, uint32_t to, msg::MessageType type, std::string request) {
+  auto answer = std::make_shared<std::optional<absl::Status>>();
+  absl::Status posted = cluster.txns(from).Post(0, [to, type, request, answer](txn::TxnThread& t) {
+    absl::Status called = t.messenger().Call(to, type, request, absl::Seconds(1),
+                                             [answer](absl::StatusOr<std::string_view> r) { *answer = r.status(); });
+    if (!called.ok()) *answer = called;
+    t.messenger().Flush().IgnoreError();
+  });
+  if (!posted.ok()) return posted;
+  for (int i = 0; i < 1000 && !answer->has_value(); ++i) cluster.scheduler().RunFor(absl::Milliseconds(1));
+  return answer->value_or(absl::DeadlineExceededError("no answer"));
+}
+
+// Bad recovery requests get a clear error and change nothing: only the CM of the member's own
+// configuration may ask, a configuration the member has not fenced yet is not answered, a coordinator
+// that is a member is not recovered, and malformed bytes are refused.
+TEST(TxnRecoveryTest, RecoveryRequestsThatAreNotTheCmsOrNotForThisConfigurationAreRefused) {
+  SimClusterOptions options;
+  options.seed = Seeds().front();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SimCluster> started, SimCluster::Start(options));
+  SimCluster& cluster = *started;
+  const uint64_t epoch = cluster.configuration().epoch();
+  ASSERT_EQ(cluster.configuration().manager_id(), 1u);
+  // A transaction `coordinator` began in the current configuration.
+  auto resolve = [epoch](uint64_t at, uint32_t coordinator) {
+    return txn::EncodeResolveRequest({txn::ResolveAction::kAbort, at, txn::TxnId{epoch, coordinator, 0, 1}});
+  };
+  auto expect = [](const absl::Status& status, absl::StatusCode code, std::string_view says) {
+    EXPECT_EQ(status.code(), code) << status;
+    EXPECT_NE(std::string(status.message()).find(says), std::string::npos) << status;
+  };
+  expect(Ask(cluster, 2, 3, txn::kResolveMessage, resolve(epoch, 9)), absl::StatusCode::kFailedPrecondition,
+         "node 2 is not the configuration manager");
+  expect(Ask(cluster, 1, 2, txn::kResolveMessage, resolve(epoch - 1, 9)), absl::StatusCode::kFailedPrecondition,
+         "is stale");
+  expect(Ask(cluster, 1, 2, txn::kOrphansMessage, txn::EncodeOrphansRequest({epoch + 1})),
+         absl::StatusCode::kUnavailable, "has not fenced configuration");
+  expect(Ask(cluster, 1, 2, txn::kResolveMessage, resolve(epoch, 3)), absl::StatusCode::kFailedPrecondition,
+         "is a member");
+  expect(Ask(cluster, 1, 2, txn::kResolveMessage, resolve(epoch, 9).substr(0, 20)),
+         absl::StatusCode::kInvalidArgument, "malformed recovery message");
+  // The CM's own request in its configuration is answered (node 9 never coordinated anything).
+  EXPECT_OK(Ask(cluster, 1, 2, txn::kResolveMessage, resolve(epoch, 9)));
+  EXPECT_OK(Ask(cluster, 1, 2, txn::kOrphansMessage, txn::EncodeOrphansRequest({epoch})));
+}
+
+}  // namespace
+}  // namespace fathom::sim

@@ -1,0 +1,44 @@
+// The decision of transaction recovery for one transaction whose coordinator is gone: commit or abort, from
+// what every data member holds of it (docs/recovery.md §5). Pure: the manager's decider (recovery.h) runs
+// it on the holds it gathered; tests run it on made-up ones.
+//
+// The coordinator's steps and what they leave (after every member handled what it wrote, msg drain):
+// LOCK at every written primary; COMMIT-BACKUP at every backup; COMMIT-PRIMARY at every primary (success
+// is reported at the first one written); truncation everywhere. An abort after COMMIT-BACKUP drops the
+// backups' records before any primary unlocks. So, in order:
+//   1. a holder marked aborted by an earlier recovery: abort (decide once);
+//   2. a primary installed it, or an earlier recovery marked it committed: commit;
+//   3. no backup holds its record: abort (COMMIT-PRIMARY was never sent);
+//   4. a primary still holds its locks: commit only if every written region is complete — its current
+//      primary holds the locks (or, if it was promoted from backup since, the record) and every backup not
+//      still filling holds the record — else abort (no COMMIT-PRIMARY was sent, or the abort had begun);
+//   5. no locks anywhere, some records: commit. Every primary installed it and truncation was under way
+//      (the usual case: truncation is lazy), or every primary that held its locks is gone and its backups
+//      hold what it writes.
+// Not decidable without per-thread truncation low-water marks (not built): in case 5, a promoted primary
+// that never received its record (the coordinator and the region's primary died during COMMIT-BACKUP)
+// looks like one that applied it at truncation; committing then leaves that primary without the write.
+#ifndef FATHOM_TXN_RECOVERY_DECISION_H_
+#define FATHOM_TXN_RECOVERY_DECISION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "platform/memory/region_map.h"
+#include "txn/recovery_records.h"
+
+namespace fathom::txn {
+
+struct Holder {
+  uint32_t node = 0;
+  HoldKind kind = HoldKind::kLocked;
+  std::vector<uint32_t> regions;
+};
+
+enum class Verdict { kCommit, kAbort };
+
+Verdict DecideOrphan(const std::vector<Holder>& holders, const memory::RegionMap& map);
+
+}  // namespace fathom::txn
+
+#endif  // FATHOM_TXN_RECOVERY_DECISION_H_

@@ -1,0 +1,87 @@
+// The decision of transaction recovery, on made-up holds over a 3-node placement: node 1's region (1 <<
+// 16 | 1) backed up by node 2, node 2's by node 3, node 3's by node 1.
+#include "txn/recovery_decision.h"
+
+#include "gtest/gtest.h"
+
+namespace fathom::txn {
+namespace {
+
+constexpr uint32_t kOne = (1u << 16) | 1;
+constexpr uint32_t kTwo = (2u << 16) | 1;
+constexpr uint32_t kThree = (3u << 16) | 1;
+
+memory::RegionMap Placement(bool three_promoted_to_one = false, bool two_filling_at_one = false) {
+  absl::flat_hash_map<uint32_t, memory::RegionReplicas> regions;
+  regions[kOne] = {1, {2}, 1 << 20, {}};
+  regions[kTwo] = {2, {3}, 1 << 20, {}};
+  regions[kThree] = {3, {1}, 1 << 20, {}};
+  if (three_promoted_to_one) regions[kThree] = {1, {2}, 1 << 20, {2}};
+  if (two_filling_at_one) regions[kTwo] = {2, {3, 1}, 1 << 20, {1}};
+  return memory::RegionMap::Placed(5, {1, 2, 3}, 1, regions);
+}
+
+Holder H(uint32_t node, HoldKind kind, std::vector<uint32_t> regions) { return Holder{node, kind, std::move(regions)}; }
+
+TEST(RecoveryDecisionTest, LocksWithoutRecordsAbort) {
+  EXPECT_EQ(DecideOrphan({H(1, HoldKind::kLocked, {kOne}), H(2, HoldKind::kLocked, {kTwo})}, Placement()),
+            Verdict::kAbort);
+}
+
+TEST(RecoveryDecisionTest, EveryBackupHoldingItsRecordCommits) {
+  const std::vector<Holder> complete = {H(1, HoldKind::kLocked, {kOne}), H(2, HoldKind::kLocked, {kTwo}),
+                                        H(2, HoldKind::kRecord, {kOne}), H(3, HoldKind::kRecord, {kTwo})};
+  EXPECT_EQ(DecideOrphan(complete, Placement()), Verdict::kCommit);
+  // One backup missing its record (not sent yet, or its ABORT came first): abort.
+  std::vector<Holder> partial = complete;
+  partial.pop_back();
+  EXPECT_EQ(DecideOrphan(partial, Placement()), Verdict::kAbort);
+}
+
+TEST(RecoveryDecisionTest, AnInstalledPrimaryCommits) {
+  EXPECT_EQ(DecideOrphan({H(1, HoldKind::kCommitted, {kOne}), H(2, HoldKind::kLocked, {kTwo}),
+                          H(3, HoldKind::kRecord, {kTwo})},
+                         Placement()),
+            Verdict::kCommit);
+}
+
+TEST(RecoveryDecisionTest, AnEarlierDecisionStands) {
+  // Aborted at one holder: abort, whatever the others hold.
+  EXPECT_EQ(DecideOrphan({H(1, HoldKind::kAborted, {}), H(2, HoldKind::kLocked, {kTwo}),
+                          H(2, HoldKind::kRecord, {kOne}), H(3, HoldKind::kRecord, {kTwo})},
+                         Placement()),
+            Verdict::kAbort);
+  // A backup record marked committed: commit.
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kCommitted, {kOne}), H(1, HoldKind::kLocked, {kOne})}, Placement()),
+            Verdict::kCommit);
+}
+
+TEST(RecoveryDecisionTest, RecordsWithoutLocksAreATruncationUnderWay) {
+  // Every primary installed it; one backup still holds its record.
+  EXPECT_EQ(DecideOrphan({H(3, HoldKind::kRecord, {kTwo})}, Placement()), Verdict::kCommit);
+}
+
+TEST(RecoveryDecisionTest, APromotedPrimaryCountsWithItsRecordAndAFillingBackupDoesNot) {
+  // Node 3 (coordinator and primary of its region) died: node 1 is its region's primary now, node 2 a
+  // new backup still filling. Node 1 holds the record as the old backup.
+  const std::vector<Holder> holds = {H(1, HoldKind::kRecord, {kThree}), H(2, HoldKind::kLocked, {kTwo}),
+                                     H(3, HoldKind::kRecord, {kTwo})};
+  EXPECT_EQ(DecideOrphan(holds, Placement(/*three_promoted_to_one=*/true)), Verdict::kCommit);
+  // A primary promoted before the transaction ran holds its locks: it can install it.
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kLocked, {kTwo}), H(3, HoldKind::kRecord, {kTwo}),
+                          H(1, HoldKind::kLocked, {kThree})},
+                         Placement(/*three_promoted_to_one=*/true)),
+            Verdict::kCommit);
+  // The current primary holds nothing of that region (it never got the record): abort.
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kLocked, {kTwo}), H(3, HoldKind::kRecord, {kTwo}),
+                          H(2, HoldKind::kLocked, {kThree})},
+                         Placement(/*three_promoted_to_one=*/true)),
+            Verdict::kAbort);
+  // A filling backup (node 1 of node 2's region) need not hold the record.
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kLocked, {kTwo}), H(3, HoldKind::kRecord, {kTwo})},
+                         Placement(false, /*two_filling_at_one=*/true)),
+            Verdict::kCommit);
+}
+
+}  // namespace
+}  // namespace fathom::txn

@@ -1,0 +1,76 @@
+// The messages of transaction recovery (docs/recovery.md §5, docs/formats/txn-log.md): the configuration
+// manager asks every data member what it holds of transactions whose coordinator is gone (ORPHANS), decides
+// each, and tells the holders (RESOLVE). Decoding validates everything: the bytes come from the network.
+#ifndef FATHOM_TXN_RECOVERY_RECORDS_H_
+#define FATHOM_TXN_RECOVERY_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "platform/msg/handler_registry.h"
+#include "txn/records.h"
+
+namespace fathom::txn {
+
+// RPC: OrphansRequest -> OrphansReply, CM thread i -> member thread i.
+inline constexpr msg::MessageType kOrphansMessage = 110;
+// RPC: ResolveRequest -> empty reply, CM thread i -> member thread i.
+inline constexpr msg::MessageType kResolveMessage = 111;
+
+inline constexpr uint8_t kRecoveryFormat = 1;
+inline constexpr uint32_t kMaxHoldsPerReply = 1024;
+inline constexpr uint32_t kMaxRegionsPerHold = 4096;
+
+// What one node thread holds of one transaction.
+enum class HoldKind : uint8_t {
+  kLocked = 1,     // a primary's LOCK: objects locked, not installed
+  kCommitted = 2,  // installed at a primary (COMMIT-PRIMARY), or a backup's record marked committed by recovery
+  kRecord = 3,     // a backup's COMMIT-BACKUP record, undecided
+  kAborted = 4,    // recovery aborted it here (a tombstone, until RESOLVE forget)
+};
+const char* HoldKindName(HoldKind kind);
+
+struct Hold {
+  TxnId id;
+  HoldKind kind = HoldKind::kLocked;
+  std::vector<uint32_t> regions;  // the regions its entries here write, sorted, distinct
+  friend bool operator==(const Hold& a, const Hold& b) {
+    return a.id == b.id && a.kind == b.kind && a.regions == b.regions;
+  }
+};
+
+struct OrphansRequest {
+  uint64_t epoch = 0;  // the configuration the manager decides in
+};
+std::string EncodeOrphansRequest(const OrphansRequest& request);
+absl::StatusOr<OrphansRequest> DecodeOrphansRequest(std::string_view bytes);
+
+struct OrphansReply {
+  std::vector<Hold> holds;
+  bool more = false;  // the reply was full: ask again after resolving these
+};
+std::string EncodeOrphansReply(const OrphansReply& reply);
+absl::StatusOr<OrphansReply> DecodeOrphansReply(std::string_view bytes);
+// The encoded size of a hold (to fill a reply up to a ring message).
+size_t HoldSize(const Hold& hold);
+
+enum class ResolveAction : uint8_t {
+  kCommit = 1,  // install at a primary that holds locks; mark a backup's record committed
+  kAbort = 2,   // release a primary's locks, drop a backup's record; leave a tombstone
+  kForget = 3,  // after every holder took the decision: apply (backups) and forget, or drop the tombstone
+};
+
+struct ResolveRequest {
+  ResolveAction action = ResolveAction::kCommit;
+  uint64_t epoch = 0;  // the configuration the manager decided in
+  TxnId id;
+};
+std::string EncodeResolveRequest(const ResolveRequest& request);
+absl::StatusOr<ResolveRequest> DecodeResolveRequest(std::string_view bytes);
+
+}  // namespace fathom::txn
+
+#endif  // FATHOM_TXN_RECOVERY_RECORDS_H_

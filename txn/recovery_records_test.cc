@@ -1,0 +1,119 @@
+// Transaction recovery's messages: round trips, and malformed bytes refused with a clear error (flipped
+// bytes, truncation, counts that lie about what follows).
+#include "txn/recovery_records.h"
+
+#include <cstring>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+
+namespace fathom::txn {
+namespace {
+
+OrphansReply SampleReply() {
+  OrphansReply reply;
+  reply.more = true;
+  reply.holds.push_back(Hold{TxnId{7, 3, 1, 42}, HoldKind::kLocked, {65537, 65538}});
+  reply.holds.push_back(Hold{TxnId{7, 3, 1, 43}, HoldKind::kRecord, {131073}});
+  reply.holds.push_back(Hold{TxnId{6, 4, 0, 9}, HoldKind::kAborted, {}});
+  return reply;
+}
+
+void Put32(std::string& s, size_t at, uint32_t v) { std::memcpy(s.data() + at, &v, 4); }
+
+void ExpectRefused(std::string_view bytes, std::string_view says) {
+  absl::StatusOr<OrphansReply> decoded = DecodeOrphansReply(bytes);
+  ASSERT_FALSE(decoded.ok()) << "accepted: " << says;
+  EXPECT_TRUE(absl::IsInvalidArgument(decoded.status())) << decoded.status();
+  EXPECT_NE(std::string(decoded.status().message()).find(says), std::string::npos) << decoded.status();
+}
+
+TEST(RecoveryRecordsTest, RoundTrips) {
+  ASSERT_OK_AND_ASSIGN(OrphansRequest request, DecodeOrphansRequest(EncodeOrphansRequest({12})));
+  EXPECT_EQ(request.epoch, 12u);
+  const OrphansReply reply = SampleReply();
+  const std::string bytes = EncodeOrphansReply(reply);
+  EXPECT_EQ(bytes.size(), 8 + HoldSize(reply.holds[0]) + HoldSize(reply.holds[1]) + HoldSize(reply.holds[2]));
+  ASSERT_OK_AND_ASSIGN(OrphansReply decoded, DecodeOrphansReply(bytes));
+  EXPECT_TRUE(decoded.more);
+  EXPECT_EQ(decoded.holds, reply.holds);
+  for (ResolveAction action : {ResolveAction::kCommit, ResolveAction::kAbort, ResolveAction::kForget}) {
+    ResolveRequest resolve{action, 12, TxnId{7, 3, 1, 42}};
+    ASSERT_OK_AND_ASSIGN(ResolveRequest back, DecodeResolveRequest(EncodeResolveRequest(resolve)));
+    EXPECT_EQ(back.action, action);
+    EXPECT_EQ(back.epoch, 12u);
+    EXPECT_EQ(back.id, resolve.id);
+  }
+}
+
+TEST(RecoveryRecordsTest, EveryTruncationOfAReplyIsRefused) {
+  const std::string bytes = EncodeOrphansReply(SampleReply());
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    EXPECT_FALSE(DecodeOrphansReply(std::string_view(bytes).substr(0, length)).ok()) << "cut at " << length;
+  }
+  EXPECT_FALSE(DecodeOrphansReply(bytes + std::string(4, '\0')).ok()) << "trailing bytes accepted";
+}
+
+TEST(RecoveryRecordsTest, LiesAndFlippedBytesInAReplyAreRefused) {
+  const std::string good = EncodeOrphansReply(SampleReply());
+  std::string more_holds = good;
+  Put32(more_holds, 0, 4);
+  ExpectRefused(more_holds, "hold 3 is cut short");
+  std::string too_many = good;
+  Put32(too_many, 0, kMaxHoldsPerReply + 1);
+  ExpectRefused(too_many, "holds (at most");
+  std::string more_regions = good;
+  Put32(more_regions, 8 + 24, 1000);
+  ExpectRefused(more_regions, "claims 1000 regions");
+  std::string kind = good;
+  kind[8 + 22] = 9;
+  ExpectRefused(kind, "kind 9");
+  std::string flag = good;
+  flag[4] = 2;
+  ExpectRefused(flag, "'more' flag 2");
+  std::string reserved = good;
+  reserved[6] = 1;
+  ExpectRefused(reserved, "reserved bytes");
+  std::string unsorted = good;
+  Put32(unsorted, 8 + 28, 65539);  // first region now above the second
+  ExpectRefused(unsorted, "sorted and distinct");
+  std::string node_zero = good;
+  Put32(node_zero, 8 + 16, 0);
+  ExpectRefused(node_zero, "node 0");
+  // A hold that writes nothing (only a tombstone may).
+  OrphansReply empty;
+  empty.holds.push_back(Hold{TxnId{1, 2, 0, 1}, HoldKind::kRecord, {}});
+  ExpectRefused(EncodeOrphansReply(empty), "writes no region");
+}
+
+TEST(RecoveryRecordsTest, BadRequestsAreRefused) {
+  const std::string request = EncodeOrphansRequest({5});
+  for (size_t length = 0; length < request.size(); ++length) {
+    EXPECT_FALSE(DecodeOrphansRequest(request.substr(0, length)).ok());
+  }
+  std::string format = request;
+  format[0] = 2;
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeOrphansRequest(format).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeOrphansRequest(EncodeOrphansRequest({0})).status()));
+
+  const std::string resolve = EncodeResolveRequest({ResolveAction::kAbort, 5, TxnId{4, 2, 1, 8}});
+  for (size_t length = 0; length < resolve.size(); ++length) {
+    EXPECT_FALSE(DecodeResolveRequest(resolve.substr(0, length)).ok()) << "cut at " << length;
+  }
+  EXPECT_FALSE(DecodeResolveRequest(resolve + "x").ok());
+  std::string action = resolve;
+  action[1] = 4;
+  EXPECT_NE(std::string(DecodeResolveRequest(action).status().message()).find("resolve action 4"), std::string::npos);
+  std::string reserved = resolve;
+  reserved[39] = 1;
+  EXPECT_NE(std::string(DecodeResolveRequest(reserved).status().message()).find("reserved"), std::string::npos);
+  std::string node_zero = resolve;
+  Put32(node_zero, 16 + 16, 0);
+  EXPECT_NE(std::string(DecodeResolveRequest(node_zero).status().message()).find("node 0"), std::string::npos);
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(DecodeResolveRequest(EncodeResolveRequest({ResolveAction::kCommit, 0, {}})).status()));
+}
+
+}  // namespace
+}  // namespace fathom::txn
