@@ -316,9 +316,9 @@ absl::Status Main(int argc, char** argv) {
     results.push_back(std::move(result));
   }
 
-  // The bank: transfers must have conserved the total.
+  // The bank: transfers must have conserved the total (checked after a run, and by verify).
   std::optional<int64_t> bank_total;
-  if (do_run && config.transfer_proportion > 0) {
+  if ((do_run || do_verify) && config.transfer_proportion > 0) {
     std::unique_ptr<Backend> checker = make_backend();
     RETURN_IF_ERROR(checker->Init());
     ASSIGN_OR_RETURN(bank_total, workload->SumBalances(*checker));

@@ -6,10 +6,13 @@
 #   - the driver exits 0 and reports no operation that ended in error (its retries cover the failover;
 #     for the bank, the total of all balances is unchanged: it checks it and fails otherwise);
 #   - a fresh driver then reads every loaded record (--phase=verify: none lost, none left locked);
-#   - kill: the killed node, restarted, rejoins as a fresh member and every record still reads.
+#   - kill: the killed node, restarted, rejoins as a fresh member and every record still reads;
+#   - kill-driver: the driver itself (the transactions' coordinator) is killed instead; its locks and
+#     records are recovered by the CM (transaction recovery), so the fresh driver reads every record and,
+#     for the bank, finds the total unchanged (every transfer the dead driver left was all or nothing).
 #
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp]
-#   FAULT: kill | kill-cm | pause | zk      WORKLOAD: b | bank | ...
+#   FAULT: kill | kill-cm | pause | zk | kill-driver      WORKLOAD: b | bank | ...
 set -uo pipefail
 
 fault=$1 workload=$2 cluster_sh=$3
@@ -90,21 +93,27 @@ case "$fault" in
   kill | kill-cm) "$cluster_sh" kill "$dir" "$victim" || fail "kill failed" ;;
   pause) "$cluster_sh" pause "$dir" "$victim" 5 || fail "pause failed" ;;
   zk) "$cluster_sh" zk-stop "$dir" && sleep 10 && "$cluster_sh" zk-start "$dir" || fail "ZooKeeper stop/start failed" ;;
+  kill-driver) kill -KILL "$driver" || fail "kill of the driver failed" ;;
   *) fail "unknown fault" ;;
 esac
 wait "$driver"
 rc=$?
 driver=""
 grep -E "^run [0-9]+ sec" "$out/run.err" | awk '{printf "%s:%d ", $2, $6} END {print ""}'
-grep -E "^\[(ERRORS|BANK)\]" "$out/run.out"
-[[ $rc -eq 0 ]] || fail "the driver exited $rc: $(tail -n 2 "$out/run.err")"
-grep -q "^\[ERRORS\]" "$out/run.out" && fail "operations ended in error"
+if [[ "$fault" == kill-driver ]]; then
+  [[ $rc -eq 137 ]] || fail "the driver was killed but exited $rc"
+else
+  grep -E "^\[(ERRORS|BANK)\]" "$out/run.out"
+  [[ $rc -eq 0 ]] || fail "the driver exited $rc: $(tail -n 2 "$out/run.err")"
+  grep -q "^\[ERRORS\]" "$out/run.out" && fail "operations ended in error"
+fi
 
 verify() {
   "$ycsb" "${common[@]}" --phase=verify >"$out/verify.out" 2>"$out/verify.err" ||
     fail "verify ($1) failed: $(grep -E "^\[VERIFY" "$out/verify.out" | head -n 12) $(tail -n 1 "$out/verify.err")"
   grep -qx "\[VERIFY\], Ok, $records" "$out/verify.out" || fail "verify ($1): $(grep "^\[VERIFY\]" "$out/verify.out")"
   echo "verify ($1): all $records records read"
+  grep -E "^\[BANK\]" "$out/verify.out" || true
 }
 verify "after the fault"
 
