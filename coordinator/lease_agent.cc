@@ -134,7 +134,7 @@ void LeaseAgent::ManagerTick(absl::Time now) {
   std::map<uint32_t, ExpiredMember> seen;
   {
     MutexLock lock(&mu_);
-    if (Listed(config_, *node_)) expiry_ = std::max(expiry_, now + options_.period);  // the CM's own lease
+    if (Listed(config_, *node_)) SetExpiry(std::max(expiry_, now + options_.period));  // the CM's own lease
     expired = table_.Expired(now);
     for (const auto& [id, incarnation] : expired) {
       ages[id] = now - table_.entries().at(id).last_renewal;
@@ -251,7 +251,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
   if (reply->verdict == LeaseVerdict::kGranted) {
     ++counters_.grants_received;
     granted_by_ = {manager, manager_incarnation};
-    expiry_ = std::max(expiry_, now + std::min(reply->period, options_.period));
+    SetExpiry(std::max(expiry_, now + std::min(reply->period, options_.period)));
   } else {
     ++counters_.refusals_received;
     if (counters_.refusals_received % 16 == 1) {  // a CM that keeps refusing (not the manager yet, not a member)
@@ -297,6 +297,16 @@ uint64_t LeaseAgent::configuration_epoch() const {
 bool LeaseAgent::HoldsLease() const {
   MutexLock lock(&mu_);
   return options_.clock->Now() < expiry_;
+}
+
+void LeaseAgent::SetExpiry(absl::Time expiry) {
+  expiry_ = expiry;
+  expiry_nanos_.store(absl::ToUnixNanos(expiry), std::memory_order_release);
+}
+
+bool LeaseAgent::LeaseLapsed() const {
+  const int64_t expiry = expiry_nanos_.load(std::memory_order_acquire);
+  return expiry != kNeverHeld && absl::ToUnixNanos(options_.clock->Now()) >= expiry;
 }
 
 absl::Time LeaseAgent::lease_expiry() const {

@@ -29,8 +29,10 @@
 #ifndef FATHOM_COORDINATOR_LEASE_AGENT_H_
 #define FATHOM_COORDINATOR_LEASE_AGENT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -98,6 +100,9 @@ class LeaseAgent {
 
   // Whether this node holds a lease now (by the clock).
   bool HoldsLease() const;
+  // Whether this node held a lease that has lapsed by now (and is not renewed). Lock-free: the commit path
+  // asks it before reporting success (TxnOptions::lease_lapsed).
+  bool LeaseLapsed() const;
   // Whether this process saw `node`'s `incarnation` alive: it renewed a lease with this node as CM, or, as
   // CM, granted this node's last lease (Coordinator::SetFailureWitness).
   bool SawAlive(uint32_t node, uint64_t incarnation) const;
@@ -137,7 +142,10 @@ class LeaseAgent {
   bool is_manager_ ABSL_GUARDED_BY(mu_) = false;
   LeaseTable table_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::Time> last_tick_ ABSL_GUARDED_BY(mu_);
+  void SetExpiry(absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time expiry_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  static constexpr int64_t kNeverHeld = std::numeric_limits<int64_t>::min();
+  std::atomic<int64_t> expiry_nanos_{kNeverHeld};  // expiry_ for LeaseLapsed, without the lock
   absl::Time next_request_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick
   LeaseCounters counters_ ABSL_GUARDED_BY(mu_);

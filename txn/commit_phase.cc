@@ -222,6 +222,13 @@ void CommitOperation::OnBackupAborted() {
 void CommitOperation::Finish(absl::Status status) {
   if (finished_) return;
   finished_ = true;
+  if (status.ok() && thread_.options().lease_lapsed && thread_.options().lease_lapsed()) {
+    // A record written after the members drained this node never counts, and reads may be of regions
+    // that moved (FaRM: a coordinator without a lease stops); recovery decides, so success is not ours.
+    status = absl::UnavailableError(absl::StrCat(
+        id_.ToString(), ": outcome unknown, this node's lease lapsed before its commit was acknowledged (the "
+        "configuration manager may have removed it: recovery then decides its writes, and its reads may be stale)"));
+  }
   if (status.ok() && sync_) {
     if (thread_.log_epochs() == nullptr || log_epoch_ == 0) {
       status = absl::FailedPreconditionError(absl::StrCat(

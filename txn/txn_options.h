@@ -80,6 +80,11 @@ struct TxnOptions {
   absl::Duration sync_timeout = absl::Seconds(2);
   // ...and how often it looks.
   absl::Duration sync_poll_interval = absl::Microseconds(200);
+  // Optional (nodes with leases): whether this node held a lease that has lapsed. A commit, read-only ones
+  // too, is then reported "outcome unknown" (Unavailable) instead of committed: the CM may have removed
+  // this node, after which the members no longer read what it writes, recovery decides its transactions
+  // (docs/recovery.md §5) and regions may have moved. Called on node threads; cheap and thread-safe.
+  std::function<bool()> lease_lapsed;
   // Optional: fills this node's backup copies before any handler runs (restart from the SSD log).
   std::function<absl::Status(BackupStore&)> restore_backups;
   // Tests only (fault points): called on the coordinator's thread as a commit reaches each named step,

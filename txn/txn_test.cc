@@ -239,6 +239,38 @@ TEST(TxnFailureTest, ADeadBackupFailsOnlyTheCommitsThatNeedIt) {
   ASSERT_OK(tx.Commit());
 }
 
+// A coordinator whose lease lapsed does not report its commits as committed: the members may have
+// drained it already, and recovery decides; its reads may be of regions that moved.
+TEST(TxnLeaseTest, ACommitAfterTheLeaseLapsedIsReportedUnknown) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto lapsed = std::make_shared<std::atomic<bool>>(false);
+  TxnOptions txn;
+  txn.lease_lapsed = [lapsed] { return lapsed->load(); };
+  ASSERT_OK_AND_ASSIGN(auto cluster, TxnCluster::Start(ClusterOptions(Fabric::kSim, seed), txn));
+  ObjectRef ref;
+  {
+    Transaction tx = cluster->service(1).Begin();
+    ASSERT_OK_AND_ASSIGN(ref, tx.Alloc(8, {.node = 2}));
+    ASSERT_OK(tx.Write(ref, EncodeInt(1)));
+    ASSERT_OK(tx.Commit());
+  }
+  ASSERT_OK(cluster->WaitForQuiescence());  // node 2 has installed it (the commit returned before)
+  lapsed->store(true);
+  Transaction write = cluster->service(1).Begin();
+  ASSERT_OK(write.Write(ref, EncodeInt(2)));
+  absl::Status s = write.Commit();
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_NE(std::string(s.message()).find("lease lapsed"), std::string::npos) << s;
+  Transaction read = cluster->service(1).Begin();
+  ASSERT_OK(read.Read(ref).status());
+  EXPECT_TRUE(absl::IsUnavailable(read.Commit()));
+  lapsed->store(false);  // renewed
+  Transaction again = cluster->service(1).Begin();
+  ASSERT_OK(again.Write(ref, EncodeInt(3)));
+  EXPECT_OK(again.Commit());
+}
+
 INSTANTIATE_TEST_SUITE_P(Fabrics, TxnTest, ::testing::Values(Fabric::kShm, Fabric::kSim),
                          [](const auto& info) { return testing::TestFabricName(info.param); });
 
