@@ -1,6 +1,7 @@
 #include "txn/recovery.h"
 
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -46,19 +47,9 @@ absl::StatusOr<OrphansReply> OrphanRecovery::Holds(uint32_t from, uint64_t epoch
     ASSIGN_OR_RETURN(budget, thread_.messenger().max_payload(from));
   }
   budget = budget > kReplySlack ? budget - kReplySlack : 0;
-  std::vector<Hold> holds =
-      thread_.participant().HeldFor([this](const TxnId& id) { return Gone(id); }, kMaxHoldsPerReply + 1);
-  OrphansReply reply;
-  size_t used = 0;
-  for (Hold& hold : holds) {
-    if (reply.holds.size() == kMaxHoldsPerReply || used + HoldSize(hold) > budget) {
-      reply.more = true;  // the rest in the next round, after these are resolved
-      break;
-    }
-    used += HoldSize(hold);
-    reply.holds.push_back(std::move(hold));
-  }
-  return reply;
+  return FillOrphansReply(thread_.participant().HeldFor([this](const TxnId& id) { return Gone(id); },
+                                                       std::numeric_limits<size_t>::max()),
+                          budget);
 }
 
 absl::Status OrphanRecovery::Resolve(uint32_t from, const ResolveRequest& request) {
@@ -120,9 +111,14 @@ void OrphanRecovery::Gather(uint32_t node, absl::StatusOr<OrphansReply> reply) {
       r.error = absl::Status(reply.status().code(), absl::StrCat("node ", node, ": ", reply.status().message()));
     }
   } else {
-    r.more = r.more || reply->more;
+    if (reply->more && !reply->holds.empty()) {
+      // This member's holds beyond its last one are not known yet: nothing past it is decided now.
+      const Key last = KeyOf(reply->holds.back().id);
+      r.decide_through = r.more ? std::min(r.decide_through, last) : last;
+      r.more = true;
+    }
     for (Hold& hold : reply->holds) {
-      auto& [id, holders] = r.found[Key{hold.id.epoch, hold.id.node, hold.id.thread, hold.id.counter}];
+      auto& [id, holders] = r.found[KeyOf(hold.id)];
       id = hold.id;
       holders.push_back(Holder{node, hold.kind, std::move(hold.regions)});
     }
@@ -134,6 +130,7 @@ void OrphanRecovery::Gather(uint32_t node, absl::StatusOr<OrphansReply> reply) {
 
 void OrphanRecovery::Decide() {
   Round& r = *round_;
+  if (r.more) r.found.erase(r.found.upper_bound(r.decide_through), r.found.end());
   const memory::RegionMap& map = thread_.replicas();
   for (const auto& [key, found] : r.found) {
     const Verdict verdict = DecideOrphan(found.second, map);

@@ -59,10 +59,12 @@ class OrphanRecovery {
 
  private:
   using Key = std::tuple<uint64_t, uint32_t, uint16_t, uint64_t>;
+  static Key KeyOf(const TxnId& id) { return {id.epoch, id.node, id.thread, id.counter}; }
   struct Round {
     uint64_t epoch = 0;
     size_t outstanding = 0;
-    bool more = false;
+    bool more = false;      // a member had more holds than one reply takes
+    Key decide_through{};   // then: the largest id every member reported all its holds up to
     absl::Status error;
     std::map<Key, std::pair<TxnId, std::vector<Holder>>> found;
     std::map<Key, Verdict> verdicts;

@@ -49,13 +49,17 @@ std::string EncodeOrphansRequest(const OrphansRequest& request);
 absl::StatusOr<OrphansRequest> DecodeOrphansRequest(std::string_view bytes);
 
 struct OrphansReply {
-  std::vector<Hold> holds;
+  std::vector<Hold> holds;  // in id order (epoch, node, thread, counter)
   bool more = false;  // the reply was full: ask again after resolving these
 };
 std::string EncodeOrphansReply(const OrphansReply& reply);
 absl::StatusOr<OrphansReply> DecodeOrphansReply(std::string_view bytes);
 // The encoded size of a hold (to fill a reply up to a ring message).
 size_t HoldSize(const Hold& hold);
+// A reply of `holds` in id order that encodes to at most `budget` bytes of holds (and at most
+// kMaxHoldsPerReply): if they do not all fit, it is cut between two transactions and says `more`, so every
+// hold up to its last id is in it. ResourceExhausted if one transaction's holds alone do not fit.
+absl::StatusOr<OrphansReply> FillOrphansReply(std::vector<Hold> holds, size_t budget);
 
 enum class ResolveAction : uint8_t {
   kCommit = 1,  // install at a primary that holds locks; mark a backup's record committed

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
@@ -16,7 +17,7 @@ OrphansReply SampleReply() {
   reply.more = true;
   reply.holds.push_back(Hold{TxnId{7, 3, 1, 42}, HoldKind::kLocked, {65537, 65538}});
   reply.holds.push_back(Hold{TxnId{7, 3, 1, 43}, HoldKind::kRecord, {131073}});
-  reply.holds.push_back(Hold{TxnId{6, 4, 0, 9}, HoldKind::kAborted, {}});
+  reply.holds.push_back(Hold{TxnId{8, 4, 0, 9}, HoldKind::kAborted, {}});
   return reply;
 }
 
@@ -81,10 +82,37 @@ TEST(RecoveryRecordsTest, LiesAndFlippedBytesInAReplyAreRefused) {
   std::string node_zero = good;
   Put32(node_zero, 8 + 16, 0);
   ExpectRefused(node_zero, "node 0");
+  std::string out_of_order = good;
+  Put32(out_of_order, 8, 9);  // the first hold's epoch, now after the second's
+  ExpectRefused(out_of_order, "hold 1 is out of id order");
   // A hold that writes nothing (only a tombstone may).
   OrphansReply empty;
   empty.holds.push_back(Hold{TxnId{1, 2, 0, 1}, HoldKind::kRecord, {}});
   ExpectRefused(EncodeOrphansReply(empty), "writes no region");
+}
+
+// A reply that cannot take every hold is cut between transactions, in id order, and says so: the
+// decider then decides only what every member reported whole.
+TEST(RecoveryRecordsTest, AFullReplyIsCutBetweenTransactionsInIdOrder) {
+  std::vector<Hold> holds;
+  for (uint64_t counter : {5, 3, 4}) {
+    holds.push_back(Hold{TxnId{2, 9, 0, counter}, HoldKind::kLocked, {65537}});
+    holds.push_back(Hold{TxnId{2, 9, 0, counter}, HoldKind::kRecord, {131073}});
+  }
+  const size_t one = HoldSize(holds[0]);
+  ASSERT_OK_AND_ASSIGN(OrphansReply all, FillOrphansReply(holds, 6 * one));
+  EXPECT_FALSE(all.more);
+  ASSERT_EQ(all.holds.size(), 6u);
+  EXPECT_EQ(all.holds.front().id.counter, 3u);
+  EXPECT_EQ(all.holds.back().id.counter, 5u);
+  // Room for five: the third transaction's second hold does not fit, so its first goes too.
+  ASSERT_OK_AND_ASSIGN(OrphansReply cut, FillOrphansReply(holds, 5 * one));
+  EXPECT_TRUE(cut.more);
+  ASSERT_EQ(cut.holds.size(), 4u);
+  EXPECT_EQ(cut.holds.back().id.counter, 4u);
+  ASSERT_OK(DecodeOrphansReply(EncodeOrphansReply(cut)).status());
+  // Not even one transaction fits.
+  EXPECT_TRUE(absl::IsResourceExhausted(FillOrphansReply(holds, one).status()));
 }
 
 TEST(RecoveryRecordsTest, BadRequestsAreRefused) {
