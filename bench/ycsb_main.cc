@@ -81,6 +81,10 @@ ABSL_FLAG(std::string, json_out, "", "also write the report as JSON to this path
 ABSL_FLAG(uint64_t, seed, 0, "random seed; 0: pick one from the clock (printed to stderr)");
 ABSL_FLAG(int64_t, warmup_ops, 0, "unmeasured operations before the run phase's clock starts");
 ABSL_FLAG(int, status_interval_s, 10, "seconds between progress lines on stderr");
+ABSL_FLAG(std::string, timeline_out, "",
+          "if set, the run phase writes '<unix ms> <operations done>' lines to this file every --timeline_ms "
+          "(tools/recovery_timeline.py turns a fault run's into recovery times and a plot)");
+ABSL_FLAG(int, timeline_ms, 50, "milliseconds between --timeline_out lines");
 ABSL_FLAG(absl::Duration, retry_deadline, absl::Seconds(10),
           "fathom backend, node clients: an operation that fails with Unavailable, DeadlineExceeded or "
           "Cancelled (a member failed, a connection is being made again) is tried again with backoff until "
@@ -271,6 +275,8 @@ absl::Status Main(int argc, char** argv) {
   options.target_ops_per_sec = absl::GetFlag(FLAGS_target);
   options.warmup_ops = absl::GetFlag(FLAGS_warmup_ops);
   options.status_interval = absl::Seconds(std::max(1, absl::GetFlag(FLAGS_status_interval_s)));
+  options.timeline.path = absl::GetFlag(FLAGS_timeline_out);
+  options.timeline.interval = absl::Milliseconds(std::max(1, absl::GetFlag(FLAGS_timeline_ms)));
   options.seed = seed;
   if (const std::string max = props.GetString("maxexecutiontime", ""); !max.empty()) {
     int64_t seconds = 0;

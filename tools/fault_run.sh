@@ -2,8 +2,9 @@
 # fault_run.sh: what one fault does to a running cluster under load, as a user would see it. Starts 3 fathomd
 # over UCX shared memory (tools/cluster.sh, lease 2 s), loads YCSB-B's 10K records, runs YCSB-B with 8
 # threads and one progress line per second for ~40 s, injects FAULT at ~10 s, then reads records back with
-# YCSB-C and stops the cluster. Prints the driver's exit status, its [ERRORS] lines and throughput per
-# second; the whole output is in /tmp/fault-FAULT.*.
+# YCSB-C and stops the cluster. Prints the driver's exit status, its [ERRORS] lines, throughput per
+# second and the recovery times of tools/recovery_timeline.py (a plot in /tmp/fault-FAULT.svg); the whole
+# output is in /tmp/fault-FAULT.*.
 #
 #   tools/fault_run.sh kill       SIGKILL a node that is not the CM
 #   tools/fault_run.sh kill-cm    SIGKILL the CM
@@ -30,9 +31,11 @@ victim=3
 [[ "$victim" == "$cm" ]] && victim=2
 [[ "$fault" == kill-cm ]] && victim=$cm
 echo "CM: node $cm; fault: $fault on node $victim"
-"$ycsb" "${common[@]}" --phase=run --status_interval_s=1 -p operationcount=4000000 >"$out.run" 2>"$out.err" &
+"$ycsb" "${common[@]}" --phase=run --status_interval_s=1 -p operationcount=4000000 --timeline_out="$out.timeline" \
+  >"$out.run" 2>"$out.err" &
 driver=$!
 sleep 10
+fault_ms=$(date +%s%3N)
 case "$fault" in
   kill | kill-cm) tools/cluster.sh kill "$dir" "$victim" ;;
   pause) tools/cluster.sh pause "$dir" "$victim" 5 ;;
@@ -44,6 +47,8 @@ wait $driver
 echo "run: exit $?"
 grep -E "^\[ERRORS\]|Return=ERROR" "$out.run"
 echo "ops/s per second: $(grep -E '^run [0-9]+ sec' "$out.err" | awk '{printf "%s:%d ", $2, $6}')"
+echo "recovery: $(python3 tools/recovery_timeline.py "$out.timeline" "$fault_ms" --svg "$out.svg" \
+  --title "YCSB-B, 3 fathomd over shm, lease ${LEASE:-2s}: $fault on node $victim")"
 "$ycsb" "${common[@]}" --workload=c --phase=run -p operationcount=10000 --retry_deadline=2s >"$out.after" 2>&1
 echo "read-back (YCSB-C, 10000 reads): exit $?; $(grep -E '^\[READ\], Return=' "$out.after" | tr '\n' ' ')"
 tools/cluster.sh stop "$dir" >/dev/null 2>&1

@@ -188,7 +188,8 @@ absl::StatusOr<PhaseResult> RunPhaseAsync(CoreWorkload& workload, AsyncLanes& la
                 load ? absl::InfiniteFuture() : start + options.max_execution_time);
   absl::Status posted;
   {
-    ProgressReporter progress(load ? "load" : "run", options.status_interval, &operations_done);
+    ProgressReporter progress(load ? "load" : "run", options.status_interval, &operations_done,
+                              load ? Timeline{} : options.timeline);
     posted = run_pass(budget, true);
   }
   PhaseResult result;

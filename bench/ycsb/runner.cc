@@ -64,7 +64,8 @@ absl::StatusOr<PhaseResult> RunPhase(CoreWorkload& workload, const BackendFactor
   budget.emplace(budget_size, load ? absl::InfiniteFuture() : start + options.max_execution_time);
   go.count_down();
   {
-    ProgressReporter progress(load ? "load" : "run", options.status_interval, &operations_done);
+    ProgressReporter progress(load ? "load" : "run", options.status_interval, &operations_done,
+                              load ? Timeline{} : options.timeline);
     for (std::thread& worker : workers) worker.join();
   }
   PhaseResult result;

@@ -18,6 +18,7 @@
 #include "bench/ycsb/backend.h"
 #include "bench/ycsb/core_workload.h"
 #include "bench/ycsb/report.h"
+#include "bench/ycsb/runner_support.h"
 
 namespace fathom::ycsb {
 
@@ -29,6 +30,8 @@ struct RunOptions {
   double target_ops_per_sec = 0;  // 0: as fast as possible
   int64_t warmup_ops = 0;         // run phase only: extra, unmeasured operations before the clock starts
   absl::Duration status_interval = absl::Seconds(10);
+  // The run phase's timeline of operations done (runner_support.h); none if the path is empty.
+  Timeline timeline;
   uint64_t seed = 1;              // thread i seeds its generators from (seed, phase, i)
   // Run phase only: no operation starts this long after the clock started (maxexecutiontime).
   absl::Duration max_execution_time = absl::InfiniteDuration();

@@ -1,5 +1,6 @@
 #include "bench/ycsb/runner_support.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/time/clock.h"
@@ -21,8 +22,9 @@ uint64_t ClientSeed(uint64_t seed, bool load, int client) {
   return Mix(seed ^ Mix((load ? 0x10000 : 0x20000) + static_cast<uint64_t>(client)));
 }
 
-ProgressReporter::ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done)
-    : phase_(phase), interval_(interval), done_(done), thread_([this] { Loop(); }) {}
+ProgressReporter::ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done,
+                                   Timeline timeline)
+    : phase_(phase), interval_(interval), done_(done), timeline_(std::move(timeline)), thread_([this] { Loop(); }) {}
 
 ProgressReporter::~ProgressReporter() {
   {
@@ -37,20 +39,33 @@ void ProgressReporter::Loop() {
   const absl::Time start = absl::Now();
   absl::Time last_time = start;
   int64_t last_done = 0;
+  FILE* timeline = nullptr;
+  if (!timeline_.path.empty()) {
+    timeline = std::fopen(timeline_.path.c_str(), "w");
+    if (timeline == nullptr) std::fprintf(stderr, "cannot write the timeline to %s\n", timeline_.path.c_str());
+  }
+  const absl::Duration tick = timeline != nullptr ? std::min(interval_, timeline_.interval) : interval_;
+  absl::Time next_tick = start + tick;
   MutexLock lock(&mu_);
   while (true) {
-    const absl::Time deadline = last_time + interval_;
-    while (!stop_ && !WaitWithDeadline(&cv_, &mu_, deadline)) {
+    while (!stop_ && !WaitWithDeadline(&cv_, &mu_, next_tick)) {
     }
-    if (stop_) return;
     const absl::Time now = absl::Now();
     const int64_t done = done_->load(std::memory_order_relaxed);
+    if (timeline != nullptr) {
+      std::fprintf(timeline, "%lld %lld\n", static_cast<long long>(absl::ToUnixMillis(now)),
+                   static_cast<long long>(done));
+    }
+    if (stop_) break;
+    next_tick += tick;
+    if (now - last_time < interval_) continue;
     const double rate = static_cast<double>(done - last_done) / absl::ToDoubleSeconds(now - last_time);
     std::fprintf(stderr, "%s %lld sec: %lld operations; %.1f current ops/sec\n", phase_,
                  static_cast<long long>(absl::ToInt64Seconds(now - start)), static_cast<long long>(done), rate);
     last_time = now;
     last_done = done;
   }
+  if (timeline != nullptr) std::fclose(timeline);
 }
 
 }  // namespace fathom::ycsb

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -36,9 +37,17 @@ class Budget {
 
 // Prints "<phase> <N> sec: <ops> operations; <rate> current ops/sec" to stderr every `interval` until
 // destroyed, as YCSB's status thread does.
+// Where a run's timeline goes: "<unix ms> <operations done>" every `interval` (none if `path` is empty),
+// to see a fault's dip at a finer grain than the progress lines (tools/recovery_timeline.py).
+struct Timeline {
+  std::string path;
+  absl::Duration interval = absl::Milliseconds(50);
+};
+
 class ProgressReporter {
  public:
-  ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done);
+  ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done,
+                   Timeline timeline = {});
   ~ProgressReporter();
 
  private:
@@ -47,6 +56,7 @@ class ProgressReporter {
   const char* const phase_;
   const absl::Duration interval_;
   const std::atomic<int64_t>* const done_;
+  const Timeline timeline_;
   absl::Mutex mu_;
   absl::CondVar cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
