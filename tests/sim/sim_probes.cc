@@ -1,9 +1,73 @@
 #include "tests/sim/sim_probes.h"
 
+#include <algorithm>
+#include <map>
+#include <span>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "platform/object/object_codec.h"
+#include "platform/object/object_layout.h"
 #include "platform/memory/global_address.h"
 
 namespace fathom::sim {
+namespace {
+
+// The objects in a region's bytes by offset: "capacity incarnation live version payload" (a slot is where
+// a header gives a capacity, as in txn/slot_walk.h).
+std::map<uint64_t, std::string> Objects(std::span<const std::byte> bytes) {
+  std::map<uint64_t, std::string> objects;
+  uint64_t offset = 0;
+  while (offset + object::kHeaderBytes <= bytes.size()) {
+    const object::ObjectHeader header = object::DecodeHeader(bytes.subspan(offset, object::kHeaderBytes));
+    if (header.capacity < 64 || header.capacity % 64 != 0 || offset + header.capacity > bytes.size()) {
+      offset += 64;
+      continue;
+    }
+    const size_t length = std::min<size_t>(header.payload_length, header.capacity - object::kHeaderBytes);
+    const auto payload = bytes.subspan(offset + object::kHeaderBytes, header.live() ? length : 0);
+    objects[offset] = absl::StrCat(header.capacity, " i", header.incarnation, header.live() ? " live" : " free", " v",
+                                   header.version(), " ",
+                                   absl::CHexEscape(absl::string_view(reinterpret_cast<const char*>(payload.data()),
+                                                                     payload.size())));
+    offset += header.capacity;
+  }
+  return objects;
+}
+
+}  // namespace
+
+std::vector<std::string> ReplicaDifferences(SimCluster& cluster) {
+  std::vector<std::string> differences;
+  const coordinator::Configuration configuration = cluster.configuration();  // kept: regions() refers into it
+  for (const coordinator::RegionPlacement& r : configuration.regions()) {
+    const memory::LocalRegion* served = cluster.node(r.primary()).ServedRegion(r.region_id());
+    if (served == nullptr) {
+      differences.push_back(absl::StrCat("region ", r.region_id(), ": node ", r.primary(), " does not serve it"));
+      continue;
+    }
+    const auto primary = Objects(std::span<const std::byte>(served->at(0), served->size()));
+    for (uint32_t backup : r.backups()) {
+      if (std::find(r.filling().begin(), r.filling().end(), backup) != r.filling().end()) continue;
+      const auto copy = Objects(cluster.txns(backup).backups().View(r.region_id()));
+      for (const auto& [offset, state] : primary) {
+        auto it = copy.find(offset);
+        if (it == copy.end() || it->second != state) {
+          differences.push_back(absl::StrCat("region ", r.region_id(), " +", offset, ": primary ", r.primary(), " has ",
+                                             state, "; backup ", backup, " has ",
+                                             it == copy.end() ? "nothing" : it->second));
+        }
+      }
+      for (const auto& [offset, state] : copy) {
+        if (!primary.contains(offset)) {
+          differences.push_back(absl::StrCat("region ", r.region_id(), " +", offset, ": backup ", backup, " has ", state,
+                                             "; primary ", r.primary(), " nothing"));
+        }
+      }
+    }
+  }
+  return differences;
+}
 
 absl::StatusOr<uint32_t> BackupOfOwnRegion(const coordinator::Configuration& configuration, uint32_t owner) {
   for (const coordinator::RegionPlacement& r : configuration.regions()) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "coordinator/configuration.h"
@@ -30,6 +31,12 @@ std::string BackupCopyOf(SimCluster& cluster, uint32_t node, const object::Objec
 // A new 16-byte object on node `on_node` holding `value`, committed by node `coordinator` (thread 0).
 absl::StatusOr<object::ObjectRef> CommitNewObject(SimCluster& cluster, uint32_t coordinator, uint32_t on_node,
                                                   std::string_view value);
+
+// How each region's replicas differ: its primary's memory against every backup's copy (backups still
+// filling excepted), object by object (capacity, incarnation, liveness, version, payload; lock bits and
+// checksums aside). Empty when every region has f+1 identical replicas. Call once the cluster has
+// quiesced (truncations applied).
+std::vector<std::string> ReplicaDifferences(SimCluster& cluster);
 
 // `of` summed over node `node`'s transaction threads (0 for a thread that cannot be reached).
 uint64_t SumOverThreads(SimCluster& cluster, uint32_t node, const std::function<uint64_t(txn::TxnThread&)>& of);

@@ -3,7 +3,8 @@
 // one in its own), and crashes when the commit reaches a chosen step. The CM (node 1) removes it when its
 // lease lapses, asks every member what it holds of node 3's transactions, and decides: abort if no backup
 // got its COMMIT-BACKUP, commit once every backup did. Either way every object is unlocked afterwards and
-// no member keeps a record of the transaction. (Without recovery the objects stay locked for good.)
+// no member keeps a record of the transaction, and every region ends with f+1 identical replicas.
+// (Without recovery the objects stay locked for good.)
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
 #include "tests/sim/seeds.h"
@@ -29,6 +31,7 @@ struct Outcome {
   absl::Status write_after;        // node 1 writes every object again
   uint64_t held_one = 0, held_two = 0;  // log entries left at nodes 1 and 2 after recovery
   bool three_removed = false;
+  std::vector<std::string> replica_differences;  // after recovery
   uint64_t history = 0;
 };
 
@@ -81,6 +84,7 @@ absl::StatusOr<Outcome> CrashCoordinator(uint64_t seed, std::string_view crash_s
   auto held = [](txn::TxnThread& t) { return t.participant().log_entries(); };
   outcome.held_one = SumOverThreads(cluster, 1, held);
   outcome.held_two = SumOverThreads(cluster, 2, held);
+  outcome.replica_differences = ReplicaDifferences(cluster);
   {
     txn::Transaction read = cluster.txns(1).Begin(0);
     for (const object::ObjectRef& ref : refs) {
@@ -113,6 +117,7 @@ void ExpectRecovered(const Outcome& outcome, const std::string& value, size_t ob
   EXPECT_TRUE(outcome.write_after.ok()) << outcome.write_after << " (an object stayed locked)";
   EXPECT_EQ(outcome.held_one, 0u) << "node 1 keeps a record of the recovered transaction";
   EXPECT_EQ(outcome.held_two, 0u) << "node 2 keeps a record of the recovered transaction";
+  EXPECT_TRUE(outcome.replica_differences.empty()) << absl::StrJoin(outcome.replica_differences, "\n");
 }
 
 // Locks granted, no COMMIT-BACKUP written: nothing can have been reported committed, so it aborts.
