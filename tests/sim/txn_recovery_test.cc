@@ -111,55 +111,42 @@ absl::StatusOr<Outcome> CrashTwice(uint64_t seed, std::string_view crash_step, b
   return first;
 }
 
-void ExpectRecovered(const Outcome& outcome, const std::string& value, size_t objects) {
-  EXPECT_TRUE(outcome.three_removed);
-  EXPECT_EQ(outcome.after, std::vector<std::string>(objects, value));
-  EXPECT_TRUE(outcome.write_after.ok()) << outcome.write_after << " (an object stayed locked)";
-  EXPECT_EQ(outcome.held_one, 0u) << "node 1 keeps a record of the recovered transaction";
-  EXPECT_EQ(outcome.held_two, 0u) << "node 2 keeps a record of the recovered transaction";
-  EXPECT_TRUE(outcome.replica_differences.empty()) << absl::StrJoin(outcome.replica_differences, "\n");
+// Node 3 crashes at `crash_step` on every seed (each twice, replayed); afterwards every written object
+// holds `value` and is unlocked, no record is left, and the replicas are identical.
+void ExpectRecovered(std::string_view crash_step, bool on_three, const std::string& value) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    absl::StatusOr<Outcome> outcome = CrashTwice(seed, crash_step, on_three);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_TRUE(outcome->three_removed);
+    EXPECT_EQ(outcome->after, std::vector<std::string>(on_three ? 3 : 2, value));
+    EXPECT_TRUE(outcome->write_after.ok()) << outcome->write_after << " (an object stayed locked)";
+    EXPECT_EQ(outcome->held_one, 0u) << "node 1 keeps a record of the recovered transaction";
+    EXPECT_EQ(outcome->held_two, 0u) << "node 2 keeps a record of the recovered transaction";
+    EXPECT_TRUE(outcome->replica_differences.empty()) << absl::StrJoin(outcome->replica_differences, "\n");
+  }
 }
 
 // Locks granted, no COMMIT-BACKUP written: nothing can have been reported committed, so it aborts.
 TEST(TxnRecoveryTest, ACoordinatorThatDiesBeforeCommitBackupIsAborted) {
-  for (uint64_t seed : Seeds()) {
-    SCOPED_TRACE(Replay(seed));
-    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "commit_backup", /*on_three=*/false);
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ExpectRecovered(*outcome, "v0", 2);
-  }
+  ExpectRecovered("commit_backup", /*on_three=*/false, "v0");
 }
 
 // Every backup holds its record, no primary its COMMIT-PRIMARY: complete, so it commits (the
 // coordinator might have been about to report success).
 TEST(TxnRecoveryTest, ACoordinatorThatDiesAfterCommitBackupIsCommitted) {
-  for (uint64_t seed : Seeds()) {
-    SCOPED_TRACE(Replay(seed));
-    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "commit_primary", /*on_three=*/false);
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ExpectRecovered(*outcome, "v1", 2);
-  }
+  ExpectRecovered("commit_primary", /*on_three=*/false, "v1");
 }
 
 // Every primary installed it and the truncation never went out: the backups apply their records.
 TEST(TxnRecoveryTest, ACoordinatorThatDiesBeforeTruncationIsCommittedEverywhere) {
-  for (uint64_t seed : Seeds()) {
-    SCOPED_TRACE(Replay(seed));
-    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "truncate", /*on_three=*/false);
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ExpectRecovered(*outcome, "v1", 2);
-  }
+  ExpectRecovered("truncate", /*on_three=*/false, "v1");
 }
 
 // The coordinator was also the primary of one written region: its backup (node 1) is promoted holding the
 // record, recovery commits, and node 1 serves the region with the write once the record is applied.
 TEST(TxnRecoveryTest, ACoordinatorThatWasAlsoAPrimaryIsCommittedThroughThePromotedBackup) {
-  for (uint64_t seed : Seeds()) {
-    SCOPED_TRACE(Replay(seed));
-    absl::StatusOr<Outcome> outcome = CrashTwice(seed, "commit_primary", /*on_three=*/true);
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    ExpectRecovered(*outcome, "v1", 3);
-  }
+  ExpectRecovered("commit_primary", /*on_three=*/true, "v1");
 }
 
 // The status node `from` (thread 0) gets for a recovery request to node `to`.
