@@ -75,8 +75,10 @@ absl::StatusOr<NodeRestore> RestoreNode(node::Node& node, const LogContents& own
   // Backup copies are laid out as their primary's region: its size comes from the join.
   absl::Status sized = node.RunOnThread(0, [&](node::NodeThread& thread) -> absl::Status {
     for (uint32_t region : restore.backup_regions) {
-      const absl::Status unknown = absl::FailedPreconditionError(
-          absl::StrCat("node ", self, " backs up region ", region, " but its primary has not published it"));
+      // Unavailable, so a restart asks again: the primary restarts too, and its connection may be being
+      // made again (a new incarnation replaces the old one's).
+      const absl::Status unknown = absl::UnavailableError(
+          absl::StrCat("node ", self, " backs up region ", region, " but its primary has not published it yet"));
       auto route = thread.RouteTo(region);
       if (!route.ok()) return unknown;
       restore.region_bytes[region] = route->region->length;
