@@ -379,12 +379,6 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
   participant_.Truncate(record->id.epoch, record->id.node, record->id.thread, record->truncated);
   switch (record->kind) {
     case RecordKind::kLock: {
-      if (record->id.epoch > replicas().epoch()) {
-        // This node has not heard of the coordinator's configuration yet (a watch can lag under load):
-        // nothing is wrong with the transaction, so it is worth trying again shortly, not a conflict.
-        return absl::UnavailableError(absl::StrCat("node ", node_id_, " is still at configuration ",
-                                                   replicas().epoch(), ", behind ", record->id.ToString()));
-      }
       if (record->id.epoch != replicas().epoch()) {
         return absl::AbortedError(absl::StrCat(record->id.ToString(), " is from another configuration (now ",
                                                replicas().epoch(), ")"));
