@@ -154,9 +154,11 @@ absl::Status FathomBackend::Delete(const std::string& table, const std::string& 
 namespace {
 
 // A member failed or left, a connection failed or was replaced (its calls end Cancelled), a reply did not
-// come in time, a commit's outcome is unknown.
+// come in time, a commit's outcome is unknown; or Aborted once the table's own retries (64, about a
+// second) ran out: a conflict that lasted, or a primary still a configuration behind the driver (its
+// ZooKeeper watch lags under load, and it refuses LOCKs of a configuration it does not know yet).
 bool Transient(const absl::Status& s) {
-  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s);
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s) || absl::IsAborted(s);
 }
 const absl::Status& StatusOf(const absl::Status& s) { return s; }
 const absl::Status& StatusOf(const absl::StatusOr<Record>& r) { return r.status(); }

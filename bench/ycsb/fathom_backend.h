@@ -89,7 +89,7 @@ class FathomBackend final : public Backend {
 
 // A lane's backend: the table's asynchronous API on one node thread. An operation that fails with
 // Unavailable, DeadlineExceeded or Cancelled (a member failed or left, a connection failed or is being made
-// again, a commit's outcome is unknown) is tried again after a jittered, doubling backoff (1 ms .. 100 ms) until
+// again, a commit's outcome is unknown), or Aborted after the table's own retries, is tried again after a jittered, doubling backoff (1 ms .. 100 ms) until
 // `retry_deadline` after its first failure; only then does its error reach the driver. A retried update or
 // transfer whose first commit's outcome was unknown may have committed already (the bank's total holds
 // either way).
