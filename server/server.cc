@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/status_macros.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -289,6 +290,18 @@ absl::Status Server::FollowConfiguration() {
   if (options_.client_only) return WaitForDataMembers();
   // Table calls (fathomctl table ...) are served once this node is a member with its transaction layer.
   node_->SetTableCalls(std::make_shared<TableAdmin>(txns_.get(), catalog_.get()));
+  node_->SetReplicaDigestSource([txns = txns_.get()]() -> absl::StatusOr<std::vector<control::ReplicaDigest>> {
+    ASSIGN_OR_RETURN(std::vector<txn::TransactionService::ReplicaDigest> digests, txns->ReplicaDigests());
+    std::vector<control::ReplicaDigest> out;
+    for (const auto& d : digests) {
+      control::ReplicaDigest& r = out.emplace_back();
+      r.set_region_id(d.region);
+      r.set_primary(d.primary);
+      r.set_digest(d.digest);
+      r.set_objects(d.objects);
+    }
+    return out;
+  });
   Log(absl::StrCat("member of cluster '", options_.node.cluster_name, "'",
                    options_.zookeeper.empty() ? "" : absl::StrCat(" through ZooKeeper at ", options_.zookeeper),
                    lease_ != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(options_.lease_period)) : ""));
@@ -517,6 +530,7 @@ void Server::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (node_ != nullptr) node_->SetTableCalls(nullptr);  // no table call may outlive the catalog and txns
+  if (node_ != nullptr) node_->SetReplicaDigestSource(nullptr);
   if (coordinator_ != nullptr) coordinator_->SetFailureWitness(nullptr);  // the lease agent may go first
   if (lease_ != nullptr) lease_->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
   PauseMembership();

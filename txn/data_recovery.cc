@@ -27,45 +27,6 @@ namespace {
 // A FILL record's entries stay under this many bytes (a ring message holds a quarter ring: 16 KiB by
 // default); one larger object goes alone.
 constexpr size_t kFillRecordBytes = 8 << 10;
-// How many times a locked or torn object is copied again before the fill gives up for this round.
-constexpr int kCopyAttempts = 2000;
-
-// A consistent copy of the slot at `offset`, as the entry that installs it; nullopt for a slot never
-// used. Unavailable if it stayed locked or torn.
-absl::StatusOr<std::optional<WriteEntry>> CopySlot(const memory::LocalRegion& memory, uint32_t offset,
-                                                   uint32_t capacity, std::vector<std::byte>& buffer) {
-  buffer.resize(capacity);
-  object::LocalObject slot(memory.at(offset), capacity);
-  for (int attempt = 0; attempt < kCopyAttempts; ++attempt) {
-    slot.CopyTo(buffer);
-    const object::ObjectHeader header = object::DecodeHeader(buffer);
-    const object::ObjectRef ref{memory::GlobalAddress{memory.id(), offset}, header.incarnation, capacity};
-    const object::ObjectCheck check = object::CheckObjectCopy(buffer, ref);
-    if (object::IsRetryable(check.verdict)) {
-      if (attempt > 16) absl::SleepFor(absl::Microseconds(50));  // a commit holds it: let it finish
-      continue;
-    }
-    if (check.verdict != object::Verdict::kValid && check.verdict != object::Verdict::kStale) {
-      return absl::InternalError(absl::StrCat("slot ", ref.address.ToString(), " of ", capacity,
-                                              " bytes holds an object of ", check.header.capacity));
-    }
-    WriteEntry entry;
-    entry.version = header.version_word & object::kVersionMask;
-    if (check.verdict == object::Verdict::kValid) {
-      entry.ref = ref;
-      entry.op = WriteOp::kWrite;
-      entry.payload.assign(reinterpret_cast<const char*>(check.payload.data()), check.payload.size());
-      return std::optional<WriteEntry>(std::move(entry));
-    }
-    // A freed slot: the state a free installs (the next incarnation, not live).
-    if (header.incarnation == 0 || header.live()) return std::optional<WriteEntry>();
-    entry.ref = object::ObjectRef{ref.address, header.incarnation - 1, capacity};
-    entry.op = WriteOp::kFree;
-    return std::optional<WriteEntry>(std::move(entry));
-  }
-  return absl::UnavailableError(absl::StrCat("object at ", memory.id(), "+", offset, " stayed locked or torn"));
-}
-
 // Copies every object of `memory` to `backup`, in FILL records of configuration `epoch`.
 absl::Status CopyRegion(node::Node& node, const memory::LocalRegion& memory, uint32_t backup, uint64_t epoch) {
   std::vector<WriteEntry> batch;

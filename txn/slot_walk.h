@@ -1,15 +1,20 @@
 // The slots of a region's memory, in order, found from their object headers (docs/formats/objects.md):
 // every slot ever allocated has a header giving its capacity; a slot never used is zero. Used by recovery
-// where no allocator state exists for the memory: a new backup's fill (data_recovery.cc) and a promoted
-// backup's allocator (promotion.cc).
+// where no allocator state exists for the memory: a new backup's fill (data_recovery.cc), a promoted
+// backup's allocator (promotion.cc) and replica digests (replica_digest.cc).
 #ifndef FATHOM_TXN_SLOT_WALK_H_
 #define FATHOM_TXN_SLOT_WALK_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "platform/memory/region.h"
+#include "txn/records.h"
 
 namespace fathom::txn {
 
@@ -17,6 +22,12 @@ namespace fathom::txn {
 // at the first error and returns it.
 absl::Status ForEachSlot(const memory::LocalRegion& memory,
                          absl::FunctionRef<absl::Status(uint32_t offset, uint32_t capacity)> visit);
+
+// A consistent copy of the slot at `offset` (a torn or locked copy is taken again), as the entry that
+// installs its state: a live object's payload and version, or a freed slot's free; nullopt for a slot
+// never used. Unavailable if it stayed locked or torn; `buffer` is scratch space.
+absl::StatusOr<std::optional<WriteEntry>> CopySlot(const memory::LocalRegion& memory, uint32_t offset,
+                                                   uint32_t capacity, std::vector<std::byte>& buffer);
 
 }  // namespace fathom::txn
 

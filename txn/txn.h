@@ -162,6 +162,15 @@ class TransactionService {
     std::string error;  // a round's failure (it runs again)
   };
   absl::StatusOr<OrphanProgress> RecoverOrphans();
+  // A digest of every replica this node holds (replica_digest.cc): the regions it serves as primary and its
+  // backup copies, each object copied consistently. Replicas of one region agree once the cluster is quiet.
+  struct ReplicaDigest {
+    uint32_t region = 0;
+    bool primary = false;
+    uint64_t digest = 0;
+    uint64_t objects = 0;
+  };
+  absl::StatusOr<std::vector<ReplicaDigest>> ReplicaDigests();
   // Counters summed over the threads (taken on each thread).
   absl::StatusOr<TxnStats> Stats();
 

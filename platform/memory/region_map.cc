@@ -80,6 +80,17 @@ std::vector<uint32_t> RegionMap::PrimaryRegionsOf(uint32_t node) const {
   return regions;
 }
 
+std::vector<uint32_t> RegionMap::BackupRegionsOf(uint32_t node) const {
+  std::vector<uint32_t> regions;
+  for (const auto& [id, replicas] : regions_) {
+    if (std::find(replicas.backups.begin(), replicas.backups.end(), node) != replicas.backups.end()) {
+      regions.push_back(id);
+    }
+  }
+  std::sort(regions.begin(), regions.end());
+  return regions;
+}
+
 absl::StatusOr<uint32_t> RegionMap::PrimaryOf(uint32_t region) const {
   if (by_owner_) {
     const uint32_t owner = OwnerOfRegion(region);

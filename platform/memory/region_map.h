@@ -64,6 +64,8 @@ class RegionMap {
   absl::StatusOr<RegionReplicas> ReplicasOf(uint32_t region) const;
   // The placed regions whose primary is `node`, sorted (none under the static rule).
   std::vector<uint32_t> PrimaryRegionsOf(uint32_t node) const;
+  // The placed regions `node` is a backup of (filling or not), sorted (none under the static rule).
+  std::vector<uint32_t> BackupRegionsOf(uint32_t node) const;
 
   // Who may coordinate transactions: every member, client-only ones too, each with the epoch of the
   // configuration that admitted its current incarnation; and the configuration manager (0: none).

@@ -119,6 +119,10 @@ class Node final : public control::ControlHandler {
 
   // Adds counters to Stats (the membership follower reports the coordinator's state this way).
   void AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)> source);
+  // Who digests the replicas this node holds for Stats (the transaction layer knows its backup copies);
+  // null: none. Set it to null before destroying what it calls.
+  using ReplicaDigestSource = std::function<absl::StatusOr<std::vector<control::ReplicaDigest>>()>;
+  void SetReplicaDigestSource(ReplicaDigestSource source);
 
   // Serves the control service's table calls (CreateTable, DropTable, ListTables) through `tables`;
   // without one (null, the default) they fail with FailedPrecondition.
@@ -156,6 +160,7 @@ class Node final : public control::ControlHandler {
   // control::ControlHandler (called on gRPC threads).
   absl::StatusOr<control::NodeInfo> OnJoin(const control::JoinRequest& request) override;
   control::StatsResponse OnStats() override;
+  absl::StatusOr<std::vector<control::ReplicaDigest>> OnReplicaDigests() override;
   void OnShutdown(std::string_view reason) override;
   absl::StatusOr<control::AllocateObjectResponse> OnAllocateObject(
       const control::AllocateObjectRequest& request) override;
@@ -218,6 +223,7 @@ class Node final : public control::ControlHandler {
 
   absl::Mutex sources_mu_;
   std::vector<std::function<void(std::map<std::string, uint64_t>&)>> counter_sources_ ABSL_GUARDED_BY(sources_mu_);
+  ReplicaDigestSource replica_digests_ ABSL_GUARDED_BY(sources_mu_);
 
   // Copied under the lock and called outside it: a table call may run for seconds.
   absl::StatusOr<std::shared_ptr<control::TableCalls>> TableCallsOrError();

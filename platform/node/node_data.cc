@@ -191,6 +191,21 @@ std::map<std::string, uint64_t> Node::Counters() {
   return counters;
 }
 
+void Node::SetReplicaDigestSource(ReplicaDigestSource source) {
+  MutexLock lock(&sources_mu_);
+  replica_digests_ = std::move(source);
+}
+
+absl::StatusOr<std::vector<control::ReplicaDigest>> Node::OnReplicaDigests() {
+  ReplicaDigestSource source;
+  {
+    MutexLock lock(&sources_mu_);
+    source = replica_digests_;
+  }
+  if (!source) return std::vector<control::ReplicaDigest>{};
+  return source();
+}
+
 control::StatsResponse Node::OnStats() {
   control::StatsResponse response;
   response.set_node_id(options_.node_id);

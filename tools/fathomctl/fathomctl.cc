@@ -2,6 +2,7 @@
 //
 //   fathomctl status  --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token [--json]
 //   fathomctl regions --zk=127.0.0.1:2181 --cluster=prod [--json]
+//   fathomctl replicas --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token [--wait=30s]
 //   fathomctl table create NAME [--kind=hopscotch|cuckoo] [--buckets=N] [--inline_bytes=N]
 //                               [--max_key_bytes=N] [--max_value_bytes=N]   --zk=... --cluster=... --token_file=...
 //   fathomctl table drop NAME   --zk=... --cluster=... --token_file=...
@@ -12,6 +13,9 @@
 // a few live numbers from its Stats (peers connected, connected to ZooKeeper, epoch applied, uptime), the
 // regions and their replicas. A member whose Stats fail is shown as unreachable, with the reason.
 // regions: region id, size, primary, backups (ZooKeeper only; no token needed).
+// replicas: asks every member to digest the replicas it holds and checks that each region's primary and
+// backups (those not still filling) agree; asks again every second until they do or --wait has passed
+// (commits settle lazily: backups apply at truncation). Exit 1 if they still differ.
 // table: the cluster's kv tables, through a member's control service (server/table_client.h); buckets hold 8
 // keys each. Numbers left 0 take kv's defaults (a resize: twice the current buckets). A resize rebuilds
 // the table while clients go on using it and returns once the new generation is published.
@@ -19,6 +23,7 @@
 // Exit codes: 0 done (even with unreachable members), 1 the configuration could not be read (ZooKeeper
 // unreachable, no such cluster, corrupt configuration) or a table call failed (unknown table, name taken,
 // no member reachable, entries that do not fit a smaller table), 2 bad usage (including a bad table name or option).
+#include <algorithm>
 #include <iostream>
 #include <string>
 
@@ -26,11 +31,13 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/control/table_validation.h"
 #include "tools/fathomctl/cluster_reader.h"
 #include "tools/fathomctl/member_stats.h"
+#include "tools/fathomctl/replicas.h"
 #include "tools/fathomctl/report.h"
 #include "server/table_client.h"
 #include "tools/fathomctl/table_report.h"
@@ -43,6 +50,7 @@ ABSL_FLAG(bool, json, false, "print one line of JSON instead of aligned columns"
 ABSL_FLAG(bool, stats, true, "status: ask every member for its Stats (needs the token)");
 ABSL_FLAG(absl::Duration, zk_timeout, absl::Seconds(5), "how long to wait for ZooKeeper");
 ABSL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(3), "how long to wait for each member's Stats");
+ABSL_FLAG(absl::Duration, wait, absl::Seconds(30), "replicas: how long to keep asking until the replicas agree");
 ABSL_FLAG(std::string, kind, "hopscotch", "table create: index kind, hopscotch or cuckoo");
 ABSL_FLAG(uint64_t, buckets, 0,
           "table create: buckets (8 keys each; 0: kv's default, 1024); table resize: the new count (0: twice)");
@@ -59,6 +67,7 @@ constexpr char kUsage[] =
     "fathomctl: look at a Fathom cluster.\n"
     "  fathomctl status  --zk=HOST:PORT --cluster=NAME --token_file=FILE [--json] [--stats=false]\n"
     "  fathomctl regions --zk=HOST:PORT --cluster=NAME [--json]\n"
+    "  fathomctl replicas --zk=HOST:PORT --cluster=NAME --token_file=FILE [--wait=30s]\n"
     "  fathomctl table create NAME [--kind=hopscotch|cuckoo] [--buckets=N] [--inline_bytes=N]\n"
     "                              [--max_key_bytes=N] [--max_value_bytes=N] --zk=... --cluster=... --token_file=FILE\n"
     "  fathomctl table drop NAME --zk=... --cluster=... --token_file=FILE\n"
@@ -140,7 +149,27 @@ int RunTable(const std::vector<std::string>& args) {
   return 0;
 }
 
+// fathomctl replicas: 0 once every region's replicas agree, 1 if they still differ after --wait.
+int RunReplicas() {
+  auto token = ReadToken("replicas needs the cluster token to ask members for digests (--token_file or --token)");
+  if (!token.ok()) return Usage(std::string(token.status().message()));
+  // Generous per call: a member walks every replica it holds.
+  const absl::Duration timeout = std::max(absl::GetFlag(FLAGS_rpc_timeout), absl::Seconds(30));
+  const absl::Time give_up = absl::Now() + absl::GetFlag(FLAGS_wait);
+  for (;;) {
+    auto config = ReadClusterConfiguration(ReadOptions());
+    if (!config.ok()) return Failed("no cluster reachable", config.status());
+    const ReplicaReport report = CompareReplicas(*config, CollectMemberStats(*config, *token, timeout, true));
+    if (report.identical || absl::Now() >= give_up) {
+      std::cout << report.text;
+      return report.identical ? 0 : 1;
+    }
+    absl::SleepFor(absl::Seconds(1));
+  }
+}
+
 int Run(const std::string& command) {
+  if (command == "replicas") return RunReplicas();
   const bool status_command = command == "status";
   if (!status_command && command != "regions") return Usage(absl::StrCat("unknown command '", command, "'"));
   std::string token;
@@ -176,6 +205,6 @@ int main(int argc, char** argv) {
   std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
   const std::vector<std::string> args(parsed.begin() + 1, parsed.end());
   if (!args.empty() && args[0] == "table") return fathom::fathomctl::RunTable(args);
-  if (args.size() != 1) return fathom::fathomctl::Usage("give one command: status, regions or table");
+  if (args.size() != 1) return fathom::fathomctl::Usage("give one command: status, regions, replicas or table");
   return fathom::fathomctl::Run(args[0]);
 }

@@ -10,7 +10,8 @@
 namespace fathom::fathomctl {
 namespace {
 
-MemberStats StatsOf(const coordinator::MemberInfo& member, const std::string& token, absl::Duration timeout) {
+MemberStats StatsOf(const coordinator::MemberInfo& member, const std::string& token, absl::Duration timeout,
+                    bool replica_digests) {
   MemberStats result;
   result.node_id = member.node_id();
   control::ControlClientOptions options;
@@ -22,7 +23,7 @@ MemberStats StatsOf(const coordinator::MemberInfo& member, const std::string& to
     result.status = client.status();
     return result;
   }
-  auto stats = (*client)->Stats();
+  auto stats = (*client)->Stats(replica_digests);
   if (!stats.ok()) {
     result.status = stats.status();
   } else if (stats->node_id() != member.node_id()) {
@@ -37,11 +38,11 @@ MemberStats StatsOf(const coordinator::MemberInfo& member, const std::string& to
 }  // namespace
 
 std::vector<MemberStats> CollectMemberStats(const coordinator::Configuration& config, const std::string& token,
-                                            absl::Duration timeout) {
+                                            absl::Duration timeout, bool replica_digests) {
   std::vector<MemberStats> results(config.members_size());
   std::vector<std::thread> threads;
   for (int i = 0; i < config.members_size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = StatsOf(config.members(i), token, timeout); });
+    threads.emplace_back([&, i] { results[i] = StatsOf(config.members(i), token, timeout, replica_digests); });
   }
   for (std::thread& t : threads) t.join();
   return results;

@@ -24,9 +24,10 @@ struct MemberStats {
   control::StatsResponse stats;
 };
 
-// One entry per member, in the configuration's member order.
+// One entry per member, in the configuration's member order; with `replica_digests`, each also digests the
+// replicas it holds (StatsRequest).
 std::vector<MemberStats> CollectMemberStats(const coordinator::Configuration& config, const std::string& token,
-                                            absl::Duration timeout);
+                                            absl::Duration timeout, bool replica_digests = false);
 
 }  // namespace fathom::fathomctl
 

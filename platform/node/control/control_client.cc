@@ -102,11 +102,13 @@ absl::StatusOr<ListTablesResponse> ControlClient::ListTables() {
   return Unary<ListTablesRequest, ListTablesResponse>("ListTables", ListTablesRequest(), &Control::Stub::ListTables);
 }
 
-absl::StatusOr<StatsResponse> ControlClient::Stats() {
+absl::StatusOr<StatsResponse> ControlClient::Stats(bool replica_digests) {
   grpc::ClientContext context;
   Prepare(context);
   StatsResponse response;
-  grpc::Status status = stub_->Stats(&context, StatsRequest(), &response);
+  StatsRequest request;
+  request.set_replica_digests(replica_digests);
+  grpc::Status status = stub_->Stats(&context, request, &response);
   if (!status.ok()) return ToAbslStatus(status, absl::StrCat("Control.Stats to ", options_.target));
   return response;
 }

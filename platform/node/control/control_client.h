@@ -56,7 +56,8 @@ class ControlClient {
 
   // Sends this node's NodeInfo and returns the peer's, validated.
   absl::StatusOr<NodeInfo> Join(const NodeInfo& self);
-  absl::StatusOr<StatsResponse> Stats();
+  // With `replica_digests`, also the digest of every replica the node holds (StatsRequest).
+  absl::StatusOr<StatsResponse> Stats(bool replica_digests = false);
   // OK means the peer accepted the request and has been told to stop; it may still be stopping.
   absl::Status Shutdown(std::string_view reason);
   absl::StatusOr<AllocateObjectResponse> AllocateObject(const AllocateObjectRequest& request);

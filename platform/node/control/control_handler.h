@@ -22,6 +22,8 @@
 
 #include <string_view>
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "platform/node/control/control.pb.h"
 
@@ -37,6 +39,8 @@ class ControlHandler {
 
   // This node's counters, node id, incarnation and uptime. The server adds its own "control.*" counters.
   virtual StatsResponse OnStats() = 0;
+  // The digests of every replica this node holds (StatsRequest.replica_digests); none by default.
+  virtual absl::StatusOr<std::vector<ReplicaDigest>> OnReplicaDigests() { return std::vector<ReplicaDigest>{}; }
 
   // Someone holding the token asked this node to stop; `reason` is at most
   // ControlLimits::max_shutdown_reason_bytes long.

@@ -43,6 +43,11 @@ grpc::Status ControlService::Stats(grpc::ServerContext* context, const StatsRequ
   if (grpc::Status admitted = Admit(*context); !admitted.ok()) return admitted;
   handled_.fetch_add(1, std::memory_order_relaxed);
   *response = handler_->OnStats();
+  if (request->replica_digests()) {
+    absl::StatusOr<std::vector<ReplicaDigest>> digests = handler_->OnReplicaDigests();
+    if (!digests.ok()) return ToGrpcStatus(digests.status());
+    for (ReplicaDigest& d : *digests) *response->add_replicas() = std::move(d);
+  }
   // The "control." names belong to this server; they overwrite whatever the handler put there.
   const ControlServerCounters mine = counters();
   auto& counters = *response->mutable_counters();
