@@ -103,14 +103,9 @@ absl::StatusOr<ListTablesResponse> ControlClient::ListTables() {
 }
 
 absl::StatusOr<StatsResponse> ControlClient::Stats(bool replica_digests) {
-  grpc::ClientContext context;
-  Prepare(context);
-  StatsResponse response;
   StatsRequest request;
   request.set_replica_digests(replica_digests);
-  grpc::Status status = stub_->Stats(&context, request, &response);
-  if (!status.ok()) return ToAbslStatus(status, absl::StrCat("Control.Stats to ", options_.target));
-  return response;
+  return Unary<StatsRequest, StatsResponse>("Stats", request, &Control::Stub::Stats);
 }
 
 absl::Status ControlClient::Shutdown(std::string_view reason) {
