@@ -118,10 +118,7 @@ class Participant {
   const ParticipantStats& stats() const { return stats_; }
 
  private:
-  // The whole id: a coordinator's counters restart with its process, which then runs in a later
-  // configuration, so (node, thread, counter) alone may name two transactions.
-  using Key = std::tuple<uint64_t, uint32_t, uint16_t, uint64_t>;  // epoch, coordinator node, thread, counter
-  static Key KeyOf(const TxnId& id) { return {id.epoch, id.node, id.thread, id.counter}; }
+  using Key = TxnKey;  // the whole id (records.h)
   struct PrimaryEntry {
     Record record;
     std::vector<uint64_t> locked;  // version locked, per entry

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -59,6 +60,10 @@ struct TxnId {
   }
   std::string ToString() const;
 };
+// The whole id as one key that orders and hashes: (epoch, node, thread, counter). A coordinator's counters
+// restart with its process, which then runs in a later configuration, so no part alone names a transaction.
+using TxnKey = std::tuple<uint64_t, uint32_t, uint16_t, uint64_t>;
+inline TxnKey KeyOf(const TxnId& id) { return {id.epoch, id.node, id.thread, id.counter}; }
 
 // One written object. In a lock record `version` is the version the coordinator read (checked if
 // check_version) and `payload` the new value; in a commit-backup record `version` is the new version.

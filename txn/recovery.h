@@ -22,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -58,8 +57,7 @@ class OrphanRecovery {
   absl::Status Resolve(uint32_t from, const ResolveRequest& request);
 
  private:
-  using Key = std::tuple<uint64_t, uint32_t, uint16_t, uint64_t>;
-  static Key KeyOf(const TxnId& id) { return {id.epoch, id.node, id.thread, id.counter}; }
+  using Key = TxnKey;
   struct Round {
     uint64_t epoch = 0;
     size_t outstanding = 0;

@@ -1,7 +1,6 @@
 #include "txn/recovery_records.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/byte_order.h"
@@ -20,10 +19,6 @@ absl::Status Malformed(const std::string& what) {
 
 bool AllZero(std::string_view bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](char c) { return c == 0; });
-}
-
-bool IdLess(const TxnId& a, const TxnId& b) {
-  return std::tie(a.epoch, a.node, a.thread, a.counter) < std::tie(b.epoch, b.node, b.thread, b.counter);
 }
 
 void AppendId(std::string& out, const TxnId& id) {
@@ -81,7 +76,7 @@ absl::StatusOr<OrphansRequest> DecodeOrphansRequest(std::string_view bytes) {
 size_t HoldSize(const Hold& hold) { return kHoldHeaderBytes + 4 * hold.regions.size(); }
 
 absl::StatusOr<OrphansReply> FillOrphansReply(std::vector<Hold> holds, size_t budget) {
-  std::stable_sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return IdLess(a.id, b.id); });
+  std::stable_sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return KeyOf(a.id) < KeyOf(b.id); });
   OrphansReply reply;
   size_t used = 0;
   for (Hold& hold : holds) {
@@ -151,7 +146,7 @@ absl::StatusOr<OrphansReply> DecodeOrphansReply(std::string_view bytes) {
     if (hold.kind != HoldKind::kAborted && hold.regions.empty()) {
       return Malformed(absl::StrCat("hold ", i, " (", HoldKindName(hold.kind), ") writes no region"));
     }
-    if (!reply.holds.empty() && IdLess(hold.id, reply.holds.back().id)) {
+    if (!reply.holds.empty() && KeyOf(hold.id) < KeyOf(reply.holds.back().id)) {
       return Malformed(absl::StrCat("hold ", i, " is out of id order"));
     }
     reply.holds.push_back(std::move(hold));
