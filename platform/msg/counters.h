@@ -21,7 +21,7 @@ enum class RejectReason : uint8_t {
   // Message errors. The record was framed correctly; it is consumed and dropped. A ring that delivers
   // ReceiverOptions::max_consecutive_rejects of them in a row is marked bad.
   kBadEnvelope,      // RPC envelope malformed (too short, unknown kind, reserved bits)
-  kUnknownType,      // no handler for the message type
+  kUnknownType,      // a one-way message no handler takes (a request is answered "unimplemented" instead)
   kBadPayload,       // the handler found the payload malformed (returned InvalidArgument or OutOfRange)
   kUnexpectedReply,  // a reply from a peer other than the one called
 };

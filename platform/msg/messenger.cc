@@ -245,11 +245,13 @@ RejectReason Messenger::Dispatch(NodeId peer, const RingRecord& record) {
   const bool request = envelope.kind == RpcKind::kRequest;
   Handler* handler = handlers_.Find(record.type);
   if (handler == nullptr) {
-    if (request) {
-      SendReply(peer, record.type, envelope.request_id,
-                absl::UnimplementedError(absl::StrCat("node has no handler for message type ", record.type)), {});
-    }
-    return RejectReason::kUnknownType;
+    if (!request) return RejectReason::kUnknownType;
+    // A well-formed request the caller hears about is no sign of a bad ring: a starting node (a restart
+    // gathering logs) gets requests of layers it has not started yet, and one run of them must not cut it off.
+    ++stats_.unhandled_requests;
+    SendReply(peer, record.type, envelope.request_id,
+              absl::UnimplementedError(absl::StrCat("node has no handler for message type ", record.type)), {});
+    return RejectReason::kNone;
   }
   reply_.clear();
   const absl::Status status = (*handler)(Message{peer, record.type, decoded->body}, request ? &reply_ : nullptr);

@@ -157,6 +157,7 @@ class Messenger {
     uint64_t replies_deferred = 0;  // replies that waited for room in a full ring
     uint64_t timeouts = 0;
     uint64_t late_replies = 0;      // replies to calls no longer pending (timed out or failed)
+    uint64_t unhandled_requests = 0;  // requests of a type with no handler (yet), answered "unimplemented"
     uint64_t drained_at_removal = 0;  // messages a removed peer had written, handled as it was removed
     uint64_t peer_failures = 0;
   };
