@@ -318,6 +318,9 @@ absl::Status Main(int argc, char** argv) {
     for (const auto& [what, count] : result.measurements.errors()) {
       std::cout << "[ERRORS], " << count << ", " << what << "\n";
     }
+    for (const auto& [what, count] : result.measurements.not_found()) {
+      std::cout << "[NOT-FOUND], " << count << ", " << what << "\n";
+    }
     std::cout << std::flush;
     results.push_back(std::move(result));
   }

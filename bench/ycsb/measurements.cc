@@ -32,13 +32,14 @@ void Measurements::Record(Operation op, uint64_t latency_ns, ReturnCode code) {
 void Measurements::Record(Operation op, uint64_t latency_ns, const absl::Status& status) {
   const ReturnCode code = ReturnCodeOf(status);
   Record(op, latency_ns, code);
-  if (code == ReturnCode::kError) AddError(absl::StrCat(OperationName(op), ": ", status.ToString()), 1);
+  if (code == ReturnCode::kError) Add(errors_, absl::StrCat(OperationName(op), ": ", status.ToString()), 1);
+  if (code == ReturnCode::kNotFound) Add(not_found_, absl::StrCat(OperationName(op), ": ", status.ToString()), 1);
 }
 
-void Measurements::AddError(const std::string& what, uint64_t count) {
-  auto it = errors_.find(what);
-  if (it == errors_.end() && errors_.size() >= kMaxErrorKinds) it = errors_.try_emplace("(other errors)", 0).first;
-  if (it == errors_.end()) it = errors_.try_emplace(what, 0).first;
+void Measurements::Add(std::map<std::string, uint64_t>& kinds, const std::string& what, uint64_t count) {
+  auto it = kinds.find(what);
+  if (it == kinds.end() && kinds.size() >= kMaxErrorKinds) it = kinds.try_emplace(&kinds == &errors_ ? "(other errors)" : "(others)", 0).first;
+  if (it == kinds.end()) it = kinds.try_emplace(what, 0).first;
   it->second += count;
 }
 
@@ -53,7 +54,8 @@ void Measurements::Merge(const Measurements& other) {
     for (int series = 0; series < 2; ++series) latencies_[op][series].Merge(other.latencies_[op][series]);
     for (int code = 0; code < kReturnCodeCount; ++code) returns_[op][code] += other.returns_[op][code];
   }
-  for (const auto& [what, count] : other.errors_) AddError(what, count);
+  for (const auto& [what, count] : other.errors_) Add(errors_, what, count);
+  for (const auto& [what, count] : other.not_found_) Add(not_found_, what, count);
 }
 
 }  // namespace fathom::ycsb

@@ -40,6 +40,9 @@ class Measurements {
   // distinct ones, the rest counted under "(other errors)".
   static constexpr size_t kMaxErrorKinds = 16;
   const std::map<std::string, uint64_t>& errors() const { return errors_; }
+  // The same for NOT_FOUND returns: normal for a workload that reads keys it never wrote, a lost record
+  // for one that reads only loaded keys (the fault tests fail on any).
+  const std::map<std::string, uint64_t>& not_found() const { return not_found_; }
   // ERROR returns over every operation type.
   uint64_t error_count() const;
 
@@ -55,7 +58,8 @@ class Measurements {
   std::array<std::array<LatencyHistogram, 2>, kOperationCount> latencies_;
   std::array<std::array<uint64_t, kReturnCodeCount>, kOperationCount> returns_{};
   std::map<std::string, uint64_t> errors_;
-  void AddError(const std::string& what, uint64_t count);
+  std::map<std::string, uint64_t> not_found_;
+  void Add(std::map<std::string, uint64_t>& kinds, const std::string& what, uint64_t count);
 };
 
 }  // namespace fathom::ycsb

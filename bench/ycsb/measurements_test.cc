@@ -22,6 +22,9 @@ TEST(MeasurementsTest, ErrorsAreKeptWithCountsAndMerged) {
   ASSERT_EQ(a.errors().size(), 2u);
   EXPECT_EQ(a.errors().at("READ: UNAVAILABLE: node 2 left"), 3u);
   EXPECT_EQ(a.errors().at("INSERT: RESOURCE_EXHAUSTED: no free slab left"), 1u);
+  // Kept apart, with its message: the fault tests treat a loaded key not found as a lost record.
+  ASSERT_EQ(a.not_found().size(), 1u);
+  EXPECT_EQ(a.not_found().at("READ: NOT_FOUND: no such key"), 1u);
 }
 
 TEST(MeasurementsTest, DistinctErrorsBeyondTheCapAreCountedTogether) {

@@ -105,9 +105,11 @@ grep -E "^run [0-9]+ sec" "$out/run.err" | awk '{printf "%s:%d ", $2, $6} END {p
 if [[ "$fault" == kill-driver ]]; then
   [[ $rc -eq 137 ]] || fail "the driver was killed but exited $rc"
 else
-  grep -E "^\[(ERRORS|BANK)\]" "$out/run.out"
+  grep -E "^\[(ERRORS|NOT-FOUND|BANK)\]" "$out/run.out"
   [[ $rc -eq 0 ]] || fail "the driver exited $rc: $(tail -n 2 "$out/run.err")"
   grep -q "^\[ERRORS\]" "$out/run.out" && fail "operations ended in error"
+  # Both workloads read only loaded keys and delete none: "not found" is a lost record.
+  grep -q "^\[NOT-FOUND\]" "$out/run.out" && fail "operations did not find loaded keys"
 fi
 
 verify() {
