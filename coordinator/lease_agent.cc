@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
+#include "platform/base/stderr_log.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -148,11 +149,11 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     MutexLock lock(&mu_);
     if (removed.ok()) {
       ++counters_.expiries;
-      fprintf(stderr, "lease: node %u removed node %u: no renewal for %s (lease %s)%s\n", node_->id(), id,
+      StderrLog("lease: node %u removed node %u: no renewal for %s (lease %s)%s", node_->id(), id,
               absl::FormatDuration(ages[id]).c_str(), absl::FormatDuration(options_.period).c_str(),
               seen[id] == ExpiredMember::kFailed ? "; its regions go to their backups" : "");
     } else {
-      fprintf(stderr, "lease: node %u could not remove node %u: %s\n", node_->id(), id, removed.ToString().c_str());
+      StderrLog("lease: node %u could not remove node %u: %s", node_->id(), id, removed.ToString().c_str());
     }
     // Gone either way (removed, or not a member any more); a failed removal is retried once the
     // configuration lists it again (SetMembers).
@@ -222,7 +223,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
       ++counters_.request_failures;
       // Logged once per run of failures to one CM, so a dead CM does not flood the log.
       if (failing_ != manager) {
-        fprintf(stderr, "lease: node %u asking node %u for a lease: %s\n", node_->id(), manager,
+        StderrLog("lease: node %u asking node %u for a lease: %s", node_->id(), manager,
                 reply.status().ToString().c_str());
         failures_in_row_ = 0;
         failing_since_ = now;
@@ -239,10 +240,10 @@ void LeaseAgent::MemberTick(absl::Time now) {
       last_suspicion_ = now;
       ++counters_.suspicions;
     }
-    fprintf(stderr, "lease: node %u suspects the CM (node %u): no answer for %s\n", node_->id(), manager,
+    StderrLog("lease: node %u suspects the CM (node %u): no answer for %s", node_->id(), manager,
             absl::FormatDuration(silent).c_str());
     if (absl::Status s = coordinator_->ReportSuspect(manager); !s.ok()) {
-      fprintf(stderr, "lease: node %u reporting the CM (node %u): %s\n", node_->id(), manager, s.ToString().c_str());
+      StderrLog("lease: node %u reporting the CM (node %u): %s", node_->id(), manager, s.ToString().c_str());
     }
     return;
   }
@@ -255,7 +256,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
   } else {
     ++counters_.refusals_received;
     if (counters_.refusals_received % 16 == 1) {  // a CM that keeps refusing (not the manager yet, not a member)
-      fprintf(stderr, "lease: node %u asking node %u for a lease: refused (%s)\n", node_->id(), manager,
+      StderrLog("lease: node %u asking node %u for a lease: refused (%s)", node_->id(), manager,
               reply->verdict == LeaseVerdict::kNotManager ? "not the manager" : "not a member");
     }
   }

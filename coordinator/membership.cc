@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
+#include "platform/base/stderr_log.h"
 
 namespace fathom::coordinator {
 
@@ -192,7 +193,7 @@ bool MembershipFollower::Recover(const coordinator::Configuration& configuration
     }
     absl::Status republished = node_->Republish({member->node_id(), member->control_address()});
     if (!republished.ok()) {
-      fprintf(stderr, "membership: node %u cannot republish its regions to node %u yet: %s\n", node_->id(), *it,
+      StderrLog("membership: node %u cannot republish its regions to node %u yet: %s", node_->id(), *it,
               republished.ToString().c_str());
       ++it;
       continue;
@@ -226,7 +227,7 @@ std::optional<uint64_t> MembershipFollower::Rejoin() {
   // already); Join registers afresh and returns once a configuration lists this node.
   coordinator_->Leave().IgnoreError();
   absl::Status joined = coordinator_->Join(*options_.rejoin_as);
-  fprintf(stderr, "membership: node %u was not in the configuration; joined again: %s\n", node_->id(),
+  StderrLog("membership: node %u was not in the configuration; joined again: %s", node_->id(),
           joined.ToString().c_str());
   if (!joined.ok()) return std::nullopt;  // tried again after `retry`
   {

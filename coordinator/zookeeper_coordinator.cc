@@ -15,6 +15,7 @@
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
 #include "platform/base/mutex.h"
+#include "platform/base/stderr_log.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -27,7 +28,7 @@ constexpr char kClientElectionPrefix[] = "x_";
 // The client's own warnings and errors go to stderr; its chatter does not.
 void ClientLog(const char* message) {
   if (strstr(message, "ZOO_ERROR") != nullptr || strstr(message, "ZOO_WARN") != nullptr) {
-    fprintf(stderr, "%s\n", message);
+    StderrLog("%s", message);
   }
 }
 
@@ -264,7 +265,7 @@ void ZooKeeperCoordinator::Reopen() {
   zhandle_t* old;
   {
     MutexLock lock(&mu_);
-    fprintf(stderr, "coordinator %s: ZooKeeper session expired; opening a new one\n", root_.c_str());
+    StderrLog("coordinator %s: ZooKeeper session expired; opening a new one", root_.c_str());
     ++expirations_;
     while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
     old = zh_;
@@ -278,7 +279,7 @@ void ZooKeeperCoordinator::Reopen() {
   }
   if (old != nullptr) zookeeper_close(old);
   if (absl::Status s = Open(); !s.ok()) {
-    fprintf(stderr, "coordinator %s: %s\n", root_.c_str(), s.ToString().c_str());
+    StderrLog("coordinator %s: %s", root_.c_str(), s.ToString().c_str());
     absl::SleepFor(options_.retry_interval);
     MutexLock lock(&mu_);
     expired_ = true;  // try again
@@ -303,7 +304,7 @@ void ZooKeeperCoordinator::Reattach() {
   }
   zookeeper_close(old);  // not connected: the session is not closed
   if (absl::Status s = Open(session); !s.ok()) {
-    fprintf(stderr, "coordinator %s: %s\n", root_.c_str(), s.ToString().c_str());
+    StderrLog("coordinator %s: %s", root_.c_str(), s.ToString().c_str());
   }
 }
 
@@ -345,7 +346,7 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
   absl::Status reconciled = Reconcile(zh);
   if (!reconciled.ok() && reconciled.ToString() != last_reconcile_error_) {
     // Retried with backoff; said once per distinct error, so a CM that cannot reconfigure is visible.
-    fprintf(stderr, "coordinator %s: reconfiguring failed (will retry): %s\n", root_.c_str(),
+    StderrLog("coordinator %s: reconfiguring failed (will retry): %s", root_.c_str(),
             reconciled.ToString().c_str());
   }
   last_reconcile_error_ = reconciled.ok() ? "" : reconciled.ToString();
@@ -480,7 +481,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   MutexLock lock(&mu_);
   election_node_ = mine;
   if (manager && !is_manager_) {
-    fprintf(stderr, "coordinator %s: node %u is the configuration manager (%s)\n", root_.c_str(), node_id,
+    StderrLog("coordinator %s: node %u is the configuration manager (%s)", root_.c_str(), node_id,
             mine.c_str());
     reconcile_dirty_ = true;
   }
@@ -523,7 +524,7 @@ absl::Status ZooKeeperCoordinator::ReadConfig(zhandle_t* zh) {
   if (!config.ok() && absl::IsDataLoss(config.status())) {
     MutexLock lock(&mu_);
     if (config_status_.ToString() != config.status().ToString()) {
-      fprintf(stderr, "coordinator %s: %s; keeping epoch %llu\n", root_.c_str(), config.status().ToString().c_str(),
+      StderrLog("coordinator %s: %s; keeping epoch %llu", root_.c_str(), config.status().ToString().c_str(),
               static_cast<unsigned long long>(config_.has_value() ? config_->epoch() : 0));
     }
     config_status_ = config.status();
@@ -575,7 +576,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     uint32_t id = 0;
     if (!info.ParseFromString(data) || !ValidateMember(info).ok() || !absl::SimpleAtoi(child, &id) ||
         id != info.node_id()) {
-      fprintf(stderr, "coordinator %s: ignoring malformed member znode %s\n", root_.c_str(), child.c_str());
+      StderrLog("coordinator %s: ignoring malformed member znode %s", root_.c_str(), child.c_str());
       continue;
     }
     alive[id] = info;
@@ -618,7 +619,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     }
     RemoveMember(&next, id);
     if (failed) {
-      fprintf(stderr, "coordinator %s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups\n",
+      StderrLog("coordinator %s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups",
               root_.c_str(), id, static_cast<unsigned long long>(incarnation));
       DropReplicasOf(&next, id);
     }
@@ -628,7 +629,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     Configuration admitted = next;
     if (absl::Status s = AdmitMember(&admitted, info); !s.ok()) {
       // Left out (its znode stays; the member sees it is not listed): one bad member must not stop the rest.
-      fprintf(stderr, "coordinator %s: not admitting node %u: %s\n", root_.c_str(), id, s.ToString().c_str());
+      StderrLog("coordinator %s: not admitting node %u: %s", root_.c_str(), id, s.ToString().c_str());
       continue;
     }
     next = std::move(admitted);
@@ -655,7 +656,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   }
   rc = zoo_multi(zh, 2, ops, results);
   if (rc == ZOK) {
-    fprintf(stderr, "coordinator %s: CM %u wrote %s\n", root_.c_str(), my_id, Summary(next).c_str());
+    StderrLog("coordinator %s: CM %u wrote %s", root_.c_str(), my_id, Summary(next).c_str());
     Accept(next);
     return absl::OkStatus();
   }
@@ -834,7 +835,7 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
     if (rc != ZOK || stat.ephemeralOwner != member_stat.ephemeralOwner) continue;
     rc = zoo_delete(zh, path.c_str(), stat.version);
     if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", path));
-    fprintf(stderr, "coordinator %s: the CM (node %u) stopped answering: deposed it (deleted %s)\n", root_.c_str(),
+    StderrLog("coordinator %s: the CM (node %u) stopped answering: deposed it (deleted %s)", root_.c_str(),
             node_id, path.c_str());
   }
   return absl::OkStatus();
@@ -894,7 +895,7 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
     zoo_set_op_init(&ops[n++], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
     rc = zoo_multi(lease.get(), n, ops, results);
     if (rc == ZOK) {
-      fprintf(stderr, "coordinator %s: CM %u removed node %u (lease expired): %s\n", root_.c_str(), my_id, node_id,
+      StderrLog("coordinator %s: CM %u removed node %u (lease expired): %s", root_.c_str(), my_id, node_id,
               Summary(next).c_str());
       Accept(next);
       return absl::OkStatus();
