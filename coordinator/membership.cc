@@ -81,8 +81,11 @@ void MembershipFollower::Loop() {
     {
       MutexLock lock(&mu_);
       TsanRelease(&mu_);
-      auto wake = [this, done_epoch, done]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || poked_ || (latest_.has_value() && (!done || latest_->epoch() != done_epoch));
+      // A configuration not done yet (a join or a recovery step that must wait) is tried again after
+      // `retry`, not at once: waking on `!done` made this thread spin through every recovery, on cores
+      // the recovery itself needs.
+      auto wake = [this, done_epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || poked_ || (latest_.has_value() && latest_->epoch() != done_epoch);
       };
       mu_.AwaitWithTimeout(absl::Condition(&wake), options_.retry);
       TsanAcquire(&mu_);
