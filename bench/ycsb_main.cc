@@ -68,6 +68,9 @@ ABSL_FLAG(std::string, cluster, "fathom", "fathom backend with --zk: the cluster
 ABSL_FLAG(std::string, token, "", "fathom backend with --zk: cluster token (prefer --token_file)");
 ABSL_FLAG(std::string, token_file, "", "fathom backend with --zk: file holding the cluster token");
 ABSL_FLAG(uint32_t, fathom_node_id, 0, "fathom backend with --zk: this client's node id; 0: the highest free one");
+ABSL_FLAG(std::string, fathom_listen, "127.0.0.1:0",
+          "fathom backend with --zk: this client's control address, host:port (port 0: pick one); the members "
+          "call it, so it must be reachable from them (tools/cluster.sh --netns: the bridge's address)");
 ABSL_FLAG(std::string, fathom_table, "usertable",
           "fathom backend with --zk: the table (created through the cluster, sized for the records, if missing)");
 ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start one on a free loopback port");
@@ -228,6 +231,7 @@ absl::Status Main(int argc, char** argv) {
       remote_options.member.tcp = fathom_options.tcp;
       remote_options.member.threads = fathom_threads;  // 0: ask a member
       remote_options.member.node_id = absl::GetFlag(FLAGS_fathom_node_id);
+      remote_options.member.listen = absl::GetFlag(FLAGS_fathom_listen);
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;
       remote_options.seed = absl::GetFlag(FLAGS_seed) | 1;
