@@ -2,13 +2,15 @@
 # cluster.sh: a throwaway Fathom cluster on this machine — one ZooKeeper server and N fathomd processes.
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
-#                          [--threads=2] [--lease_period=2s] [--backups=1] [--data_dir] [--build | --bin=BINDIR]
+#                          [--threads=2] [--lease_period=2s] [--backups=1] [--data_dir] [--netns]
+#                          [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
 #   tools/cluster.sh kill DIR N              SIGKILL node N
 #   tools/cluster.sh pause DIR N SECONDS     SIGSTOP node N, then SIGCONT after SECONDS
 #   tools/cluster.sh restart DIR N           start node N again as it was started (stopping it first)
 #   tools/cluster.sh zk-stop DIR             stop ZooKeeper (SIGTERM)
 #   tools/cluster.sh zk-start DIR            start ZooKeeper again, on its port and with its data
+#   tools/cluster.sh partition DIR N SECONDS cut node N off the network (--netns clusters), then heal
 #
 # Run it from the repository root. `start` uses bazel-out's opt binaries of //server:fathomd and
 # //tools/fathomctl:fathomctl (builds them with `bazel build -c opt` when missing, or always with --build)
@@ -26,8 +28,16 @@
 # --data_dir gives every node an SSD log in DIR/data/node-<id> (fathomd --data_dir). --bin=BINDIR takes
 # fathomd and fathomctl from BINDIR instead of building them. Each node's command line is kept in
 # DIR/node-<id>.cmd, which `restart` runs again (appending to its .log and .out; it waits for READY).
-# The fault verbs (kill, pause, restart, zk-stop, zk-start) inject what the recovery tests need; there is no
-# `partition` verb yet.
+# The fault verbs (kill, pause, restart, zk-stop, zk-start, partition) inject what the recovery tests need.
+#
+# --netns (root only; implies --transports=tcp) gives every node a host of its own: a network namespace
+# `fathom<K>-<id>` whose one link (`fx0`, 10.213.<K>.<id>) is a veth into a bridge `fbr<K>`
+# (10.213.<K>.254) in the caller's namespace, where ZooKeeper listens. The node's UCX and control service
+# use only that link. Clients in the caller's namespace reach the cluster through the bridge: DIR/zk holds
+# the ZooKeeper address and DIR/env the UCX_NET_DEVICES to export (fathomctl needs only the address).
+# `partition DIR N SECONDS` takes node N's bridge port down: every packet to or from the node is dropped
+# silently (no reset, no "unreachable": a cut cable), including ZooKeeper's; after SECONDS the port comes
+# up again. `stop` deletes the namespaces and the bridge.
 set -euo pipefail
 
 GRACE_SECONDS=10
@@ -40,7 +50,7 @@ die() {
 }
 
 usage() {
-  sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -115,21 +125,67 @@ run_dir() {
 
 # Starts ZooKeeper from DIR/zoo.cfg and waits until it takes connections.
 start_zookeeper() {
-  local dir=$1 port
+  local dir=$1 port host
   port=$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")
+  host=$(sed -n 's/^clientPortAddress=//p' "$dir/zoo.cfg")
   setsid java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dzookeeper.jmx.log4j.disable=true \
     -cp "$ZK_CLASSPATH" org.apache.zookeeper.server.ZooKeeperServerMain "$dir/zoo.cfg" \
     </dev/null >>"$dir/zookeeper.log" 2>&1 &
   echo $! >"$dir/zookeeper.pid"
   local deadline=$((SECONDS + 90))  # a JVM starting on a loaded machine
-  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+  until (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; do
     if ! alive "$(cat "$dir/zookeeper.pid")" || ((SECONDS >= deadline)); then
       tail -n 20 "$dir/zookeeper.log" >&2
       stop_pids "$dir" "$dir/zookeeper.pid"
-      die "ZooKeeper did not start on 127.0.0.1:$port (log: $dir/zookeeper.log)"
+      die "ZooKeeper did not start on $host:$port (log: $dir/zookeeper.log)"
     fi
     sleep 0.2
   done
+}
+
+# --netns: the cluster's number K, kept in DIR/netns (empty for a cluster on loopback).
+netns_of() {
+  cat "$1/netns" 2>/dev/null || true
+}
+
+# --netns: a bridge fbr<K> (10.213.<K>.254/24) and, per node, a namespace fathom<K>-<id> whose link fx0
+# (10.213.<K>.<id>) is a veth whose other end, fv<K>-<id>, is a port of the bridge. K is one no other
+# cluster on this machine uses.
+netns_create() {
+  local dir=$1 nodes=$2 k="" candidate id ns
+  for candidate in $(shuf -i 1-250); do
+    ip link show "fbr$candidate" >/dev/null 2>&1 && continue
+    ip netns list | grep -q "^fathom$candidate-" && continue
+    ip -o addr | grep -q " 10\.213\.$candidate\." && continue
+    k=$candidate
+    break
+  done
+  [[ -n "$k" ]] || die "no free bridge number for --netns"
+  echo "$k" >"$dir/netns"
+  ip link add "fbr$k" type bridge
+  ip addr add "10.213.$k.254/24" dev "fbr$k"
+  ip link set "fbr$k" up
+  for id in $(seq 1 "$nodes"); do
+    ns="fathom$k-$id"
+    ip netns add "$ns"
+    ip link add "fv$k-$id" type veth peer name "fx$k-$id"
+    ip link set "fx$k-$id" netns "$ns"
+    ip -n "$ns" link set "fx$k-$id" name fx0
+    ip -n "$ns" addr add "10.213.$k.$id/24" dev fx0
+    ip -n "$ns" link set fx0 up
+    ip -n "$ns" link set lo up
+    ip link set "fv$k-$id" master "fbr$k"
+    ip link set "fv$k-$id" up
+  done
+}
+
+netns_delete() {
+  local dir=$1 k ns
+  k=$(netns_of "$dir")
+  [[ -n "$k" ]] || return 0
+  for ns in $(ip netns list | awk '{print $1}' | grep "^fathom$k-" || true); do ip netns del "$ns" || true; done
+  ip link del "fbr$k" 2>/dev/null || true
+  rm -f "$dir/netns"
 }
 
 # Starts node `id` with the command line kept in DIR/node-<id>.cmd (one argument per line).
@@ -207,6 +263,21 @@ cmd_restart() {
   echo "node $id: $(grep "^READY node=$id " "$dir/node-$id.out" | tail -n 1)"
 }
 
+cmd_partition() {
+  [[ $# -eq 3 && "$3" =~ ^[0-9]+([.][0-9]+)?$ ]] || usage
+  local dir k
+  dir=$(run_dir "$1")
+  k=$(netns_of "$dir")
+  [[ -n "$k" ]] || die "partition needs a cluster started with --netns"
+  [[ "$2" =~ ^[0-9]+$ && -f "$dir/node-$2.cmd" ]] || die "no node $2 in $dir"
+  # The bridge's end of the node's link: the node's own link stays up (no error tells it anything).
+  ip link set "fv$k-$2" down
+  echo "node $2 cut off for $3 s"
+  sleep "$3"
+  ip link set "fv$k-$2" up
+  echo "node $2 reconnected"
+}
+
 cmd_zk_stop() {
   [[ $# -eq 1 ]] || usage
   local dir
@@ -222,7 +293,7 @@ cmd_zk_start() {
   dir=$(run_dir "$1")
   if [[ -f "$dir/zookeeper.pid" ]] && ours "$(cat "$dir/zookeeper.pid")" "$dir"; then die "ZooKeeper is running"; fi
   start_zookeeper "$dir"
-  echo "ZooKeeper on 127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
+  echo "ZooKeeper on $(sed -n 's/^clientPortAddress=//p' "$dir/zoo.cfg"):$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
 }
 
 cmd_stop() {
@@ -235,12 +306,13 @@ cmd_stop() {
   stop_pids "$dir" "${nodes[@]+"${nodes[@]}"}"
   echo "stopping ZooKeeper"
   stop_pids "$dir" "$dir/zookeeper.pid"
+  netns_delete "$dir"
   echo "stopped; logs and data are still in $dir"
 }
 
 cmd_start() {
   local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s backups=1 build=0 bin=""
-  local data=0 arg
+  local data=0 netns=0 arg
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
@@ -254,6 +326,7 @@ cmd_start() {
       --build) build=1 ;;
       --bin=*) bin=${arg#*=} ;;
       --data_dir) data=1 ;;
+      --netns) netns=1 ;;
       *) usage ;;
     esac
   done
@@ -261,6 +334,11 @@ cmd_start() {
   [[ "$backups" =~ ^[0-9]+$ && "$backups" -lt "$nodes" ]] || die "--backups must be 0..nodes-1"
   command -v java >/dev/null || die "java not found (tools/bootstrap.sh installs it)"
   [[ -f /usr/share/java/zookeeper.jar ]] || die "ZooKeeper not installed (tools/bootstrap.sh installs it)"
+  if [[ $netns -eq 1 ]]; then
+    [[ $EUID -eq 0 ]] || die "--netns needs root (it creates network namespaces and a bridge)"
+    command -v ip >/dev/null || die "--netns needs iproute2's ip (tools/bootstrap.sh installs it)"
+    [[ "$transports" == sm ]] && transports=tcp  # the default; namespaces matter only to the network
+  fi
 
   local fathomd fathomctl
   if [[ -n "$bin" ]]; then
@@ -289,24 +367,35 @@ cmd_start() {
   cp "$fathomd" "$fathomctl" "$dir/bin/"
   (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/token" && echo >>"$dir/token")
 
-  local port
+  local port host=127.0.0.1 k=""
+  if [[ $netns -eq 1 ]]; then
+    netns_create "$dir" "$nodes"
+    k=$(netns_of "$dir")
+    host="10.213.$k.254"
+    echo "UCX_NET_DEVICES=fbr$k" >"$dir/env"
+  fi
   port=$(free_port)
   cat >"$dir/zoo.cfg" <<EOF
 tickTime=2000
 dataDir=$dir/zookeeper-data
 clientPort=$port
-clientPortAddress=127.0.0.1
+clientPortAddress=$host
 admin.enableServer=false
 maxClientCnxns=0
 EOF
   start_zookeeper "$dir"
-  local zk="127.0.0.1:$port"
+  local zk="$host:$port"
+  echo "$zk" >"$dir/zk"
   echo "ZooKeeper on $zk"
 
   local id
   for id in $(seq 1 "$nodes"); do
     {
-      printf '%s\n' "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" --listen=127.0.0.1:0 \
+      if [[ $netns -eq 1 ]]; then
+        printf '%s\n' ip netns exec "fathom$k-$id" env UCX_NET_DEVICES=fx0
+      fi
+      printf '%s\n' "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" \
+        --listen="$([[ $netns -eq 1 ]] && echo "10.213.$k.$id" || echo 127.0.0.1):0" \
         --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
         --lease_period="$lease_period" --backups="$backups"
       if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
@@ -329,6 +418,7 @@ EOF
 
 cluster '$cluster' is up: $nodes node(s), transports $transports, $backups backup(s) per region, ZooKeeper $zk
 run directory: $dir
+$([[ $netns -eq 1 ]] && echo "each node in its own network namespace; for clients here: export $(cat "$dir/env")")
 
   $dir/bin/fathomctl status --zk=$zk --cluster=$cluster --token_file=$dir/token
   $dir/bin/fathomctl regions --zk=$zk --cluster=$cluster
@@ -344,6 +434,7 @@ case "${1:-}" in
   restart) shift && cmd_restart "$@" ;;
   zk-stop) shift && cmd_zk_stop "$@" ;;
   zk-start) shift && cmd_zk_start "$@" ;;
-  -h | --help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' && exit 0 ;;
+  partition) shift && cmd_partition "$@" ;;
+  -h | --help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' && exit 0 ;;
   *) usage ;;
 esac
