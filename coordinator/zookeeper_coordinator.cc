@@ -355,7 +355,8 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
 
 absl::Status ZooKeeperCoordinator::EnsurePaths(zhandle_t* zh) {
   for (const std::string& path :
-       {std::string("/fathom"), root_, root_ + "/members", root_ + "/election", root_ + "/left"}) {
+       {std::string("/fathom"), root_, root_ + "/members", root_ + "/election", root_ + "/left",
+        root_ + "/suspicions"}) {
     int rc = zoo_create(zh, path.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
     if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", path));
   }
@@ -814,6 +815,8 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
   HandleLease lease(this);
   if (!lease.status().ok()) return lease.status();
   zhandle_t* zh = lease.get();
+  absl::StatusOr<bool> majority = VoteAgainstManager(zh, node_id, incarnation);
+  if (!majority.ok() || !*majority) return majority.status();
   // Only that incarnation's session: its registration names the incarnation, and its election znode
   // has the same ephemeral owner. A restarted process (another session) is left alone.
   const std::string member_path = absl::StrCat(root_, "/members/", node_id);
@@ -839,6 +842,63 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
             node_id, path.c_str());
   }
   return absl::OkStatus();
+}
+
+// FaRM's probe, through ZooKeeper: one member that cannot reach the CM may be the one cut off (a
+// partition heals, and its late report would depose a healthy CM). So each suspicion is a vote, an
+// ephemeral znode suspicions/<cm>-<incarnation>/<voter>, and the CM is deposed only once a majority of the
+// data members (the CM counted, never voting) voted within suspicion_window. Only a data member of the
+// configuration as ZooKeeper holds it now votes: a member removed while it was cut off has no say.
+absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation) {
+  std::optional<MemberInfo> me;
+  {
+    MutexLock lock(&mu_);
+    me = member_;
+  }
+  if (!me.has_value()) return absl::FailedPreconditionError("not joined");
+  int version = -1;
+  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zh, &version, /*watch=*/false);
+  if (!current.ok()) return current.status();
+  if (!current->has_value()) return absl::FailedPreconditionError("no configuration yet");
+  const Configuration& config = **current;
+  const MemberInfo* listed = FindMember(config, me->node_id());
+  if (listed == nullptr || listed->incarnation() != me->incarnation() || listed->client_only()) {
+    return absl::FailedPreconditionError(absl::StrCat("node ", me->node_id(), " is no data member of configuration ",
+                                                      config.epoch(), ": it has no vote on the CM"));
+  }
+  const MemberInfo* manager = FindMember(config, node_id);
+  if (config.manager_id() != node_id || manager == nullptr || manager->incarnation() != incarnation) {
+    return false;  // another CM already
+  }
+  const std::string dir = absl::StrCat(root_, "/suspicions/", node_id, "-", incarnation);
+  int rc = zoo_create(zh, dir.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+  if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", dir));
+  const std::string mine = absl::StrCat(dir, "/", me->node_id());
+  rc = zoo_create(zh, mine.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0);
+  if (rc == ZNODEEXISTS) rc = zoo_set(zh, mine.c_str(), nullptr, -1, -1);  // a fresh vote: a new mtime
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("vote ", mine));
+  Stat my_stat{};
+  rc = zoo_exists(zh, mine.c_str(), 0, &my_stat);
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("stat ", mine));
+  std::vector<std::string> voters;
+  rc = Children(zh, dir, nullptr, nullptr, &voters);
+  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
+  const int64_t oldest_ms = my_stat.mtime - absl::ToInt64Milliseconds(options_.suspicion_window);
+  int votes = 0;
+  for (const std::string& voter : voters) {
+    uint32_t id = 0;
+    if (!absl::SimpleAtoi(voter, &id) || id == node_id) continue;
+    const MemberInfo* m = FindMember(config, id);
+    if (m == nullptr || m->client_only()) continue;
+    Stat stat{};
+    if (zoo_exists(zh, (dir + "/" + voter).c_str(), 0, &stat) == ZOK && stat.mtime >= oldest_ms) ++votes;
+  }
+  int data_members = 0;
+  for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
+  const int needed = data_members / 2 + 1;
+  StderrLog("coordinator %s: node %u votes that the CM (node %u) stopped answering: %d of %d votes, %d needed",
+            root_.c_str(), me->node_id(), node_id, votes, data_members, needed);
+  return votes >= needed;
 }
 
 void ZooKeeperCoordinator::SetFailureWitness(FailureWitness witness) {

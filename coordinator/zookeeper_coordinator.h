@@ -66,6 +66,9 @@ struct ZooKeeperCoordinatorOptions {
   // client waits 2/3 of the session timeout on one connection attempt, and an attempt that reached a
   // server while it was starting waited that long here (13 s of a 20 s session) after it was up.
   absl::Duration reattach_interval = absl::Seconds(2);
+  // A member's vote that the CM stopped answering counts this long (ReportSuspect): votes of a blip
+  // long over do not add up with a new one. The server sets 2 lease periods (members vote once a period).
+  absl::Duration suspicion_window = absl::Seconds(4);
   int max_update_attempts = 1000;
 };
 
@@ -82,8 +85,10 @@ class ZooKeeperCoordinator final : public Coordinator {
   // may not have been committed: read the configuration to know).
   absl::StatusOr<Configuration> Update(const Mutation& mutation) override;
   absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) override;
-  // For the manager: deletes its election znode (if it still belongs to the suspected incarnation's
-  // session), so the next candidate takes the role; the deposed CM, if alive, sees it and steps down.
+  // For the manager: votes against it, and once a majority of the data members voted (FaRM's probe: a
+  // member cut off alone cannot), deletes its election znode (if it still belongs to the suspected
+  // incarnation's session), so the next candidate takes the role; the deposed CM, if alive, sees it and
+  // steps down. FailedPrecondition if this node is no data member of the configuration in ZooKeeper.
   absl::Status ReportSuspect(uint32_t node_id) override;
   // One multi-op: {my election znode still exists, delete members/<id> if it holds `incarnation`, set
   // config at the version read}; retried when the configuration changed meanwhile.
@@ -134,6 +139,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status ReadConfig(zhandle_t* zh);
   absl::Status Reconcile(zhandle_t* zh);
   absl::Status DeposeManager(uint32_t node_id, uint64_t incarnation);
+  // Records this member's vote against the CM; true once a majority of the data members voted.
+  absl::StatusOr<bool> VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation);
   // Reads and decodes /config: nullopt when it does not exist yet; `version` gets the znode version.
   absl::StatusOr<std::optional<Configuration>> FetchConfig(zhandle_t* zh, int* version, bool watch);
   void Accept(const Configuration& config) ABSL_LOCKS_EXCLUDED(mu_);

@@ -397,7 +397,25 @@ namespace {
 TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTakesOver) {
   for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}) && Manager() == nodes_[0].get(); }));
+  // One vote of three is no majority: node 3 alone may be the one cut off (FaRM's probe).
   ASSERT_TRUE(nodes_[2]->ReportSuspect(1).ok());
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_EQ(Manager(), nodes_[0].get());
+  // A client-only member has no vote.
+  auto client = ZooKeeperCoordinator::Create(Options());
+  ASSERT_TRUE(client.ok()) << client.status();
+  MemberInfo client_member = Member(9);
+  client_member.set_client_only(true);
+  ASSERT_TRUE((*client)->Join(client_member).ok());
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3, 9}); }));
+  const absl::Status refused = (*client)->ReportSuspect(1);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  ASSERT_TRUE((*client)->Leave().ok());
+  client->reset();
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  EXPECT_EQ(Manager(), nodes_[0].get());
+  // Node 2's vote is the second of three data members: a majority.
+  ASSERT_TRUE(nodes_[1]->ReportSuspect(1).ok());
   ASSERT_TRUE(Eventually([&] {
     absl::StatusOr<Configuration> c = nodes_[2]->GetConfiguration();
     return Manager() == nodes_[1].get() && c.ok() && c->manager_id() == 2;
@@ -405,8 +423,10 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   EXPECT_FALSE(nodes_[0]->is_manager());
   EXPECT_EQ(nodes_[0]->state(), CoordinatorState::kConnected);
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
-  // Node 1's report of the new CM deposes that one in turn: node 3 is next, node 1 queued behind it.
+  // Node 1's and node 3's votes against the new CM depose that one in turn: node 3 is next, node 1
+  // queued behind it.
   ASSERT_TRUE(nodes_[0]->ReportSuspect(2).ok());
+  ASSERT_TRUE(nodes_[2]->ReportSuspect(2).ok());
   ASSERT_TRUE(Eventually([&] { return Manager() == nodes_[2].get(); }));
   // A report against a member that is not the CM only makes the CM look at the members again.
   ASSERT_TRUE(nodes_[0]->ReportSuspect(2).ok());

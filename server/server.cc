@@ -185,6 +185,7 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
     if (o.lease_period > absl::ZeroDuration()) {
       zk.manager_hold = std::max(absl::ZeroDuration(), o.zookeeper_session_timeout - 2 * o.lease_period);
     }
+    if (o.lease_period > absl::ZeroDuration()) zk.suspicion_window = 2 * o.lease_period;
     zk.connect_timeout = o.node.join_timeout;
     zk.join_timeout = o.node.join_timeout;
     auto created = coordinator::ZooKeeperCoordinator::Create(zk);
