@@ -1,5 +1,6 @@
 #include "coordinator/lease_agent.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -135,8 +136,23 @@ void LeaseAgent::ManagerTick(absl::Time now) {
   std::map<uint32_t, ExpiredMember> seen;
   {
     MutexLock lock(&mu_);
-    if (Listed(config_, *node_)) SetExpiry(std::max(expiry_, now + options_.period));  // the CM's own lease
     expired = table_.Expired(now);
+    // FaRM's rule for a partition: the CM acts only while it hears a majority of the data members (itself
+    // counted). Its own lease needs it, so a CM cut off in a minority lapses like any member there (its
+    // commits and reads then fail instead of being stale), and it removes no one: the majority deposes
+    // it instead (ZooKeeperCoordinator::ReportSuspect), and a minority never reconfigures.
+    const std::optional<std::pair<int, int>> heard = HeardDataMembers(expired);
+    const bool majority = heard.has_value() && 2 * heard->first > heard->second;
+    if (Listed(config_, *node_) && majority) SetExpiry(std::max(expiry_, now + options_.period));
+    if (!majority && !expired.empty()) {
+      if (heard.has_value() && now - minority_logged_ >= options_.period) {
+        minority_logged_ = now;
+        StderrLog("lease: CM %u hears %d of %d data members, no majority: it removes no one", node_->id(),
+                  heard->first, heard->second);
+      }
+      ++counters_.minority_ticks;
+      expired.clear();
+    }
     for (const auto& [id, incarnation] : expired) {
       ages[id] = now - table_.entries().at(id).last_renewal;
       // Seen alive by this process: a failure recovery handles. Otherwise it may have died before this
@@ -159,6 +175,19 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     // configuration lists it again (SetMembers).
     if (removed.ok() || absl::IsNotFound(removed)) table_.Forget(id);
   }
+}
+
+std::optional<std::pair<int, int>> LeaseAgent::HeardDataMembers(
+    const std::vector<std::pair<uint32_t, uint64_t>>& expired) const {
+  if (!config_.has_value()) return std::nullopt;
+  int data = 0, heard = 0;
+  for (const coordinator::MemberInfo& m : config_->members()) {
+    if (m.client_only()) continue;
+    ++data;
+    const bool lapsed = std::any_of(expired.begin(), expired.end(), [&](const auto& e) { return e.first == m.node_id(); });
+    if (m.node_id() == node_->id() || !lapsed) ++heard;
+  }
+  return std::make_pair(heard, data);
 }
 
 absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::string& request) {
@@ -336,6 +365,7 @@ void LeaseAgent::AddCounters(std::map<std::string, uint64_t>& out) const {
   out["lease.refusals"] = counters_.refusals;
   out["lease.expiries"] = counters_.expiries;
   out["lease.manager_stalls"] = counters_.manager_stalls;
+  out["lease.minority_ticks"] = counters_.minority_ticks;
   out["lease.suspicions"] = counters_.suspicions;
   if (!is_manager_) return;
   for (const auto& [id, entry] : table_.entries()) {

@@ -77,6 +77,7 @@ struct LeaseCounters {
   uint64_t expiries = 0;          // as CM: members removed because their lease expired
   uint64_t manager_stalls = 0;    // as CM: ticks so late that every lease was renewed rather than blamed
   uint64_t suspicions = 0;        // the CM stopped answering: reported (ReportSuspect)
+  uint64_t minority_ticks = 0;    // as CM: ticks with expired members but no majority heard (none removed)
 };
 
 class LeaseAgent {
@@ -154,6 +155,10 @@ class LeaseAgent {
   absl::Time failing_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // when the first of them left
   absl::Time last_suspicion_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool SawAliveLocked(uint32_t node, uint64_t incarnation) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // As CM: (data members heard, data members) of the configuration, itself heard, the `expired` not.
+  std::optional<std::pair<int, int>> HeardDataMembers(const std::vector<std::pair<uint32_t, uint64_t>>& expired) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Time minority_logged_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The CM (node, incarnation) that last granted this node a lease.
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
 

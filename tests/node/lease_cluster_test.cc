@@ -239,6 +239,27 @@ TEST_F(LeaseClusterTest, MembersSuspectACmThatStoppedAnswering) {
   }
 }
 
+// FaRM's rule for partitions: a CM cut off from both other data members hears no majority. It removes
+// no one (a minority never reconfigures; the majority deposes it instead) and its own lease lapses, so
+// its reads and commits fail instead of being stale.
+TEST_F(LeaseClusterTest, ACmCutOffFromTheMajorityLapsesAndRemovesNoOne) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  Start(seed);
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  for (int i = 0; i < 8; ++i) Round({1, 2, 3});
+  ASSERT_TRUE(cluster_->lease(1)->HoldsLease());
+  const uint64_t epoch = cluster_->coordination()->configuration().epoch();
+  cluster_->sim()->Partition(1, 2);
+  cluster_->sim()->Partition(1, 3);
+  for (int i = 0; i < 16; ++i) Round({1});  // four periods: both members' leases expire at the CM
+  EXPECT_EQ(cluster_->lease(1)->counters().expiries, 0u);
+  EXPECT_GT(cluster_->lease(1)->counters().minority_ticks, 0u);
+  EXPECT_EQ(cluster_->coordination()->configuration().epoch(), epoch);
+  EXPECT_FALSE(cluster_->lease(1)->HoldsLease());
+  EXPECT_TRUE(cluster_->lease(1)->LeaseLapsed());
+}
+
 TEST_F(LeaseClusterTest, StalledManagerBlamesNoOne) {
   const uint64_t seed = fabric::sim::TestSeed();
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
