@@ -8,6 +8,7 @@
 #ifndef FATHOM_KV_KV_CLUSTER_TEST_H_
 #define FATHOM_KV_KV_CLUSTER_TEST_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,7 +53,9 @@ class KvClusterTest : public ::testing::TestWithParam<FabricAndIndex> {
  protected:
   void SetUp() override {
     seed_ = fabric::sim::TestSeed();
-    auto cluster = txn::testing::TxnCluster::Start(txn::testing::TestClusterOptions(fabric(), seed_));
+    txn::TxnOptions txn;
+    txn.lease_lapsed = [lapsed = lease_lapsed_] { return lapsed->load(); };
+    auto cluster = txn::testing::TxnCluster::Start(txn::testing::TestClusterOptions(fabric(), seed_), txn);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
   }
@@ -98,6 +101,8 @@ class KvClusterTest : public ::testing::TestWithParam<FabricAndIndex> {
   }
 
   uint64_t seed_ = 0;
+  // What every node's TxnOptions::lease_lapsed says (a test sets it to say the lease lapsed).
+  std::shared_ptr<std::atomic<bool>> lease_lapsed_ = std::make_shared<std::atomic<bool>>(false);
   std::unique_ptr<txn::testing::TxnCluster> cluster_;
   InProcessCatalog catalog_;
 };

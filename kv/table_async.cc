@@ -244,6 +244,12 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
 
   void Finish(absl::StatusOr<std::string> value) {
     EndTransaction();
+    // A read is current only while this node holds its lease: once it lapsed, the CM may have removed this
+    // node and moved the region (a partition), so an answer may be stale (FaRM: no lease, no service).
+    const auto& lapsed = thread_.options().lease_lapsed;
+    if ((value.ok() || absl::IsNotFound(value.status())) && lapsed && lapsed()) {
+      value = absl::UnavailableError("this node's lease lapsed: the read may be stale (retry once it is a member again)");
+    }
     done_(GetResult{std::move(value), reads_});
   }
 

@@ -45,6 +45,24 @@ class TableTest : public KvClusterTest {
   }
 };
 
+// FaRM's "no lease, no service": once this node's lease lapsed the CM may have moved the region away (a
+// partition), so a lock-free GET refuses to answer, a miss included, rather than answer stale.
+TEST_P(TableTest, ALockFreeGetAfterTheLeaseLapsedIsRefused) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "lapse", With({.buckets = 16, .inline_bytes = 64})));
+  ASSERT_OK(t.Put("here", "v"));
+  ASSERT_OK(GetOnNodeThread(t, "here").value.status());
+  EXPECT_TRUE(absl::IsNotFound(GetOnNodeThread(t, "absent").value.status()));
+  lease_lapsed_->store(true);
+  for (const char* key : {"here", "absent"}) {
+    const absl::Status s = GetOnNodeThread(t, key).value.status();
+    EXPECT_TRUE(absl::IsUnavailable(s)) << key << ": " << s;
+    EXPECT_NE(std::string(s.message()).find("lease lapsed"), std::string::npos) << s;
+  }
+  lease_lapsed_->store(false);
+  EXPECT_OK(GetOnNodeThread(t, "here").value.status());
+}
+
 TEST_P(TableTest, AgreesWithAMapUnderRandomOperationsFromEveryNode) {
   SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
   std::mt19937_64 random(seed_);
