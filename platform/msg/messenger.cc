@@ -85,9 +85,18 @@ absl::Status Messenger::AddReceiveRing(NodeId peer, fabric::Region& ring_region,
   return absl::OkStatus();
 }
 
+// Unavailable, like a connection that failed: a peer not connected (yet, or any more) is a transient
+// condition to every caller. As NotFound it reached applications as "not found" (a YCSB update failed
+// with NOT_FOUND: no connection to node 3 while a partition healed).
+namespace {
+absl::Status NoConnection(NodeId peer) {
+  return absl::UnavailableError(absl::StrCat("no connection to node ", peer));
+}
+}  // namespace
+
 absl::Status Messenger::Usable(NodeId peer, Peer** out) {
   Peer* state = FindPeer(peer);
-  if (state == nullptr) return absl::NotFoundError(absl::StrCat("no connection to node ", peer));
+  if (state == nullptr) return NoConnection(peer);
   if (!state->health.ok()) return state->health;
   *out = state;
   return absl::OkStatus();
@@ -433,13 +442,13 @@ void Messenger::FreeRetired() {
 
 absl::StatusOr<size_t> Messenger::max_payload(NodeId peer) const {
   const Peer* state = FindPeer(peer);
-  if (state == nullptr) return absl::NotFoundError(absl::StrCat("no connection to node ", peer));
+  if (state == nullptr) return NoConnection(peer);
   return state->sender->geometry().max_payload() - kEnvelopeSize;
 }
 
 absl::Status Messenger::peer_health(NodeId peer) const {
   const Peer* state = FindPeer(peer);
-  if (state == nullptr) return absl::NotFoundError(absl::StrCat("no connection to node ", peer));
+  if (state == nullptr) return NoConnection(peer);
   return state->health;
 }
 

@@ -439,7 +439,7 @@ TEST(RpcTest, MisuseIsRefused) {
   ASSERT_OK(cluster.Start(2));
   Messenger& m = cluster.messenger(1);
   auto ignore = [](absl::StatusOr<std::string_view>) {};
-  EXPECT_TRUE(absl::IsNotFound(m.Call(7, kEcho, "x", absl::Seconds(1), ignore)));
+  EXPECT_TRUE(absl::IsUnavailable(m.Call(7, kEcho, "x", absl::Seconds(1), ignore)));  // not connected
   EXPECT_TRUE(absl::IsInvalidArgument(m.Call(2, 0, "x", absl::Seconds(1), ignore)));
   ASSERT_OK_AND_ASSIGN(size_t max, m.max_payload(2));
   EXPECT_EQ(max, 992u - kEnvelopeSize);
@@ -595,7 +595,7 @@ TEST(RpcRemovePeerTest, RemovedPeerIsForgottenAndOthersContinue) {
   EXPECT_EQ(ended->code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(cluster.messenger(1).RemovePeer(2).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(cluster.messenger(1).Call(2, kEcho, "x", absl::Seconds(1), [](auto) {}).code(),
-            absl::StatusCode::kNotFound);
+            absl::StatusCode::kUnavailable);
   // Completions for the removed rings (and node 2's reply) arrive and are ignored; node 3 still answers.
   for (int i = 0; i < 200; ++i) Pump(cluster)();
   auto reply = CallAndWait(cluster.messenger(1), 3, kEcho, "still here", absl::Seconds(1), Pump(cluster),
