@@ -138,10 +138,10 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     MutexLock lock(&mu_);
     expired = table_.Expired(now);
     // FaRM's rule for a partition: the CM acts only while it hears a majority of the data members (itself
-    // counted). Its own lease needs it, so a CM cut off in a minority lapses like any member there (its
+    // counted, HeardDataMembers). Its own lease needs it, so a CM cut off in a minority lapses like any member there (its
     // commits and reads then fail instead of being stale), and it removes no one: the majority deposes
     // it instead (ZooKeeperCoordinator::ReportSuspect), and a minority never reconfigures.
-    const std::optional<std::pair<int, int>> heard = HeardDataMembers(expired);
+    const std::optional<std::pair<int, int>> heard = HeardDataMembers(now);
     const bool majority = heard.has_value() && 2 * heard->first > heard->second;
     if (Listed(config_, *node_) && majority) SetExpiry(std::max(expiry_, now + options_.period));
     if (!majority && !expired.empty()) {
@@ -177,15 +177,19 @@ void LeaseAgent::ManagerTick(absl::Time now) {
   }
 }
 
-std::optional<std::pair<int, int>> LeaseAgent::HeardDataMembers(
-    const std::vector<std::pair<uint32_t, uint64_t>>& expired) const {
+// Heard: renewed within half a period (members renew 4 times a period), or still in its join grace. A
+// lease not expired yet is no sign of contact: one side of a partition lapses a little before the other,
+// and a CM that counted those would remove the first member to lapse while it hears nobody.
+std::optional<std::pair<int, int>> LeaseAgent::HeardDataMembers(absl::Time now) const {
   if (!config_.has_value()) return std::nullopt;
   int data = 0, heard = 0;
   for (const coordinator::MemberInfo& m : config_->members()) {
     if (m.client_only()) continue;
     ++data;
-    const bool lapsed = std::any_of(expired.begin(), expired.end(), [&](const auto& e) { return e.first == m.node_id(); });
-    if (m.node_id() == node_->id() || !lapsed) ++heard;
+    auto entry = table_.entries().find(m.node_id());
+    const bool recent = entry != table_.entries().end() &&
+                        (entry->second.joining || now - entry->second.last_renewal < options_.period / 2);
+    if (m.node_id() == node_->id() || recent) ++heard;
   }
   return std::make_pair(heard, data);
 }

@@ -155,9 +155,8 @@ class LeaseAgent {
   absl::Time failing_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // when the first of them left
   absl::Time last_suspicion_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool SawAliveLocked(uint32_t node, uint64_t incarnation) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // As CM: (data members heard, data members) of the configuration, itself heard, the `expired` not.
-  std::optional<std::pair<int, int>> HeardDataMembers(const std::vector<std::pair<uint32_t, uint64_t>>& expired) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // As CM: (data members heard from lately, data members) of the configuration, itself counted.
+  std::optional<std::pair<int, int>> HeardDataMembers(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time minority_logged_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The CM (node, incarnation) that last granted this node a lease.
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
