@@ -169,10 +169,9 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     absl::Status joined = node_->JoinPeer({id, info->control_address()});
     if (joined.ok()) {
       joined_[id] = info->incarnation();
-      if (repair) {
-        MutexLock lock(&mu_);
-        ++reconnects_;
-      }
+      MutexLock lock(&mu_);
+      joined_incarnations_.insert({id, info->incarnation()});
+      if (repair) ++reconnects_;
     } else {
       complete = false;  // retried after `retry`
     }
@@ -218,6 +217,11 @@ bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configura
     }
   }
   return false;
+}
+
+bool MembershipFollower::SawAlive(uint32_t node, uint64_t incarnation) const {
+  MutexLock lock(&mu_);
+  return joined_incarnations_.contains({node, incarnation});
 }
 
 uint64_t MembershipFollower::reconnects() const {

@@ -75,6 +75,10 @@ class MembershipFollower {
   uint64_t rejoins() const;
   // Times a connection to a member that failed or went away (both staying members) was made again.
   uint64_t reconnects() const;
+  // Whether this follower joined `node`'s `incarnation` (a connection this process made: it was alive
+  // while the cluster ran). A failure witness besides the lease agent's: a member can die before it ever
+  // granted or renewed a lease here.
+  bool SawAlive(uint32_t node, uint64_t incarnation) const;
 
  private:
   MembershipFollower(node::Node* node, coordinator::Coordinator* coordinator, MembershipOptions options)
@@ -105,6 +109,7 @@ class MembershipFollower {
   uint64_t applied_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t rejoins_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<std::pair<uint32_t, uint64_t>> joined_incarnations_ ABSL_GUARDED_BY(mu_);
   // Members to republish to (the follower's thread only): this node serves regions they have not imported.
   std::set<uint32_t> republish_to_;
   // Members joined, by id, with the incarnation joined.
