@@ -334,7 +334,12 @@ TEST(ServerTest, AFailedMembersRegionsAreServedByTheirBackups) {
   const coordinator::Configuration before = *servers[1]->coordinator()->GetConfiguration();
   const uint32_t backup = coordinator::FindRegion(before, region)->backups(0);
 
-  // Node 3 stops renewing and following, as if its process hung.
+  // Node 3 stops renewing and following, as if its process hung: once it has renewed at the CM, so the
+  // CM saw it alive (a member never heard from moves nothing: lease_cluster_test).
+  while (servers[3]->lease()->counters().grants_received == 0) {
+    ASSERT_LT(absl::Now(), deadline) << "node 3 never got a lease";
+    absl::SleepFor(absl::Milliseconds(5));
+  }
   servers[3]->lease()->Stop();
   servers[3]->PauseMembership();
   while (!servers[backup]->node().Serves(region)) {
