@@ -300,6 +300,8 @@ cmd_stop() {
   [[ $# -eq 1 ]] || usage
   local dir
   dir=$(run_dir "$1")
+  # The namespaces and the bridge go whatever else fails here (they outlive every process otherwise).
+  trap 'netns_delete "'"$dir"'"' EXIT
   shopt -s nullglob
   local nodes=("$dir"/node-*.pid)
   echo "stopping ${#nodes[@]} node(s) in $dir"
