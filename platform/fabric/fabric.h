@@ -36,7 +36,10 @@
 // - Errors confined to one operation leave the endpoint healthy: NotFound for a region the peer has
 //   deregistered (where the fabric can tell), and on SimFabric an injected drop (Unavailable). Any error
 //   that means the connection is broken fails the endpoint, as above.
-// - Buffers passed to Post* (source, destination, old_value) must stay valid until the completion.
+// - Buffers passed to Post* (source, destination, old_value) must stay valid until the completion. After
+//   a Read's or an atomic's completion, successful or not, the fabric never writes its destination or
+//   old_value again, even if the peer answers later (an operation can end by timeout or a closed endpoint
+//   while the peer still holds the request).
 // - Threading: a Worker, its Endpoints and their RemoteRegions belong to one thread at a time, except
 //   Worker::Signal, which any thread may call. Fabric methods are thread-safe.
 // - Lifetimes: destroy Endpoints before their Worker, and Workers and Regions before their Fabric. (An

@@ -1,6 +1,7 @@
 // The Fabric conformance tests (see conformance.h). Every implementation runs exactly these.
 #include "platform/fabric/testing/conformance.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -369,6 +370,45 @@ TEST_F(FabricConformanceTest, SilentPeerTimesOutWithDeadlineExceeded) {
   EXPECT_TRUE(deadline_seen);
   EXPECT_FALSE(link.endpoint->health().ok());
   std::cerr << "[ info ] silent peer: operations failed after " << absl::Now() - start << "\n";
+}
+
+// A read that ended without its data (here: its endpoint was closed while the peer did not answer) gives
+// its buffer back to the caller, who reuses it at once. Whatever the peer answers later must never land
+// there: a late reply into a reused buffer is another object's bytes, checksum and all.
+TEST_F(FabricConformanceTest, AReadEndedByClosingItsEndpointNeverWritesItsBufferLater) {
+  Link link = Connect();
+  ASSERT_NE(link.endpoint, nullptr);
+  uint8_t buf[64];
+  ASSERT_TRUE(Read(link, 0, buf, 64).ok());
+  absl::Status silenced = env_->SilencePeer();
+  if (absl::IsUnimplemented(silenced)) GTEST_SKIP() << silenced;
+  ASSERT_TRUE(silenced.ok()) << silenced;
+  std::vector<uint8_t> late(4096, 0);
+  ASSERT_TRUE(link.endpoint->PostRead(link.remote, 0, late.data(), late.size(), 9).ok());
+  ASSERT_TRUE(link.endpoint->Flush().ok());
+  link.endpoint.reset();  // closes it: the read ends without its data
+  std::vector<Completion> done;
+  ASSERT_TRUE(WaitForCompletions(*link.worker, 1, done, kWait).ok());
+  EXPECT_FALSE(done[0].status.ok());
+  std::fill(late.begin(), late.end(), 0xEE);  // the caller's next use of the buffer
+  ASSERT_TRUE(env_->ResumePeer().ok());
+  // The peer now answers what it was asked; a new endpoint's reads on the same worker make the worker
+  // progress well past the moment that answer arrives.
+  auto again = link.worker->Connect(env_->peer_address());
+  ASSERT_TRUE(again.ok()) << again.status();
+  link.endpoint = std::move(*again);
+  auto remote = link.endpoint->ImportRegion(env_->peer_region());
+  ASSERT_TRUE(remote.ok()) << remote.status();
+  link.remote = *remote;
+  int reads = 0;
+  const absl::Time deadline = absl::Now() + kWait;
+  while (reads < 20 && absl::Now() < deadline) {
+    env_->Advance(absl::Milliseconds(10));
+    if (Read(link, 0, buf, 64).ok()) ++reads;
+  }
+  EXPECT_EQ(reads, 20);
+  EXPECT_EQ(std::count(late.begin(), late.end(), 0xEE), static_cast<long>(late.size()))
+      << "a read ended without its data wrote its buffer afterwards";
 }
 
 }  // namespace

@@ -28,6 +28,8 @@ class ConformanceEnv {
   // Makes the peer stop answering without dying (SIGSTOP, or a partition). Unimplemented where one-sided
   // operations need no peer CPU (shared memory), which is the point of one-sided access.
   virtual absl::Status SilencePeer() = 0;
+  // Lets a silenced peer answer again (SIGCONT, or the partition healed).
+  virtual absl::Status ResumePeer() = 0;
   // Performs `count` FetchAdd(1) on the peer's word at `offset` from another process (or node).
   virtual absl::Status RunRemoteAdder(uint64_t offset, int count) = 0;
   // Lets simulated time pass (sim) or does nothing (real fabrics).

@@ -55,6 +55,10 @@ class SimEnv : public ConformanceEnv {
     network_->Partition(kLocal, kPeer);
     return absl::OkStatus();
   }
+  absl::Status ResumePeer() override {
+    network_->Heal(kLocal, kPeer);
+    return absl::OkStatus();
+  }
   absl::Status RunRemoteAdder(uint64_t offset, int count) override {
     auto worker = adder_->CreateWorker();
     if (!worker.ok()) return worker.status();

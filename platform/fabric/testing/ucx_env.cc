@@ -76,6 +76,11 @@ absl::Status UcxPeerEnv::SilencePeer() {
   return absl::OkStatus();
 }
 
+absl::Status UcxPeerEnv::ResumePeer() {
+  peer_->Signal(SIGCONT);
+  return absl::OkStatus();
+}
+
 absl::Status UcxPeerEnv::RunRemoteAdder(uint64_t offset, int count) {
   auto adder = fathom::testing::Subprocess::Start(
       {FabricPeerBinary(), "--mode=add", absl::StrCat("--transports=", transports_),

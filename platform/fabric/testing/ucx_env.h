@@ -32,6 +32,7 @@ class UcxPeerEnv : public ConformanceEnv {
   RegionDescriptor peer_region() override { return peer_region_; }
   void KillPeer() override;
   absl::Status SilencePeer() override;
+  absl::Status ResumePeer() override;
   absl::Status RunRemoteAdder(uint64_t offset, int count) override;
   const FabricOptions& options() const override { return options_.fabric; }
 

@@ -144,9 +144,13 @@ absl::Status UcxEndpoint::PostRead(RemoteRegion region, uint64_t offset, void* d
   }
   auto op = worker_->AcquireOp(this, OpType::kRead, context);
   if (!op.ok()) return op.status();
-  ucp_request_param_t param = CallbackParam(*op);
+  PendingOp* p = *op;
+  if (p->bounce.size() < length) p->bounce.resize(length);
+  p->destination = destination;
+  p->length = length;
+  ucp_request_param_t param = CallbackParam(p);
   ucs_status_ptr_t request =
-      ucp_get_nbx(ep_, destination, length, *remote, regions_[region.index].rkey, &param);
+      ucp_get_nbx(ep_, p->bounce.data(), length, *remote, regions_[region.index].rkey, &param);
   if (!UCS_PTR_IS_PTR(request)) {
     worker_->CompleteNow(*op, UCS_PTR_STATUS(request));
     return absl::OkStatus();

@@ -56,6 +56,12 @@ struct PendingOp {
   uint64_t operand = 0;            // atomics: the value UCX reads from `buffer`
   uint64_t reply = 0;              // atomics: UCX's reply buffer; copied to old_value on success
   uint64_t* old_value = nullptr;   // caller's result slot for atomics
+  // Reads land here, and are copied to the caller's `destination` only when they succeed. A read reported
+  // failed before UCX let go of it (timed out, or its endpoint failed or was closed) may still be
+  // answered, and the caller has reused its buffer by then: the late bytes must land in the slot's own.
+  std::vector<std::byte> bounce;
+  void* destination = nullptr;
+  size_t length = 0;
 };
 
 // Writes posted since the last Flush of an endpoint, completed together when UCX's flush completes.
@@ -98,6 +104,8 @@ class UcxWorker final : public Worker {
   void AdoptCloseRequest(void* request) { closing_.push_back(request); }
 
   static void OnOpDone(void* request, ucs_status_t status, void* user_data);
+  // Bounce bytes a released slot keeps (a kv bucket is at most 16 KiB).
+  static constexpr size_t kKeptBounceBytes = 16384;
   static void OnFlushDone(void* request, ucs_status_t status, void* user_data);
 
  private:

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "platform/fabric/ucx/ucx_internal.h"
@@ -91,12 +92,15 @@ absl::StatusOr<PendingOp*> UcxWorker::AcquireOp(UcxEndpoint* endpoint, OpType ty
   op->reported = false;
   op->in_use = true;
   op->old_value = nullptr;
+  op->destination = nullptr;
   op->deadline = absl::InfiniteFuture();
   return op;
 }
 
 void UcxWorker::ReleaseOp(PendingOp* op) {
   op->in_use = false;
+  // A slot keeps a bucket-sized bounce buffer; a rare large read's goes back to the heap.
+  if (op->bounce.size() > kKeptBounceBytes) std::vector<std::byte>().swap(op->bounce);
   free_.push_back(op);
 }
 
@@ -104,6 +108,7 @@ void UcxWorker::Report(PendingOp* op, absl::Status status) {
   if (op->reported) return;
   op->reported = true;
   if (status.ok() && op->old_value != nullptr) *op->old_value = op->reply;
+  if (status.ok() && op->destination != nullptr) std::memcpy(op->destination, op->bounce.data(), op->length);
   ready_.push_back(Completion{op->context, op->type, std::move(status)});
 }
 
