@@ -495,12 +495,14 @@ absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
                             const std::function<absl::StatusOr<control::NodeInfo>(const control::NodeInfo&)>& join,
                             bool again) {
   control::NodeInfo mine;
+  uint64_t published = 0;  // the generation of the ring sessions `mine` gives the peer
   {
     MutexLock lock(&join_mu_);
     if (!again && connected_.contains(peer_id)) return absl::OkStatus();
     auto info = InfoFor(peer_id);
     if (!info.ok()) return info.status();
     mine = std::move(*info);
+    published = Generation(peer_id);
   }
   // Not under join_mu_: the peer may be joining us at the same moment, and its Join needs the lock.
   auto theirs = join(mine);
@@ -513,7 +515,18 @@ absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
         absl::StrCat("expected node ", peer_id, " at ", where, ", found node ", theirs->node_id()));
   }
   MutexLock lock(&join_mu_);
-  return Connect(*theirs);
+  absl::Status connected = Connect(*theirs);
+  // The peer writes into the rings `mine` named. If this node's rings for it got new sessions meanwhile
+  // (Connect replaced a connection, or the peer's own join replaced it here), the peer's records would
+  // never verify: the ring would go bad after its timeout, and the repair would race the same way again.
+  // Drop the connection and let the next join, made from a clean slate, publish what is current.
+  if (Generation(peer_id) != published) {
+    if (connected_.contains(peer_id)) DisconnectLocked(peer_id).IgnoreError();
+    return absl::UnavailableError(absl::StrCat("node ", peer_id, "'s connection changed while joining it (",
+                                               connected.ok() ? "replaced" : connected.message(),
+                                               "): join again"));
+  }
+  return connected;
 }
 
 absl::Status Node::JoinPeers() {

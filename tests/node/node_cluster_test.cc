@@ -247,6 +247,32 @@ TEST(NodeReconnectTest, SimOneSidedDisconnectAndJoinResetsBothSides) {
   EXPECT_EQ(again->ok, 10u);
 }
 
+// The side that kept its connection joins again (a republish) after the other dropped its side: the
+// other side connects to the rings this join published, so this side must not answer with rings of a new
+// session. It refuses the join instead (Unavailable) and the next one, from a clean slate, works both ways.
+TEST(NodeReconnectTest, SimAJoinThatReplacedItsOwnRingsIsRefusedAndTheNextWorks) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  ASSERT_TRUE(c.node(1).PingPeer(2, 0, 20, 100).ok());
+  ASSERT_TRUE(c.node(1).Disconnect(2).ok());  // node 2 still holds its side
+  absl::Status republished = c.node(2).Republish({1, c.node(1).control_address()});
+  EXPECT_TRUE(absl::IsUnavailable(republished)) << republished;
+  ASSERT_TRUE(c.node(2).JoinPeer({1, c.node(1).control_address()}).ok());
+  for (int t = 0; t < 2; ++t) {
+    auto there = c.node(2).PingPeer(1, t, 100, 64);
+    ASSERT_TRUE(there.ok());
+    EXPECT_EQ(there->ok, 100u) << there->first_error;
+    auto back = c.node(1).PingPeer(2, t, 100, 64);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->ok, 100u) << back->first_error;
+  }
+  EXPECT_EQ(c.node(1).Counters()["msg.rejected"], 0u);
+  EXPECT_EQ(c.node(2).Counters()["msg.rejected"], 0u);
+}
+
 // Membership from LocalCoordinator on SimFabric: nodes connect as the configuration lists them; a member
 // that leaves is dropped by everyone; when it joins again, everyone reconnects.
 TEST(NodeMembershipTest, SimNodesFollowTheLocalCoordinatorsConfiguration) {
