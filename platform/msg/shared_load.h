@@ -22,9 +22,16 @@ __attribute__((no_sanitize("thread"), noinline)) inline void LoadShared(void* to
   const volatile uint64_t* in = static_cast<const volatile uint64_t*>(from);
   for (size_t i = 0; i < n / 8; ++i) out[i] = in[i];
 }
+__attribute__((no_sanitize("thread"), noinline)) inline void ClearShared(void* to, size_t n) {
+  volatile uint64_t* out = static_cast<volatile uint64_t*>(to);
+  for (size_t i = 0; i < n / 8; ++i) out[i] = 0;
+}
 #else
 // Copies `n` bytes (a multiple of 8, both pointers 8-byte aligned) from peer-written memory.
 inline void LoadShared(void* to, const void* from, size_t n) { std::memcpy(to, from, n); }
+// Zeroes `n` bytes (a multiple of 8, 8-byte aligned) of memory a peer may still write (a late write of a
+// connection that is gone).
+inline void ClearShared(void* to, size_t n) { std::memset(to, 0, n); }
 #endif
 
 }  // namespace fathom::msg

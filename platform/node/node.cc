@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "platform/base/mutex.h"
 #include "platform/msg/ring_location.h"
+#include "platform/msg/shared_load.h"
 #include "platform/node/control/control_client.h"
 #include "platform/node/control/control_limits.h"
 
@@ -451,6 +452,16 @@ absl::Status Node::DisconnectLocked(uint32_t peer) {
   {
     MutexLock lock(&failed_mu_);
     failed_peers_.erase(peer);
+  }
+  // The next connection reuses the slot's rings. Records this one left must not stay: they never verify
+  // under the new session, but one at the start of a ring looks like the new connection's first record
+  // being written, and a ring its new sender keeps silent for the receiver's corrupt_after would be
+  // declared bad (and again after every reconnection, since nothing overwrites it).
+  if (auto slot = peer_slots_.find(peer); slot != peer_slots_.end()) {
+    for (int t = 0; t < threads(); ++t) {
+      msg::ClearShared(ring_region_->fabric_region().data() + ring_plan_.ring_offset(slot->second, t),
+                       ring_plan_.ring_bytes());
+    }
   }
   peer_regions_.erase(peer);
   peer_rings_.erase(peer);

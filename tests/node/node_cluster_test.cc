@@ -273,6 +273,31 @@ TEST(NodeReconnectTest, SimAJoinThatReplacedItsOwnRingsIsRefusedAndTheNextWorks)
   EXPECT_EQ(c.node(2).Counters()["msg.rejected"], 0u);
 }
 
+// A connection that carried a few records and was replaced: its records at the start of the slot's rings
+// must not outlive it. A ring the new connection keeps silent would otherwise look, for the receiver's
+// whole corrupt_after (5 s), like its first record being written, and then be declared bad.
+TEST(NodeReconnectTest, SimARingTheNewConnectionLeavesSilentStaysHealthy) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto cluster = EmbeddedCluster::Start(SimOptions(seed));
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  EmbeddedCluster& c = **cluster;
+  auto pinged = c.node(2).PingPeer(1, 1, 1, 8);  // one record each way on the rings of thread 1
+  ASSERT_TRUE(pinged.ok() && pinged->ok == 1u);
+  ASSERT_TRUE(c.node(1).Disconnect(2).ok());
+  ASSERT_TRUE(c.node(2).Disconnect(1).ok());
+  ASSERT_TRUE(c.node(2).JoinPeer({1, c.node(1).control_address()}).ok());
+  // Longer than corrupt_after, with nothing sent on thread 1.
+  absl::SleepFor(absl::Seconds(6));
+  EXPECT_TRUE(c.node(1).failed_peers().empty());
+  EXPECT_TRUE(c.node(2).failed_peers().empty());
+  EXPECT_EQ(c.node(1).Counters()["msg.peer_failures"], 0u);
+  EXPECT_EQ(c.node(2).Counters()["msg.peer_failures"], 0u);
+  auto again = c.node(2).PingPeer(1, 1, 10, 8);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->ok, 10u) << again->first_error;
+}
+
 // Membership from LocalCoordinator on SimFabric: nodes connect as the configuration lists them; a member
 // that leaves is dropped by everyone; when it joins again, everyone reconnects.
 TEST(NodeMembershipTest, SimNodesFollowTheLocalCoordinatorsConfiguration) {
