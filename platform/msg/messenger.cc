@@ -394,11 +394,13 @@ absl::Status Messenger::RemovePeer(NodeId peer) {
   auto it = peers_.find(peer);
   if (it == peers_.end()) return absl::NotFoundError(absl::StrCat("peer ", peer, " unknown"));
   DrainFrom(peer);
-  NotifyWritten(*it->second, absl::CancelledError(absl::StrCat("peer ", peer, " removed")));
+  // Forgotten before its written-callbacks run: one that sends again (a COMMIT-BACKUP or ABORT resent at
+  // once) must find no connection, not queue into this one, whose waiters would then never run.
   Retired retired;
   retired.at = options_.clock->Now();
   retired.peer = std::move(it->second);
   peers_.erase(it);
+  Peer* removed = retired.peer.get();
   // Owner indices stay (contexts in flight name them); they just lead nowhere now.
   for (Owner& o : owners_) {
     if (o.sender == retired.peer->sender.get()) o.sender = nullptr;
@@ -416,6 +418,7 @@ absl::Status Messenger::RemovePeer(NodeId peer) {
   }
   pending_.TakeForPeer(peer, finished_);
   retired_.push_back(std::move(retired));
+  NotifyWritten(*removed, absl::CancelledError(absl::StrCat("peer ", peer, " removed")));
   RunCallbacks(absl::CancelledError(absl::StrCat("connection to node ", peer, " removed")));
   return absl::OkStatus();
 }
@@ -452,6 +455,25 @@ absl::Status Messenger::peer_health(NodeId peer) const {
   const Peer* state = FindPeer(peer);
   if (state == nullptr) return NoConnection(peer);
   return state->health;
+}
+
+std::string Messenger::Describe() const {
+  std::string out = absl::StrCat("calls pending ", pending_.size(), ", written-waiters ", written_waiters_, "\n");
+  for (const auto& [id, peer] : peers_) {
+    const RingSender& s = *peer->sender;
+    absl::StrAppend(&out, "  to node ", id, ": ", peer->health.ok() ? "healthy" : peer->health.ToString(),
+                    ", sender ", s.health().ok() ? "ok" : s.health().ToString(), ", tail ", s.tail(),
+                    " completed ", s.completed(), " credited ", s.credited(), " queued ", s.queued_bytes(),
+                    " writes in flight ", s.writes_in_flight(), ", waiting to be written ",
+                    peer->written_waiters.size(), ", deferred replies ", peer->deferred.size() - peer->deferred_head,
+                    "\n");
+  }
+  for (const Receiver& r : receivers_) {
+    absl::StrAppend(&out, "  from node ", r.peer, ": ", r.failed ? "failed " : "",
+                    r.ring->health().ok() ? "ok" : r.ring->health().ToString(), ", at position ", r.ring->position(),
+                    " expecting seq ", r.ring->expected_seq(), "\n");
+  }
+  return out;
 }
 
 MsgCounters Messenger::counters() const {

@@ -150,6 +150,9 @@ class Messenger {
   size_t pending_calls() const { return pending_.size(); }
   // The sum of every receive ring's counters (messages the layers above rejected included).
   MsgCounters counters() const;
+  // One line per peer (health, ring positions, messages waiting to be written, calls pending) and per
+  // receive ring: what an operator needs when operations stop completing (fathomd's SIGUSR1 dump).
+  std::string Describe() const;
   struct Stats {
     uint64_t calls = 0;
     uint64_t one_way_sent = 0;
@@ -162,6 +165,8 @@ class Messenger {
     uint64_t peer_failures = 0;
   };
   const Stats& stats() const { return stats_; }
+  // Messages whose on_written callback has not run yet, over every peer.
+  size_t written_waiters() const { return written_waiters_; }
   // For tests and diagnostics; null if unknown.
   RingSender* sender(NodeId peer);
   RingReceiver* receive_ring(size_t index);

@@ -2,6 +2,7 @@
 // failures, unknown types, handler errors, a bounds-checking handler, replies waiting for room, and a
 // many-node stress run under torn copies and drops.
 #include <cstring>
+#include <optional>
 #include <map>
 #include <random>
 #include <atomic>
@@ -707,6 +708,36 @@ TEST(SetAsideTest, WrittenCallbacksFailWithTheirPeer) {
   ASSERT_OK(cluster.messenger(1).Send(2, kLog, "to a crashed node", std::move(options)));
   ASSERT_TRUE(cluster.PumpUntil([&] { return called; }, 100000, absl::Microseconds(100), {2}));
   EXPECT_FALSE(result.ok());
+}
+
+// A written-callback that sends to the peer again when RemovePeer fails it (as a COMMIT-BACKUP or ABORT is
+// resent at once) finds no connection: it must not queue into the peer being removed, where its own
+// callback would never run (the commit waited forever; its locks stayed held).
+TEST(RpcRemovePeerTest, AWrittenCallbackThatSendsAgainFindsThePeerGone) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(ClusterOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  Messenger& m = cluster.messenger(1);
+  std::optional<absl::Status> first;
+  std::optional<absl::Status> resent;
+  std::optional<absl::Status> resend_written;
+  SendOptions options;
+  options.on_written = [&](absl::Status s) {
+    first = s;
+    if (s.ok()) return;
+    SendOptions again;
+    again.on_written = [&](absl::Status w) { resend_written = w; };
+    resent = m.Send(2, kLog, "again", std::move(again));
+  };
+  ASSERT_OK(m.Send(2, kLog, "record", std::move(options)));  // queued, not written yet
+  ASSERT_OK(m.RemovePeer(2));
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->code(), absl::StatusCode::kCancelled);
+  ASSERT_TRUE(resent.has_value());
+  EXPECT_EQ(resent->code(), absl::StatusCode::kUnavailable) << *resent;
+  EXPECT_FALSE(resend_written.has_value());
+  EXPECT_EQ(m.written_waiters(), 0u);
 }
 
 // RemovePeer handles what the peer wrote before it was removed: recovery decides a removed coordinator's

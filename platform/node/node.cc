@@ -470,6 +470,17 @@ absl::Status Node::DisconnectLocked(uint32_t peer) {
   return result;
 }
 
+std::string Node::Describe() {
+  std::string out = absl::StrCat("node ", options_.node_id, " incarnation ", incarnation_, "\n");
+  for (auto& thread : threads_) {
+    NodeThread* t = thread.get();
+    auto described = t->RunAndWait<std::string>([t]() -> absl::StatusOr<std::string> { return t->Describe(); },
+                                                options_.call_timeout);
+    absl::StrAppend(&out, described.ok() ? *described : described.status().ToString(), "\n");
+  }
+  return out;
+}
+
 absl::Status Node::JoinPeer(const PeerAddress& peer) { return JoinThroughControl(peer, /*again=*/false); }
 absl::Status Node::Republish(const PeerAddress& peer) { return JoinThroughControl(peer, /*again=*/true); }
 absl::Status Node::JoinInProcess(Node& peer) { return JoinDirectly(peer, /*again=*/false); }

@@ -116,6 +116,8 @@ class Node final : public control::ControlHandler {
                                      absl::Duration timeout_each = absl::Seconds(2));
   // Messages, bytes, retries, rejected inputs, per layer, summed over threads.
   std::map<std::string, uint64_t> Counters();
+  // Every thread's NodeThread::Describe, for diagnosing operations that stopped completing.
+  std::string Describe();
 
   // Adds counters to Stats (the membership follower reports the coordinator's state this way).
   void AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)> source);

@@ -222,4 +222,10 @@ absl::StatusOr<NodeThread::Route> NodeThread::RouteTo(uint32_t region) {
   return Route{owner, connection->endpoint.get(), &it->second};
 }
 
+std::string NodeThread::Describe() {
+  return absl::StrCat("thread ", config_.index, ": object reads in flight ", reader_->in_flight(), " (backing off ",
+                      reader_->backing_off(), "), fabric operations outstanding ", worker_->outstanding(),
+                      ", tasks ", pollers_.size(), " pollers; messenger: ", messenger_->Describe());
+}
+
 }  // namespace fathom::node

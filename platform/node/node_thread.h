@@ -113,6 +113,8 @@ class NodeThread {
     const fabric::RemoteRegion* region = nullptr;
   };
   absl::StatusOr<Route> RouteTo(uint32_t region);
+  // Its messenger's and reader's state (Node::Describe); on the thread.
+  std::string Describe();
   std::vector<uint32_t> peer_ids() const;  // every peer this thread is connected to, in id order
   PeerConnection& AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint);
   // Destroys the connection (its endpoint fails what is still in flight through it).

@@ -67,6 +67,7 @@ class AsyncObjectReader {
   void Forget(const fabric::Endpoint& endpoint);
 
   size_t in_flight() const { return in_flight_; }
+  size_t backing_off() const { return waiting_.size(); }
   const ReadStats& stats() const { return stats_; }
 
  private:
