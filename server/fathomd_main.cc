@@ -10,7 +10,8 @@
 // the node runtime (--lease_period; a member that stops renewing is removed, and joins again when it
 // runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
-// until SIGTERM, SIGINT or a Shutdown call. With --zk it also serves the control service's table calls
+// until SIGTERM, SIGINT or a Shutdown call (SIGUSR1 logs its connections and rings). With --zk it also
+// serves the control service's table calls
 // (fathomctl table create|drop|list) with the kv API, the tables' names kept in the configuration. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available, a damaged log), 2 bad flags.
 //
@@ -178,11 +179,14 @@ int Run() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
   std::string reason;
   while (reason.empty()) {
     timespec tick{0, 100'000'000};
     const int signal = sigtimedwait(&signals, nullptr, &tick);
     if (signal == SIGTERM || signal == SIGINT) reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    // Its connections, rings and reads in flight: for an operator whose operations stopped completing.
+    if (signal == SIGUSR1) Log(id, absl::StrCat("state on SIGUSR1:\n", node.Describe()));
     if (node.shutdown_requested()) reason = "a Shutdown call";
   }
   Log(id, absl::StrCat("stopping (", reason, ")"));
@@ -201,6 +205,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return fathom::server::Run();
 }

@@ -48,6 +48,9 @@ class AsyncLanes {
   // Lane `lane`'s backend; used only on that lane's thread.
   virtual AsyncBackend& backend(int lane) = 0;
   virtual std::string Describe() const = 0;
+  // What the lanes' node is doing (connections, rings, reads in flight), printed when no operation has
+  // completed for a while; empty where there is nothing to say.
+  virtual std::string StallReport() { return {}; }
 };
 
 }  // namespace fathom::ycsb

@@ -189,7 +189,7 @@ absl::StatusOr<PhaseResult> RunPhaseAsync(CoreWorkload& workload, AsyncLanes& la
   absl::Status posted;
   {
     ProgressReporter progress(load ? "load" : "run", options.status_interval, &operations_done,
-                              load ? Timeline{} : options.timeline);
+                              load ? Timeline{} : options.timeline, [&lanes] { return lanes.StallReport(); });
     posted = run_pass(budget, true);
   }
   PhaseResult result;

@@ -63,6 +63,10 @@ absl::Status RemoteFathom::Post(int lane, std::function<void()> task) {
 
 std::unique_ptr<Backend> RemoteFathom::NewBackend() { return std::make_unique<FathomBackend>(&client_->transactions(), tables_[0]); }
 
+std::string RemoteFathom::StallReport() {
+  return client_ == nullptr ? std::string() : client_->server().node().Describe();
+}
+
 std::string RemoteFathom::Describe() const {
   return absl::StrCat("client-only node ", node_id(), " (", threads_, " threads over UCX ",
                       options_.member.tcp ? "tcp" : "shared memory", ") of cluster '", options_.member.cluster, "' at ",

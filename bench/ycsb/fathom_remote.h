@@ -60,6 +60,7 @@ class RemoteFathom final : public AsyncLanes {
   absl::Status Post(int lane, std::function<void()> task) override;
   AsyncBackend& backend(int lane) override { return *lanes_.at(static_cast<size_t>(lane)); }
   std::string Describe() const override;
+  std::string StallReport() override;
 
  private:
   RemoteFathom() = default;

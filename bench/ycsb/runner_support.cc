@@ -23,8 +23,13 @@ uint64_t ClientSeed(uint64_t seed, bool load, int client) {
 }
 
 ProgressReporter::ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done,
-                                   Timeline timeline)
-    : phase_(phase), interval_(interval), done_(done), timeline_(std::move(timeline)), thread_([this] { Loop(); }) {}
+                                   Timeline timeline, std::function<std::string()> stall_report)
+    : phase_(phase),
+      interval_(interval),
+      done_(done),
+      timeline_(std::move(timeline)),
+      stall_report_(std::move(stall_report)),
+      thread_([this] { Loop(); }) {}
 
 ProgressReporter::~ProgressReporter() {
   {
@@ -46,6 +51,9 @@ void ProgressReporter::Loop() {
   }
   const absl::Duration tick = timeline != nullptr ? std::min(interval_, timeline_.interval) : interval_;
   absl::Time next_tick = start + tick;
+  int64_t progress_done = 0;                       // done at the last time it changed
+  absl::Time progress_at = start;                  // ... which was then
+  absl::Time reported_at = absl::InfinitePast();   // the last stall report
   MutexLock lock(&mu_);
   while (true) {
     while (!stop_ && !WaitWithDeadline(&cv_, &mu_, next_tick)) {
@@ -58,6 +66,15 @@ void ProgressReporter::Loop() {
     }
     if (stop_) break;
     next_tick += tick;
+    if (done != progress_done) {
+      progress_done = done;
+      progress_at = now;
+    } else if (stall_report_ && now - progress_at >= kStallAfter && now - reported_at >= kStallAgain) {
+      reported_at = now;
+      const std::string report = stall_report_();
+      std::fprintf(stderr, "[STALL] no operation completed for %s:\n%s", absl::FormatDuration(now - progress_at).c_str(),
+                   report.c_str());
+    }
     if (now - last_time < interval_) continue;
     const double rate = static_cast<double>(done - last_done) / absl::ToDoubleSeconds(now - last_time);
     std::fprintf(stderr, "%s %lld sec: %lld operations; %.1f current ops/sec\n", phase_,

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -46,8 +47,12 @@ struct Timeline {
 
 class ProgressReporter {
  public:
+  // `stall_report`, if set, is printed when no operation completed for kStallAfter (and again every
+  // kStallAgain while that lasts).
   ProgressReporter(const char* phase, absl::Duration interval, const std::atomic<int64_t>* done,
-                   Timeline timeline = {});
+                   Timeline timeline = {}, std::function<std::string()> stall_report = nullptr);
+  static constexpr absl::Duration kStallAfter = absl::Seconds(10);
+  static constexpr absl::Duration kStallAgain = absl::Seconds(60);
   ~ProgressReporter();
 
  private:
@@ -57,6 +62,7 @@ class ProgressReporter {
   const absl::Duration interval_;
   const std::atomic<int64_t>* const done_;
   const Timeline timeline_;
+  const std::function<std::string()> stall_report_;
   absl::Mutex mu_;
   absl::CondVar cv_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
