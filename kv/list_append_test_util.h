@@ -7,7 +7,9 @@
 #ifndef FATHOM_KV_LIST_APPEND_TEST_UTIL_H_
 #define FATHOM_KV_LIST_APPEND_TEST_UTIL_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +60,34 @@ inline absl::Status AppendToList(txn::TransactionService& txns, const Table& tab
 inline history::EventType AppendOutcome(const absl::Status& s) {
   if (s.ok()) return history::EventType::kOk;
   return absl::IsAborted(s) ? history::EventType::kFail : history::EventType::kInfo;
+}
+
+// Checks a recorded list-append history against the lists read at the end (final_lists[k] is key k's,
+// named key_name(k)): the checker must find it strictly serializable, and every acknowledged append must
+// be in its key's final list exactly once. FailedPrecondition names the first violation.
+inline absl::StatusOr<history::CheckResult> CheckListAppendHistory(
+    const std::string& text, const std::vector<std::vector<int64_t>>& final_lists,
+    const std::function<std::string(int)>& key_name) {
+  absl::StatusOr<history::History> parsed = history::ParseHistory(text);
+  if (!parsed.ok()) return parsed.status();
+  history::CheckResult result = history::CheckHistory(*parsed);
+  if (!result.valid()) return absl::FailedPreconditionError(result.ToString());
+  for (const history::Txn& t : parsed->txns) {
+    if (t.outcome != history::EventType::kOk) continue;
+    for (const history::MicroOp& op : t.ops) {
+      if (op.kind != history::MicroOp::Kind::kAppend) continue;
+      if (op.key < 0 || static_cast<size_t>(op.key) >= final_lists.size()) {
+        return absl::FailedPreconditionError(absl::StrCat("append to key ", op.key, ", which was not read at the end"));
+      }
+      const std::vector<int64_t>& list = final_lists[static_cast<size_t>(op.key)];
+      if (std::count(list.begin(), list.end(), op.value) != 1) {
+        return absl::FailedPreconditionError(absl::StrCat("acknowledged append of ", op.value, " to ",
+                                                          key_name(static_cast<int>(op.key)),
+                                                          " is not in its final list once: [", EncodeList(list), "]"));
+      }
+    }
+  }
+  return result;
 }
 
 }  // namespace fathom::kv::testing

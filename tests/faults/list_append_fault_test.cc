@@ -228,21 +228,10 @@ TEST_P(ListAppendFaultTest, HistoryStaysStrictlySerializableThroughAKillAndARest
   if (const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR"); outputs != nullptr) {
     EXPECT_TRUE(recorder.WriteFile(absl::StrCat(outputs, "/list_append_history.jsonl")).ok());
   }
-  auto parsed = history::ParseHistory(recorder.Text());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  const history::CheckResult result = history::CheckHistory(*parsed);
-  EXPECT_TRUE(result.valid()) << result.ToString();
+  auto checked = kv::testing::CheckListAppendHistory(recorder.Text(), final_lists, ListKey);
+  ASSERT_TRUE(checked.ok()) << checked.status();
+  const history::CheckResult& result = *checked;
   EXPECT_GT(result.ok, 300);
-  for (const history::Txn& t : parsed->txns) {
-    if (t.outcome != history::EventType::kOk) continue;
-    for (const history::MicroOp& op : t.ops) {
-      if (op.kind != history::MicroOp::Kind::kAppend) continue;
-      const std::vector<int64_t>& list = final_lists[static_cast<size_t>(op.key)];
-      EXPECT_EQ(std::count(list.begin(), list.end(), op.value), 1)
-          << "acknowledged append of " << op.value << " to " << ListKey(static_cast<int>(op.key))
-          << " is not in its final list once: [" << kv::testing::EncodeList(list) << "]";
-    }
-  }
   fathomctl::testing::CtlResult replicas = Ctl({"replicas", "--wait=60s"});
   EXPECT_EQ(replicas.exit_code, 0) << replicas.output;
   std::cerr << "[ info ] " << result.ok << " ok, " << result.failed << " failed, " << result.info
