@@ -133,6 +133,12 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     const bool same_incarnation = joined == joined_.end() || listed == members.end() ||
                                   joined->second == listed->second->incarnation();
     if (member && listed != members.end() && same_incarnation && (holds || peer == manager)) continue;
+    StderrLog("membership: node %u disconnects node %u (%s, epoch %llu)", node_->id(), peer,
+              !member                        ? "this node is no member"
+              : listed == members.end()      ? "no member any more"
+              : !same_incarnation            ? "another incarnation"
+                                             : "this node holds no lease",
+              static_cast<unsigned long long>(configuration.epoch()));
     node_->Disconnect(peer).IgnoreError();
     joined_.erase(peer);
   }

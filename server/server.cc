@@ -306,6 +306,22 @@ absl::Status Server::FollowConfiguration() {
   Log(absl::StrCat("member of cluster '", options_.node.cluster_name, "'",
                    options_.zookeeper.empty() ? "" : absl::StrCat(" through ZooKeeper at ", options_.zookeeper),
                    lease_ != nullptr ? absl::StrCat(", lease ", absl::FormatDuration(options_.lease_period)) : ""));
+  return WaitForFirstLease();
+}
+
+// A member is ready once the CM granted it a lease: before that, its follower keeps only the CM's
+// connection, so clients that connected to a node just started lost their connection at its next
+// configuration (and its commits would be refused).
+absl::Status Server::WaitForFirstLease() {
+  if (lease_ == nullptr) return absl::OkStatus();
+  const absl::Time deadline = absl::Now() + options_.node.join_timeout;
+  while (!lease_->HoldsLease()) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("node ", id_, " was granted no lease by the CM within ",
+                                                      absl::FormatDuration(options_.node.join_timeout)));
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
   return absl::OkStatus();
 }
 
@@ -372,7 +388,9 @@ absl::Status Server::WaitUntilListed() {
 }
 
 // Until this node is connected to every data member of the configuration it applied (so its first
-// transaction finds every primary and backup) and the transaction layer has that configuration.
+// transaction finds every primary and backup), the transaction layer has that configuration, and it holds
+// its lease: before the first grant its follower keeps only the CM's connection (and its commits would be
+// refused), so a client that returned earlier lost its other connections at the next configuration.
 absl::Status Server::WaitForDataMembers() {
   const absl::Time deadline = absl::Now() + options_.node.join_timeout;
   std::vector<uint32_t> missing;
@@ -386,9 +404,13 @@ absl::Status Server::WaitForDataMembers() {
       for (uint32_t member : data) {
         if (std::find(connected.begin(), connected.end(), member) == connected.end()) missing.push_back(member);
       }
-      if (missing.empty() && !data.empty()) return absl::OkStatus();
+      if (missing.empty() && !data.empty() && (lease_ == nullptr || lease_->HoldsLease())) return absl::OkStatus();
     }
     if (absl::Now() > deadline) {
+      if (missing.empty() && lease_ != nullptr && !lease_->HoldsLease()) {
+        return absl::DeadlineExceededError(absl::StrCat("client node ", id_, " was granted no lease by the CM within ",
+                                                        absl::FormatDuration(options_.node.join_timeout)));
+      }
       return absl::DeadlineExceededError(absl::StrCat(
           "client node ", id_, " is not connected to members [", absl::StrJoin(missing, ","), "] after ",
           absl::FormatDuration(options_.node.join_timeout),

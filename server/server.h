@@ -141,6 +141,7 @@ class Server {
   absl::Status StartFollower();
   absl::Status WaitUntilListed();
   absl::Status WaitForDataMembers();
+  absl::Status WaitForFirstLease();
   bool coordinated() const { return !options_.zookeeper.empty() || options_.coordinator != nullptr; }
   void AddCounters();
   void Log(const std::string& line) const;

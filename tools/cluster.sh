@@ -123,9 +123,10 @@ run_dir() {
   echo "$dir"
 }
 
-# Starts ZooKeeper from DIR/zoo.cfg and waits until it takes connections.
+# Starts ZooKeeper from DIR/zoo.cfg and waits until it takes connections. With a second argument `try`,
+# returns 1 instead of dying when its port was taken since free_port chose it (the JVM's BindException).
 start_zookeeper() {
-  local dir=$1 port host
+  local dir=$1 mode=${2:-} port host
   port=$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")
   host=$(sed -n 's/^clientPortAddress=//p' "$dir/zoo.cfg")
   setsid java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Dzookeeper.jmx.log4j.disable=true \
@@ -134,6 +135,12 @@ start_zookeeper() {
   echo $! >"$dir/zookeeper.pid"
   local deadline=$((SECONDS + 90))  # a JVM starting on a loaded machine
   until (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; do
+    if [[ $mode == try ]] && ! alive "$(cat "$dir/zookeeper.pid")" &&
+      grep -q "BindException: Address already in use" "$dir/zookeeper.log"; then
+      echo "cluster.sh: port $port was taken before ZooKeeper bound it; trying another" >&2
+      mv "$dir/zookeeper.log" "$dir/zookeeper.log.port-$port"
+      return 1
+    fi
     if ! alive "$(cat "$dir/zookeeper.pid")" || ((SECONDS >= deadline)); then
       tail -n 20 "$dir/zookeeper.log" >&2
       stop_pids "$dir" "$dir/zookeeper.pid"
@@ -376,8 +383,10 @@ cmd_start() {
     host="10.213.$k.254"
     echo "UCX_NET_DEVICES=fbr$k" >"$dir/env"
   fi
-  port=$(free_port)
-  cat >"$dir/zoo.cfg" <<EOF
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port)
+    cat >"$dir/zoo.cfg" <<EOF
 tickTime=2000
 dataDir=$dir/zookeeper-data
 clientPort=$port
@@ -385,7 +394,12 @@ clientPortAddress=$host
 admin.enableServer=false
 maxClientCnxns=0
 EOF
-  start_zookeeper "$dir"
+    if ((attempt == 5)); then
+      start_zookeeper "$dir"
+    elif start_zookeeper "$dir" try; then
+      break
+    fi
+  done
   local zk="$host:$port"
   echo "$zk" >"$dir/zk"
   echo "ZooKeeper on $zk"
