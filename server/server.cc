@@ -313,7 +313,8 @@ absl::Status Server::FollowConfiguration() {
 // connection, so clients that connected to a node just started lost their connection at its next
 // configuration (and its commits would be refused).
 absl::Status Server::WaitForFirstLease() {
-  if (lease_ == nullptr) return absl::OkStatus();
+  // With a lease_clock the caller ticks the leases, after Start returns.
+  if (lease_ == nullptr || options_.lease_clock != nullptr) return absl::OkStatus();
   const absl::Time deadline = absl::Now() + options_.node.join_timeout;
   while (!lease_->HoldsLease()) {
     if (absl::Now() > deadline) {
@@ -404,10 +405,11 @@ absl::Status Server::WaitForDataMembers() {
       for (uint32_t member : data) {
         if (std::find(connected.begin(), connected.end(), member) == connected.end()) missing.push_back(member);
       }
-      if (missing.empty() && !data.empty() && (lease_ == nullptr || lease_->HoldsLease())) return absl::OkStatus();
+      const bool leased = lease_ == nullptr || options_.lease_clock != nullptr || lease_->HoldsLease();
+      if (missing.empty() && !data.empty() && leased) return absl::OkStatus();
     }
     if (absl::Now() > deadline) {
-      if (missing.empty() && lease_ != nullptr && !lease_->HoldsLease()) {
+      if (missing.empty() && lease_ != nullptr && options_.lease_clock == nullptr && !lease_->HoldsLease()) {
         return absl::DeadlineExceededError(absl::StrCat("client node ", id_, " was granted no lease by the CM within ",
                                                         absl::FormatDuration(options_.node.join_timeout)));
       }
