@@ -388,11 +388,11 @@ absl::Status Server::WaitUntilListed() {
   return absl::OkStatus();
 }
 
-// Until this node is connected to every data member of the configuration it applied (so its first
-// transaction finds every primary and backup), the transaction layer has that configuration, and it holds
-// its lease: before the first grant its follower keeps only the CM's connection (and its commits would be
-// refused), so a client that returned earlier lost its other connections at the next configuration.
+// Until this node holds its lease (WaitForFirstLease) and is connected to every data member of the
+// configuration it applied (so its first transaction finds every primary and backup), and the transaction
+// layer has that configuration.
 absl::Status Server::WaitForDataMembers() {
+  if (absl::Status leased = WaitForFirstLease(); !leased.ok()) return leased;
   const absl::Time deadline = absl::Now() + options_.node.join_timeout;
   std::vector<uint32_t> missing;
   while (true) {
@@ -405,14 +405,9 @@ absl::Status Server::WaitForDataMembers() {
       for (uint32_t member : data) {
         if (std::find(connected.begin(), connected.end(), member) == connected.end()) missing.push_back(member);
       }
-      const bool leased = lease_ == nullptr || options_.lease_clock != nullptr || lease_->HoldsLease();
-      if (missing.empty() && !data.empty() && leased) return absl::OkStatus();
+      if (missing.empty() && !data.empty()) return absl::OkStatus();
     }
     if (absl::Now() > deadline) {
-      if (missing.empty() && lease_ != nullptr && options_.lease_clock == nullptr && !lease_->HoldsLease()) {
-        return absl::DeadlineExceededError(absl::StrCat("client node ", id_, " was granted no lease by the CM within ",
-                                                        absl::FormatDuration(options_.node.join_timeout)));
-      }
       return absl::DeadlineExceededError(absl::StrCat(
           "client node ", id_, " is not connected to members [", absl::StrJoin(missing, ","), "] after ",
           absl::FormatDuration(options_.node.join_timeout),
