@@ -172,6 +172,27 @@ size_t Participant::OlderLocksOn(uint32_t region, uint64_t epoch) const {
   });
 }
 
+std::string Participant::Describe() const {
+  std::vector<const PrimaryEntry*> locked;
+  for (const auto& [key, entry] : primary_log_) {
+    if (!entry.committed) locked.push_back(&entry);
+  }
+  std::string out = absl::StrCat("participant: ", locked.size(), " transactions hold locks, ",
+                                 primary_log_.size() - locked.size(), " installed not truncated, ",
+                                 backup_log_.size(), " backup records, ", recovered_commits_.size(),
+                                 " recovered commits, ", recovered_aborts_.size(), " recovered aborts");
+  constexpr size_t kListed = 8;
+  const size_t listed = std::min(locked.size(), kListed);
+  std::partial_sort(locked.begin(), locked.begin() + listed, locked.end(),
+                    [](const PrimaryEntry* a, const PrimaryEntry* b) { return KeyOf(a->record.id) < KeyOf(b->record.id); });
+  for (size_t i = 0; i < listed; ++i) {
+    const Record& record = locked[i]->record;
+    absl::StrAppend(&out, i == 0 ? "; oldest locking: " : ", ", record.id.ToString(), " (", record.entries.size(),
+                    " objects, first ", record.entries.empty() ? "-" : record.entries[0].ref.address.ToString(), ")");
+  }
+  return out;
+}
+
 void Participant::Abort(const TxnId& id) {
   const Key key = KeyOf(id);
   if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {

@@ -116,6 +116,9 @@ class Participant {
   // Records kept (locked, committed but not truncated, or backup records not applied).
   size_t log_entries() const { return primary_log_.size() + backup_log_.size(); }
   const ParticipantStats& stats() const { return stats_; }
+  // What it holds, for diagnosing a stall (Node::Describe): counts, and the oldest transactions that
+  // still hold locks here with the regions they lock.
+  std::string Describe() const;
 
  private:
   using Key = TxnKey;  // the whole id (records.h)

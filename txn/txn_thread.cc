@@ -81,6 +81,10 @@ absl::Status TxnThread::Install() {
       !s.ok()) {
     return s;
   }
+  thread_->AddDescriber([this] {
+    return absl::StrCat(participant_.Describe(), "; truncations pending ", truncator_.pending(), ", timers ",
+                        timers_.size());
+  });
   thread_->AddPoller([this] {
     if (truncator_.pending() == 0) return size_t{0};
     const size_t sent = truncator_.Poll(thread_->messenger(), node_id_, index(), clock_->Now(),

@@ -193,6 +193,7 @@ void NodeThread::TearDown() {
   messenger_->CancelPending();
   messenger_.reset();
   pollers_.clear();
+  describers_.clear();
   peers_.clear();
   reader_.reset();
   store_.reset();
@@ -223,9 +224,14 @@ absl::StatusOr<NodeThread::Route> NodeThread::RouteTo(uint32_t region) {
 }
 
 std::string NodeThread::Describe() {
-  return absl::StrCat("thread ", config_.index, ": object reads in flight ", reader_->in_flight(), " (backing off ",
-                      reader_->backing_off(), "), fabric operations outstanding ", worker_->outstanding(),
-                      ", tasks ", pollers_.size(), " pollers; messenger: ", messenger_->Describe());
+  std::string out = absl::StrCat("thread ", config_.index, ": object reads in flight ", reader_->in_flight(),
+                                 " (backing off ", reader_->backing_off(),
+                                 reader_->backing_off() == 0 ? "" : ": ", reader_->DescribeWaiting(),
+                                 "), fabric operations outstanding ",
+                                 worker_->outstanding(), ", tasks ", pollers_.size(),
+                                 " pollers; messenger: ", messenger_->Describe());
+  for (auto& describe : describers_) absl::StrAppend(&out, "; ", describe());
+  return out;
 }
 
 }  // namespace fathom::node

@@ -97,6 +97,8 @@ class NodeThread {
   // Adds work to every turn of the event loop (a layer's timers and queues): `poll` returns how much it did,
   // and a turn that did nothing counts as idle. Kept until the thread stops.
   void AddPoller(absl::AnyInvocable<size_t()> poll) { pollers_.push_back(std::move(poll)); }
+  // Adds a layer's state to Describe (e.g. the locks its participant holds). Kept until the thread stops.
+  void AddDescriber(absl::AnyInvocable<std::string()> describe) { describers_.push_back(std::move(describe)); }
   PeerConnection* peer(uint32_t node_id);
   // Who holds what (memory/region_map.h), as of the node's latest configuration: taken anew only when the
   // node's RegionDirectory changed. The reference lasts until the next call (which may replace the map).
@@ -142,6 +144,7 @@ class NodeThread {
   absl::flat_hash_map<uint32_t, PeerConnection> peers_;
   std::unique_ptr<msg::Messenger> messenger_;
   std::vector<absl::AnyInvocable<size_t()>> pollers_;
+  std::vector<absl::AnyInvocable<std::string()>> describers_;
   uint64_t unrouted_ = 0;
   fabric::Completion completions_[64];  // Turn's, kept between turns
   std::shared_ptr<const memory::RegionMap> region_map_;  // on-thread copy of the directory's current map

@@ -128,6 +128,7 @@ bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
     return true;
   }
   ++(check.verdict == Verdict::kTorn ? stats_.torn_retries : stats_.locked_retries);
+  read.last_verdict = check.verdict;
   if (read.attempts < 4) {
     if (absl::Status s = Post(id, read); !s.ok()) Finish(id, s);
     return true;
@@ -137,6 +138,20 @@ bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
   read.backoff = std::min(read.backoff * 2, policy_.max_backoff);
   waiting_.push_back(id);
   return true;
+}
+
+std::string AsyncObjectReader::DescribeWaiting() const {
+  std::string out;
+  constexpr size_t kListed = 4;
+  for (size_t i = 0; i < waiting_.size() && i < kListed; ++i) {
+    const uint64_t id = waiting_[i];
+    const uint32_t slot = static_cast<uint32_t>(id >> 32);
+    if (slot >= slots_.size()) continue;
+    const PendingRead& read = slots_[slot];
+    absl::StrAppend(&out, i == 0 ? "" : ", ", read.ref.address.ToString(), " (", read.attempts, " attempts, ",
+                    read.last_verdict == Verdict::kTorn ? "torn" : "locked", ")");
+  }
+  return out;
 }
 
 size_t AsyncObjectReader::Poll() {

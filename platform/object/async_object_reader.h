@@ -16,6 +16,7 @@
 #include <deque>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -68,6 +69,8 @@ class AsyncObjectReader {
 
   size_t in_flight() const { return in_flight_; }
   size_t backing_off() const { return waiting_.size(); }
+  // The reads backing off (at most a few): object, attempts, what the last copy showed. For a stall report.
+  std::string DescribeWaiting() const;
   const ReadStats& stats() const { return stats_; }
 
  private:
@@ -79,6 +82,7 @@ class AsyncObjectReader {
     bool fail_if_locked = false;
     std::vector<std::byte> buffer;
     int attempts = 0;
+    Verdict last_verdict = Verdict::kValid;  // of the last copy checked
     absl::Duration backoff = absl::Microseconds(1);
     absl::Time retry_at = absl::InfinitePast();
     bool posted = false;

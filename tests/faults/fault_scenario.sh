@@ -114,6 +114,16 @@ case "$fault" in
   partition | partition-cm) "$cluster_sh" partition "$dir" "$victim" 5 || fail "partition failed" ;;
   *) fail "unknown fault" ;;
 esac
+# A stall the driver reports ([STALL]: no operation completed for 10 s) also gets every node's state in its
+# log (fathomd logs Node::Describe on SIGUSR1), once.
+described=""
+while kill -0 "$driver" 2>/dev/null; do
+  if [[ -z "$described" ]] && grep -q "^\[STALL\]" "$out/run.err"; then
+    for pidfile in "$dir"/node-*.pid; do kill -USR1 "$(cat "$pidfile")" 2>/dev/null || true; done
+    described=1
+  fi
+  sleep 0.5
+done
 wait "$driver"
 rc=$?
 driver=""
