@@ -422,7 +422,16 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   }));
   EXPECT_FALSE(nodes_[0]->is_manager());
   EXPECT_EQ(nodes_[0]->state(), CoordinatorState::kConnected);
-  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  // Every node must know node 2 is the CM before it votes against it: a report against a node it takes
+  // for a plain member is no vote.
+  ASSERT_TRUE(Eventually([&] {
+    if (!AllSee({1, 2, 3})) return false;
+    for (auto& n : nodes_) {
+      absl::StatusOr<Configuration> c = n->GetConfiguration();
+      if (!c.ok() || c->manager_id() != 2) return false;
+    }
+    return true;
+  }));
   // Node 1's and node 3's votes against the new CM depose that one in turn: node 3 is next, node 1
   // queued behind it.
   ASSERT_TRUE(nodes_[0]->ReportSuspect(2).ok());
