@@ -36,6 +36,11 @@ absl::Status ValidateMember(const MemberInfo& member) {
   if (member.control_address().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " has no control address"));
   }
+  if (member.lease_address().size() > 255 ||
+      (!member.lease_address().empty() && member.lease_address().find(':') == std::string::npos)) {
+    return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " has lease address '",
+                                                   member.lease_address().substr(0, 64), "', not ip:port"));
+  }
   if (member.client_only() && member.regions_size() > 0) {
     return absl::InvalidArgumentError(absl::StrCat("client-only member ", member.node_id(), " lists data regions"));
   }

@@ -65,6 +65,12 @@ TEST(ConfigurationTest, ValidationNamesTheProblem) {
   ExpectInvalid(c, "no control address");
 
   c = Valid();
+  c.mutable_members(1)->set_lease_address("no-port");
+  ExpectInvalid(c, "lease address 'no-port', not ip:port");
+  c.mutable_members(1)->set_lease_address(std::string(300, '1') + ":1");
+  ExpectInvalid(c, "not ip:port");
+
+  c = Valid();
   c.set_manager_id(9);
   ExpectInvalid(c, "manager 9 is not a member");
 

@@ -100,6 +100,11 @@ absl::StatusOr<LeaseReply> DecodeLeaseReply(std::string_view bytes) {
   return reply;
 }
 
+bool LeaseSourceMatches(const coordinator::Configuration& config, uint32_t node, const std::string& source) {
+  const coordinator::MemberInfo* m = coordinator::FindMember(config, node);
+  return m == nullptr || m->lease_address() == source;
+}
+
 void LeaseTable::SetMembers(const coordinator::Configuration& config, uint32_t self, absl::Time now) {
   std::map<uint32_t, Entry> next;
   for (const coordinator::MemberInfo& m : config.members()) {

@@ -60,6 +60,10 @@ std::string EncodeLeaseRequest(const LeaseRequest& request);
 absl::StatusOr<LeaseRequest> DecodeLeaseRequest(std::string_view bytes);
 std::string EncodeLeaseReply(const LeaseReply& reply);
 absl::StatusOr<LeaseReply> DecodeLeaseReply(std::string_view bytes);
+// Whether the CM answers a lease-channel request for `node` that came from `source` (ip:port): a member
+// `config` lists must ask from the lease address it published (the UDP analogue of a ring's sender); a
+// node it does not list is answered (Renew refuses it: not a member).
+bool LeaseSourceMatches(const coordinator::Configuration& config, uint32_t node, const std::string& source);
 
 // The CM's leases: one per member (but itself), by node id. Not thread-safe (LeaseAgent locks it).
 class LeaseTable {

@@ -22,7 +22,10 @@ uint64_t Millis(absl::Duration d) { return d <= absl::ZeroDuration() ? 0 : absl:
 
 LeaseAgent::LeaseAgent(LeaseOptions options) : options_(options), table_(options.period, options.join_grace) {}
 
-LeaseAgent::~LeaseAgent() { Stop(); }
+LeaseAgent::~LeaseAgent() {
+  Stop();
+  channel_.reset();  // before the members its thread's handler uses
+}
 
 void LeaseAgent::InstallHandler(node::NodeOptions* options) {
   options->register_handlers = [this, user = std::move(options->register_handlers)](msg::Messenger& messenger,
@@ -33,6 +36,15 @@ void LeaseAgent::InstallHandler(node::NodeOptions* options) {
         .IgnoreError();
     if (user) user(messenger, thread);
   };
+}
+
+absl::StatusOr<std::string> LeaseAgent::OpenChannel(const std::string& host, uint32_t node_id) {
+  if (!options_.background) return absl::FailedPreconditionError("a lease channel needs background ticks");
+  if (channel_ != nullptr) return absl::FailedPreconditionError("lease channel already open");
+  auto channel = LeaseChannel::Open(host, node_id, [this](const LeaseChannel::Inbound& in) { return OnChannelRequest(in); });
+  if (!channel.ok()) return channel.status();
+  channel_ = std::move(*channel);
+  return channel_->address();
 }
 
 absl::Status LeaseAgent::Start(node::Node* node, coordinator::Coordinator* coordinator) {
@@ -63,7 +75,7 @@ void LeaseAgent::Stop() {
     cv_.SignalAll();
   }
   if (thread_.joinable()) thread_.join();
-  subscription_.reset();
+  subscription_.reset();  // the channel stays until destruction (counters read it) but grants nothing now
 }
 
 void LeaseAgent::Run() {
@@ -194,7 +206,13 @@ std::optional<std::pair<int, int>> LeaseAgent::HeardDataMembers(absl::Time now) 
   return std::make_pair(heard, data);
 }
 
-absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::string& request) {
+absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::string& channel_address,
+                                                const std::string& request) {
+  if (channel_ != nullptr && !channel_address.empty()) {
+    absl::StatusOr<std::string> reply = channel_->Call(channel_address, manager, request, interval());
+    if (!reply.ok()) return reply.status();
+    return DecodeLeaseReply(*reply);
+  }
   // Like Node::Call, but no absl::Status made on the node thread reaches this one: only strings do.
   // (A Status's shared message is reference-counted partly inside Debian's Abseil, which TSan cannot see,
   // so handing one between threads reads as a race.)
@@ -234,13 +252,17 @@ bool LeaseAgent::SawAliveLocked(uint32_t node, uint64_t incarnation) const {
 void LeaseAgent::MemberTick(absl::Time now) {
   uint32_t manager;
   uint64_t manager_incarnation = 0;
+  std::string manager_channel;
   LeaseRequest request;
   {
     MutexLock lock(&mu_);
     if (!Listed(config_, *node_)) return;  // nothing to renew: MembershipFollower joins again
     manager = config_->manager_id();
     if (manager == 0 || manager == node_->id() || now < next_request_) return;
-    if (const MemberInfo* m = FindMember(*config_, manager); m != nullptr) manager_incarnation = m->incarnation();
+    if (const MemberInfo* m = FindMember(*config_, manager); m != nullptr) {
+      manager_incarnation = m->incarnation();
+      manager_channel = m->lease_address();
+    }
     next_request_ = now + interval();
     request.node_id = node_->id();
     request.incarnation = node_->incarnation();
@@ -248,7 +270,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
     ++counters_.requests;
   }
   // `now` is when the request left: the lease runs from here, before the CM's view of it begins.
-  absl::StatusOr<LeaseReply> reply = Request(manager, EncodeLeaseRequest(request));
+  absl::StatusOr<LeaseReply> reply = Request(manager, manager_channel, EncodeLeaseRequest(request));
   if (!reply.ok()) {
     absl::Duration silent;
     {
@@ -266,8 +288,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
       silent = now - failing_since_;
       // Only a member that held a lease: a node still joining may not be connected to the CM yet.
       const bool lapsed = expiry_ != absl::InfinitePast() && options_.clock->Now() >= expiry_;
-      if (!lapsed || failures_in_row_ < 2 || silent < options_.period / 2 ||
-          now - last_suspicion_ < options_.period) {
+      if (!lapsed || failures_in_row_ < 2 || silent < period() / 2 || now - last_suspicion_ < period()) {
         return;
       }
       last_suspicion_ = now;
@@ -285,7 +306,11 @@ void LeaseAgent::MemberTick(absl::Time now) {
   if (reply->verdict == LeaseVerdict::kGranted) {
     ++counters_.grants_received;
     granted_by_ = {manager, manager_incarnation};
-    SetExpiry(std::max(expiry_, now + std::min(reply->period, options_.period)));
+    // Renewals follow the CM's pace (period()); at most every 250 us, whatever a CM says.
+    granted_period_nanos_.store(absl::ToInt64Nanoseconds(std::max(reply->period, absl::Milliseconds(1))),
+                                std::memory_order_relaxed);
+    next_request_ = std::min(next_request_, now + interval());  // the first grant may have shortened it
+    SetExpiry(std::max(expiry_, now + period()));
   } else {
     ++counters_.refusals_received;
     if (counters_.refusals_received % 16 == 1) {  // a CM that keeps refusing (not the manager yet, not a member)
@@ -303,24 +328,36 @@ absl::Status LeaseAgent::OnRequest(const msg::Message& message, std::string* rep
     return absl::InvalidArgumentError(
         absl::StrCat("lease request for node ", request->node_id, " sent by node ", message.peer));
   }
-  LeaseReply answer;
-  answer.period = options_.period;
+  *reply = EncodeLeaseReply(Answer(*request));
+  return absl::OkStatus();
+}
+
+std::optional<std::string> LeaseAgent::OnChannelRequest(const LeaseChannel::Inbound& in) {
+  absl::StatusOr<LeaseRequest> request = DecodeLeaseRequest(in.payload);
+  if (!request.ok() || request->node_id != in.sender) return std::nullopt;
   {
     MutexLock lock(&mu_);
-    answer.epoch = config_.has_value() ? config_->epoch() : 0;
-    if (!started_ || stopping_ || !is_manager_) {
-      answer.verdict = LeaseVerdict::kNotManager;
-    } else {
-      answer.verdict = table_.Renew(request->node_id, request->incarnation, options_.clock->Now());
-    }
-    if (answer.verdict == LeaseVerdict::kGranted) {
-      ++counters_.grants;
-    } else {
-      ++counters_.refusals;
-    }
+    if (config_.has_value() && !LeaseSourceMatches(*config_, request->node_id, in.source)) return std::nullopt;
   }
-  *reply = EncodeLeaseReply(answer);
-  return absl::OkStatus();
+  return EncodeLeaseReply(Answer(*request));
+}
+
+LeaseReply LeaseAgent::Answer(const LeaseRequest& request) {
+  LeaseReply answer;
+  answer.period = options_.period;
+  MutexLock lock(&mu_);
+  answer.epoch = config_.has_value() ? config_->epoch() : 0;
+  if (!started_ || stopping_ || !is_manager_) {
+    answer.verdict = LeaseVerdict::kNotManager;
+  } else {
+    answer.verdict = table_.Renew(request.node_id, request.incarnation, options_.clock->Now());
+  }
+  if (answer.verdict == LeaseVerdict::kGranted) {
+    ++counters_.grants;
+  } else {
+    ++counters_.refusals;
+  }
+  return answer;
 }
 
 uint64_t LeaseAgent::configuration_epoch() const {
@@ -356,7 +393,7 @@ LeaseCounters LeaseAgent::counters() const {
 void LeaseAgent::AddCounters(std::map<std::string, uint64_t>& out) const {
   const absl::Time now = options_.clock->Now();
   MutexLock lock(&mu_);
-  out["lease.period_ms"] = Millis(options_.period);
+  out["lease.period_ms"] = Millis(period());
   out["lease.held"] = now < expiry_;
   out["lease.expires_in_ms"] = Millis(expiry_ - now);
   out["lease.manager"] = is_manager_;
@@ -371,6 +408,13 @@ void LeaseAgent::AddCounters(std::map<std::string, uint64_t>& out) const {
   out["lease.manager_stalls"] = counters_.manager_stalls;
   out["lease.minority_ticks"] = counters_.minority_ticks;
   out["lease.suspicions"] = counters_.suspicions;
+  if (channel_ != nullptr) {
+    const LeaseChannel::Counters channel = channel_->counters();
+    out["lease.channel.requests_answered"] = channel.requests_answered;
+    out["lease.channel.dropped"] = channel.dropped;
+    out["lease.channel.calls"] = channel.calls;
+    out["lease.channel.calls_timed_out"] = channel.calls_timed_out;
+  }
   if (!is_manager_) return;
   for (const auto& [id, entry] : table_.entries()) {
     const std::string prefix = absl::StrCat("lease.member.", id, ".");

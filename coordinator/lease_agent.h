@@ -2,8 +2,9 @@
 // sessions (which are too coarse to notice a stalled member quickly).
 //
 // Every member asks the configuration manager (CM) the configuration names for a lease every
-// period / renewals_per_period (a kLeaseRequestMessage RPC on node thread `thread`); its lease runs from
-// the moment it sent a granted request. The CM grants to members of its configuration (with their
+// period / renewals_per_period, on the lease channel (lease_channel.h: UDP and a thread of its own) when
+// both opened one, else as a kLeaseRequestMessage RPC on node thread `thread`; its lease runs from the
+// moment it sent a granted request. The CM grants to members of its configuration (with their
 // incarnation), holds a lease itself while it holds the election, and removes a member whose last grant is
 // a period old with Coordinator::RemoveExpiredMember (conditional, only while it is the manager; the
 // member's registration goes too, so it must join again). An incarnation this process saw alive (it renewed
@@ -19,6 +20,8 @@
 //   LeaseAgent lease({.period = absl::Seconds(2)});
 //   lease.InstallHandler(&node_options);                // before Node::Start: every thread answers requests
 //   ASSIGN_OR_RETURN(auto node, Node::Start(node_options, std::move(fabric)));
+//   ASSIGN_OR_RETURN(std::string channel, lease.OpenChannel("127.0.0.1", node->id()));  // optional
+//   me.set_lease_address(channel);
 //   RETURN_IF_ERROR(coordinator->Join(me));
 //   RETURN_IF_ERROR(lease.Start(node.get(), coordinator.get()));
 //   ...
@@ -29,6 +32,7 @@
 #ifndef FATHOM_COORDINATOR_LEASE_AGENT_H_
 #define FATHOM_COORDINATOR_LEASE_AGENT_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -45,6 +49,7 @@
 #include "coordinator/coordinator.h"
 #include "platform/base/clock.h"
 #include "coordinator/lease.h"
+#include "coordinator/lease_channel.h"
 #include "platform/node/node.h"
 
 namespace fathom::coordinator {
@@ -63,7 +68,7 @@ struct LeaseOptions {
   absl::Duration join_grace = absl::Seconds(2);
   const Clock* clock = Clock::Real();
   bool background = true;  // false: no thread; the owner calls Tick()
-  int thread = 0;          // node thread that sends the requests
+  int thread = 0;          // node thread that sends the requests (without a lease channel)
 };
 
 struct LeaseCounters {
@@ -90,6 +95,11 @@ class LeaseAgent {
   // Adds the kLeaseRequestMessage handler to options->register_handlers (keeping any handler already
   // there). Until Start, and after Stop, requests are refused (kNotManager). The agent must outlive the node.
   void InstallHandler(node::NodeOptions* options);
+  // Opens the lease channel (lease_channel.h) on `host` (an IP address) and returns its address, which the
+  // member publishes (MemberInfo.lease_address) before it joins. From then on this node answers lease
+  // requests there, and asks a CM that published one there too; otherwise both go over the node runtime.
+  // Call before Start, with background ticks (the channel waits in real time).
+  absl::StatusOr<std::string> OpenChannel(const std::string& host, uint32_t node_id);
   // Subscribes to `coordinator`, reports counters through `node`, and starts the thread (if background).
   absl::Status Start(node::Node* node, coordinator::Coordinator* coordinator);
   // Stops the thread and unsubscribes; no Tick runs after it returns. Idempotent.
@@ -121,19 +131,31 @@ class LeaseAgent {
 
  private:
   absl::Status OnRequest(const msg::Message& message, std::string* reply);
+  // A request on the lease channel: answered like OnRequest, if it comes from the address the configuration
+  // lists for the node it names (nullopt: dropped).
+  std::optional<std::string> OnChannelRequest(const LeaseChannel::Inbound& in);
+  // The grant for a well-formed request from `node`.
+  LeaseReply Answer(const LeaseRequest& request);
   void OnConfiguration(const coordinator::Configuration& config);
   void Run();
   void ManagerTick(absl::Time now);
   void MemberTick(absl::Time now);
-  // One request to `manager` on node thread options_.thread, waiting for the reply.
-  absl::StatusOr<LeaseReply> Request(uint32_t manager, const std::string& request);
-  absl::Duration interval() const { return options_.period / options_.renewals_per_period; }
+  // One request to `manager`, waiting for the reply: on the lease channel to `channel_address` if there is
+  // one, else on node thread options_.thread.
+  absl::StatusOr<LeaseReply> Request(uint32_t manager, const std::string& channel_address, const std::string& request);
+  // The period this node's lease runs for: its own, or the CM's if that grants a shorter one (a client
+  // started with the default 2 s in a cluster of 200 ms leases renews at the cluster's pace).
+  absl::Duration period() const {
+    return std::min(options_.period, absl::Nanoseconds(granted_period_nanos_.load(std::memory_order_relaxed)));
+  }
+  absl::Duration interval() const { return period() / options_.renewals_per_period; }
 
   const LeaseOptions options_;
   node::Node* node_ = nullptr;
   coordinator::Coordinator* coordinator_ = nullptr;
   std::unique_ptr<coordinator::Subscription> subscription_;
   std::thread thread_;
+  std::unique_ptr<LeaseChannel> channel_;  // set before Start, closed at Stop
 
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
@@ -147,6 +169,7 @@ class LeaseAgent {
   absl::Time expiry_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   static constexpr int64_t kNeverHeld = std::numeric_limits<int64_t>::min();
   std::atomic<int64_t> expiry_nanos_{kNeverHeld};  // expiry_ for LeaseLapsed, without the lock
+  std::atomic<int64_t> granted_period_nanos_{std::numeric_limits<int64_t>::max()};  // the last grant's period
   absl::Time next_request_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick
   LeaseCounters counters_ ABSL_GUARDED_BY(mu_);

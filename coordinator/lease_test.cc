@@ -19,6 +19,16 @@ coordinator::Configuration Config(std::initializer_list<std::pair<uint32_t, uint
   return config;
 }
 
+TEST(LeaseFormatTest, AChannelRequestMustComeFromTheAddressTheMemberPublished) {
+  coordinator::Configuration config = Config({{2, 20}, {3, 30}});
+  config.mutable_members(0)->set_lease_address("10.0.0.2:4000");
+  EXPECT_TRUE(LeaseSourceMatches(config, 2, "10.0.0.2:4000"));
+  EXPECT_FALSE(LeaseSourceMatches(config, 2, "10.0.0.9:4000")) << "another host claiming node 2";
+  EXPECT_FALSE(LeaseSourceMatches(config, 2, "10.0.0.2:4001")) << "another socket of the same host";
+  EXPECT_FALSE(LeaseSourceMatches(config, 3, "10.0.0.3:1")) << "node 3 published no channel: it renews on its rings";
+  EXPECT_TRUE(LeaseSourceMatches(config, 9, "10.0.0.9:1")) << "not a member: answered, and refused by Renew";
+}
+
 TEST(LeaseFormatTest, RequestAndReplyRoundTrip) {
   const std::string request = EncodeLeaseRequest({.node_id = 3, .incarnation = 0x1122334455667788, .epoch = 9});
   ASSERT_EQ(request.size(), kLeaseMessageBytes);

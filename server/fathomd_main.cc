@@ -59,6 +59,9 @@ ABSL_FLAG(absl::Duration, zk_session_timeout, absl::Seconds(20),
 ABSL_FLAG(absl::Duration, lease_period, absl::Seconds(2),
           "with --zk: lease the configuration manager grants over the node runtime; a member that does not "
           "renew it within this is removed (0: no leases, only ZooKeeper sessions)");
+ABSL_FLAG(bool, lease_channel, true,
+          "with leases: requests and grants on a UDP socket and thread of their own, on the --listen host "
+          "(false: over the node threads' rings, where renewals wait behind transactions)");
 ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G suffixes)");
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");
@@ -146,6 +149,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.zookeeper = absl::GetFlag(FLAGS_zk);
   options.zookeeper_session_timeout = absl::GetFlag(FLAGS_zk_session_timeout);
   options.lease_period = absl::GetFlag(FLAGS_lease_period);
+  options.lease_channel = absl::GetFlag(FLAGS_lease_channel);
   options.transactions.backups = absl::GetFlag(FLAGS_backups);
   options.failure_domain = absl::GetFlag(FLAGS_failure_domain);
   auto members = ParseMembers(absl::GetFlag(FLAGS_txn_members));

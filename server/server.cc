@@ -223,6 +223,20 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
   if (o.client_only) me_.clear_regions();  // it holds no data: nothing of its memory is placed
   me_.set_backups_per_region(static_cast<uint32_t>(o.transactions.backups));
   me_.set_failure_domain(o.failure_domain);
+  if (lease_ != nullptr && o.lease_channel && o.lease_clock == nullptr) {
+    const std::string control = node_->control_address();
+    std::string host = control.substr(0, control.rfind(':'));
+    if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    if (host == "0.0.0.0" || host == "::") {
+      Log(absl::StrCat("leases over the node runtime: the control service listens on every address (", control,
+                       "), so there is no one address to publish a lease channel on"));
+    } else {
+      auto channel = lease_->OpenChannel(host, node_->id());
+      if (!channel.ok()) return Annotate(channel.status(), "cannot open the lease channel");
+      me_.set_lease_address(*channel);
+      Log(absl::StrCat("lease channel on ", *channel));
+    }
+  }
   return absl::OkStatus();
 }
 

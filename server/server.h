@@ -71,6 +71,10 @@ struct ServerOptions {
   absl::Duration lease_period = absl::Seconds(2);
   // Set: leases take their time from it and run no thread (the caller ticks lease()).
   const Clock* lease_clock = nullptr;
+  // Leases on a UDP socket and thread of their own (coordinator/lease_channel.h) on the control service's
+  // host, so renewals never wait behind transactions; false (or a lease_clock, or a wildcard host): over
+  // the node runtime's rings.
+  bool lease_channel = true;
 
   // A client-only member: holds no data and no backups, is never placed on or elected. With a
   // coordinator, Start waits until it is connected to every data member; in a static cluster it joins

@@ -34,6 +34,10 @@ TEST_F(FathomdLeaseTest, ExpiredMembersAreRemovedFencedAndRejoin) {
   ASSERT_TRUE(cm.contains(absl::StrCat("lease.member.", member, ".age_ms")));
   EXPECT_LT(cm[absl::StrCat("lease.member.", member, ".age_ms")], 1000u);
   EXPECT_GT(cm["lease.grants"], 0u);
+  // Renewals go over the lease channel (UDP, a thread of its own), not the node threads' rings.
+  EXPECT_GT(cm["lease.channel.requests_answered"], 0u);
+  EXPECT_EQ(cm["lease.channel.dropped"], 0u);
+  EXPECT_GT(Counters(member)["lease.channel.calls"], 0u);
 
   // Killed: gone from the configuration within the lease plus a bound, long before its session ends.
   processes_[member - 1]->Signal(SIGKILL);
