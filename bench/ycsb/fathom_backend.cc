@@ -16,6 +16,14 @@ namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
+// A member failed or left, a connection failed or was replaced (its calls end Cancelled), a reply did not
+// come in time, a commit's outcome is unknown; or Aborted once the table's own retries (64, about a
+// second) ran out: a conflict that lasted, or a primary still a configuration behind the driver (its
+// ZooKeeper watch lags under load, and it refuses LOCKs of a configuration it does not know yet).
+bool Transient(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s) || absl::IsAborted(s);
+}
+
 }  // namespace
 
 absl::StatusOr<txn::TxnThread*> TxnThreadOf(txn::TransactionService& txns, int thread) {
@@ -97,7 +105,7 @@ FathomCluster::~FathomCluster() {
 
 std::unique_ptr<Backend> FathomCluster::NewBackend() {
   const size_t node = next_.fetch_add(1) % tables_.size();
-  return std::make_unique<FathomBackend>(services_[node], tables_[node]);
+  return std::make_unique<FathomBackend>(services_[node], tables_[node], options_.retry_deadline, node + 1);
 }
 
 std::string FathomCluster::Describe() const {
@@ -106,8 +114,25 @@ std::string FathomCluster::Describe() const {
                       " buckets");
 }
 
+absl::Status FathomBackend::Retried(const std::function<absl::Status()>& attempt) {
+  absl::Status s = attempt();
+  if (!Transient(s) || retry_deadline_ <= absl::ZeroDuration()) return s;
+  const absl::Time give_up = clock_->Now() + retry_deadline_;
+  absl::Duration backoff = absl::Milliseconds(1);
+  while (Transient(s) && clock_->Now() < give_up) {
+    absl::SleepFor(backoff * std::uniform_real_distribution<double>(0.5, 1.5)(random_));
+    backoff = std::min(backoff * 2, absl::Milliseconds(100));
+    s = attempt();
+  }
+  return s;
+}
+
 absl::Status FathomBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,
                                  Record* result) {
+  return Retried([&] { return ReadOnce(key, fields, result); });
+}
+
+absl::Status FathomBackend::ReadOnce(const std::string& key, const FieldList* fields, Record* result) {
   auto bytes = table_.Get(key);
   if (!bytes.ok()) return bytes.status();
   auto record = DecodeRecord(*bytes);
@@ -118,22 +143,26 @@ absl::Status FathomBackend::Read(const std::string& table, const std::string& ke
 
 absl::Status FathomBackend::Update(const std::string& table, const std::string& key, const Record& values) {
   // Read, merge, write back, atomically: YCSB's update changes some fields and keeps the others.
-  return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) -> absl::Status {
+  return Retried([&] { return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) -> absl::Status {
     auto bytes = table_.Get(tx, key);
     if (!bytes.ok()) return bytes.status();
     auto record = DecodeRecord(*bytes);
     if (!record.ok()) return record.status();
     for (const auto& [name, value] : values) (*record)[name] = value;
     return table_.Put(tx, key, EncodeRecord(*record));
-  });
+  }); });
 }
 
 absl::Status FathomBackend::Insert(const std::string& table, const std::string& key, const Record& values) {
-  return table_.Put(key, EncodeRecord(values));
+  return Retried([&] { return table_.Put(key, EncodeRecord(values)); });
 }
 
 absl::Status FathomBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
                                      int64_t amount) {
+  return Retried([&] { return TransferOnce(from, to, amount); });
+}
+
+absl::Status FathomBackend::TransferOnce(const std::string& from, const std::string& to, int64_t amount) {
   return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) -> absl::Status {
     auto from_bytes = table_.Get(tx, from);
     if (!from_bytes.ok()) return from_bytes.status();
@@ -149,17 +178,12 @@ absl::Status FathomBackend::Transfer(const std::string& table, const std::string
   });
 }
 
-absl::Status FathomBackend::Delete(const std::string& table, const std::string& key) { return table_.Delete(key); }
+absl::Status FathomBackend::Delete(const std::string& table, const std::string& key) {
+  return Retried([&] { return table_.Delete(key); });
+}
 
 namespace {
 
-// A member failed or left, a connection failed or was replaced (its calls end Cancelled), a reply did not
-// come in time, a commit's outcome is unknown; or Aborted once the table's own retries (64, about a
-// second) ran out: a conflict that lasted, or a primary still a configuration behind the driver (its
-// ZooKeeper watch lags under load, and it refuses LOCKs of a configuration it does not know yet).
-bool Transient(const absl::Status& s) {
-  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s) || absl::IsAborted(s);
-}
 const absl::Status& StatusOf(const absl::Status& s) { return s; }
 const absl::Status& StatusOf(const absl::StatusOr<Record>& r) { return r.status(); }
 

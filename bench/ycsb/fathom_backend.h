@@ -15,7 +15,9 @@
 #define FATHOM_BENCH_YCSB_FATHOM_BACKEND_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@
 #include "bench/ycsb/backend.h"
 #include "kv/catalog.h"
 #include "kv/kv.h"
+#include "platform/base/clock.h"
 #include "server/embedded_cluster.h"
 #include "txn/txn.h"
 
@@ -70,9 +73,14 @@ class FathomCluster final : public AsyncLanes {
 // Node thread `thread`'s transaction layer (it lives as long as `txns`), asked of the thread itself.
 absl::StatusOr<txn::TxnThread*> TxnThreadOf(txn::TransactionService& txns, int thread);
 
+// The synchronous API on the caller's thread (verify, the bank's check). A transient failure (as
+// FathomAsyncBackend's) is tried again after a jittered, doubling backoff (1 ms .. 100 ms) until
+// `retry_deadline` after the first; a retried update or transfer may have committed already.
 class FathomBackend final : public Backend {
  public:
-  FathomBackend(txn::TransactionService* txns, kv::Table table) : txns_(txns), table_(std::move(table)) {}
+  FathomBackend(txn::TransactionService* txns, kv::Table table, absl::Duration retry_deadline = absl::Seconds(10),
+                uint64_t seed = 1, const Clock* clock = Clock::Real())
+      : txns_(txns), table_(std::move(table)), retry_deadline_(retry_deadline), random_(seed), clock_(clock) {}
 
   absl::Status Read(const std::string& table, const std::string& key, const FieldList* fields,
                     Record* result) override;
@@ -83,8 +91,15 @@ class FathomBackend final : public Backend {
                         int64_t amount) override;
 
  private:
+  absl::Status Retried(const std::function<absl::Status()>& attempt);
+  absl::Status ReadOnce(const std::string& key, const FieldList* fields, Record* result);
+  absl::Status TransferOnce(const std::string& from, const std::string& to, int64_t amount);
+
   txn::TransactionService* txns_;
   kv::Table table_;
+  const absl::Duration retry_deadline_;
+  std::mt19937_64 random_;
+  const Clock* clock_;
 };
 
 // A lane's backend: the table's asynchronous API on one node thread. An operation that fails with

@@ -61,7 +61,10 @@ absl::Status RemoteFathom::Post(int lane, std::function<void()> task) {
   return client_->transactions().Post(lane, [task = std::move(task)](txn::TxnThread&) { task(); });
 }
 
-std::unique_ptr<Backend> RemoteFathom::NewBackend() { return std::make_unique<FathomBackend>(&client_->transactions(), tables_[0]); }
+std::unique_ptr<Backend> RemoteFathom::NewBackend() {
+  return std::make_unique<FathomBackend>(&client_->transactions(), tables_[0], options_.retry_deadline,
+                                         options_.seed * 0x9E3779B97F4A7C15ULL);
+}
 
 std::string RemoteFathom::StallReport() {
   return client_ == nullptr ? std::string() : client_->server().node().Describe();
