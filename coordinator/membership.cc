@@ -187,12 +187,25 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
 
 bool MembershipFollower::Recover(const coordinator::Configuration& configuration) {
   if (!options_.recover) return true;
-  const RecoveryStep step = options_.recover(configuration.epoch());
-  if (step.served_new) {
+  auto republish_to_all = [&] {
     for (const coordinator::MemberInfo& m : configuration.members()) {
       if (m.node_id() != node_->id()) republish_to_.insert(m.node_id());
     }
+  };
+  RecoveryStep step = options_.recover(configuration.epoch());
+  if (step.served_new) {
+    // Regions served anew reach every member first; the rest of the step (copies to new backups,
+    // transaction recovery) runs right after instead of before (readers need none of it).
+    republish_to_all();
+    Republish(configuration);
+    step = options_.recover(configuration.epoch());
+    if (step.served_new) republish_to_all();
   }
+  Republish(configuration);
+  return !step.waiting && republish_to_.empty();
+}
+
+void MembershipFollower::Republish(const coordinator::Configuration& configuration) {
   for (auto it = republish_to_.begin(); it != republish_to_.end();) {
     const coordinator::MemberInfo* member = coordinator::FindMember(configuration, *it);
     if (member == nullptr) {
@@ -208,7 +221,6 @@ bool MembershipFollower::Recover(const coordinator::Configuration& configuration
     }
     it = republish_to_.erase(it);
   }
-  return !step.waiting && republish_to_.empty();
 }
 
 bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configuration) const {

@@ -57,7 +57,8 @@ struct MembershipOptions {
   std::optional<coordinator::MemberInfo> rejoin_as;
   // This node's part of recovery: called once a configuration (its epoch given) is applied, and every
   // `retry` while it says `waiting`. When it serves new regions, the follower republishes this node to
-  // every member (Node::Republish).
+  // every member (Node::Republish) and then calls it once more at once: a step that serves new regions
+  // may return before the rest of its work, so members reach them sooner.
   std::function<RecoveryStep(uint64_t epoch)> recover;
 };
 
@@ -93,6 +94,8 @@ class MembershipFollower {
   // Runs the recovery step and republishes this node to the members that have not imported what it
   // serves. True when nothing is left to do.
   bool Recover(const coordinator::Configuration& configuration);
+  // Republishes this node to the members in republish_to_ still listed; those that fail stay for later.
+  void Republish(const coordinator::Configuration& configuration);
   // Leave, then Join; if it joined, the epoch of a configuration that lists this node again.
   std::optional<uint64_t> Rejoin();
 

@@ -537,6 +537,12 @@ coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
   } else {
     for (uint32_t region : *served) Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)"));
     result.served_new = !served->empty();
+    if (result.served_new) {
+      // The follower republishes them to every member before the rest (fills, transaction recovery,
+      // one ZooKeeper write per filled region): readers wait for that, not for this.
+      result.waiting = true;
+      return result;
+    }
   }
   absl::StatusOr<std::vector<txn::TransactionService::Filled>> filled = txns->FillBackups();
   if (!filled.ok()) {
