@@ -132,7 +132,7 @@ LeaseChannel::~LeaseChannel() {
   {
     // Calls still waiting see closing_ and leave before the members they use go.
     MutexLock lock(&mu_);
-    while (!pending_.empty()) cv_.Wait(&mu_);
+    while (!pending_.empty()) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
   }
   close(fd_);
   close(wake_fd_);
@@ -182,9 +182,11 @@ void LeaseChannel::OnDatagram(std::string_view bytes, const std::string& source)
   if (!to.ok()) return;
   const std::string reply =
       EncodeLeaseDatagram({LeaseDatagramKind::kReply, node_id_, d->call_id, std::move(*answer)});
+  {
+    MutexLock lock(&mu_);
+    ++counters_.requests_answered;  // before the reply leaves: a caller that has it sees the count
+  }
   sendto(fd_, reply.data(), reply.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&to->first), to->second);
-  MutexLock lock(&mu_);
-  ++counters_.requests_answered;
 }
 
 absl::StatusOr<std::string> LeaseChannel::Call(const std::string& address, uint32_t callee, std::string_view payload,
@@ -207,7 +209,7 @@ absl::StatusOr<std::string> LeaseChannel::Call(const std::string& address, uint3
   MutexLock lock(&mu_);
   Pending& call = pending_[id];
   while (failed.ok() && !call.done && !closing_) {
-    if (cv_.WaitWithDeadline(&mu_, deadline)) break;
+    if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
   }
   absl::StatusOr<std::string> result = std::move(call.reply);
   if (!failed.ok()) {
