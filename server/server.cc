@@ -20,6 +20,7 @@
 #include "kv/coordinator_catalog.h"
 #include "logging/log_exchange.h"
 #include "logging/txn_hook.h"
+#include "txn/records.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
 #include "server/restart.h"
 #include "server/table_admin.h"
@@ -203,6 +204,13 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
     lease_ = std::make_unique<coordinator::LeaseAgent>(lease);
     lease_->InstallHandler(&o.node);
   }
+  // The transaction layer attaches after the node has joined, and the log-epoch driver may already be
+  // writing to it (a client that got its lease quickly): those messages are dropped, not held against
+  // the ring, and the driver repeats them.
+  o.node.register_handlers = [user = std::move(o.node.register_handlers)](msg::Messenger& messenger, int thread) {
+    messenger.Expect(txn::kLogEpochMessage);
+    if (user) user(messenger, thread);
+  };
   if (o.fabric == nullptr) {
     fabric::UcxOptions ucx;
     ucx.transports = o.transports;

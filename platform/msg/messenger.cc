@@ -255,6 +255,10 @@ RejectReason Messenger::Dispatch(NodeId peer, const RingRecord& record) {
   const bool request = envelope.kind == RpcKind::kRequest;
   Handler* handler = handlers_.Find(record.type);
   if (handler == nullptr) {
+    if (!request && expected_.contains(record.type)) {
+      ++stats_.unhandled_expected;
+      return RejectReason::kNone;
+    }
     if (!request) return RejectReason::kUnknownType;
     // A well-formed request the caller hears about is no sign of a bad ring: a starting node (a restart
     // gathering logs) gets requests of layers it has not started yet, and one run of them must not cut it off.

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -102,6 +103,11 @@ class Messenger {
 
   // See HandlerRegistry::Register. FailedPrecondition inside Poll.
   absl::Status Register(MessageType type, Handler handler);
+  // A layer that starts later will Register `type`: until then a one-way message of that type is dropped
+  // (counted in stats().unhandled_expected) instead of rejected, so a run of them (a peer's log-epoch
+  // messages to a client still attaching its transaction layer) does not make the ring look bad. Its
+  // sender must repeat what matters (the log-epoch driver repeats CLOSE).
+  void Expect(MessageType type) { expected_.insert(type); }
 
   // Control path. Sending to `peer`: through `endpoint` (to the peer, on this thread's worker; it must
   // outlive the messenger) into the peer's ring at `ring`; the receiver writes its head back into the credit
@@ -161,6 +167,7 @@ class Messenger {
     uint64_t timeouts = 0;
     uint64_t late_replies = 0;      // replies to calls no longer pending (timed out or failed)
     uint64_t unhandled_requests = 0;  // requests of a type with no handler (yet), answered "unimplemented"
+    uint64_t unhandled_expected = 0;  // one-way messages of an Expect()ed type before its handler, dropped
     uint64_t drained_at_removal = 0;  // messages a removed peer had written, handled as it was removed
     uint64_t peer_failures = 0;
   };
@@ -227,6 +234,7 @@ class Messenger {
 
   MessengerOptions options_;
   HandlerRegistry handlers_;
+  absl::flat_hash_set<MessageType> expected_;  // Expect()
   std::vector<Retired> retired_;
   PendingCalls pending_;
   // Ordered: Poll and Flush visit peers in id order, so a run replays (a hash map's order depends on

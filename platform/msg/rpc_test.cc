@@ -178,6 +178,36 @@ TEST(RpcTest, ARunOfRequestsWithoutAHandlerLeavesTheRingHealthy) {
   EXPECT_OK(cluster.messenger(1).peer_health(2));
 }
 
+// A client whose transaction layer attaches after it joined gets log-epoch messages first: a type it
+// Expect()s is dropped without counting against the ring, however long the run.
+TEST(RpcTest, ARunOfOneWayMessagesOfAnExpectedTypeLeavesTheRingHealthy) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(ClusterOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  cluster.messenger(2).Expect(108);
+  const size_t many = 4 * RingReceiverOptions{}.max_consecutive_rejects;
+  for (size_t i = 0; i < many; ++i) {
+    ASSERT_OK(cluster.messenger(1).Send(2, 108, "epoch"));
+    ASSERT_TRUE(cluster.PumpUntil([&] { return cluster.messenger(2).stats().unhandled_expected == i + 1; })) << i;
+  }
+  EXPECT_EQ(cluster.messenger(2).counters().rejected_total(), 0u);
+  EXPECT_OK(cluster.messenger(2).peer_health(1));
+  EXPECT_OK(cluster.messenger(1).peer_health(2));
+  // Once registered, the handler gets them.
+  int handled = 0;
+  ASSERT_OK(cluster.messenger(2).Register(108, [&](const Message&, std::string*) {
+    ++handled;
+    return absl::OkStatus();
+  }));
+  ASSERT_OK(cluster.messenger(1).Send(2, 108, "epoch"));
+  ASSERT_TRUE(cluster.PumpUntil([&] { return handled == 1; }));
+  // An unexpected type is still a reject.
+  ASSERT_OK(cluster.messenger(1).Send(2, 997, "?"));
+  ASSERT_TRUE(cluster.PumpUntil(
+      [&] { return cluster.messenger(2).counters().rejected_for(RejectReason::kUnknownType) == 1; }));
+}
+
 // A handler that writes into local memory on a peer's behalf, checking the address first (check_range.h).
 class MemoryServer {
  public:
