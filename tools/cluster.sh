@@ -2,8 +2,8 @@
 # cluster.sh: a throwaway Fathom cluster on this machine — one ZooKeeper server and N fathomd processes.
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
-#                          [--threads=2] [--lease_period=2s] [--backups=1] [--data_dir] [--netns]
-#                          [--build | --bin=BINDIR]
+#                          [--threads=2] [--lease_period=2s] [--lease_channel] [--backups=1] [--data_dir]
+#                          [--netns] [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
 #   tools/cluster.sh kill DIR N              SIGKILL node N
 #   tools/cluster.sh pause DIR N SECONDS     SIGSTOP node N, then SIGCONT after SECONDS
@@ -321,7 +321,7 @@ cmd_stop() {
 
 cmd_start() {
   local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s backups=1 build=0 bin=""
-  local data=0 netns=0 arg
+  local data=0 netns=0 lease_channel=false arg
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
@@ -329,6 +329,7 @@ cmd_start() {
       --dir=*) dir=${arg#*=} ;;
       --cluster=*) cluster=${arg#*=} ;;
       --lease_period=*) lease_period=${arg#*=} ;;
+      --lease_channel) lease_channel=true ;;
       --backups=*) backups=${arg#*=} ;;
       --memory=*) memory=${arg#*=} ;;
       --threads=*) threads=${arg#*=} ;;
@@ -413,7 +414,7 @@ EOF
       printf '%s\n' "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" \
         --listen="$([[ $netns -eq 1 ]] && echo "10.213.$k.$id" || echo 127.0.0.1):0" \
         --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
-        --lease_period="$lease_period" --backups="$backups"
+        --lease_period="$lease_period" --lease_channel="$lease_channel" --backups="$backups"
       if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
     } >"$dir/node-$id.cmd"
     launch_node "$dir" "$id"

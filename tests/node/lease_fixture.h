@@ -40,7 +40,8 @@ class FathomdLeaseFixture : public ::testing::Test {
     auto node = testing::StartFathomd(
         id, {absl::StrCat("--token=", kToken), "--listen=127.0.0.1:0", "--memory=16M", "--region_size=16M",
              "--threads=2", "--transports=sm", "--cluster=leasetest", absl::StrCat("--zk=", zk_->connect_string()),
-             "--zk_session_timeout=10s", absl::StrCat("--lease_period=", absl::FormatDuration(lease_))});
+             "--zk_session_timeout=10s", absl::StrCat("--lease_period=", absl::FormatDuration(lease_)),
+             "--lease_channel=true"});
     ASSERT_TRUE(node.ok()) << node.status();
     auto client = testing::ConnectControl(node->control_address, kToken);
     ASSERT_TRUE(client.ok()) << client.status();
