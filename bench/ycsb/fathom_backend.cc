@@ -142,15 +142,19 @@ absl::Status FathomBackend::ReadOnce(const std::string& key, const FieldList* fi
 }
 
 absl::Status FathomBackend::Update(const std::string& table, const std::string& key, const Record& values) {
+  return Retried([&] { return UpdateOnce(key, values); });
+}
+
+absl::Status FathomBackend::UpdateOnce(const std::string& key, const Record& values) {
   // Read, merge, write back, atomically: YCSB's update changes some fields and keeps the others.
-  return Retried([&] { return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) -> absl::Status {
+  return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) -> absl::Status {
     auto bytes = table_.Get(tx, key);
     if (!bytes.ok()) return bytes.status();
     auto record = DecodeRecord(*bytes);
     if (!record.ok()) return record.status();
     for (const auto& [name, value] : values) (*record)[name] = value;
     return table_.Put(tx, key, EncodeRecord(*record));
-  }); });
+  });
 }
 
 absl::Status FathomBackend::Insert(const std::string& table, const std::string& key, const Record& values) {

@@ -93,6 +93,7 @@ class FathomBackend final : public Backend {
  private:
   absl::Status Retried(const std::function<absl::Status()>& attempt);
   absl::Status ReadOnce(const std::string& key, const FieldList* fields, Record* result);
+  absl::Status UpdateOnce(const std::string& key, const Record& values);
   absl::Status TransferOnce(const std::string& from, const std::string& to, int64_t amount);
 
   txn::TransactionService* txns_;

@@ -39,12 +39,25 @@ class FathomRetryTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(thread_, TxnThreadOf(cluster_->server(1).transactions(), 0));
   }
 
+  // Node 1 loses its connections to nodes 2 and 3.
+  void CutOffNode1() {
+    EXPECT_OK(cluster_->node(1).Disconnect(2));
+    EXPECT_OK(cluster_->node(1).Disconnect(3));
+  }
+  // A thread that makes them again shortly, once the first reads have failed (most likely).
+  std::thread ReconnectNode1Soon() {
+    return std::thread([this] {
+      absl::SleepFor(absl::Milliseconds(30));
+      EXPECT_OK(cluster_->node(1).JoinInProcess(cluster_->node(2)));
+      EXPECT_OK(cluster_->node(1).JoinInProcess(cluster_->node(3)));
+    });
+  }
+
   // Reads every key through a backend on node 1's thread while node 1 has no connection to nodes 2 and
   // 3; `reconnect` runs on another thread meanwhile. The statuses, in key order.
   std::vector<absl::Status> ReadAllCutOff(absl::Duration retry_deadline, bool reconnect) {
     FathomAsyncBackend backend(thread_, *table_, /*seed=*/7, retry_deadline);
-    EXPECT_OK(cluster_->node(1).Disconnect(2));
-    EXPECT_OK(cluster_->node(1).Disconnect(3));
+    CutOffNode1();
     std::vector<std::string> keys;
     for (int i = 0; i < kKeys; ++i) keys.push_back(absl::StrCat("user", i));
     std::vector<absl::Status> results(kKeys);
@@ -59,14 +72,7 @@ class FathomRetryTest : public ::testing::Test {
       }
     });
     EXPECT_OK(posted);
-    std::thread joiner;
-    if (reconnect) {
-      joiner = std::thread([this] {
-        absl::SleepFor(absl::Milliseconds(30));  // the reads have failed once by then, most likely
-        EXPECT_OK(cluster_->node(1).JoinInProcess(cluster_->node(2)));
-        EXPECT_OK(cluster_->node(1).JoinInProcess(cluster_->node(3)));
-      });
-    }
+    std::thread joiner = reconnect ? ReconnectNode1Soon() : std::thread();
     EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(120)));
     if (joiner.joinable()) joiner.join();
     // The last callback may run inside a call that still uses its key: the backend and the keys stay until
@@ -80,16 +86,8 @@ class FathomRetryTest : public ::testing::Test {
   // The same through the synchronous backend (verify, the bank's check), reads on this thread.
   std::vector<absl::Status> ReadAllCutOffSync(absl::Duration retry_deadline, bool reconnect) {
     FathomBackend backend(&cluster_->server(1).transactions(), *table_, retry_deadline);
-    EXPECT_OK(cluster_->node(1).Disconnect(2));
-    EXPECT_OK(cluster_->node(1).Disconnect(3));
-    std::thread joiner;
-    if (reconnect) {
-      joiner = std::thread([this] {
-        absl::SleepFor(absl::Milliseconds(30));  // the first reads have failed by then, most likely
-        EXPECT_OK(cluster_->node(1).JoinInProcess(cluster_->node(2)));
-        EXPECT_OK(cluster_->node(1).JoinInProcess(cluster_->node(3)));
-      });
-    }
+    CutOffNode1();
+    std::thread joiner = reconnect ? ReconnectNode1Soon() : std::thread();
     std::vector<absl::Status> results;
     for (int i = 0; i < kKeys; ++i) {
       Record record;
