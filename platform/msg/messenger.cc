@@ -27,10 +27,13 @@ Messenger::~Messenger() { CancelPending(); }
 
 void Messenger::CancelPending() {
   // A callback may start another call or write (a commit's abort); those are cancelled in the next round.
-  for (int round = 0; round < 16 && (!pending_.empty() || written_waiters_ > 0); ++round) {
+  for (int round = 0; round < 16 && (!pending_.empty() || written_waiters_ > 0 || lost_waiters_ > 0); ++round) {
     pending_.TakeAll(finished_);
     RunCallbacks(absl::CancelledError("messenger destroyed"));
-    for (auto& [id, peer] : peers_) NotifyWritten(*peer, absl::CancelledError("messenger destroyed"));
+    for (auto& [id, peer] : peers_) {
+      NotifyWritten(*peer, absl::CancelledError("messenger destroyed"));
+      NotifyLost(*peer, absl::CancelledError("messenger destroyed"));
+    }
   }
 }
 
@@ -155,9 +158,14 @@ absl::Status Messenger::Send(NodeId peer, MessageType type, std::string_view mes
   RETURN_IF_ERROR(
       state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), message, options.set_aside));
   ++stats_.one_way_sent;
-  if (options.on_written) {
+  const bool reports_written = static_cast<bool>(options.on_written);
+  if (reports_written) {
     state->written_waiters.push_back({state->sender->tail(), std::move(options.on_written)});
     ++written_waiters_;
+  }
+  if (options.on_lost) {
+    state->lost_waiters.push_back({state->sender->tail(), reports_written, std::move(options.on_lost)});
+    ++lost_waiters_;
   }
   return absl::OkStatus();
 }
@@ -190,8 +198,33 @@ void Messenger::NotifyWritten(Peer& peer, const absl::Status& failure) {
     peer.written_waiters.pop_front();
   }
   written_waiters_ -= ready.size();
+  if (failure.ok()) peer.written_ok_through = std::max(peer.written_ok_through, completed);
   // Callbacks may Send (adding waiters): they run after the queue is consistent again.
   for (auto& done : ready) done(failure);
+}
+
+void Messenger::NotifyLost(Peer& peer, const absl::Status& failure) {
+  if (peer.lost_waiters.empty()) return;
+  if (failure.ok()) {
+    const uint64_t consumed = peer.sender->ReadCredit();
+    while (!peer.lost_waiters.empty() && peer.lost_waiters.front().end <= consumed) {
+      peer.lost_waiters.pop_front();
+      --lost_waiters_;
+    }
+    return;
+  }
+  std::deque<Peer::LostWaiter> waiters;
+  waiters.swap(peer.lost_waiters);
+  lost_waiters_ -= waiters.size();
+  const uint64_t consumed = peer.sender->ReadCredit();
+  // Callbacks may Send (adding waiters to another connection): they run after the queue is empty.
+  for (Peer::LostWaiter& waiter : waiters) {
+    if (waiter.end <= consumed) continue;
+    // A message whose write failed (or never happened) is its written waiter's to report.
+    if (waiter.reports_written && waiter.end > peer.written_ok_through) continue;
+    ++stats_.lost_after_written;
+    waiter.lost(failure);
+  }
 }
 
 void Messenger::FlushPeer(Peer& peer) {
@@ -240,6 +273,11 @@ size_t Messenger::Poll() {
   if (written_waiters_ > 0) {
     for (auto& [id, peer] : peers_) {
       if (peer->health.ok()) NotifyWritten(*peer);
+    }
+  }
+  if (lost_waiters_ > 0) {
+    for (auto& [id, peer] : peers_) {
+      if (peer->health.ok()) NotifyLost(*peer);
     }
   }
   if (!retired_.empty()) FreeRetired();
@@ -369,6 +407,7 @@ void Messenger::FailPeer(Peer& peer, const absl::Status& why) {
   if (options_.on_peer_failed) options_.on_peer_failed(peer.id);
   RunCallbacks(peer.health);
   NotifyWritten(peer, peer.health);
+  NotifyLost(peer, peer.health);
 }
 
 void Messenger::RunCallbacks(const absl::Status& status) {
@@ -423,6 +462,7 @@ absl::Status Messenger::RemovePeer(NodeId peer) {
   pending_.TakeForPeer(peer, finished_);
   retired_.push_back(std::move(retired));
   NotifyWritten(*removed, absl::CancelledError(absl::StrCat("peer ", peer, " removed")));
+  NotifyLost(*removed, absl::CancelledError(absl::StrCat("peer ", peer, " removed")));
   RunCallbacks(absl::CancelledError(absl::StrCat("connection to node ", peer, " removed")));
   return absl::OkStatus();
 }
@@ -462,7 +502,8 @@ absl::Status Messenger::peer_health(NodeId peer) const {
 }
 
 std::string Messenger::Describe() const {
-  std::string out = absl::StrCat("calls pending ", pending_.size(), ", written-waiters ", written_waiters_, "\n");
+  std::string out = absl::StrCat("calls pending ", pending_.size(), ", written-waiters ", written_waiters_,
+                                 ", lost-waiters ", lost_waiters_, "\n");
   for (const auto& [id, peer] : peers_) {
     const RingSender& s = *peer->sender;
     absl::StrAppend(&out, "  to node ", id, ": ", peer->health.ok() ? "healthy" : peer->health.ToString(),

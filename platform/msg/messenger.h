@@ -69,6 +69,13 @@ struct SendOptions {
   // that carried it, whatever the peer's CPU has done with it yet. Runs with the peer's failure (or
   // Cancelled if the peer is removed or the messenger destroyed) if that never happens.
   absl::AnyInvocable<void(absl::Status)> on_written;
+  // Runs (on the messenger's thread) if the connection fails or the peer is removed before the peer has
+  // consumed the message — its credit word has passed it — though the message was written (on_written, if
+  // set, ran OK; a message whose write failed is reported there only). A receiver that drops the
+  // connection discards what it had not consumed (node.cc), and a write that lands after its drain is
+  // "written" yet never read. Credits are written back lazily, so the peer may have handled the message
+  // after all: whoever sets this sends again something that is harmless twice.
+  absl::AnyInvocable<void(absl::Status)> on_lost;
 };
 
 struct MessengerOptions {
@@ -170,10 +177,13 @@ class Messenger {
     uint64_t unhandled_expected = 0;  // one-way messages of an Expect()ed type before its handler, dropped
     uint64_t drained_at_removal = 0;  // messages a removed peer had written, handled as it was removed
     uint64_t peer_failures = 0;
+    uint64_t lost_after_written = 0;  // on_lost callbacks run: written, not known to be consumed
   };
   const Stats& stats() const { return stats_; }
   // Messages whose on_written callback has not run yet, over every peer.
   size_t written_waiters() const { return written_waiters_; }
+  // Messages whose on_lost callback is kept until the peer consumes them, over every peer.
+  size_t lost_waiters() const { return lost_waiters_; }
   // For tests and diagnostics; null if unknown.
   RingSender* sender(NodeId peer);
   RingReceiver* receive_ring(size_t index);
@@ -194,6 +204,16 @@ class Messenger {
       absl::AnyInvocable<void(absl::Status)> done;
     };
     std::deque<WrittenWaiter> written_waiters;
+    // Written waiters up to this stream position ran with OK.
+    uint64_t written_ok_through = 0;
+    // Messages someone wants to hear about if they are lost before the peer consumed them (on_lost), by
+    // the stream position just past them.
+    struct LostWaiter {
+      uint64_t end = 0;
+      bool reports_written = false;  // it has a written waiter too
+      absl::AnyInvocable<void(absl::Status)> lost;
+    };
+    std::deque<LostWaiter> lost_waiters;
   };
   struct Receiver {
     NodeId peer = 0;
@@ -220,6 +240,9 @@ class Messenger {
   // Runs the written-waiters of `peer` whose messages are in the peer's memory (all of them, with
   // `failure`, if it is not OK).
   void NotifyWritten(Peer& peer, const absl::Status& failure = absl::OkStatus());
+  // Forgets the lost-waiters of `peer` whose messages the peer consumed; with a `failure`, runs the rest
+  // (those whose written waiter ran OK, or that have none) and forgets them all.
+  void NotifyLost(Peer& peer, const absl::Status& failure = absl::OkStatus());
   void RunCallbacks(const absl::Status& status);  // runs and clears finished_
 
   // A removed peer's sender and receive rings, kept until operations in flight can no longer touch them.
@@ -246,6 +269,7 @@ class Messenger {
   std::string reply_;                           // the reply a handler fills; capacity reused
   std::vector<PendingCalls::Call> finished_;    // calls taken out to run their callbacks; capacity reused
   size_t written_waiters_ = 0;                  // over every peer
+  size_t lost_waiters_ = 0;                     // over every peer
   Stats stats_;
 };
 

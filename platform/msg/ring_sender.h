@@ -85,6 +85,12 @@ class RingSender {
   uint64_t tail() const { return tail_; }
   uint64_t flushed() const { return flushed_; }
   uint64_t credited() const { return head_; }
+  // Reads the credit word now (credited() is otherwise refreshed only when the ring looks full) and
+  // returns credited(): every byte before it has been consumed by the receiver.
+  uint64_t ReadCredit() {
+    RefreshCredit();
+    return head_;
+  }
   uint64_t queued_bytes() const { return tail_ - flushed_; }
   // Every byte before this position is in the receiver's memory (its writes completed).
   uint64_t completed() const;

@@ -800,5 +800,93 @@ TEST(RpcRemovePeerTest, MessagesWrittenBeforeRemovalAreHandled) {
   EXPECT_EQ(cluster.messenger(1).stats().drained_at_removal, uint64_t{kNotes});
 }
 
+
+// A receiver that drops the connection (node.cc's disconnect) drains its rings and discards the rest; a
+// write that lands after the drain completes at the sender all the same: "written", never read. on_lost
+// tells the sender once its own side of the connection goes, so a record that must arrive goes again.
+TEST(LostMessageTest, AMessageWrittenAfterTheReceiverDroppedTheConnectionIsReportedLost) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(SmallRingOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  int received = 0;
+  ASSERT_OK(cluster.messenger(2).Register(kLog, [&](const Message&, std::string*) {
+    ++received;
+    return absl::OkStatus();
+  }));
+  ASSERT_OK(cluster.messenger(2).RemovePeer(1));  // node 2 no longer reads what node 1 writes
+  constexpr int kMessages = 3;
+  int written = 0;
+  std::vector<int> lost;
+  for (int i = 0; i < kMessages; ++i) {
+    SendOptions options;
+    options.on_written = [&written](absl::Status s) { written += s.ok() ? 1 : 0; };
+    options.on_lost = [&lost, i](absl::Status s) {
+      EXPECT_TRUE(absl::IsCancelled(s)) << s;
+      lost.push_back(i);
+    };
+    ASSERT_OK(cluster.messenger(1).Send(2, kLog, Pattern(i, 64), std::move(options)));
+  }
+  ASSERT_TRUE(cluster.PumpUntil([&] { return written == kMessages; }));
+  for (int i = 0; i < 100; ++i) cluster.PumpOnce();
+  EXPECT_EQ(received, 0);
+  EXPECT_TRUE(lost.empty()) << "nothing tells node 1 before its own side goes";
+  EXPECT_EQ(cluster.messenger(1).lost_waiters(), size_t{kMessages});
+  ASSERT_OK(cluster.messenger(1).RemovePeer(2));
+  EXPECT_EQ(lost, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(cluster.messenger(1).lost_waiters(), 0u);
+  EXPECT_EQ(cluster.messenger(1).stats().lost_after_written, uint64_t{kMessages});
+}
+
+// Messages the receiver consumed and credited are forgotten, not reported: only those past its last credit
+// (which it may or may not have read: credits are lazy) are.
+TEST(LostMessageTest, MessagesTheReceiverCreditedAreNotReported) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(SmallRingOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  int received = 0;
+  ASSERT_OK(cluster.messenger(2).Register(kLog, [&](const Message&, std::string*) {
+    ++received;
+    return absl::OkStatus();
+  }));
+  // 200-byte messages in a 4096-byte ring: the receiver writes its head back every half ring, so some
+  // are credited and the last few are not.
+  constexpr int kMessages = 12;
+  std::vector<int> lost;
+  for (int i = 0; i < kMessages; ++i) {
+    SendOptions options;
+    options.on_lost = [&lost, i](absl::Status) { lost.push_back(i); };
+    ASSERT_OK(cluster.messenger(1).Send(2, kLog, Pattern(i, 200), std::move(options)));
+    ASSERT_TRUE(cluster.PumpUntil([&] { return received == i + 1; }));
+  }
+  ASSERT_TRUE(cluster.PumpUntil([&] { return cluster.messenger(1).lost_waiters() < size_t{kMessages}; }));
+  const size_t kept = cluster.messenger(1).lost_waiters();
+  EXPECT_GT(kept, 0u) << "the last messages are past the last credit";
+  ASSERT_OK(cluster.messenger(1).RemovePeer(2));
+  ASSERT_EQ(lost.size(), kept);
+  for (size_t k = 0; k < kept; ++k) EXPECT_EQ(lost[k], kMessages - static_cast<int>(kept) + static_cast<int>(k));
+}
+
+// A message whose write never happened is reported through on_written (the sender resends from there), not
+// also through on_lost.
+TEST(LostMessageTest, AMessageNeverWrittenIsReportedOnlyAsUnwritten) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(SmallRingOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  std::optional<absl::Status> written;
+  bool lost = false;
+  SendOptions options;
+  options.on_written = [&written](absl::Status s) { written = s; };
+  options.on_lost = [&lost](absl::Status) { lost = true; };
+  ASSERT_OK(cluster.messenger(1).Send(2, kLog, "queued, never flushed", std::move(options)));
+  ASSERT_OK(cluster.messenger(1).RemovePeer(2));
+  ASSERT_TRUE(written.has_value());
+  EXPECT_TRUE(absl::IsCancelled(*written)) << *written;
+  EXPECT_FALSE(lost);
+  EXPECT_EQ(cluster.messenger(1).lost_waiters(), 0u);
+}
+
 }  // namespace
 }  // namespace fathom::msg
