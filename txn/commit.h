@@ -82,6 +82,8 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void CommitBackups();
   // `resent`: the outcome of TxnThread::SendUntilWritten after a first write failed (final).
   void OnBackupWritten(size_t backup, absl::Status status, bool resent = false);
+  // A COMMIT-BACKUP that was written was discarded unread with its connection (msg::SendOptions::on_lost).
+  void OnBackupLost(size_t backup);
   void CommitPrimaries();
   void OnPrimaryWritten(size_t primary, absl::Status status);
   // A COMMIT-PRIMARY sent again (TxnThread::SendUntilWritten) was written, or its primary left.
@@ -116,6 +118,8 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   size_t resending_ = 0;  // COMMIT-PRIMARY records being sent again
   bool gave_up_ = false;  // a primary left before its COMMIT-PRIMARY was written: never truncated here
   bool phase_failed_ = false;
+  bool primaries_started_ = false;  // COMMIT-PRIMARY went out: committed
+  bool aborting_ = false;           // AbortAll ran
   absl::Status abort_status_;  // what AbortAll reports once the ABORTs are out
   size_t backup_aborts_ = 0;   // backup ABORTs not yet written
 };

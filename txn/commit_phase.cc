@@ -24,6 +24,7 @@ void CommitOperation::CommitBackups() {
     msg::SendOptions options;
     options.set_aside = RoomFor(b);
     options.on_written = [self, i](absl::Status s) { self->OnBackupWritten(i, s); };
+    options.on_lost = [self, i](absl::Status) { self->OnBackupLost(i); };
     if (absl::Status s =
             thread_.messenger().Send(b.node, kCommitBackupMessage, EncodeFor(RecordKind::kCommitBackup, b),
                                      std::move(options));
@@ -53,7 +54,7 @@ void CommitOperation::OnBackupWritten(size_t backup, absl::Status status, bool r
                                               why.message(), ")")),
                                 /*resent=*/true);
         },
-        thread_.clock().Now() + thread_.options().rpc_timeout);
+        thread_.clock().Now() + thread_.options().rpc_timeout, [self, backup] { self->OnBackupLost(backup); });
     return;
   }
   if (!status.ok() && first_error_.ok()) {
@@ -66,8 +67,27 @@ void CommitOperation::OnBackupWritten(size_t backup, absl::Status status, bool r
   CommitPrimaries();
 }
 
+void CommitOperation::OnBackupLost(size_t backup) {
+  // The record was written but the backup dropped the connection before it consumed it (it discards
+  // what it had not read): it may not hold the record. What it needs depends on the decision.
+  Replica& b = backups_[backup];
+  if (aborting_) return;  // the ABORT that follows the record goes to it (again if lost) and drops any copy
+  if (!primaries_started_) {
+    // Still counting copies: this one is not made yet. Written again (as after a failed write) before
+    // any COMMIT-PRIMARY goes out.
+    ++outstanding_;
+    return OnBackupWritten(backup, absl::UnavailableError(absl::StrCat(
+                                       "node ", b.node, " dropped the connection before it read COMMIT-BACKUP")));
+  }
+  // Committed: the backup gets the record again and then its truncation (it applies it then; a copy of a
+  // state it already has is skipped, backup_store.h).
+  b.truncated = b.piggybacked;
+  thread_.Redeliver(b.node, kCommitBackupMessage, EncodeFor(RecordKind::kCommitBackup, b), id_)();
+}
+
 void CommitOperation::CommitPrimaries() {
   Step("commit_primary");
+  primaries_started_ = true;
   outstanding_ = primaries_.size();
   first_error_ = absl::OkStatus();
   auto self = shared_from_this();
@@ -78,11 +98,15 @@ void CommitOperation::CommitPrimaries() {
       continue;
     }
     ++thread_.stats().commit_primary_messages;
+    std::string record = EncodeFor(RecordKind::kCommitPrimary, p);
     msg::SendOptions options;
     options.set_aside = RoomFor(p);
     options.on_written = [self, i](absl::Status s) { self->OnPrimaryWritten(i, s); };
-    if (absl::Status s = thread_.messenger().Send(p.node, kCommitPrimaryMessage,
-                                                  EncodeFor(RecordKind::kCommitPrimary, p), std::move(options));
+    // Written, then discarded unread with its connection: the primary may still hold the locks.
+    options.on_lost = [lost = thread_.Redeliver(p.node, kCommitPrimaryAgainMessage, record, id_)](absl::Status) {
+      lost();
+    };
+    if (absl::Status s = thread_.messenger().Send(p.node, kCommitPrimaryMessage, record, std::move(options));
         !s.ok()) {
       OnPrimaryWritten(i, s);
     }
@@ -124,8 +148,11 @@ void CommitOperation::OnPrimaryWritten(size_t primary, absl::Status status) {
     }
     ++resending_;
     auto self = shared_from_this();
-    thread_.SendUntilWritten(p.node, kCommitPrimaryMessage, EncodeFor(RecordKind::kCommitPrimary, p),
-                             [self, i](bool written) { self->OnPrimaryResent(i, written); });
+    std::string record = EncodeFor(RecordKind::kCommitPrimary, p);
+    std::function<void()> if_lost = thread_.Redeliver(p.node, kCommitPrimaryAgainMessage, record, id_);
+    thread_.SendUntilWritten(
+        p.node, kCommitPrimaryMessage, std::move(record), [self, i](bool written) { self->OnPrimaryResent(i, written); },
+        absl::InfiniteFuture(), std::move(if_lost));
   }
 }
 
@@ -164,8 +191,11 @@ void CommitOperation::SendAbort(Replica& replica, std::function<void()> written)
   // transaction's locks (a primary) or its record (a backup).
   TxnThread* thread = &thread_;
   const uint32_t node = replica.node;
-  auto again = [thread, node](std::string bytes) {
-    thread->SendUntilWritten(node, kAbortMessage, std::move(bytes), [](bool) {});
+  // A copy that was written but discarded unread with its connection goes again too (ABORT of a
+  // transaction a replica no longer knows is ignored).
+  std::function<void()> if_lost = thread_.Redeliver(node, kAbortMessage, record);
+  auto again = [thread, node, if_lost](std::string bytes) {
+    thread->SendUntilWritten(node, kAbortMessage, std::move(bytes), [](bool) {}, absl::InfiniteFuture(), if_lost);
   };
   msg::SendOptions options;
   options.set_aside = RoomFor(replica);
@@ -173,6 +203,7 @@ void CommitOperation::SendAbort(Replica& replica, std::function<void()> written)
     if (!status.ok()) again(record);
     if (written) written();
   };
+  options.on_lost = [if_lost](absl::Status) { if_lost(); };
   if (absl::Status s = thread_.messenger().Send(node, kAbortMessage, record, std::move(options)); !s.ok()) {
     again(std::move(record));
     if (written) written();
@@ -188,6 +219,7 @@ void CommitOperation::AbortAll(absl::Status why) {
   // goes again in the background while it stays a member (a dead backup's record goes with it). The room
   // for every ABORT was set aside before LOCK, so none fails for lack of space.
   abort_status_ = std::move(why);
+  aborting_ = true;
   backup_aborts_ = 1;  // until every backup's ABORT is out
   auto self = shared_from_this();
   for (Replica& b : backups_) {

@@ -43,7 +43,17 @@ void CommitOperation::Lock() {
     absl::Status posted = thread_.messenger().Call(
         p.node, kLockMessage, record, thread_.options().rpc_timeout,
         [self, i](absl::StatusOr<std::string_view> reply) {
-          if (!reply.ok()) return self->OnLockReply(i, reply.status());
+          if (!reply.ok()) {
+            // No answer: the record (and the truncations it carried) may not have been read. Those ids
+            // are owed again; a replica that did read them ignores them the second time.
+            const absl::StatusCode code = reply.status().code();
+            if (code == absl::StatusCode::kCancelled || code == absl::StatusCode::kUnavailable ||
+                code == absl::StatusCode::kDeadlineExceeded) {
+              const Replica& p = self->primaries_[i];
+              self->thread_.truncator().PutBack(p.node, self->id_.epoch, p.piggybacked, self->thread_.clock().Now());
+            }
+            return self->OnLockReply(i, reply.status());
+          }
           self->OnLockReply(i, DecodeLockReply(*reply, self->primaries_[i].entries.size()));
         });
     if (!posted.ok()) {

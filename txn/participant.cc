@@ -118,6 +118,13 @@ absl::Status Participant::CommitPrimary(const TxnId& id) {
   return absl::OkStatus();
 }
 
+absl::Status Participant::CommitPrimaryAgain(const TxnId& id) {
+  auto it = primary_log_.find(KeyOf(id));
+  if (it != primary_log_.end() && !it->second.committed) return CommitPrimary(id);
+  ++stats_.duplicate_commits;
+  return absl::OkStatus();
+}
+
 absl::Status Participant::CommitBackup(Record record) {
   for (const WriteEntry& entry : record.entries) {
     const uint64_t bytes = region_bytes_(entry.ref.address.region);

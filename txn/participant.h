@@ -44,6 +44,7 @@ struct ParticipantStats {
   uint64_t truncated = 0;
   uint64_t rejected = 0;                // records that referred to nothing this thread knows
   uint64_t errors = 0;                  // local failures while installing (logged)
+  uint64_t duplicate_commits = 0;       // COMMIT-PRIMARY copies of transactions already committed here
 
   ParticipantStats& operator+=(const ParticipantStats& o) {
     locks_granted += o.locks_granted;
@@ -56,6 +57,7 @@ struct ParticipantStats {
     truncated += o.truncated;
     rejected += o.rejected;
     errors += o.errors;
+    duplicate_commits += o.duplicate_commits;
     return *this;
   }
 };
@@ -72,6 +74,10 @@ class Participant {
   absl::StatusOr<LockGrant> Lock(const Record& record);
   // COMMIT-PRIMARY of a locked transaction. NotFound if there is none.
   absl::Status CommitPrimary(const TxnId& id);
+  // A COMMIT-PRIMARY sent again (kCommitPrimaryAgainMessage): as CommitPrimary if the transaction still
+  // holds its locks here; otherwise this node handled the first copy (and maybe its truncation), and it
+  // is ignored (counted in duplicate_commits).
+  absl::Status CommitPrimaryAgain(const TxnId& id);
   // COMMIT-BACKUP: keeps the record (entry versions are the new ones) until truncation.
   absl::Status CommitBackup(Record record);
   // ABORT: undoes a LOCK or drops a backup record. Unknown ids are ignored (nothing was kept).

@@ -33,6 +33,12 @@ inline constexpr msg::MessageType kLogEpochMessage = 108;      // one-way: the l
 // RPC: data recovery (data_recovery.cc): a kCommitBackup-shaped record of object states a primary copies
 // to a new backup of its region; the reply is empty.
 inline constexpr msg::MessageType kFillMessage = 109;
+// 110, 111: transaction recovery (recovery_records.h).
+// One-way: a kCommitPrimary record sent again because the connection its first copy went over was dropped
+// before the primary consumed it (msg::SendOptions::on_lost). The primary may have handled the first copy:
+// one for a transaction it holds no locks of is a duplicate, counted and ignored, where a plain
+// COMMIT-PRIMARY would be refused.
+inline constexpr msg::MessageType kCommitPrimaryAgainMessage = 112;
 
 inline constexpr uint8_t kRecordFormat = 2;
 // Bounds a decoder enforces (a record fits in one ring message anyway; these catch lies early).

@@ -54,6 +54,11 @@ size_t Truncator::Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thr
     options.on_written = [this, node, epoch, counters = record.truncated, is_member, now](absl::Status written) {
       if (!written.ok() && is_member(node)) PutBack(node, epoch, counters, now);
     };
+    // Written, then discarded unread when the node dropped the connection: owed again (truncating twice
+    // is harmless).
+    options.on_lost = [this, node, epoch, counters = record.truncated, is_member, now](absl::Status) {
+      if (is_member(node)) PutBack(node, epoch, counters, now);
+    };
     absl::Status s = messenger.Send(node, kTruncateMessage, EncodeRecord(record), std::move(options));
     if (s.ok()) {
       ++sent;

@@ -7,7 +7,7 @@
 // record's own epoch (docs/formats/txn-log.md). An id stays owed until a record carrying it is in the
 // node's memory, or the node has left the configuration (its records went with it): a send or a write
 // that fails while the node is still a member is tried again, since the replica needs the truncation to
-// apply the commit.
+// apply the commit, and so is one the node discarded unread with its connection (SendOptions::on_lost).
 #ifndef FATHOM_TXN_TRUNCATOR_H_
 #define FATHOM_TXN_TRUNCATOR_H_
 

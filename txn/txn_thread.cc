@@ -44,7 +44,7 @@ TxnThread::~TxnThread() = default;
 absl::Status TxnThread::Install() {
   msg::Messenger& m = thread_->messenger();
   for (msg::MessageType type : {kLockMessage, kCommitBackupMessage, kCommitPrimaryMessage, kAbortMessage,
-                                kTruncateMessage}) {
+                                kTruncateMessage, kCommitPrimaryAgainMessage}) {
     if (absl::Status s = m.Register(type, [this](const msg::Message& message, std::string* reply) {
           return OnRecord(message, reply);
         });
@@ -120,21 +120,36 @@ void TxnThread::After(absl::Duration delay, std::function<void()> task) {
 }
 
 void TxnThread::SendUntilWritten(uint32_t node, msg::MessageType type, std::string message,
-                                 std::function<void(bool)> done, absl::Time give_up) {
+                                 std::function<void(bool)> done, absl::Time give_up, std::function<void()> if_lost) {
   if (!replicas().IsMember(node) || clock_->Now() >= give_up) return done(false);
   ++stats_.resends;
   auto bytes = std::make_shared<const std::string>(std::move(message));
-  auto again = [this, node, type, bytes, done, give_up] {
-    After(options_.resend_interval,
-          [this, node, type, bytes, done, give_up] { SendUntilWritten(node, type, *bytes, done, give_up); });
+  auto again = [this, node, type, bytes, done, give_up, if_lost] {
+    After(options_.resend_interval, [this, node, type, bytes, done, give_up, if_lost] {
+      SendUntilWritten(node, type, *bytes, done, give_up, if_lost);
+    });
   };
   msg::SendOptions options;
   options.on_written = [again, done](absl::Status written) {
     if (written.ok()) return done(true);
     again();  // the connection failed or was replaced: it is made again meanwhile
   };
+  if (if_lost) options.on_lost = [if_lost](absl::Status) { if_lost(); };
   if (absl::Status sent = messenger().Send(node, type, *bytes, std::move(options)); !sent.ok()) return again();
   messenger().Flush().IgnoreError();  // a failure reaches on_written
+}
+
+std::function<void()> TxnThread::Redeliver(uint32_t node, msg::MessageType type, std::string message,
+                                           std::optional<TxnId> truncate) {
+  return [this, node, type, bytes = std::make_shared<const std::string>(std::move(message)), truncate] {
+    ++stats_.redeliveries;
+    SendUntilWritten(
+        node, type, *bytes,
+        [this, node, truncate](bool written) {
+          if (written && truncate.has_value()) truncator_.Add(node, truncate->epoch, truncate->counter, clock_->Now());
+        },
+        absl::InfiniteFuture(), Redeliver(node, type, *bytes, truncate));
+  };
 }
 
 uint64_t TxnThread::RegionBytes(uint32_t region) {
@@ -374,6 +389,7 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
   const RecordKind expected = message.type == kLockMessage           ? RecordKind::kLock
                               : message.type == kCommitBackupMessage ? RecordKind::kCommitBackup
                               : message.type == kCommitPrimaryMessage ? RecordKind::kCommitPrimary
+                              : message.type == kCommitPrimaryAgainMessage ? RecordKind::kCommitPrimary
                               : message.type == kAbortMessage        ? RecordKind::kAbort
                                                                      : RecordKind::kTruncate;
   if (record->kind != expected) return absl::InvalidArgumentError("record kind does not match the message type");
@@ -395,6 +411,7 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
     case RecordKind::kCommitBackup:
       return participant_.CommitBackup(std::move(*record));
     case RecordKind::kCommitPrimary:
+      if (message.type == kCommitPrimaryAgainMessage) return participant_.CommitPrimaryAgain(record->id);
       return participant_.CommitPrimary(record->id);
     case RecordKind::kAbort:
       participant_.Abort(record->id);

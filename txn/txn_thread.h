@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -46,6 +47,7 @@ struct CoordinatorStats {
   uint64_t epoch_retries = 0;      // LOCK rounds repeated because a log epoch was closing
   uint64_t truncate_messages = 0;  // TRUNCATE records of their own (the rest ride on other records)
   uint64_t resends = 0;            // COMMIT-PRIMARY and ABORT records sent again after a failed write
+  uint64_t redeliveries = 0;       // records written, then lost with their connection, sent again
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
@@ -66,6 +68,7 @@ struct CoordinatorStats {
     epoch_retries += o.epoch_retries;
     truncate_messages += o.truncate_messages;
     resends += o.resends;
+    redeliveries += o.redeliveries;
     execution_reads += o.execution_reads;
     local_reads += o.local_reads;
     local_read_retries += o.local_read_retries;
@@ -135,9 +138,17 @@ class TxnThread {
   // Sends `message` to `node` until the fabric has written it into the node's memory: a send or write that
   // fails is tried again every resend_interval while `node` is a member of this node's configuration.
   // `done(true)` once written, `done(false)` once `node` has left (recovery's business then) or, if it is
-  // not written by then, at `give_up`.
+  // not written by then, at `give_up`. `if_lost` (if set) runs if a copy was written but its connection was
+  // dropped before `node` consumed it (msg::SendOptions::on_lost): done has run then.
   void SendUntilWritten(uint32_t node, msg::MessageType type, std::string message, std::function<void(bool)> done,
-                        absl::Time give_up = absl::InfiniteFuture());
+                        absl::Time give_up = absl::InfiniteFuture(), std::function<void()> if_lost = nullptr);
+  // What a record that must arrive does when it is lost after it was written: it goes to `node` again as
+  // `type` (SendUntilWritten; again if that copy is lost too), and once the copy is written `node` is owed
+  // the truncation of `truncate` (if set) again, behind it: a copy must not arrive after the truncation
+  // that was to forget it (it would stay for good). Only for records that are harmless twice (ABORT,
+  // COMMIT-PRIMARY as kCommitPrimaryAgainMessage, a committed transaction's COMMIT-BACKUP).
+  std::function<void()> Redeliver(uint32_t node, msg::MessageType type, std::string message,
+                                  std::optional<TxnId> truncate = std::nullopt);
 
  private:
   // The participant's handlers.

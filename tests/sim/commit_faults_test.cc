@@ -24,6 +24,8 @@ struct Outcome {
   uint64_t set_aside_to_2 = 0;     // room node 1 still keeps aside in its rings to node 2 and 3
   uint64_t set_aside_to_3 = 0;
   std::string truncation_steps;    // "truncate_withheld", "truncate", comma-separated in order
+  uint64_t redeliveries = 0;       // node 1's records sent again after their connection dropped them unread
+  uint64_t duplicate_commits = 0;  // node 3's: COMMIT-PRIMARY copies it had handled already
   absl::StatusOr<std::string> three_after = absl::UnknownError("not read");  // node 3's object, read back
   uint64_t history = 0;
 };
@@ -100,6 +102,9 @@ absl::StatusOr<Outcome> RunCommit(uint64_t seed, const Scenario& scenario) {
   node::Node& one = cluster.node(1);
   outcome.backup_log_entries =
       SumOverThreads(cluster, 1, [](txn::TxnThread& t) { return t.participant().log_entries(); });
+  outcome.redeliveries = SumOverThreads(cluster, 1, [](txn::TxnThread& t) { return t.stats().redeliveries; });
+  outcome.duplicate_commits =
+      SumOverThreads(cluster, 3, [](txn::TxnThread& t) { return t.participant().stats().duplicate_commits; });
   auto coordinator_thread = one.Thread(0);
   if (!coordinator_thread.ok()) return coordinator_thread.status();
   msg::Messenger& messenger = (*coordinator_thread)->messenger();
@@ -184,6 +189,75 @@ TEST(CommitFaultsTest, AnAbortThatDidNotArriveIsSentAgain) {
     ASSERT_TRUE(second.ok()) << second.status();
     EXPECT_EQ(first->history, second->history) << "the runs diverged";
     EXPECT_TRUE(absl::IsAborted(first->commit)) << first->commit;
+    ASSERT_TRUE(first->three_after.ok()) << first->three_after.status();
+    EXPECT_EQ(first->three_after->substr(0, 7), "three-0");
+  }
+}
+
+// Node 3 drops its connection from node 1 (as a member without a lease does, membership.cc) just before
+// node 1's COMMIT-PRIMARY lands: the write completes, so node 1 counts it written, but node 3 drained its
+// ring before and never reads it. When the connection is made again, node 1 learns the record was not
+// consumed and sends it again (as COMMIT-PRIMARY-AGAIN), so node 3 installs the write and unlocks its
+// object. (It was lost: node 3 kept the object locked for good, and every later transaction on it aborted.)
+TEST(CommitFaultsTest, ACommitPrimaryTheReceiverDiscardedUnreadIsDeliveredAgain) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    Scenario discarded{
+        .fault =
+            [](SimCluster& cluster) {
+              // Every node runs on this thread, so node 3's first step of a disconnect (its messenger
+              // forgets node 1, after handling what was in the ring) can happen here, between node 1's
+              // decision and its write. The rest of the disconnect follows after the commit.
+              absl::StatusOr<node::NodeThread*> receiver = cluster.node(3).Thread(0);
+              ASSERT_TRUE(receiver.ok());
+              ASSERT_TRUE((*receiver)->messenger().RemovePeer(1).ok());
+            },
+        .after_commit =
+            [](SimCluster& cluster) {
+              ASSERT_TRUE(cluster.node(3).Disconnect(1).ok());
+              absl::Status joined = cluster.node(3).JoinInProcess(cluster.node(1));
+              ASSERT_TRUE(joined.ok()) << joined;
+            }};
+    absl::StatusOr<Outcome> first = RunCommit(seed, discarded);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<Outcome> second = RunCommit(seed, discarded);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the runs diverged";
+    EXPECT_TRUE(first->commit.ok()) << first->commit;
+    EXPECT_GT(first->redeliveries, 0u) << "the premise: node 1 sent a record again";
+    ASSERT_TRUE(first->three_after.ok()) << first->three_after.status();
+    EXPECT_EQ(first->three_after->substr(0, 7), "three-1");
+    EXPECT_EQ(first->backup_log_entries, 0u) << "node 1 kept a record of a transaction every primary has";
+  }
+}
+
+// The same with an ABORT (node 2 refuses the LOCK, node 3 granted it): the copy node 3 discarded unread
+// goes again, and node 3 unlocks its object.
+TEST(CommitFaultsTest, AnAbortTheReceiverDiscardedUnreadIsDeliveredAgain) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    Scenario discarded{
+        .fault_step = "abort",
+        .fault =
+            [](SimCluster& cluster) {
+              absl::StatusOr<node::NodeThread*> receiver = cluster.node(3).Thread(0);
+              ASSERT_TRUE(receiver.ok());
+              ASSERT_TRUE((*receiver)->messenger().RemovePeer(1).ok());
+            },
+        .after_commit =
+            [](SimCluster& cluster) {
+              ASSERT_TRUE(cluster.node(3).Disconnect(1).ok());
+              absl::Status joined = cluster.node(3).JoinInProcess(cluster.node(1));
+              ASSERT_TRUE(joined.ok()) << joined;
+            },
+        .stale_read_of_two = true};
+    absl::StatusOr<Outcome> first = RunCommit(seed, discarded);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<Outcome> second = RunCommit(seed, discarded);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the runs diverged";
+    EXPECT_TRUE(absl::IsAborted(first->commit)) << first->commit;
+    EXPECT_GT(first->redeliveries, 0u) << "the premise: node 1 sent a record again";
     ASSERT_TRUE(first->three_after.ok()) << first->three_after.status();
     EXPECT_EQ(first->three_after->substr(0, 7), "three-0");
   }
