@@ -59,10 +59,9 @@ ABSL_FLAG(absl::Duration, zk_session_timeout, absl::Seconds(20),
 ABSL_FLAG(absl::Duration, lease_period, absl::Seconds(2),
           "with --zk: lease the configuration manager grants over the node runtime; a member that does not "
           "renew it within this is removed (0: no leases, only ZooKeeper sessions)");
-ABSL_FLAG(bool, lease_channel, false,
+ABSL_FLAG(bool, lease_channel, true,
           "with leases: requests and grants on a UDP socket and thread of their own, on the --listen host "
-          "(false: over the node threads' rings). Off by default until a lost-ABORT bug it exposes when "
-          "every member's lease lapses at once is fixed (docs/formats/lease.md)");
+          "(false: over the node threads' rings)");
 ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G suffixes)");
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");

@@ -73,9 +73,8 @@ struct ServerOptions {
   const Clock* lease_clock = nullptr;
   // Leases on a UDP socket and thread of their own (coordinator/lease_channel.h) on the control service's
   // host, so renewals never wait behind transactions; false (or a lease_clock, or a wildcard host): over
-  // the node runtime's rings. Off by default for now (docs/formats/lease.md says why). A member asks over
-  // the channel only if both it and the CM opened one.
-  bool lease_channel = false;
+  // the node runtime's rings. A member asks over the channel only if both it and the CM opened one.
+  bool lease_channel = true;
 
   // A client-only member: holds no data and no backups, is never placed on or elected. With a
   // coordinator, Start waits until it is connected to every data member; in a static cluster it joins

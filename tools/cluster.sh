@@ -2,7 +2,7 @@
 # cluster.sh: a throwaway Fathom cluster on this machine — one ZooKeeper server and N fathomd processes.
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
-#                          [--threads=2] [--lease_period=2s] [--lease_channel] [--backups=1] [--data_dir]
+#                          [--threads=2] [--lease_period=2s] [--lease_channel=true] [--backups=1] [--data_dir]
 #                          [--netns] [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
 #   tools/cluster.sh kill DIR N              SIGKILL node N
@@ -321,7 +321,7 @@ cmd_stop() {
 
 cmd_start() {
   local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s backups=1 build=0 bin=""
-  local data=0 netns=0 lease_channel=false arg
+  local data=0 netns=0 lease_channel=true arg
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
@@ -330,6 +330,7 @@ cmd_start() {
       --cluster=*) cluster=${arg#*=} ;;
       --lease_period=*) lease_period=${arg#*=} ;;
       --lease_channel) lease_channel=true ;;
+      --lease_channel=true | --lease_channel=false) lease_channel=${arg#*=} ;;
       --backups=*) backups=${arg#*=} ;;
       --memory=*) memory=${arg#*=} ;;
       --threads=*) threads=${arg#*=} ;;

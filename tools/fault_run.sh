@@ -19,7 +19,7 @@ case "$fault" in kill | kill-cm | pause | zk) ;; *) sed -n '2,14p' "$0" | sed 's
 out=/tmp/fault-$fault
 dir=$out.cluster
 rm -rf "$dir"
-tools/cluster.sh start --nodes=3 --dir="$dir" --lease_period="${LEASE:-2s}" ${LEASE_CHANNEL:+--lease_channel} >"$out.start" 2>&1 || { cat "$out.start"; exit 1; }
+tools/cluster.sh start --nodes=3 --dir="$dir" --lease_period="${LEASE:-2s}" --lease_channel="${LEASE_CHANNEL:-true}" >"$out.start" 2>&1 || { cat "$out.start"; exit 1; }
 zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
 ycsb="$(bazel info -c opt bazel-bin 2>/dev/null)/bench/ycsb"
 common=(--workload=b --zk="$zk" --cluster=local --token_file="$dir/token" --threads=8 --seed=5 -p recordcount=10000)

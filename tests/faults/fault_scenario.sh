@@ -18,7 +18,7 @@
 #     on, the cut-off node does not depose anyone (FaRM's probe: suspicions are majority votes), and it
 #     rejoins as a fresh member.
 #
-#   - --lease=200ms: the same with FaRM-like short leases on the lease channel (fathomd --lease_channel);
+#   - --lease=200ms: the same with FaRM-like short leases (on the lease channel, fathomd's default);
 #     nobody alive may be removed under the load (a removed driver would report its commits' outcomes
 #     unknown: errors).
 #
@@ -28,14 +28,14 @@
 set -uo pipefail
 
 fault=$1 workload=$2 cluster_sh=$3
-nodes=3 backups=1 transports=sm fabric=shm netns=() lease=2s lease_channel=()
+nodes=3 backups=1 transports=sm fabric=shm netns=() lease=2s
 for option in "${@:7}"; do
   case "$option" in
     --nodes=*) nodes=${option#*=} ;;
     --backups=*) backups=${option#*=} ;;
     --tcp) transports=tcp fabric=tcp ;;
     --netns) transports=tcp fabric=tcp netns=(--netns) ;;
-    --lease=*) lease=${option#*=} lease_channel=(--lease_channel) ;;
+    --lease=*) lease=${option#*=} ;;
     *) echo "unknown option $option" >&2; exit 2 ;;
   esac
 done
@@ -72,7 +72,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$cluster_sh" start --nodes="$nodes" --backups="$backups" --transports="$transports" --bin="$bin" --dir="$dir" \
-  --lease_period="$lease" "${lease_channel[@]+"${lease_channel[@]}"}" "${netns[@]+"${netns[@]}"}" >"$out/start.out" 2>&1 ||
+  --lease_period="$lease" "${netns[@]+"${netns[@]}"}" >"$out/start.out" 2>&1 ||
   fail "cluster start failed: $(tail -n 5 "$out/start.out")"
 zk=$(cat "$dir/zk")
 listen=127.0.0.1:0
