@@ -57,6 +57,19 @@ absl::StatusOr<std::shared_ptr<TableState>> LoadState(txn::TransactionService& t
   return MakeState(info, root_bytes, chunks);
 }
 
+absl::StatusOr<std::shared_ptr<TableState>> LoadCurrentState(txn::TransactionService& txns, Catalog& catalog,
+                                                             std::string_view name) {
+  ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+  while (true) {
+    absl::StatusOr<std::shared_ptr<TableState>> state = LoadState(txns, info);
+    if (state.ok() || !absl::IsNotFound(state.status())) return state;
+    // Each pass needs a newer generation published meanwhile: resizes are finite, so this ends.
+    ASSIGN_OR_RETURN(TableInfo now, catalog.Find(name));
+    if (now.SameGeneration(info)) return state;
+    info = std::move(now);
+  }
+}
+
 void LoadStateAsync(txn::TxnThread& thread, const TableInfo& info,
                     std::function<void(absl::StatusOr<std::shared_ptr<TableState>>)> done) {
   std::shared_ptr<txn::TxState> tx = thread.Begin();
@@ -94,7 +107,7 @@ absl::StatusOr<bool> TableHandle::Refresh(uint64_t seen) {
   if (current()->epoch() > seen) return true;  // another thread already refetched
   ASSIGN_OR_RETURN(TableInfo info, catalog_->Find(name_));
   if (info.epoch <= seen) return false;
-  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadState(*txns_, info));
+  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadCurrentState(*txns_, *catalog_, name_));
   Install(std::move(state));
   return true;
 }
@@ -105,11 +118,20 @@ void TableHandle::RefreshAsync(txn::TxnThread& thread, uint64_t seen, std::funct
   absl::StatusOr<TableInfo> info = catalog_->Find(name_);
   if (!info.ok()) return done(info.status());
   if (info->epoch <= seen) return done(false);
-  LoadStateAsync(thread, *info, [self = shared_from_this(), done](absl::StatusOr<std::shared_ptr<TableState>> state) {
-    if (!state.ok()) return done(state.status());
-    self->Install(std::move(*state));
-    done(true);
-  });
+  LoadStateAsync(thread, *info,
+                 [self = shared_from_this(), &thread, seen, found = *info,
+                  done](absl::StatusOr<std::shared_ptr<TableState>> state) {
+                   if (!state.ok()) {
+                     // The generation found was freed by a newer resize before its root was read: refetch.
+                     if (absl::IsNotFound(state.status())) {
+                       absl::StatusOr<TableInfo> now = self->catalog_->Find(self->name_);
+                       if (now.ok() && !now->SameGeneration(found)) return self->RefreshAsync(thread, seen, done);
+                     }
+                     return done(state.status());
+                   }
+                   self->Install(std::move(*state));
+                   done(true);
+                 });
 }
 
 }  // namespace fathom::kv
