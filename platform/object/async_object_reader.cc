@@ -9,6 +9,10 @@ namespace fathom::object {
 namespace {
 constexpr uint64_t kIdMask = (uint64_t{1} << 56) - 1;
 uint64_t Context(uint64_t id) { return kObjectContextTag << 56 | (id & kIdMask); }
+// Transient: the connection was replaced (or its node removed), and the next one serves the read.
+absl::Status ConnectionClosed() {
+  return absl::UnavailableError("the connection to the object's node was closed (replaced or removed): read again");
+}
 }  // namespace
 
 absl::Status AsyncObjectReader::Read(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
@@ -105,7 +109,7 @@ bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
   PendingRead& read = *found;
   read.posted = false;
   if (read.endpoint == nullptr) {
-    Finish(id, absl::CancelledError("the connection to the object's node was closed"));
+    Finish(id, ConnectionClosed());
     return true;
   }
   if (!completion.status.ok()) {
@@ -163,7 +167,7 @@ size_t AsyncObjectReader::Poll() {
     PendingRead* read = Find(id);
     if (read == nullptr) continue;
     if (read->endpoint == nullptr) {
-      Finish(id, absl::CancelledError("the connection to the object's node was closed"));
+      Finish(id, ConnectionClosed());
       continue;
     }
     if (read->retry_at > now) {

@@ -63,8 +63,9 @@ class AsyncObjectReader {
   // Re-posts reads whose backoff has passed. Returns how many it posted.
   size_t Poll();
 
-  // `endpoint` is about to be destroyed: reads through it finish with Cancelled when their completion
-  // arrives (their buffers live until then) and are never posted again.
+  // `endpoint` is about to be destroyed: reads through it finish with Unavailable (a transient failure:
+  // the next connection serves the read) when their completion arrives (their buffers live until then)
+  // and are never posted again.
   void Forget(const fabric::Endpoint& endpoint);
 
   size_t in_flight() const { return in_flight_; }

@@ -192,5 +192,21 @@ TEST_F(AsyncObjectReaderTest, StaleReferenceAndFailedEndpointEndReads) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A read whose connection is about to be replaced (Forget) ends with Unavailable, which callers retry,
+// not Cancelled (the read was not called off; its connection went).
+TEST_F(AsyncObjectReaderTest, AReadThroughAForgottenConnectionEndsUnavailable) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  auto ref = store_->Allocate(100);
+  ASSERT_TRUE(ref.ok());
+  AsyncObjectReader reader({}, &network_->clock());
+  std::optional<absl::Status> result;
+  ASSERT_TRUE(reader.Read(*endpoint_, remote_, *ref, [&](auto r) { result = r.status(); }).ok());
+  reader.Forget(*endpoint_);  // posted: it ends when its completion arrives
+  Loop(reader, result);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(absl::IsUnavailable(*result)) << *result;
+  EXPECT_EQ(reader.in_flight(), 0u);
+}
+
 }  // namespace
 }  // namespace fathom::object
