@@ -495,6 +495,13 @@ absl::StatusOr<size_t> Messenger::max_payload(NodeId peer) const {
   return state->sender->geometry().max_payload() - kEnvelopeSize;
 }
 
+size_t Messenger::writes_in_flight() const {
+  size_t writes = 0;
+  for (const auto& [id, peer] : peers_) writes += peer->sender->writes_in_flight();
+  for (const Receiver& r : receivers_) writes += r.ring->credit_in_flight() ? 1 : 0;
+  return writes;
+}
+
 absl::Status Messenger::peer_health(NodeId peer) const {
   const Peer* state = FindPeer(peer);
   if (state == nullptr) return NoConnection(peer);

@@ -184,6 +184,10 @@ class Messenger {
   size_t written_waiters() const { return written_waiters_; }
   // Messages whose on_lost callback is kept until the peer consumes them, over every peer.
   size_t lost_waiters() const { return lost_waiters_; }
+  // Ring and credit writes of the connected peers posted and not completed: the fabric reads their
+  // staging buffers until then, so whoever destroys the messenger first polls until this is 0 (or the
+  // fabric's operation timeout has passed, which completes every operation).
+  size_t writes_in_flight() const;
   // For tests and diagnostics; null if unknown.
   RingSender* sender(NodeId peer);
   RingReceiver* receive_ring(size_t index);

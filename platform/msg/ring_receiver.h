@@ -97,6 +97,8 @@ class RingReceiver {
   uint64_t consumed() const { return consumed_; }
   uint64_t credited() const { return credited_; }
   uint64_t credit_writes() const { return credit_writes_; }
+  // A credit write posted and not completed (its source buffer is ours until then).
+  bool credit_in_flight() const { return credit_in_flight_; }
 
  private:
   enum class Next { kRecord, kEmpty, kBad };

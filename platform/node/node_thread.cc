@@ -191,6 +191,17 @@ void NodeThread::TearDown() {
   // (unique_ptr::reset clears the pointer before the destructor runs, and a commit's callback releases
   // ring room through messenger()).
   messenger_->CancelPending();
+  // The fabric reads a ring write's bytes from the messenger's staging copy until the write completes
+  // (fabric.h: buffers stay valid until the completion); completions still come for writes in flight.
+  // Every operation completes by its deadline, so this wait is bounded.
+  const absl::Time drain_deadline = absl::Now() + config_.teardown_drain;
+  while (messenger_->writes_in_flight() > 0 && absl::Now() < drain_deadline) {
+    const size_t n = worker_->Poll(completions_);
+    for (size_t i = 0; i < n; ++i) {
+      if (!messenger_->OnCompletion(completions_[i])) reader_->OnCompletion(completions_[i]);
+    }
+    if (n == 0) worker_->Wait(absl::Milliseconds(1));
+  }
   messenger_.reset();
   pollers_.clear();
   describers_.clear();
