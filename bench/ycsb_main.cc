@@ -13,6 +13,7 @@
 // Report on stdout in YCSB's format (one section per phase), progress and errors on stderr. Operations
 // that ended in error are listed per phase ("[ERRORS], <count>, <OP>: <status>") and make the exit status
 // 1; fathom's node clients first retry transient failures for --retry_deadline.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -34,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "bench/ycsb/async_runner.h"
 #include "bench/ycsb/core_workload.h"
+#include "bench/ycsb/crash_at_step.h"
 #include "bench/ycsb/cpu_usage.h"
 #include "bench/ycsb/fathom_backend.h"
 #include "bench/ycsb/fathom_remote.h"
@@ -88,6 +90,9 @@ ABSL_FLAG(std::string, timeline_out, "",
           "if set, the run phase writes '<unix ms> <operations done>' lines to this file every --timeline_ms "
           "(tools/recovery_timeline.py turns a fault run's into recovery times and a plot)");
 ABSL_FLAG(int, timeline_ms, 50, "milliseconds between --timeline_out lines");
+ABSL_FLAG(std::string, crash_at_step, "",
+          "tests only, with --zk: STEP:N kills this driver (SIGKILL) the Nth time one of its commits reaches "
+          "STEP (lock, validate, commit_backup, commit_primary, truncate, truncate_withheld, abort)");
 ABSL_FLAG(absl::Duration, retry_deadline, absl::Seconds(10),
           "fathom backend, node clients: an operation that fails with Unavailable, DeadlineExceeded or "
           "Cancelled (a member failed, a connection is being made again) is tried again with backoff until "
@@ -223,6 +228,9 @@ absl::Status Main(int argc, char** argv) {
     // Room for the load and for the run's inserts.
     fathom_options.records = sizing.record_count +
                              static_cast<uint64_t>(sizing.operation_count * sizing.insert_proportion) + 1;
+    if (absl::GetFlag(FLAGS_zk).empty() && !absl::GetFlag(FLAGS_crash_at_step).empty()) {
+      return absl::InvalidArgumentError("--crash_at_step needs --zk (the driver as a client of a running cluster)");
+    }
     if (const std::string zk = absl::GetFlag(FLAGS_zk); !zk.empty()) {
       RemoteFathomOptions remote_options;
       remote_options.member.zookeeper = zk;
@@ -236,6 +244,10 @@ absl::Status Main(int argc, char** argv) {
       remote_options.records = fathom_options.records;
       remote_options.seed = absl::GetFlag(FLAGS_seed) | 1;
       remote_options.retry_deadline = fathom_options.retry_deadline;
+      if (const std::string crash = absl::GetFlag(FLAGS_crash_at_step); !crash.empty()) {
+        ASSIGN_OR_RETURN(CrashAtStep at, ParseCrashAtStep(crash));
+        remote_options.member.on_commit_step = CrashHook(at, [] { raise(SIGKILL); });
+      }
       ASSIGN_OR_RETURN(fathom_remote, RemoteFathom::Join(remote_options));
       std::fprintf(stderr, "joined a running Fathom cluster as %s; clients on %s\n", fathom_remote->Describe().c_str(),
                    async_lanes ? "its node threads" : "application threads");

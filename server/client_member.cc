@@ -114,6 +114,7 @@ absl::Status ClientMember::Start() {
   server.lease_period = options_.lease_period;
   server.client_only = true;
   server.transactions.backups = shape->backups;  // its commits replicate like the members'
+  server.transactions.on_step = options_.on_commit_step;
   auto started = Server::Start(std::move(server));
   if (!started.ok()) return started.status();
   server_ = std::move(*started);

@@ -15,6 +15,7 @@
 #define FATHOM_SERVER_CLIENT_MEMBER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,8 @@ struct ClientMemberOptions {
   absl::Duration lease_period = absl::Seconds(2);
   absl::Duration zookeeper_session_timeout = absl::Seconds(20);  // fathomd's default
   absl::Duration join_timeout = absl::Seconds(30);
+  // Tests only: txn::TxnOptions::on_step of its transactions (fault points at the commit's steps).
+  std::function<void(std::string_view step)> on_commit_step;
 };
 
 class ClientMember {

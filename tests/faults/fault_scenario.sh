@@ -13,6 +13,10 @@
 #     records are recovered by the CM (transaction recovery), so the fresh driver reads every record and,
 #     for the bank, finds the total unchanged (every transfer the dead driver left was all or nothing).
 #
+#   - kill-driver-at-STEP: the driver kills itself (SIGKILL) at a chosen step of the commit protocol, the
+#     300th time one of its commits reaches STEP (lock, commit_backup, commit_primary, truncate: ycsb
+#     --crash_at_step); asserted as kill-driver.
+#
 #   - partition, partition-cm (a cluster with --netns: every node a host of its own over tcp): a node, or
 #     the CM, is cut off the network for 5 s (past its lease), then heals; the majority removes it and goes
 #     on, the cut-off node does not depose anyone (FaRM's probe: suspicions are majority votes), and it
@@ -24,7 +28,8 @@
 #
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp] [--netns]
 #                     [--lease=PERIOD]
-#   FAULT: kill | kill-cm | pause | zk | kill-driver | partition | partition-cm      WORKLOAD: b | bank | ...
+#   FAULT: kill | kill-cm | pause | zk | kill-driver | kill-driver-at-STEP | partition | partition-cm
+#   WORKLOAD: b | bank | ...
 set -uo pipefail
 
 fault=$1 workload=$2 cluster_sh=$3
@@ -106,12 +111,14 @@ victim=3
 # An operation waits out the recovery (the retry deadline): 5 s for a killed CM on an idle machine, up to
 # 10 s seen in CI with five nodes on two busy cores. The assertion is "no errors", not a recovery time
 # (tools/fault_run.sh measures those).
+crash=()
+[[ "$fault" == kill-driver-at-* ]] && crash=(--crash_at_step="${fault#kill-driver-at-}:300")
 "$ycsb" "${common[@]}" --phase=run --status_interval_s=1 -p operationcount=1000000000 --retry_deadline=30s \
-  -p maxexecutiontime="$run_seconds" >"$out/run.out" 2>"$out/run.err" &
+  -p maxexecutiontime="$run_seconds" "${crash[@]+"${crash[@]}"}" >"$out/run.out" 2>"$out/run.err" &
 driver=$!
 # The fault goes in once the run has made progress for two seconds (a condition, not a sleep).
 deadline=$((SECONDS + 120))
-until grep -qE "^run [2-9][0-9]* sec" "$out/run.err"; do
+until [[ "$fault" == kill-driver-at-* ]] || grep -qE "^run [2-9][0-9]* sec" "$out/run.err"; do
   kill -0 "$driver" 2>/dev/null || fail "the run ended before the fault"
   ((SECONDS < deadline)) || fail "the run made no progress in 120 s"
   sleep 0.2
@@ -122,6 +129,7 @@ case "$fault" in
   pause) "$cluster_sh" pause "$dir" "$victim" 5 || fail "pause failed" ;;
   zk) "$cluster_sh" zk-stop "$dir" && sleep 10 && "$cluster_sh" zk-start "$dir" || fail "ZooKeeper stop/start failed" ;;
   kill-driver) kill -KILL "$driver" || fail "kill of the driver failed" ;;
+  kill-driver-at-*) ;;  # the driver kills itself at the step (it may have already)
   partition | partition-cm) "$cluster_sh" partition "$dir" "$victim" 5 || fail "partition failed" ;;
   *) fail "unknown fault" ;;
 esac
@@ -139,8 +147,8 @@ wait "$driver"
 rc=$?
 driver=""
 grep -E "^run [0-9]+ sec" "$out/run.err" | awk '{printf "%s:%d ", $2, $6} END {print ""}'
-if [[ "$fault" == kill-driver ]]; then
-  [[ $rc -eq 137 ]] || fail "the driver was killed but exited $rc"
+if [[ "$fault" == kill-driver* ]]; then
+  [[ $rc -eq 137 ]] || fail "the driver was to be killed but exited $rc: $(tail -n 2 "$out/run.err")"
 else
   grep -E "^\[(ERRORS|NOT-FOUND|BANK)\]" "$out/run.out"
   [[ $rc -eq 0 ]] || fail "the driver exited $rc: $(tail -n 2 "$out/run.err")"
@@ -153,7 +161,7 @@ removed=$(grep -ho "removed node [0-9]*" "$dir"/node-*.log | grep -o "[0-9]*$" |
 echo "removed for an expired lease: ${removed:-nobody}"
 if [[ "$lease" != 2s ]]; then
   for id in $removed; do
-    [[ "$id" == "$victim" || ( "$fault" == kill-driver && "$id" -gt "$nodes" ) ]] ||
+    [[ "$id" == "$victim" || ( "$fault" == kill-driver* && "$id" -gt "$nodes" ) ]] ||
       fail "node $id was removed for an expired lease, but the fault was $fault on node $victim"
   done
 fi
