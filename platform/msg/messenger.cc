@@ -27,14 +27,15 @@ Messenger::~Messenger() { CancelPending(); }
 
 void Messenger::CancelPending() {
   // A callback may start another call or write (a commit's abort); those are cancelled in the next round.
-  for (int round = 0; round < 16 && (!pending_.empty() || written_waiters_ > 0 || lost_waiters_ > 0); ++round) {
+  for (int round = 0; round < 16 && (!pending_.empty() || written_waiters_ > 0); ++round) {
     pending_.TakeAll(finished_);
     RunCallbacks(absl::CancelledError("messenger destroyed"));
-    for (auto& [id, peer] : peers_) {
-      NotifyWritten(*peer, absl::CancelledError("messenger destroyed"));
-      NotifyLost(*peer, absl::CancelledError("messenger destroyed"));
-    }
+    for (auto& [id, peer] : peers_) NotifyWritten(*peer, absl::CancelledError("messenger destroyed"));
   }
+  // Nothing is lost by the peers: this node is going away, and with it whoever would send again (a
+  // redelivery now would only go out while the node stops).
+  for (auto& [id, peer] : peers_) peer->lost_waiters.clear();
+  lost_waiters_ = 0;
 }
 
 absl::Status Messenger::Register(MessageType type, Handler handler) {

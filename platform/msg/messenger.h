@@ -69,8 +69,8 @@ struct SendOptions {
   // that carried it, whatever the peer's CPU has done with it yet. Runs with the peer's failure (or
   // Cancelled if the peer is removed or the messenger destroyed) if that never happens.
   absl::AnyInvocable<void(absl::Status)> on_written;
-  // Runs (on the messenger's thread) if the connection fails or the peer is removed before the peer has
-  // consumed the message — its credit word has passed it — though the message was written (on_written, if
+  // Runs (on the messenger's thread) if the connection fails or the peer is removed (not when the messenger
+  // is destroyed) before the peer has consumed the message — its credit word has passed it — though the message was written (on_written, if
   // set, ran OK; a message whose write failed is reported there only). A receiver that drops the
   // connection discards what it had not consumed (node.cc), and a write that lands after its drain is
   // "written" yet never read. Credits are written back lazily, so the peer may have handled the message
@@ -103,7 +103,8 @@ class Messenger {
   Messenger(const Messenger&) = delete;
   Messenger& operator=(const Messenger&) = delete;
 
-  // Completes every pending call and write-completion wait with Cancelled. Their callbacks may still use
+  // Completes every pending call and write-completion wait with Cancelled, and forgets every on_lost
+  // callback without running it (the peers lost nothing; this end goes away). Their callbacks may still use
   // this messenger (release set-aside room, send), so an owner tearing it down calls this first, while the
   // messenger is still reachable through the owner, and destroys it after.
   void CancelPending();

@@ -868,6 +868,26 @@ TEST(LostMessageTest, MessagesTheReceiverCreditedAreNotReported) {
   for (size_t k = 0; k < kept; ++k) EXPECT_EQ(lost[k], kMessages - static_cast<int>(kept) + static_cast<int>(k));
 }
 
+// A messenger being destroyed runs no on_lost callback: the peer lost nothing, and a redelivery would only
+// go out while this end stops (it did: every record not yet credited went again at every shutdown).
+TEST(LostMessageTest, DestroyingTheMessengerReportsNothingLost) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(SmallRingOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  bool written = false;
+  bool lost = false;
+  SendOptions options;
+  options.on_written = [&written](absl::Status s) { written = s.ok(); };
+  options.on_lost = [&lost](absl::Status) { lost = true; };
+  ASSERT_OK(cluster.messenger(1).Send(2, kLog, Pattern(1, 64), std::move(options)));
+  ASSERT_TRUE(cluster.PumpUntil([&] { return written; }, 100000, absl::Microseconds(100), {2}));
+  ASSERT_EQ(cluster.messenger(1).lost_waiters(), 1u);
+  cluster.messenger(1).CancelPending();
+  EXPECT_FALSE(lost);
+  EXPECT_EQ(cluster.messenger(1).lost_waiters(), 0u);
+}
+
 // A message whose write never happened is reported through on_written (the sender resends from there), not
 // also through on_lost.
 TEST(LostMessageTest, AMessageNeverWrittenIsReportedOnlyAsUnwritten) {

@@ -192,15 +192,22 @@ void NodeThread::TearDown() {
   // ring room through messenger()).
   messenger_->CancelPending();
   // The fabric reads a ring write's bytes from the messenger's staging copy until the write completes
-  // (fabric.h: buffers stay valid until the completion); completions still come for writes in flight.
-  // Every operation completes by its deadline, so this wait is bounded.
-  const absl::Time drain_deadline = absl::Now() + config_.teardown_drain;
-  while (messenger_->writes_in_flight() > 0 && absl::Now() < drain_deadline) {
+  // (fabric.h: buffers stay valid until the completion); completions still come for writes in flight, and
+  // arrive within microseconds from a live peer. A write stuck behind a dead or cut-off peer is not waited
+  // for (it would take the fabric's operation timeout): the endpoints close right after.
+  const absl::Time hard_deadline = absl::Now() + config_.teardown_drain;
+  absl::Time last_completion = absl::Now();
+  while (messenger_->writes_in_flight() > 0 && absl::Now() < hard_deadline &&
+         absl::Now() - last_completion < config_.teardown_quiet) {
     const size_t n = worker_->Poll(completions_);
     for (size_t i = 0; i < n; ++i) {
       if (!messenger_->OnCompletion(completions_[i])) reader_->OnCompletion(completions_[i]);
     }
-    if (n == 0) worker_->Wait(absl::Milliseconds(1));
+    if (n > 0) {
+      last_completion = absl::Now();
+    } else {
+      worker_->Wait(absl::Microseconds(200));
+    }
   }
   messenger_.reset();
   pollers_.clear();

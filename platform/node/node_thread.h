@@ -54,8 +54,10 @@ class NodeThread {
     absl::Duration busy_poll_window = absl::Microseconds(500);
     absl::Duration busy_yield_interval = absl::Microseconds(20);
     // At teardown, how long to wait for ring writes in flight to complete before the messenger (whose
-    // staging buffers they read) goes: past the fabric's operation timeout, which ends every operation.
-    absl::Duration teardown_drain = absl::Seconds(6);
+    // staging buffers they read) goes: at most teardown_drain, and no longer once no completion came for
+    // teardown_quiet (what is left waits on a dead or cut-off peer).
+    absl::Duration teardown_drain = absl::Seconds(1);
+    absl::Duration teardown_quiet = absl::Milliseconds(5);
     std::function<void(msg::Messenger&, int thread)> register_handlers;
     std::function<void(uint32_t peer)> on_peer_failed;  // MessengerOptions::on_peer_failed
     Executor* executor = nullptr;  // null: a thread of its own
