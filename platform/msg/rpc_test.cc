@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <map>
+#include <memory>
 #include <random>
 #include <atomic>
 #include <thread>
@@ -801,19 +802,30 @@ TEST(RpcRemovePeerTest, MessagesWrittenBeforeRemovalAreHandled) {
 }
 
 
+// Node 1 sends to node 2, which counts what it handles.
+class LostMessageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = std::make_unique<SimMsgCluster>(SmallRingOptions(seed_));
+    ASSERT_OK(cluster_->Start(2));
+    ASSERT_OK(cluster_->messenger(2).Register(kLog, [this](const Message&, std::string*) {
+      ++received_;
+      return absl::OkStatus();
+    }));
+  }
+
+  const uint64_t seed_ = TestSeed();
+  std::unique_ptr<SimMsgCluster> cluster_;
+  int received_ = 0;
+};
+
 // A receiver that drops the connection (node.cc's disconnect) drains its rings and discards the rest; a
 // write that lands after the drain completes at the sender all the same: "written", never read. on_lost
 // tells the sender once its own side of the connection goes, so a record that must arrive goes again.
-TEST(LostMessageTest, AMessageWrittenAfterTheReceiverDroppedTheConnectionIsReportedLost) {
-  const uint64_t seed = TestSeed();
-  SCOPED_TRACE(SeedTrace(seed));
-  SimMsgCluster cluster(SmallRingOptions(seed));
-  ASSERT_OK(cluster.Start(2));
-  int received = 0;
-  ASSERT_OK(cluster.messenger(2).Register(kLog, [&](const Message&, std::string*) {
-    ++received;
-    return absl::OkStatus();
-  }));
+TEST_F(LostMessageTest, AMessageWrittenAfterTheReceiverDroppedTheConnectionIsReportedLost) {
+  SCOPED_TRACE(SeedTrace(seed_));
+  SimMsgCluster& cluster = *cluster_;
+  int& received = received_;
   ASSERT_OK(cluster.messenger(2).RemovePeer(1));  // node 2 no longer reads what node 1 writes
   constexpr int kMessages = 3;
   int written = 0;
@@ -840,16 +852,10 @@ TEST(LostMessageTest, AMessageWrittenAfterTheReceiverDroppedTheConnectionIsRepor
 
 // Messages the receiver consumed and credited are forgotten, not reported: only those past its last credit
 // (which it may or may not have read: credits are lazy) are.
-TEST(LostMessageTest, MessagesTheReceiverCreditedAreNotReported) {
-  const uint64_t seed = TestSeed();
-  SCOPED_TRACE(SeedTrace(seed));
-  SimMsgCluster cluster(SmallRingOptions(seed));
-  ASSERT_OK(cluster.Start(2));
-  int received = 0;
-  ASSERT_OK(cluster.messenger(2).Register(kLog, [&](const Message&, std::string*) {
-    ++received;
-    return absl::OkStatus();
-  }));
+TEST_F(LostMessageTest, MessagesTheReceiverCreditedAreNotReported) {
+  SCOPED_TRACE(SeedTrace(seed_));
+  SimMsgCluster& cluster = *cluster_;
+  int& received = received_;
   // 200-byte messages in a 4096-byte ring: the receiver writes its head back every half ring, so some
   // are credited and the last few are not.
   constexpr int kMessages = 12;
@@ -870,11 +876,9 @@ TEST(LostMessageTest, MessagesTheReceiverCreditedAreNotReported) {
 
 // A messenger being destroyed runs no on_lost callback: the peer lost nothing, and a redelivery would only
 // go out while this end stops (it did: every record not yet credited went again at every shutdown).
-TEST(LostMessageTest, DestroyingTheMessengerReportsNothingLost) {
-  const uint64_t seed = TestSeed();
-  SCOPED_TRACE(SeedTrace(seed));
-  SimMsgCluster cluster(SmallRingOptions(seed));
-  ASSERT_OK(cluster.Start(2));
+TEST_F(LostMessageTest, DestroyingTheMessengerReportsNothingLost) {
+  SCOPED_TRACE(SeedTrace(seed_));
+  SimMsgCluster& cluster = *cluster_;
   bool written = false;
   bool lost = false;
   SendOptions options;
@@ -890,11 +894,9 @@ TEST(LostMessageTest, DestroyingTheMessengerReportsNothingLost) {
 
 // A message whose write never happened is reported through on_written (the sender resends from there), not
 // also through on_lost.
-TEST(LostMessageTest, AMessageNeverWrittenIsReportedOnlyAsUnwritten) {
-  const uint64_t seed = TestSeed();
-  SCOPED_TRACE(SeedTrace(seed));
-  SimMsgCluster cluster(SmallRingOptions(seed));
-  ASSERT_OK(cluster.Start(2));
+TEST_F(LostMessageTest, AMessageNeverWrittenIsReportedOnlyAsUnwritten) {
+  SCOPED_TRACE(SeedTrace(seed_));
+  SimMsgCluster& cluster = *cluster_;
   std::optional<absl::Status> written;
   bool lost = false;
   SendOptions options;

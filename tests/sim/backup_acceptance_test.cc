@@ -4,6 +4,8 @@
 // not apply it at truncation) when that connection was gone, while the coordinator reported the commit.
 // On the replayable simulation, the backup's connection to the primary resets before the commit.
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -68,21 +70,24 @@ TEST(BackupAcceptanceTest, ABackupKeepsAndAppliesARecordWithoutAConnectionToTheP
   }
 }
 
-// The coordinator's COMMIT-BACKUP write is lost in a partition from the backup that heals 20 ms later (both
-// stay members): the record is sent again over a new connection and the transaction commits. (It aborted:
-// a unilateral abort with the record possibly in other backups, which recovery could not undo.)
-absl::StatusOr<Outcome> CommitThroughAPartitionAtCommitBackup(uint64_t seed) {
+// A commit by the third node of an object in node 1's memory, with a fault at the coordinator's
+// commit_backup step (before the COMMIT-BACKUP goes out); then 50 ms for truncation to reach the backup.
+struct CommitBackupFault {
+  std::function<void(SimCluster&, uint32_t coordinator, uint32_t backup)> on_start;  // background work
+  std::function<void(SimCluster&, uint32_t coordinator, uint32_t backup)> at_step;
+  std::function<absl::Status(SimCluster&, uint32_t coordinator, uint32_t backup)> after_commit;
+};
+
+absl::StatusOr<Outcome> CommitWithAFaultAtCommitBackup(uint64_t seed, const CommitBackupFault& fault) {
   SimCluster* raw = nullptr;
   uint32_t coordinator = 0, backup = 0;
   bool armed = false;
-  absl::Time heal_at = absl::InfiniteFuture();
   SimClusterOptions options;
   options.seed = seed;
   options.on_step = [&](uint32_t node, std::string_view step) {
     if (!armed || node != coordinator || step != "commit_backup") return;
     armed = false;
-    raw->network().Partition(coordinator, backup);
-    heal_at = raw->network().clock().Now() + absl::Milliseconds(20);
+    fault.at_step(*raw, coordinator, backup);
   };
   auto started = SimCluster::Start(options);
   if (!started.ok()) return started.status();
@@ -92,12 +97,7 @@ absl::StatusOr<Outcome> CommitThroughAPartitionAtCommitBackup(uint64_t seed) {
   if (!backup_of_one.ok()) return backup_of_one.status();
   backup = *backup_of_one;
   coordinator = backup == 2 ? 3 : 2;  // the third node
-  cluster.scheduler().AddBackground([&cluster, &heal_at, coordinator, backup]() -> size_t {
-    if (cluster.network().clock().Now() < heal_at) return 0;
-    heal_at = absl::InfiniteFuture();
-    cluster.network().Heal(coordinator, backup);
-    return 1;
-  });
+  if (fault.on_start) fault.on_start(cluster, coordinator, backup);
 
   absl::StatusOr<object::ObjectRef> ref = CommitNewObject(cluster, coordinator, /*on_node=*/1, "first");
   if (!ref.ok()) return ref.status();
@@ -109,17 +109,42 @@ absl::StatusOr<Outcome> CommitThroughAPartitionAtCommitBackup(uint64_t seed) {
   outcome.commit = tx.Write(*ref, "second");
   if (outcome.commit.ok()) outcome.commit = tx.Commit();
   cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
+  if (fault.after_commit) {
+    if (absl::Status s = fault.after_commit(cluster, coordinator, backup); !s.ok()) return s;
+  }
   cluster.scheduler().RunFor(absl::Milliseconds(50));  // truncation: the backup applies its record
+  outcome.rejected =
+      SumOverThreads(cluster, backup, [](txn::TxnThread& t) { return t.participant().stats().rejected; });
   outcome.backup_copy = BackupCopyOf(cluster, backup, *ref);
   outcome.history = cluster.history();
   return outcome;
 }
 
+// The coordinator's COMMIT-BACKUP write is lost in a partition from the backup that heals 20 ms later (both
+// stay members): the record is sent again over a new connection and the transaction commits. (It aborted:
+// a unilateral abort with the record possibly in other backups, which recovery could not undo.)
 TEST(BackupAcceptanceTest, ACommitBackupLostInAPartitionThatHealsIsSentAgain) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome first, CommitThroughAPartitionAtCommitBackup(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome second, CommitThroughAPartitionAtCommitBackup(seed));
+    auto heal_at = std::make_shared<absl::Time>(absl::InfiniteFuture());
+    CommitBackupFault partition{
+        .on_start =
+            [heal_at](SimCluster& cluster, uint32_t coordinator, uint32_t backup) {
+              cluster.scheduler().AddBackground([&cluster, heal_at, coordinator, backup]() -> size_t {
+                if (cluster.network().clock().Now() < *heal_at) return 0;
+                *heal_at = absl::InfiniteFuture();
+                cluster.network().Heal(coordinator, backup);
+                return 1;
+              });
+            },
+        .at_step =
+            [heal_at](SimCluster& cluster, uint32_t coordinator, uint32_t backup) {
+              cluster.network().Partition(coordinator, backup);
+              *heal_at = cluster.network().clock().Now() + absl::Milliseconds(20);
+            }};
+    ASSERT_OK_AND_ASSIGN(Outcome first, CommitWithAFaultAtCommitBackup(seed, partition));
+    *heal_at = absl::InfiniteFuture();
+    ASSERT_OK_AND_ASSIGN(Outcome second, CommitWithAFaultAtCommitBackup(seed, partition));
     EXPECT_EQ(first.history, second.history) << "the runs diverged";
     EXPECT_OK(first.commit);
     EXPECT_NE(first.backup_copy.find("second"), std::string::npos) << "the backup's copy lacks the commit";
@@ -131,56 +156,25 @@ TEST(BackupAcceptanceTest, ACommitBackupLostInAPartitionThatHealsIsSentAgain) {
 // drained its ring before and never reads the record. When the connection is made again, the coordinator
 // learns the record was not consumed and sends it again, then its truncation, so the backup's copy gets
 // the commit. (It was lost: the copy kept the old state, which a failover would have served.)
-absl::StatusOr<Outcome> CommitWhileTheBackupDiscardsTheRecord(uint64_t seed) {
-  SimCluster* raw = nullptr;
-  uint32_t coordinator = 0, backup = 0;
-  bool armed = false;
-  SimClusterOptions options;
-  options.seed = seed;
-  options.on_step = [&](uint32_t node, std::string_view step) {
-    if (!armed || node != coordinator || step != "commit_backup") return;
-    armed = false;
-    // Every node runs on this thread: the backup's first step of a disconnect (its messenger forgets the
-    // coordinator, after handling what was in the ring) happens between the decision and the write.
-    absl::StatusOr<node::NodeThread*> receiver = raw->node(backup).Thread(0);
-    if (receiver.ok()) (*receiver)->messenger().RemovePeer(coordinator).IgnoreError();
-  };
-  auto started = SimCluster::Start(options);
-  if (!started.ok()) return started.status();
-  SimCluster& cluster = **started;
-  raw = &cluster;
-  absl::StatusOr<uint32_t> backup_of_one = BackupOfOwnRegion(cluster.configuration(), 1);
-  if (!backup_of_one.ok()) return backup_of_one.status();
-  backup = *backup_of_one;
-  coordinator = backup == 2 ? 3 : 2;  // the third node
-
-  absl::StatusOr<object::ObjectRef> ref = CommitNewObject(cluster, coordinator, /*on_node=*/1, "first");
-  if (!ref.ok()) return ref.status();
-  cluster.scheduler().RunFor(absl::Milliseconds(5));
-
-  Outcome outcome;
-  armed = true;
-  txn::Transaction tx = cluster.txns(coordinator).Begin(0);
-  outcome.commit = tx.Write(*ref, "second");
-  if (outcome.commit.ok()) outcome.commit = tx.Commit();
-  cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
-  cluster.scheduler().RunFor(absl::Milliseconds(5));
-  // The rest of the backup's disconnect, and the connection made again.
-  if (absl::Status s = cluster.node(backup).Disconnect(coordinator); !s.ok()) return s;
-  if (absl::Status s = cluster.node(backup).JoinInProcess(cluster.node(coordinator)); !s.ok()) return s;
-  cluster.scheduler().RunFor(absl::Milliseconds(50));  // truncation: the backup applies its record
-  outcome.rejected =
-      SumOverThreads(cluster, backup, [](txn::TxnThread& t) { return t.participant().stats().rejected; });
-  outcome.backup_copy = BackupCopyOf(cluster, backup, *ref);
-  outcome.history = cluster.history();
-  return outcome;
-}
-
 TEST(BackupAcceptanceTest, ACommitBackupTheBackupDiscardedUnreadIsDeliveredAgain) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome first, CommitWhileTheBackupDiscardsTheRecord(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome second, CommitWhileTheBackupDiscardsTheRecord(seed));
+    CommitBackupFault discarded{
+        // Every node runs on this thread: the backup's first step of a disconnect (its messenger forgets
+        // the coordinator, after handling what was in the ring) happens between the decision and the write.
+        .at_step =
+            [](SimCluster& cluster, uint32_t coordinator, uint32_t backup) {
+              absl::StatusOr<node::NodeThread*> receiver = cluster.node(backup).Thread(0);
+              if (receiver.ok()) (*receiver)->messenger().RemovePeer(coordinator).IgnoreError();
+            },
+        // The rest of the disconnect, and the connection made again.
+        .after_commit = [](SimCluster& cluster, uint32_t coordinator, uint32_t backup) -> absl::Status {
+          cluster.scheduler().RunFor(absl::Milliseconds(5));
+          if (absl::Status s = cluster.node(backup).Disconnect(coordinator); !s.ok()) return s;
+          return cluster.node(backup).JoinInProcess(cluster.node(coordinator));
+        }};
+    ASSERT_OK_AND_ASSIGN(Outcome first, CommitWithAFaultAtCommitBackup(seed, discarded));
+    ASSERT_OK_AND_ASSIGN(Outcome second, CommitWithAFaultAtCommitBackup(seed, discarded));
     EXPECT_EQ(first.history, second.history) << "the runs diverged";
     EXPECT_OK(first.commit);
     EXPECT_EQ(first.rejected, 0u);

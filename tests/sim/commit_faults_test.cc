@@ -194,30 +194,30 @@ TEST(CommitFaultsTest, AnAbortThatDidNotArriveIsSentAgain) {
   }
 }
 
+// Node 3's first step of a disconnect from node 1 (its messenger forgets node 1, after handling what was
+// in the ring). Every node runs on this thread, so it can happen between node 1's decision at a step and
+// its write: the write completes, node 1 counts it written, and node 3 never reads it.
+void ThreeStopsReadingOne(SimCluster& cluster) {
+  absl::StatusOr<node::NodeThread*> receiver = cluster.node(3).Thread(0);
+  ASSERT_TRUE(receiver.ok());
+  ASSERT_TRUE((*receiver)->messenger().RemovePeer(1).ok());
+}
+
+// The rest of the disconnect, and the connection made again (as the membership follower does).
+void ThreeReconnectsToOne(SimCluster& cluster) {
+  ASSERT_TRUE(cluster.node(3).Disconnect(1).ok());
+  absl::Status joined = cluster.node(3).JoinInProcess(cluster.node(1));
+  ASSERT_TRUE(joined.ok()) << joined;
+}
+
 // Node 3 drops its connection from node 1 (as a member without a lease does, membership.cc) just before
-// node 1's COMMIT-PRIMARY lands: the write completes, so node 1 counts it written, but node 3 drained its
-// ring before and never reads it. When the connection is made again, node 1 learns the record was not
+// node 1's COMMIT-PRIMARY lands. When the connection is made again, node 1 learns the record was not
 // consumed and sends it again (as COMMIT-PRIMARY-AGAIN), so node 3 installs the write and unlocks its
 // object. (It was lost: node 3 kept the object locked for good, and every later transaction on it aborted.)
 TEST(CommitFaultsTest, ACommitPrimaryTheReceiverDiscardedUnreadIsDeliveredAgain) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    Scenario discarded{
-        .fault =
-            [](SimCluster& cluster) {
-              // Every node runs on this thread, so node 3's first step of a disconnect (its messenger
-              // forgets node 1, after handling what was in the ring) can happen here, between node 1's
-              // decision and its write. The rest of the disconnect follows after the commit.
-              absl::StatusOr<node::NodeThread*> receiver = cluster.node(3).Thread(0);
-              ASSERT_TRUE(receiver.ok());
-              ASSERT_TRUE((*receiver)->messenger().RemovePeer(1).ok());
-            },
-        .after_commit =
-            [](SimCluster& cluster) {
-              ASSERT_TRUE(cluster.node(3).Disconnect(1).ok());
-              absl::Status joined = cluster.node(3).JoinInProcess(cluster.node(1));
-              ASSERT_TRUE(joined.ok()) << joined;
-            }};
+    Scenario discarded{.fault = ThreeStopsReadingOne, .after_commit = ThreeReconnectsToOne};
     absl::StatusOr<Outcome> first = RunCommit(seed, discarded);
     ASSERT_TRUE(first.ok()) << first.status();
     absl::StatusOr<Outcome> second = RunCommit(seed, discarded);
@@ -236,21 +236,10 @@ TEST(CommitFaultsTest, ACommitPrimaryTheReceiverDiscardedUnreadIsDeliveredAgain)
 TEST(CommitFaultsTest, AnAbortTheReceiverDiscardedUnreadIsDeliveredAgain) {
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    Scenario discarded{
-        .fault_step = "abort",
-        .fault =
-            [](SimCluster& cluster) {
-              absl::StatusOr<node::NodeThread*> receiver = cluster.node(3).Thread(0);
-              ASSERT_TRUE(receiver.ok());
-              ASSERT_TRUE((*receiver)->messenger().RemovePeer(1).ok());
-            },
-        .after_commit =
-            [](SimCluster& cluster) {
-              ASSERT_TRUE(cluster.node(3).Disconnect(1).ok());
-              absl::Status joined = cluster.node(3).JoinInProcess(cluster.node(1));
-              ASSERT_TRUE(joined.ok()) << joined;
-            },
-        .stale_read_of_two = true};
+    Scenario discarded{.fault_step = "abort",
+                       .fault = ThreeStopsReadingOne,
+                       .after_commit = ThreeReconnectsToOne,
+                       .stale_read_of_two = true};
     absl::StatusOr<Outcome> first = RunCommit(seed, discarded);
     ASSERT_TRUE(first.ok()) << first.status();
     absl::StatusOr<Outcome> second = RunCommit(seed, discarded);
