@@ -107,7 +107,15 @@ TEST_F(ControlCallsTest, ServerOutOfThreadsIsResourceExhausted) {
   handler_.Release();
   joiner.join();
   EXPECT_TRUE(held_join.ok()) << held_join;
-  EXPECT_TRUE((*client)->Stats().ok());
+  // The Join's server thread goes back to the pool a moment after its reply (seen late under TSan):
+  // calls are served again once it has.
+  absl::Status served = (*client)->Stats().status();
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (absl::IsResourceExhausted(served) && absl::Now() < until) {
+    absl::SleepFor(absl::Milliseconds(5));
+    served = (*client)->Stats().status();
+  }
+  EXPECT_TRUE(served.ok()) << served;
 }
 
 TEST_F(ControlCallsTest, ManyThreadsAtOnce) {
