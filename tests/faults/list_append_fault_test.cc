@@ -1,5 +1,6 @@
 // List-append (Jepsen/Elle) against three fathomd processes while one of them, or the CM, is killed with
-// SIGKILL and later restarted: a real ZooKeeper server, fathomd over UCX shared memory, and this test
+// SIGKILL and later restarted, or paused (SIGSTOP) until the others removed it and then let go (it finds
+// itself removed and joins again as a fresh member): a real ZooKeeper server, fathomd over UCX shared memory, and this test
 // process joined as a client-only member (as the YCSB driver joins) running transactions with the kv API.
 //
 // What must hold (issue "Recovery"):
@@ -54,8 +55,13 @@ std::vector<std::string> NodeFlags() {
 }
 
 enum class Victim { kMember, kManager };
+enum class Fault { kKill, kPause };
+struct Scenario {
+  Victim victim;
+  Fault fault;
+};
 
-class ListAppendFaultTest : public ::testing::TestWithParam<Victim> {
+class ListAppendFaultTest : public ::testing::TestWithParam<Scenario> {
  protected:
   void SetUp() override {
     auto cluster = testing::StartZkCluster(3, NodeFlags());
@@ -72,6 +78,12 @@ class ListAppendFaultTest : public ::testing::TestWithParam<Victim> {
     return fathomctl::testing::RunCtl(args, absl::Seconds(120));
   }
 
+  // Members in the configuration as node `id` knows it (0 if it does not answer).
+  int64_t MembersSeenBy(int id) {
+    const testing::FathomdProcess& node = cluster_.nodes[static_cast<size_t>(id - 1)];
+    return node.process == nullptr ? 0 : testing::CountersOf(node.control_address, kToken)["txn.members"];
+  }
+
   // Node id of the CM, as the members' counters say (0: none says so yet).
   int ManagerId() {
     for (size_t i = 0; i < cluster_.nodes.size(); ++i) {
@@ -86,7 +98,7 @@ class ListAppendFaultTest : public ::testing::TestWithParam<Victim> {
   testing::ZkCluster cluster_;
 };
 
-TEST_P(ListAppendFaultTest, HistoryStaysStrictlySerializableThroughAKillAndARestart) {
+TEST_P(ListAppendFaultTest, HistoryStaysStrictlySerializableThroughTheFault) {
   fathomctl::testing::CtlResult created = Ctl({"table", "create", kTable, "--buckets=256"});
   ASSERT_EQ(created.exit_code, 0) << created.output;
 
@@ -114,8 +126,8 @@ TEST_P(ListAppendFaultTest, HistoryStaysStrictlySerializableThroughAKillAndARest
     const int64_t window = std::min<int64_t>(next_value.load() / kAppendsPerWindow, kListWindows - 1);
     return static_cast<int>(window * kActiveLists + static_cast<int64_t>(random() % kActiveLists));
   };
-  // A failure while the cluster reconfigures is an unknown outcome; anything else is a bug. (A read cut
-  // by a connection being replaced ends Cancelled today; Unavailable would say it better.)
+  // A failure while the cluster reconfigures is an unknown outcome; anything else is a bug. (A call cut by
+  // its connection being replaced ends Cancelled.)
   auto transient = [](const absl::Status& s) {
     return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsAborted(s) || absl::IsCancelled(s);
   };
@@ -178,34 +190,57 @@ TEST_P(ListAppendFaultTest, HistoryStaysStrictlySerializableThroughAKillAndARest
     finish();
     FAIL() << "no member says it is the CM";
   }
-  const int victim = GetParam() == Victim::kManager ? manager : (manager % 3) + 1;
+  const Scenario scenario = GetParam();
+  const int victim = scenario.victim == Victim::kManager ? manager : (manager % 3) + 1;
+  const int witness = victim % 3 + 1;  // another node, which sees the configuration change
   testing::FathomdProcess& node = cluster_.nodes[static_cast<size_t>(victim - 1)];
-  node.process->Signal(SIGKILL);
-  ASSERT_TRUE(node.process->Wait(absl::Seconds(30)).ok());
-  node.process.reset();
-  const absl::Time killed = absl::Now();
+  const char* what = scenario.fault == Fault::kKill ? "killed" : "paused until removed";
+  if (scenario.fault == Fault::kKill) {
+    node.process->Signal(SIGKILL);
+    ASSERT_TRUE(node.process->Wait(absl::Seconds(30)).ok());
+    node.process.reset();
+  } else {
+    // Stopped past its lease: the others remove it (a condition, seen by a witness), then it runs again.
+    node.process->Signal(SIGSTOP);
+  }
+  const absl::Time faulted = absl::Now();
+  if (scenario.fault == Fault::kPause) {
+    const absl::Time removed_by = absl::Now() + kProgressTimeout;
+    while (MembersSeenBy(witness) != 2 && absl::Now() < removed_by) absl::SleepFor(absl::Milliseconds(50));
+    const bool removed = MembersSeenBy(witness) == 2;
+    node.process->Signal(SIGCONT);
+    if (!removed) {
+      finish();
+      FAIL() << "node " << victim << " was stopped but never removed";
+    }
+  }
   const bool recovered = progress(100);
-  std::cerr << "[ info ] node " << victim << (victim == manager ? " (the CM)" : "") << " killed; 100 more appends "
-            << (recovered ? "acknowledged after " : "not acknowledged within ") << absl::Now() - killed << "\n";
+  std::cerr << "[ info ] node " << victim << (victim == manager ? " (the CM)" : "") << " " << what
+            << "; 100 more appends " << (recovered ? "acknowledged after " : "not acknowledged within ")
+            << absl::Now() - faulted << "\n";
   if (!recovered) {
     finish();
-    FAIL() << "no progress after node " << victim << " was killed";
+    FAIL() << "no progress after node " << victim << " was " << what;
   }
-  std::vector<std::string> flags = NodeFlags();
-  flags.push_back(absl::StrCat("--zk=", cluster_.zk->connect_string()));
-  auto restarted = testing::StartFathomd(victim, flags);
-  if (!restarted.ok()) {
-    finish();
-    FAIL() << restarted.status();
+  if (scenario.fault == Fault::kKill) {
+    std::vector<std::string> flags = NodeFlags();
+    flags.push_back(absl::StrCat("--zk=", cluster_.zk->connect_string()));
+    auto restarted = testing::StartFathomd(victim, flags);
+    if (!restarted.ok()) {
+      finish();
+      FAIL() << restarted.status();
+    }
+    node = std::move(*restarted);
   }
-  node = std::move(*restarted);
+  // Killed and restarted, or let go after its removal: it joins again as a fresh member.
   const absl::Time listed_by = absl::Now() + kProgressTimeout;
-  while (testing::CountersOf(node.control_address, kToken)["txn.members"] != 3 && absl::Now() < listed_by) {
+  while ((testing::CountersOf(node.control_address, kToken)["txn.members"] != 3 || MembersSeenBy(witness) != 3) &&
+         absl::Now() < listed_by) {
     absl::SleepFor(absl::Milliseconds(50));
   }
-  const bool after_restart = progress(100);
+  const bool after_rejoin = progress(100);
   finish();
-  ASSERT_TRUE(after_restart) << "no progress after node " << victim << " restarted";
+  ASSERT_TRUE(after_rejoin) << "no progress after node " << victim << " joined again";
 
   // Final reads of every list (retried through what is left of the reconfiguration).
   constexpr int kFinalReader = 100;
@@ -240,9 +275,14 @@ TEST_P(ListAppendFaultTest, HistoryStaysStrictlySerializableThroughAKillAndARest
   EXPECT_TRUE(client->Leave().ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, ListAppendFaultTest, ::testing::Values(Victim::kMember, Victim::kManager),
-                         [](const ::testing::TestParamInfo<Victim>& info) {
-                           return info.param == Victim::kManager ? "KillTheCm" : "KillAMember";
+INSTANTIATE_TEST_SUITE_P(Faults, ListAppendFaultTest,
+                         ::testing::Values(Scenario{Victim::kMember, Fault::kKill},
+                                           Scenario{Victim::kManager, Fault::kKill},
+                                           Scenario{Victim::kMember, Fault::kPause},
+                                           Scenario{Victim::kManager, Fault::kPause}),
+                         [](const ::testing::TestParamInfo<Scenario>& info) {
+                           return std::string(info.param.fault == Fault::kKill ? "Kill" : "Pause") +
+                                  (info.param.victim == Victim::kManager ? "TheCm" : "AMember");
                          });
 
 }  // namespace
