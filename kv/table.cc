@@ -77,7 +77,8 @@ absl::StatusOr<Table> Table::Create(txn::TransactionService& txns, Catalog& cata
 
 absl::StatusOr<Table> Table::Open(txn::TransactionService& txns, Catalog& catalog, std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("a kv table needs a name");
-  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadCurrentState(txns, catalog, name));
+  ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadCurrentState(txns, catalog, std::move(info)));
   TableOptions options;
   options.kind = state->root.kind;
   options.buckets = state->root.buckets;
@@ -89,7 +90,8 @@ absl::StatusOr<Table> Table::Open(txn::TransactionService& txns, Catalog& catalo
 }
 
 absl::Status Table::Drop(txn::TransactionService& txns, Catalog& catalog, std::string_view name) {
-  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadCurrentState(txns, catalog, name));
+  ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadCurrentState(txns, catalog, std::move(info)));
   RETURN_IF_ERROR(catalog.Remove(name));
   return FreeGeneration(txns, *state, /*values=*/true);
 }

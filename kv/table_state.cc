@@ -58,15 +58,14 @@ absl::StatusOr<std::shared_ptr<TableState>> LoadState(txn::TransactionService& t
 }
 
 absl::StatusOr<std::shared_ptr<TableState>> LoadCurrentState(txn::TransactionService& txns, Catalog& catalog,
-                                                             std::string_view name) {
-  ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
+                                                             TableInfo found) {
   while (true) {
-    absl::StatusOr<std::shared_ptr<TableState>> state = LoadState(txns, info);
+    absl::StatusOr<std::shared_ptr<TableState>> state = LoadState(txns, found);
     if (state.ok() || !absl::IsNotFound(state.status())) return state;
     // Each pass needs a newer generation published meanwhile: resizes are finite, so this ends.
-    ASSIGN_OR_RETURN(TableInfo now, catalog.Find(name));
-    if (now.SameGeneration(info)) return state;
-    info = std::move(now);
+    ASSIGN_OR_RETURN(TableInfo now, catalog.Find(found.name));
+    if (now.SameGeneration(found)) return state;
+    found = std::move(now);
   }
 }
 
@@ -107,7 +106,7 @@ absl::StatusOr<bool> TableHandle::Refresh(uint64_t seen) {
   if (current()->epoch() > seen) return true;  // another thread already refetched
   ASSIGN_OR_RETURN(TableInfo info, catalog_->Find(name_));
   if (info.epoch <= seen) return false;
-  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadCurrentState(*txns_, *catalog_, name_));
+  ASSIGN_OR_RETURN(std::shared_ptr<TableState> state, LoadCurrentState(*txns_, *catalog_, std::move(info)));
   Install(std::move(state));
   return true;
 }

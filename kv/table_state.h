@@ -45,11 +45,12 @@ bool IsTableMoved(const absl::Status& status);
 
 // Loads the generation `info` names (root and chunks). Blocking: application threads only.
 absl::StatusOr<std::shared_ptr<TableState>> LoadState(txn::TransactionService& txns, const TableInfo& info);
-// The generation the catalog names now for `name`. A resize may publish a new generation and free the one a
-// Find returned before its root is read (NotFound: freed or reused); the catalog then names the newer one,
-// which is loaded instead. Other errors, and NotFound while the catalog entry stays the same, are returned.
+// Loads the generation `found` (a catalog entry) names, or a newer one: a resize may publish a new
+// generation and free the one a Find returned before its root is read (NotFound: freed or reused); the
+// catalog then names the newer one, which is loaded instead. Other errors, and NotFound while the catalog
+// entry stays the same, are returned.
 absl::StatusOr<std::shared_ptr<TableState>> LoadCurrentState(txn::TransactionService& txns, Catalog& catalog,
-                                                             std::string_view name);
+                                                             TableInfo found);
 // The same on a node thread; `done` runs there.
 void LoadStateAsync(txn::TxnThread& thread, const TableInfo& info,
                     std::function<void(absl::StatusOr<std::shared_ptr<TableState>>)> done);
