@@ -102,9 +102,10 @@ void CommitOperation::CommitPrimaries() {
     msg::SendOptions options;
     options.set_aside = RoomFor(p);
     options.on_written = [self, i](absl::Status s) { self->OnPrimaryWritten(i, s); };
-    // Written, then discarded unread with its connection: the primary may still hold the locks.
-    options.on_lost = [lost = thread_.Redeliver(p.node, kCommitPrimaryAgainMessage, record, id_)](absl::Status) {
-      lost();
+    // Written, then discarded unread with its connection: the primary may still hold the locks. (The
+    // redelivery is made only then: this runs for every commit.)
+    options.on_lost = [thread = &thread_, node = p.node, copy = record, id = id_](absl::Status) mutable {
+      thread->Redeliver(node, kCommitPrimaryAgainMessage, std::move(copy), id)();
     };
     if (absl::Status s = thread_.messenger().Send(p.node, kCommitPrimaryMessage, record, std::move(options));
         !s.ok()) {
