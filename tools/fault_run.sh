@@ -10,12 +10,14 @@
 #   tools/fault_run.sh kill-cm    SIGKILL the CM
 #   tools/fault_run.sh pause      SIGSTOP a non-CM node for 5 s (past its lease)
 #   tools/fault_run.sh zk         stop ZooKeeper for 10 s
+#   LEASE=200ms tools/fault_run.sh ...           another lease period (default 2s)
+#   LEASE_CHANNEL=false tools/fault_run.sh ...   leases over the rings instead of their UDP channel
 #
 # Run from the repository root after `bazel build -c opt //server:fathomd //tools/fathomctl:fathomctl
 # //bench:ycsb`. A measurement aid, not a test: tests/faults/ asserts.
 set -uo pipefail
 fault=${1:-}
-case "$fault" in kill | kill-cm | pause | zk) ;; *) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;; esac
+case "$fault" in kill | kill-cm | pause | zk) ;; *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;; esac
 out=/tmp/fault-$fault
 dir=$out.cluster
 rm -rf "$dir"
