@@ -76,18 +76,19 @@ void MembershipFollower::Poke() {
 void MembershipFollower::Loop() {
   uint64_t done_epoch = 0;
   bool done = false;
+  absl::Duration delay = options_.retry;  // until the next try of a configuration not done
   while (true) {
     std::optional<coordinator::Configuration> configuration;
     {
       MutexLock lock(&mu_);
       TsanRelease(&mu_);
       // A configuration not done yet (a join or a recovery step that must wait) is tried again after
-      // `retry`, not at once: waking on `!done` made this thread spin through every recovery, on cores
+      // `delay`, not at once: waking on `!done` made this thread spin through every recovery, on cores
       // the recovery itself needs.
       auto wake = [this, done_epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopping_ || poked_ || (latest_.has_value() && latest_->epoch() != done_epoch);
       };
-      mu_.AwaitWithTimeout(absl::Condition(&wake), options_.retry);
+      mu_.AwaitWithTimeout(absl::Condition(&wake), delay);
       TsanAcquire(&mu_);
       if (stopping_) return;
       if (poked_) {
@@ -99,6 +100,9 @@ void MembershipFollower::Loop() {
     }
     // An applied configuration needs work again only if a connection to a member failed or went away.
     if (done && configuration->epoch() == done_epoch && !NeedsRepair(*configuration)) continue;
+    // Back off while the same configuration stays undone; anything new starts again from first_retry.
+    const bool again = !done && configuration->epoch() == done_epoch;
+    delay = again ? std::min(options_.retry, delay * 2) : std::min(options_.retry, options_.first_retry);
     done = Apply(*configuration);
     done_epoch = configuration->epoch();
     if (done) {
@@ -106,8 +110,9 @@ void MembershipFollower::Loop() {
       applied_epoch_ = done_epoch;
     }
     // The epoch counts as applied (a restart waits for that) while recovery may still wait: it is tried
-    // again every `retry`.
+    // again (backing off).
     if (done && !Recover(*configuration)) done = false;
+    if (done) delay = options_.retry;  // only to look for broken connections (NeedsRepair)
   }
 }
 
@@ -139,7 +144,12 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
               : !same_incarnation            ? "another incarnation"
                                              : "this node holds no lease",
               static_cast<unsigned long long>(configuration.epoch()));
+    const absl::Time disconnecting = absl::Now();
     node_->Disconnect(peer).IgnoreError();
+    // Slow only when something waits for the peer (a removal's drain, a dead peer's endpoint): worth seeing.
+    if (const absl::Duration took = absl::Now() - disconnecting; took > absl::Milliseconds(20)) {
+      StderrLog("membership: node %u disconnected node %u in %s", node_->id(), peer, absl::FormatDuration(took).c_str());
+    }
     joined_.erase(peer);
   }
   // Everything a node outside this configuration (or an earlier incarnation) wrote here is handled:
@@ -179,7 +189,7 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
       joined_incarnations_.insert({id, info->incarnation()});
       if (repair) ++reconnects_;
     } else {
-      complete = false;  // retried after `retry`
+      complete = false;  // retried (backing off)
     }
   }
   return complete;
@@ -254,7 +264,7 @@ std::optional<uint64_t> MembershipFollower::Rejoin() {
   absl::Status joined = coordinator_->Join(*options_.rejoin_as);
   StderrLog("membership: node %u was not in the configuration; joined again: %s", node_->id(),
           joined.ToString().c_str());
-  if (!joined.ok()) return std::nullopt;  // tried again after `retry`
+  if (!joined.ok()) return std::nullopt;  // tried again (backing off)
   {
     MutexLock lock(&mu_);
     ++rejoins_;

@@ -10,7 +10,7 @@
 //   ASSIGN_OR_RETURN(auto follower, MembershipFollower::Start(node.get(), coordinator.get()));
 //
 // Configurations arrive on the coordinator's callback thread; the follower applies them on its own thread,
-// because joining takes gRPC calls. Failed joins are retried every `retry` until they succeed or the member
+// because joining takes gRPC calls. Failed joins are retried (backing off to `retry`) until they succeed or the member
 // leaves.
 //
 // With leases (MembershipOptions::lease, lease_agent.h): a node whose own lease has lapsed acts as no
@@ -20,7 +20,7 @@
 // coordinator again (Leave, then Join) by itself: so destroy the follower before leaving for good.
 //
 // A connection to a member that fails (Node::failed_peers) or goes away while both stay members is made
-// again, every `retry` until it succeeds: one flap must not cut two members apart for good.
+// again, backing off to every `retry`, until it succeeds: one flap must not cut two members apart for good.
 #ifndef FATHOM_COORDINATOR_MEMBERSHIP_H_
 #define FATHOM_COORDINATOR_MEMBERSHIP_H_
 
@@ -48,15 +48,19 @@ coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_by
 // tells the follower.
 struct RecoveryStep {
   bool served_new = false;  // this node serves regions it did not: members must import them
-  bool waiting = false;     // something is left to do (a promotion or a fill): ask again after `retry`
+  bool waiting = false;     // something is left to do (a promotion or a fill): ask again (backing off)
 };
 
 struct MembershipOptions {
+  // A configuration not done yet (a join, a promotion waiting for pending commits) is tried again after
+  // `first_retry`, then twice as long each time, up to `retry`: a promotion usually waits a few
+  // milliseconds, and every retry it sleeps through is unavailability for the regions it promotes.
+  absl::Duration first_retry = absl::Milliseconds(5);
   absl::Duration retry = absl::Milliseconds(200);
   LeaseAgent* lease = nullptr;  // not owned; outlives the follower
   std::optional<coordinator::MemberInfo> rejoin_as;
-  // This node's part of recovery: called once a configuration (its epoch given) is applied, and every
-  // `retry` while it says `waiting`. When it serves new regions, the follower republishes this node to
+  // This node's part of recovery: called once a configuration (its epoch given) is applied, and again
+  // (backing off from `first_retry` to `retry`) while it says `waiting`. When it serves new regions, the follower republishes this node to
   // every member (Node::Republish) and then calls it once more at once: a step that serves new regions
   // may return before the rest of its work, so members reach them sooner.
   std::function<RecoveryStep(uint64_t epoch)> recover;

@@ -570,6 +570,9 @@ coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
   } else if (!orphans->error.empty()) {
     log_waiting(absl::StrCat("recovering the transactions of gone coordinators: ", orphans->error));
   }
+  if (absl::Status prepared = txns->PrepareBackupCopies(); !prepared.ok()) {
+    log_waiting(absl::StrCat("cannot make the copies of the regions this node backs up: ", prepared.ToString()));
+  }
   result.waiting = !txns->promotions_waiting().empty() || txns->fills_waiting() || !orphans.ok() || !orphans->settled;
   return result;
 }

@@ -8,6 +8,7 @@
 #ifndef FATHOM_TXN_BACKUP_STORE_H_
 #define FATHOM_TXN_BACKUP_STORE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,9 @@ class BackupStore {
   // The copy of `region` (empty if there is none). For comparisons after quiescence.
   std::span<const std::byte> View(uint32_t region) const;
   size_t regions() const;
+  // The end of the highest slot an Apply wrote into the copy of `region` (0: none, or no copy): no slot
+  // of the copy lies past it.
+  uint64_t WrittenEnd(uint32_t region) const;
   // The copy of `region` as registered memory, made (zeroed: nothing was ever written to it) if there is
   // none, for this node to serve the region as its primary. FailedPrecondition without an allocator.
   absl::StatusOr<memory::LocalRegion*> Registered(uint32_t region, uint64_t region_bytes);
@@ -49,9 +53,13 @@ class BackupStore {
     std::unique_ptr<uint64_t[]> words;                // without: 8-byte aligned, zeroed
     std::byte* data = nullptr;
     uint64_t bytes = 0;
+    std::atomic<uint64_t> written_end{0};  // WrittenEnd
   };
+  // The copy of `region` (null if there is none yet); FailedPrecondition if it has another size.
+  absl::StatusOr<Copy*> Find(uint32_t region, uint64_t region_bytes) const;
   absl::StatusOr<Copy*> CopyOf(uint32_t region, uint64_t region_bytes);
 
+  absl::Mutex create_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // held while a copy is made
   mutable absl::Mutex mu_;
   CopyAllocator allocator_ ABSL_GUARDED_BY(mu_);
   // Copies are never removed while the store lives, so a pointer to one stays valid without the lock.

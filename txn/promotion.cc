@@ -22,10 +22,11 @@
 namespace fathom::txn {
 namespace {
 
-// The slots of `copy` that hold objects, and of those the ones whose object was freed.
-absl::Status FindSlots(const memory::LocalRegion& copy, std::vector<memory::Slot>* used,
+// The slots of `copy` that hold objects, and of those the ones whose object was freed. Nothing was
+// written past `end` (walking the empty rest of a 64 MiB copy took ~7 ms).
+absl::Status FindSlots(const memory::LocalRegion& copy, uint64_t end, std::vector<memory::Slot>* used,
                        std::vector<memory::GlobalAddress>* freed) {
-  return ForEachSlot(copy, [&](uint32_t offset, uint32_t capacity) -> absl::Status {
+  return ForEachSlotBelow(copy, end, [&](uint32_t offset, uint32_t capacity) -> absl::Status {
     const memory::GlobalAddress address{copy.id(), offset};
     used->push_back(memory::Slot{address, capacity});
     const object::ObjectHeader header = object::LocalObject(copy.at(offset), capacity).ReadHeader();
@@ -35,6 +36,20 @@ absl::Status FindSlots(const memory::LocalRegion& copy, std::vector<memory::Slot
 }
 
 }  // namespace
+
+absl::Status TransactionService::PrepareBackupCopies() {
+  node::Node& node = *shared_->node;
+  const std::shared_ptr<const memory::RegionMap> map = node.region_directory().Current();
+  for (uint32_t region : map->BackupRegionsOf(node.id())) {
+    absl::StatusOr<memory::RegionReplicas> replicas = map->ReplicasOf(region);
+    if (!replicas.ok()) return replicas.status();
+    if (replicas->bytes == 0) continue;  // a configuration without sizes (static clusters' rule)
+    if (absl::StatusOr<memory::LocalRegion*> copy = shared_->backups.Registered(region, replicas->bytes); !copy.ok()) {
+      return copy.status();
+    }
+  }
+  return absl::OkStatus();
+}
 
 std::vector<uint32_t> TransactionService::promotions_waiting() const {
   node::Node& node = *shared_->node;
@@ -64,7 +79,7 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions()
     if (!copy.ok()) return copy.status();
     std::vector<memory::Slot> used;
     std::vector<memory::GlobalAddress> freed;
-    RETURN_IF_ERROR(FindSlots(**copy, &used, &freed));
+    RETURN_IF_ERROR(FindSlots(**copy, shared_->backups.WrittenEnd(region), &used, &freed));
     if (absl::Status s = node.ServeRegion(*copy, used); !s.ok()) return s;
     // The freed slots go on thread 0's free list (the allocator state the dead primary's lists held).
     absl::Status listed = node.RunOnThread(0, [&freed](node::NodeThread& thread) -> absl::Status {

@@ -1,5 +1,7 @@
 #include "txn/slot_walk.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "platform/memory/global_address.h"
@@ -52,8 +54,14 @@ absl::StatusOr<std::optional<WriteEntry>> CopySlot(const memory::LocalRegion& me
 
 absl::Status ForEachSlot(const memory::LocalRegion& memory,
                          absl::FunctionRef<absl::Status(uint32_t offset, uint32_t capacity)> visit) {
+  return ForEachSlotBelow(memory, memory.size(), visit);
+}
+
+absl::Status ForEachSlotBelow(const memory::LocalRegion& memory, uint64_t end,
+                              absl::FunctionRef<absl::Status(uint32_t offset, uint32_t capacity)> visit) {
+  end = std::min<uint64_t>(end, memory.size());
   uint64_t offset = 0;
-  while (offset + object::kHeaderBytes <= memory.size()) {
+  while (offset + object::kHeaderBytes <= end) {
     const uint32_t capacity = object::LocalObject(memory.at(static_cast<uint32_t>(offset)), 64).ReadHeader().capacity;
     if (capacity < 64 || capacity % 64 != 0 || offset + capacity > memory.size()) {
       offset += 64;  // never used (zero), or not a slot start

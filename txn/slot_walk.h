@@ -22,6 +22,9 @@ namespace fathom::txn {
 // at the first error and returns it.
 absl::Status ForEachSlot(const memory::LocalRegion& memory,
                          absl::FunctionRef<absl::Status(uint32_t offset, uint32_t capacity)> visit);
+// The same over the slots that start below `end` (a copy known to hold nothing past it).
+absl::Status ForEachSlotBelow(const memory::LocalRegion& memory, uint64_t end,
+                              absl::FunctionRef<absl::Status(uint32_t offset, uint32_t capacity)> visit);
 
 // A consistent copy of the slot at `offset` (a torn or locked copy is taken again), as the entry that
 // installs its state: a live object's payload and version, or a freed slot's free; nullopt for a slot

@@ -211,6 +211,10 @@ size_t SimCluster::Recover() {
                                                       " ", orphans->error)
                                        : orphans.status().ToString()));
     }
+    // As fathomd does (server.cc): copies made before a promotion needs them. Only errors are recorded.
+    if (absl::Status prepared = services_[i]->PrepareBackupCopies(); !prepared.ok()) {
+      Record(absl::StrCat("node ", node.id(), " prepares backup copies: ", prepared.ToString()));
+    }
     if (services_[i]->promotions_waiting().empty()) continue;
     absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions();
     Record(absl::StrCat("node ", node.id(), " promotions: ",
