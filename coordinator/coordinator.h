@@ -93,6 +93,16 @@ class Coordinator {
   // a member.
   virtual absl::Status ReportSuspect(uint32_t node_id) = 0;
 
+  // For a configuration manager that just took over from `node_id` (that incarnation): whether a majority
+  // of the data members voted it out (ReportSuspect) within the vote window, so each of them confirmed
+  // none of its grants since (LeaseOptions::vote_silence) and its own lease is over soon. False where
+  // there are no votes (the default, LocalCoordinator) or it lost the role otherwise (its session ended).
+  virtual absl::StatusOr<bool> DeposedByVotes(uint32_t node_id, uint64_t incarnation) {
+    (void)node_id;
+    (void)incarnation;
+    return false;
+  }
+
   // The configuration manager removes a member whose lease expired (coordinator/lease_agent.h): one
   // change, conditional on the version read and made only while this node is the manager
   // (FailedPrecondition otherwise). Unlike a plain Update it also drops the member's registration (its

@@ -52,6 +52,7 @@ std::string EncodeLeaseRequest(const LeaseRequest& request) {
   Put<uint32_t>(&out, request.node_id);
   Put<uint64_t>(&out, request.incarnation);
   Put<uint64_t>(&out, request.epoch);
+  Put<uint64_t>(&out, request.confirms);
   return out;
 }
 
@@ -62,6 +63,7 @@ absl::StatusOr<LeaseRequest> DecodeLeaseRequest(std::string_view bytes) {
   request.node_id = Get<uint32_t>(bytes, 4);
   request.incarnation = Get<uint64_t>(bytes, 8);
   request.epoch = Get<uint64_t>(bytes, 16);
+  request.confirms = Get<uint64_t>(bytes, 24);
   if (request.node_id == 0 || request.node_id > coordinator::kMaxNodeId) {
     return absl::InvalidArgumentError(absl::StrCat("lease request from node id ", request.node_id));
   }
@@ -75,6 +77,7 @@ std::string EncodeLeaseReply(const LeaseReply& reply) {
   Put<uint32_t>(&out, 0);
   Put<uint64_t>(&out, static_cast<uint64_t>(absl::ToInt64Microseconds(reply.period)));
   Put<uint64_t>(&out, reply.epoch);
+  Put<uint64_t>(&out, reply.grant);
   return out;
 }
 
@@ -94,8 +97,12 @@ absl::StatusOr<LeaseReply> DecodeLeaseReply(std::string_view bytes) {
   reply.verdict = static_cast<LeaseVerdict>(verdict);
   reply.period = absl::Microseconds(static_cast<int64_t>(micros));
   reply.epoch = Get<uint64_t>(bytes, 16);
+  reply.grant = Get<uint64_t>(bytes, 24);
   if (reply.verdict == LeaseVerdict::kGranted && reply.period <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("lease granted for no time");
+  }
+  if ((reply.verdict == LeaseVerdict::kGranted) != (reply.grant != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("lease reply (", LeaseVerdictName(reply.verdict), ") with grant ", reply.grant));
   }
   return reply;
 }
@@ -133,6 +140,19 @@ LeaseVerdict LeaseTable::Renew(uint32_t node_id, uint64_t incarnation, absl::Tim
   ++it->second.renewals;
   it->second.joining = false;
   return LeaseVerdict::kGranted;
+}
+
+void LeaseTable::Confirm(uint32_t node_id, uint64_t incarnation, absl::Time granted) {
+  auto it = entries_.find(node_id);
+  if (it == entries_.end() || it->second.incarnation != incarnation) return;
+  it->second.confirmed = std::max(it->second.confirmed, granted);
+}
+
+void LeaseTable::ExpireBy(uint32_t node_id, uint64_t incarnation, absl::Time expires) {
+  auto it = entries_.find(node_id);
+  if (it == entries_.end() || it->second.incarnation != incarnation) return;
+  it->second.last_renewal = std::min(it->second.last_renewal, expires - period_);
+  it->second.joining = false;
 }
 
 std::vector<std::pair<uint32_t, uint64_t>> LeaseTable::Expired(absl::Time now) const {

@@ -32,13 +32,16 @@ namespace fathom::coordinator {
 // request; 3 is reserved for a one-way grant (not used).
 inline constexpr msg::MessageType kLeaseRequestMessage = 2;
 inline constexpr msg::MessageType kLeaseGrantReserved = 3;
-inline constexpr uint16_t kLeaseFormatVersion = 1;
-inline constexpr size_t kLeaseMessageBytes = 24;
+inline constexpr uint16_t kLeaseFormatVersion = 2;
+inline constexpr size_t kLeaseMessageBytes = 32;
 
 struct LeaseRequest {
   uint32_t node_id = 0;
   uint64_t incarnation = 0;
   uint64_t epoch = 0;  // the newest configuration the member has seen
+  // The `grant` of the last grant this member accepted from the CM it asks (0: none it confirms). The CM
+  // holds its own lease only while a majority confirm grants (lease_agent.h).
+  uint64_t confirms = 0;
 };
 
 enum class LeaseVerdict : uint16_t {
@@ -52,6 +55,7 @@ struct LeaseReply {
   LeaseVerdict verdict = LeaseVerdict::kNotManager;
   absl::Duration period;  // the lease granted, from the moment the member sent its request
   uint64_t epoch = 0;     // the CM's configuration
+  uint64_t grant = 0;     // granted: a token the member echoes (LeaseRequest::confirms); else 0
 };
 
 std::string EncodeLeaseRequest(const LeaseRequest& request);
@@ -73,6 +77,8 @@ class LeaseTable {
     absl::Time last_renewal;  // or when the member (or this CM) appeared
     uint64_t renewals = 0;
     bool joining = false;     // admitted while this CM ran and not renewed yet: has the join grace
+    // When this CM made the newest grant the member confirmed it received (InfinitePast: none).
+    absl::Time confirmed = absl::InfinitePast();
   };
 
   // `join_grace`: how long a member that joined has for its first renewal, if longer than the period (it
@@ -90,6 +96,11 @@ class LeaseTable {
   void Clear() { entries_.clear(); }
   // A request from `node_id`: granted if it is a member with this incarnation.
   LeaseVerdict Renew(uint32_t node_id, uint64_t incarnation, absl::Time now);
+  // The member says it received the grant this CM made at `granted` (at most now: the caller clamps).
+  void Confirm(uint32_t node_id, uint64_t incarnation, absl::Time granted);
+  // The member's lease here expires at `expires` at the latest (a CM deposed by a majority's votes: its
+  // own lease ended soon after the last vote, lease_agent.h).
+  void ExpireBy(uint32_t node_id, uint64_t incarnation, absl::Time expires);
   // Members whose last renewal is a full period old (id, incarnation), in id order.
   std::vector<std::pair<uint32_t, uint64_t>> Expired(absl::Time now) const;
   void Forget(uint32_t node_id) { entries_.erase(node_id); }

@@ -1,6 +1,8 @@
 #include "coordinator/lease_agent.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -100,12 +102,18 @@ void LeaseAgent::OnConfiguration(const coordinator::Configuration& config) {
   MutexLock lock(&mu_);
   if (config_.has_value() && config.epoch() <= config_->epoch()) return;
   config_ = config;
+  if (config.manager_id() != 0 && config.manager_id() != node_->id()) {
+    if (const MemberInfo* m = FindMember(config, config.manager_id()); m != nullptr) {
+      other_manager_ = {m->node_id(), m->incarnation()};
+    }
+  }
   if (is_manager_) table_.SetMembers(config, node_->id(), options_.clock->Now());
 }
 
 void LeaseAgent::Tick() {
   const absl::Time now = options_.clock->Now();
   const bool manager = coordinator_ != nullptr && coordinator_->is_manager();
+  std::optional<std::pair<uint32_t, uint64_t>> predecessor;  // the CM this node just took over from
   {
     MutexLock lock(&mu_);
     if (!started_ || stopping_) return;
@@ -116,6 +124,9 @@ void LeaseAgent::Tick() {
     if (manager && !is_manager_) {
       if (config_.has_value()) table_.SetMembers(*config_, node_->id(), now);
       table_.RenewAll(now);  // a new CM gives everyone a full period: their grants came from the old one
+      // The new CM may have named itself in a configuration already: its predecessor is the last other
+      // CM a configuration named.
+      if (other_manager_.first != 0) predecessor = other_manager_;
     } else if (manager && stalled) {
       table_.RenewAll(now);
       ++counters_.manager_stalls;
@@ -123,6 +134,7 @@ void LeaseAgent::Tick() {
     if (!manager) table_.Clear();
     is_manager_ = manager;
   }
+  if (predecessor.has_value()) ShortenDeposedManager(predecessor->first, predecessor->second, now);
   if (manager) {
     ManagerTick(now);
   } else {
@@ -155,7 +167,11 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     // it instead (ZooKeeperCoordinator::ReportSuspect), and a minority never reconfigures.
     const std::optional<std::pair<int, int>> heard = HeardDataMembers(now);
     const bool majority = heard.has_value() && 2 * heard->first > heard->second;
-    if (Listed(config_, *node_) && majority) SetExpiry(std::max(expiry_, now + options_.period));
+    // Its own lease runs a period from the grants a majority confirmed they received, not from when it
+    // heard them: a member's lease ends at most a renewal interval after the grant it confirmed, so once
+    // a majority voted it out and went silent (vote_silence), this lease ends at most that long after the
+    // last vote, and its successor need not wait a full period (ShortenDeposedManager).
+    ExtendOwnLease(now);
     if (!majority && !expired.empty()) {
       if (heard.has_value() && now - minority_logged_ >= options_.period) {
         minority_logged_ = now;
@@ -204,6 +220,47 @@ std::optional<std::pair<int, int>> LeaseAgent::HeardDataMembers(absl::Time now) 
     if (m.node_id() == node_->id() || recent) ++heard;
   }
   return std::make_pair(heard, data);
+}
+
+void LeaseAgent::ExtendOwnLease(absl::Time now) {
+  if (!Listed(config_, *node_)) return;
+  if (const std::optional<absl::Time> confirmed = MajorityConfirmed(now); confirmed.has_value()) {
+    SetExpiry(std::max(expiry_, *confirmed + options_.period));
+  }
+}
+
+std::optional<absl::Time> LeaseAgent::MajorityConfirmed(absl::Time now) const {
+  if (!config_.has_value()) return std::nullopt;
+  std::vector<absl::Time> others;  // each other data member's newest confirmed grant
+  int data = 0;
+  for (const coordinator::MemberInfo& m : config_->members()) {
+    if (m.client_only()) continue;
+    ++data;
+    if (m.node_id() == node_->id()) continue;
+    auto entry = table_.entries().find(m.node_id());
+    if (entry == table_.entries().end()) continue;
+    others.push_back(entry->second.joining ? now : std::min(entry->second.confirmed, now));
+  }
+  const size_t needed = static_cast<size_t>(data / 2);  // others, with itself a majority
+  if (needed == 0) return now;
+  if (others.size() < needed) return std::nullopt;
+  std::nth_element(others.begin(), others.begin() + (needed - 1), others.end(), std::greater<absl::Time>());
+  const absl::Time confirmed = others[needed - 1];
+  if (confirmed == absl::InfinitePast()) return std::nullopt;
+  return confirmed;
+}
+
+void LeaseAgent::ShortenDeposedManager(uint32_t node, uint64_t incarnation, absl::Time now) {
+  absl::StatusOr<bool> deposed = coordinator_->DeposedByVotes(node, incarnation);
+  if (!deposed.ok() || !*deposed) return;  // its session ended, or unknown: it keeps the full period
+  // Each voter's lease lapsed before it voted, and lasted at most a renewal interval past the newest
+  // grant it confirmed; the old CM's own lease rests on a majority's confirmations, which meet the
+  // voters. So it ended at most an interval after the last vote: a tick more is the margin.
+  const absl::Time expires = now + interval() + options_.period / 8;
+  MutexLock lock(&mu_);
+  table_.ExpireBy(node, incarnation, expires);
+  StderrLog("lease: node %u took over from node %u, which a majority voted out: it is removed in %s unless it renews",
+            node_->id(), node, absl::FormatDuration(expires - now).c_str());
 }
 
 absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::string& channel_address,
@@ -267,6 +324,8 @@ void LeaseAgent::MemberTick(absl::Time now) {
     request.node_id = node_->id();
     request.incarnation = node_->incarnation();
     request.epoch = config_->epoch();
+    const std::pair<uint32_t, uint64_t> asked = {manager, manager_incarnation};
+    if (granted_by_ == asked && !(voted_against_ == asked && now < silent_until_)) request.confirms = grant_token_;
     ++counters_.requests;
   }
   // `now` is when the request left: the lease runs from here, before the CM's view of it begins.
@@ -293,6 +352,9 @@ void LeaseAgent::MemberTick(absl::Time now) {
       }
       last_suspicion_ = now;
       ++counters_.suspicions;
+      // From the vote on, none of this CM's grants is confirmed (vote_silence): see ShortenDeposedManager.
+      voted_against_ = {manager, manager_incarnation};
+      silent_until_ = now + options_.vote_silence;
     }
     StderrLog("lease: node %u suspects the CM (node %u): no answer for %s", node_->id(), manager,
             absl::FormatDuration(silent).c_str());
@@ -306,6 +368,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
   if (reply->verdict == LeaseVerdict::kGranted) {
     ++counters_.grants_received;
     granted_by_ = {manager, manager_incarnation};
+    grant_token_ = reply->grant;
     // Renewals follow the CM's pace (period()); at most every 250 us, whatever a CM says.
     granted_period_nanos_.store(absl::ToInt64Nanoseconds(std::max(reply->period, absl::Milliseconds(1))),
                                 std::memory_order_relaxed);
@@ -345,14 +408,23 @@ std::optional<std::string> LeaseAgent::OnChannelRequest(const LeaseChannel::Inbo
 LeaseReply LeaseAgent::Answer(const LeaseRequest& request) {
   LeaseReply answer;
   answer.period = options_.period;
+  const absl::Time now = options_.clock->Now();
   MutexLock lock(&mu_);
   answer.epoch = config_.has_value() ? config_->epoch() : 0;
   if (!started_ || stopping_ || !is_manager_) {
     answer.verdict = LeaseVerdict::kNotManager;
   } else {
-    answer.verdict = table_.Renew(request.node_id, request.incarnation, options_.clock->Now());
+    answer.verdict = table_.Renew(request.node_id, request.incarnation, now);
+    // The token is this CM's clock at the grant; one echoed back says when a grant the member received
+    // was made (never later than now, whatever the member sends).
+    if (request.confirms != 0) {
+      const absl::Time granted = absl::FromUnixNanos(static_cast<int64_t>(std::min<uint64_t>(request.confirms, INT64_MAX)));
+      table_.Confirm(request.node_id, request.incarnation, std::min(granted, now));
+      ExtendOwnLease(now);  // at once: a CM that just took over holds none until a majority confirms
+    }
   }
   if (answer.verdict == LeaseVerdict::kGranted) {
+    answer.grant = static_cast<uint64_t>(std::max<int64_t>(1, absl::ToUnixNanos(now)));
     ++counters_.grants;
   } else {
     ++counters_.refusals;

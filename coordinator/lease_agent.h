@@ -66,6 +66,10 @@ struct LeaseOptions {
   // every member before it asks, which takes longer than a short lease (200 ms leases removed every
   // joining YCSB driver here).
   absl::Duration join_grace = absl::Seconds(2);
+  // After this member voted a CM out (Coordinator::ReportSuspect), it confirms none of that CM's grants for
+  // this long: the vote's window in ZooKeeper (ZooKeeperCoordinatorOptions::suspicion_window) and a
+  // period. So a majority's votes bound the deposed CM's own lease (see Tick), whatever it still hears.
+  absl::Duration vote_silence = absl::Seconds(6);
   const Clock* clock = Clock::Real();
   bool background = true;  // false: no thread; the owner calls Tick()
   int thread = 0;          // node thread that sends the requests (without a lease channel)
@@ -180,9 +184,24 @@ class LeaseAgent {
   bool SawAliveLocked(uint32_t node, uint64_t incarnation) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // As CM: (data members heard from lately, data members) of the configuration, itself counted.
   std::optional<std::pair<int, int>> HeardDataMembers(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // As CM: the newest time by which a majority of the data members, itself counted, confirmed grants it
+  // made (a member still in its join grace counts as `now`); nullopt if no majority ever did.
+  std::optional<absl::Time> MajorityConfirmed(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // As CM: extends its own lease to a period past MajorityConfirmed.
+  void ExtendOwnLease(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // As a CM that just took over: if a majority voted its predecessor out, that one's lease is over soon
+  // (LeaseTable::ExpireBy). Called without the lock (it asks ZooKeeper).
+  void ShortenDeposedManager(uint32_t node, uint64_t incarnation, absl::Time now);
   absl::Time minority_logged_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  // The CM (node, incarnation) that last granted this node a lease.
+  // The CM (node, incarnation) that last granted this node a lease, and that grant's token (echoed as
+  // LeaseRequest::confirms).
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
+  uint64_t grant_token_ ABSL_GUARDED_BY(mu_) = 0;
+  // The CM this member voted out last, and until when it confirms none of its grants (vote_silence).
+  std::pair<uint32_t, uint64_t> voted_against_ ABSL_GUARDED_BY(mu_) = {0, 0};
+  // The last CM other than this node that a configuration named (node, incarnation).
+  std::pair<uint32_t, uint64_t> other_manager_ ABSL_GUARDED_BY(mu_) = {0, 0};
+  absl::Time silent_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 
   absl::Mutex listener_mu_;
   std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);

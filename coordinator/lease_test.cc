@@ -30,32 +30,39 @@ TEST(LeaseFormatTest, AChannelRequestMustComeFromTheAddressTheMemberPublished) {
 }
 
 TEST(LeaseFormatTest, RequestAndReplyRoundTrip) {
-  const std::string request = EncodeLeaseRequest({.node_id = 3, .incarnation = 0x1122334455667788, .epoch = 9});
+  const std::string request =
+      EncodeLeaseRequest({.node_id = 3, .incarnation = 0x1122334455667788, .epoch = 9, .confirms = 0xabcdef});
   ASSERT_EQ(request.size(), kLeaseMessageBytes);
   auto decoded = DecodeLeaseRequest(request);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->node_id, 3u);
   EXPECT_EQ(decoded->incarnation, 0x1122334455667788u);
   EXPECT_EQ(decoded->epoch, 9u);
-  // Little-endian, as documented: version 1, reserved, node id.
-  EXPECT_EQ(request.substr(0, 8), std::string("\x01\x00\x00\x00\x03\x00\x00\x00", 8));
+  EXPECT_EQ(decoded->confirms, 0xabcdefu);
+  // Little-endian, as documented: version 2, reserved, node id; the grant confirmed at offset 24.
+  EXPECT_EQ(request.substr(0, 8), std::string("\x02\x00\x00\x00\x03\x00\x00\x00", 8));
+  EXPECT_EQ(request.substr(24, 4), std::string("\xef\xcd\xab\x00", 4));
 
-  const std::string reply =
-      EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::Milliseconds(1500), .epoch = 9});
+  const std::string reply = EncodeLeaseReply(
+      {.verdict = LeaseVerdict::kGranted, .period = absl::Milliseconds(1500), .epoch = 9, .grant = 77});
   auto back = DecodeLeaseReply(reply);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->verdict, LeaseVerdict::kGranted);
   EXPECT_EQ(back->period, absl::Milliseconds(1500));
   EXPECT_EQ(back->epoch, 9u);
+  EXPECT_EQ(back->grant, 77u);
 }
 
 TEST(LeaseFormatTest, CorruptRequestsAreRejectedAsMalformed) {
   const std::string good = EncodeLeaseRequest({.node_id = 3, .incarnation = 5, .epoch = 9});
-  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(good.substr(0, 23)).status()));  // truncated
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(good.substr(0, 31)).status()));  // truncated
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(good.substr(0, 24)).status()));  // a version 1 length
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(good + "x").status()));          // trailing byte
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest("").status()));
   std::string bad = good;
-  bad[0] = 2;  // unknown format version
+  bad[0] = 1;  // format version 1 (no confirmation field)
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(bad).status()));
+  bad[0] = 3;  // unknown format version
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeLeaseRequest(bad).status()));
   bad = good;
   bad[2] = 1;  // reserved bits
@@ -78,7 +85,8 @@ TEST(LeaseFormatTest, CorruptRequestsAreRejectedAsMalformed) {
 }
 
 TEST(LeaseFormatTest, CorruptRepliesAreRejected) {
-  const std::string good = EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::Seconds(2), .epoch = 1});
+  const std::string good =
+      EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::Seconds(2), .epoch = 1, .grant = 5});
   EXPECT_FALSE(DecodeLeaseReply(good.substr(1)).ok());
   std::string bad = good;
   bad[2] = 9;  // unknown verdict
@@ -89,8 +97,12 @@ TEST(LeaseFormatTest, CorruptRepliesAreRejected) {
   bad = good;
   bad[15] = 0x7f;  // a grant of centuries is refused, not trusted
   EXPECT_FALSE(DecodeLeaseReply(bad).ok());
-  const std::string zero = EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::ZeroDuration()});
+  const std::string zero =
+      EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::ZeroDuration(), .grant = 5});
   EXPECT_FALSE(DecodeLeaseReply(zero).ok());
+  // A grant carries its token, a refusal none: a lie either way is refused.
+  EXPECT_FALSE(DecodeLeaseReply(EncodeLeaseReply({.verdict = LeaseVerdict::kGranted, .period = absl::Seconds(2)})).ok());
+  EXPECT_FALSE(DecodeLeaseReply(EncodeLeaseReply({.verdict = LeaseVerdict::kNotManager, .grant = 5})).ok());
   const std::string refused = EncodeLeaseReply({.verdict = LeaseVerdict::kNotMember, .period = absl::ZeroDuration()});
   ASSERT_TRUE(DecodeLeaseReply(refused).ok());
   EXPECT_EQ(DecodeLeaseReply(refused)->verdict, LeaseVerdict::kNotMember);
@@ -112,6 +124,40 @@ TEST(LeaseTableTest, MembersExpireAPeriodAfterTheirLastRenewal) {
   // A stalled CM renews everyone rather than blaming them.
   table.RenewAll(t0 + absl::Seconds(10));
   EXPECT_TRUE(table.Expired(t0 + absl::Seconds(11)).empty());
+}
+
+TEST(LeaseTableTest, ConfirmationsOnlyMoveForwardAndNeedTheIncarnation) {
+  const absl::Time t0 = absl::UnixEpoch() + absl::Hours(1);
+  LeaseTable table(absl::Seconds(2));
+  table.SetMembers(Config({{1, 11}, {2, 22}, {3, 33}}), /*self=*/1, t0);
+  EXPECT_EQ(table.entries().at(2).confirmed, absl::InfinitePast());
+  table.Confirm(2, 22, t0 + absl::Seconds(1));
+  table.Confirm(2, 22, t0 + absl::Milliseconds(500));  // an older grant, confirmed late
+  table.Confirm(2, 99, t0 + absl::Seconds(5));         // another incarnation
+  table.Confirm(4, 44, t0 + absl::Seconds(5));         // not a member
+  EXPECT_EQ(table.entries().at(2).confirmed, t0 + absl::Seconds(1));
+  EXPECT_EQ(table.entries().at(3).confirmed, absl::InfinitePast());
+  EXPECT_EQ(table.entries().size(), 2u);
+}
+
+// A new CM that took over from one a majority voted out gives it only until `expires`, whatever it gave
+// everyone at the takeover; a renewal after that counts again.
+TEST(LeaseTableTest, ExpireByShortensOneMembersLease) {
+  const absl::Time t0 = absl::UnixEpoch() + absl::Hours(1);
+  LeaseTable table(absl::Milliseconds(200));
+  table.SetMembers(Config({{1, 11}, {2, 22}, {3, 33}}), /*self=*/2, t0);
+  table.RenewAll(t0);
+  table.ExpireBy(1, 11, t0 + absl::Milliseconds(75));
+  table.ExpireBy(3, 99, t0 + absl::Milliseconds(75));  // another incarnation: untouched
+  EXPECT_TRUE(table.Expired(t0 + absl::Milliseconds(74)).empty());
+  auto expired = table.Expired(t0 + absl::Milliseconds(75));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0], std::make_pair(1u, uint64_t{11}));
+  EXPECT_EQ(table.Renew(1, 11, t0 + absl::Milliseconds(60)), LeaseVerdict::kGranted);
+  EXPECT_TRUE(table.Expired(t0 + absl::Milliseconds(199)).empty());
+  expired = table.Expired(t0 + absl::Milliseconds(250));  // node 3's full period from the takeover is over
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].first, 3u);
 }
 
 TEST(LeaseTableTest, ConfigurationChangesKeepRenewalsAndResetNewcomers) {

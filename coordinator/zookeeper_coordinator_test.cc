@@ -401,6 +401,10 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   ASSERT_TRUE(nodes_[2]->ReportSuspect(1).ok());
   absl::SleepFor(absl::Milliseconds(500));
   EXPECT_EQ(Manager(), nodes_[0].get());
+  const uint64_t first_cm = Member(1).incarnation();
+  absl::StatusOr<bool> deposed = nodes_[1]->DeposedByVotes(1, first_cm);
+  ASSERT_TRUE(deposed.ok()) << deposed.status();
+  EXPECT_FALSE(*deposed) << "one vote of three";
   // A client-only member has no vote.
   auto client = ZooKeeperCoordinator::Create(Options());
   ASSERT_TRUE(client.ok()) << client.status();
@@ -422,6 +426,17 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   }));
   EXPECT_FALSE(nodes_[0]->is_manager());
   EXPECT_EQ(nodes_[0]->state(), CoordinatorState::kConnected);
+  // The new CM can tell its predecessor went by a majority's votes (and so its lease is over soon);
+  // nobody voted against node 3, nor against another incarnation of node 1.
+  deposed = nodes_[1]->DeposedByVotes(1, first_cm);
+  ASSERT_TRUE(deposed.ok()) << deposed.status();
+  EXPECT_TRUE(*deposed);
+  deposed = nodes_[1]->DeposedByVotes(3, Member(3).incarnation());
+  ASSERT_TRUE(deposed.ok()) << deposed.status();
+  EXPECT_FALSE(*deposed);
+  deposed = nodes_[1]->DeposedByVotes(1, first_cm + 1);
+  ASSERT_TRUE(deposed.ok()) << deposed.status();
+  EXPECT_FALSE(*deposed);
   // Every node must know node 2 is the CM before it votes against it: a report against a node it takes
   // for a plain member is no vote.
   ASSERT_TRUE(Eventually([&] {

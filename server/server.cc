@@ -28,6 +28,9 @@
 namespace fathom::server {
 namespace {
 
+// A member's vote against the CM counts this many lease periods (members vote at most once a period).
+constexpr int kSuspicionWindowPeriods = 2;
+
 // What the coordinator records about a UCX transport list.
 coordinator::FabricKind FabricKindOf(const std::string& transports) {
   if (transports == "sm" || transports == "posix" || transports == "sysv" || transports == "cma") {
@@ -186,7 +189,7 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
     if (o.lease_period > absl::ZeroDuration()) {
       zk.manager_hold = std::max(absl::ZeroDuration(), o.zookeeper_session_timeout - 2 * o.lease_period);
     }
-    if (o.lease_period > absl::ZeroDuration()) zk.suspicion_window = 2 * o.lease_period;
+    if (o.lease_period > absl::ZeroDuration()) zk.suspicion_window = kSuspicionWindowPeriods * o.lease_period;
     zk.connect_timeout = o.node.join_timeout;
     zk.join_timeout = o.node.join_timeout;
     auto created = coordinator::ZooKeeperCoordinator::Create(zk);
@@ -197,6 +200,8 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
   if (coordinated() && o.lease_period > absl::ZeroDuration()) {
     coordinator::LeaseOptions lease;
     lease.period = o.lease_period;
+    // A voter confirms no grant of the CM it voted out while its vote counts, and a period more.
+    lease.vote_silence = (kSuspicionWindowPeriods + 1) * o.lease_period;
     if (o.lease_clock != nullptr) {
       lease.clock = o.lease_clock;
       lease.background = false;

@@ -111,6 +111,9 @@ class LeaseClusterTest : public ::testing::Test {
       }
       return true;
     })) << "the configuration of three members did not reach every node, or a member is not connected to the CM";
+    // Two rounds: the CM's own lease needs the members to confirm a grant it made (lease_agent.h), and in
+    // a round it ticks before they ask.
+    Round({1, 2, 3});
     Round({1, 2, 3});
     for (uint32_t id = 1; id <= 3; ++id) ASSERT_TRUE(cluster_->lease(id)->HoldsLease()) << "node " << id << Describe(id);
     for (uint32_t id = 1; id <= 3; ++id) {
@@ -258,6 +261,44 @@ TEST_F(LeaseClusterTest, ACmCutOffFromTheMajorityLapsesAndRemovesNoOne) {
   EXPECT_EQ(cluster_->coordination()->configuration().epoch(), epoch);
   EXPECT_FALSE(cluster_->lease(1)->HoldsLease());
   EXPECT_TRUE(cluster_->lease(1)->LeaseLapsed());
+}
+
+// The CM's own lease rests on grants a majority confirmed they received, not on hearing them: members
+// that voted it out confirm none of its grants for vote_silence, so it stays lapsed although it hears
+// them again and grants them leases (its successor relies on that: LeaseAgent::ShortenDeposedManager).
+TEST_F(LeaseClusterTest, ACmsOwnLeaseNeedsAMajorityToConfirmItsGrants) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  Start(seed);
+  ASSERT_NO_FATAL_FAILURE(Settle());
+  for (int i = 0; i < 8; ++i) Round({1, 2, 3});
+  ASSERT_TRUE(cluster_->lease(1)->HoldsLease());
+  cluster_->sim()->Partition(1, 2);
+  cluster_->sim()->Partition(1, 3);
+  const absl::Time cut = clock_.Now();
+  for (int i = 0; i < 12 && (cluster_->lease(2)->counters().suspicions == 0 ||
+                             cluster_->lease(3)->counters().suspicions == 0);
+       ++i) {
+    Round({1, 2, 3});
+  }
+  ASSERT_EQ(cluster_->lease(2)->counters().suspicions, 1u) << Describe(2);
+  ASSERT_EQ(cluster_->lease(3)->counters().suspicions, 1u) << Describe(3);
+  cluster_->sim()->Heal(1, 2);
+  cluster_->sim()->Heal(1, 3);
+  // Both members are granted leases again (the follower mends their connections to the CM in real time).
+  for (int i = 0; i < 200 && !(cluster_->lease(2)->HoldsLease() && cluster_->lease(3)->HoldsLease()); ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    if (clock_.Now() - cut < absl::Seconds(4)) Round({1, 2, 3});
+  }
+  ASSERT_TRUE(cluster_->lease(2)->HoldsLease()) << Describe(2);
+  ASSERT_TRUE(cluster_->lease(3)->HoldsLease()) << Describe(3);
+  Round({1, 2, 3});
+  EXPECT_FALSE(cluster_->lease(1)->HoldsLease()) << "the CM holds a lease no member confirmed";
+  // Once the votes' silence is over (6 s), their confirmations count again.
+  while (clock_.Now() - cut < absl::Seconds(7)) Round({1, 2, 3});
+  Round({1, 2, 3});
+  Round({1, 2, 3});
+  EXPECT_TRUE(cluster_->lease(1)->HoldsLease());
 }
 
 TEST_F(LeaseClusterTest, StalledManagerBlamesNoOne) {
