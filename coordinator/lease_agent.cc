@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <cstdio>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
