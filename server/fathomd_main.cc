@@ -10,7 +10,8 @@
 // the node runtime (--lease_period; a member that stops renewing is removed, and joins again when it
 // runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
-// until SIGTERM, SIGINT or a Shutdown call (SIGUSR1 logs its connections and rings). With --zk it also
+// until SIGTERM, SIGINT or a Shutdown call (SIGUSR1 logs its connections and rings; SIGUSR2 arms the
+// test-only --crash_at_record). With --zk it also
 // serves the control service's table calls
 // (fathomctl table create|drop|list) with the kv API, the tables' names kept in the configuration. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available, a damaged log), 2 bad flags.
@@ -29,6 +30,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -44,6 +46,7 @@
 #include "absl/time/time.h"
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/node_options.h"
+#include "server/crash_at_record.h"
 #include "server/server.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "this node's id, 1..65535 (required)");
@@ -89,6 +92,9 @@ ABSL_FLAG(bool, log_fsync, false,
 ABSL_FLAG(std::string, txn_members, "",
           "without --zk: the nodes that hold data and replicas, id,id,... (default: this node and --peers); "
           "every node of the cluster must list the same. With --zk the configuration says.");
+ABSL_FLAG(std::string, crash_at_record, "",
+          "tests only: KIND:N (KIND lock, commit_backup, commit_primary, abort or truncate); after SIGUSR2 the "
+          "node kills itself (SIGKILL) the Nth time it handled a transaction record of KIND, before replying");
 
 namespace fathom::server {
 namespace {
@@ -116,6 +122,9 @@ absl::StatusOr<std::vector<uint32_t>> ParseMembers(const std::string& flag) {
   }
   return members;
 }
+
+// Set by SIGUSR2 (the signal loop in Run): --crash_at_record counts from then on.
+std::atomic<bool> crash_armed{false};
 
 // The flags as server options; InvalidArgument names the flag.
 absl::StatusOr<ServerOptions> OptionsFromFlags() {
@@ -157,6 +166,11 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.txn_members = *members;
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.log_fsync = absl::GetFlag(FLAGS_log_fsync);
+  if (const std::string crash_flag = absl::GetFlag(FLAGS_crash_at_record); !crash_flag.empty()) {
+    absl::StatusOr<CrashAtRecord> crash = ParseCrashAtRecord(crash_flag);
+    if (!crash.ok()) return crash.status();
+    options.transactions.on_record = CrashAtRecordHook(*crash, &crash_armed, [] { raise(SIGKILL); });
+  }
   const uint32_t id = node.node_id;
   options.log_line = [id](const std::string& line) { Log(id, line); };
   return options;
@@ -184,6 +198,7 @@ int Run() {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGUSR2);
   std::string reason;
   while (reason.empty()) {
     timespec tick{0, 100'000'000};
@@ -191,6 +206,10 @@ int Run() {
     if (signal == SIGTERM || signal == SIGINT) reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
     // Its connections, rings and reads in flight: for an operator whose operations stopped completing.
     if (signal == SIGUSR1) Log(id, absl::StrCat("state on SIGUSR1:\n", node.Describe()));
+    if (signal == SIGUSR2 && !absl::GetFlag(FLAGS_crash_at_record).empty()) {
+      crash_armed.store(true, std::memory_order_release);
+      Log(id, absl::StrCat("--crash_at_record=", absl::GetFlag(FLAGS_crash_at_record), " armed (SIGUSR2)"));
+    }
     if (node.shutdown_requested()) reason = "a Shutdown call";
   }
   Log(id, absl::StrCat("stopping (", reason, ")"));
@@ -210,6 +229,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGUSR1);
+  sigaddset(&signals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return fathom::server::Run();
 }

@@ -3,7 +3,7 @@
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
 #                          [--threads=2] [--lease_period=2s] [--lease_channel=true] [--backups=1] [--data_dir]
-#                          [--netns] [--build | --bin=BINDIR]
+#                          [--netns] [--fathomd_flag=FLAG ...] [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
 #   tools/cluster.sh kill DIR N              SIGKILL node N
 #   tools/cluster.sh pause DIR N SECONDS     SIGSTOP node N, then SIGCONT after SECONDS
@@ -25,6 +25,7 @@
 # period (10 s). It only signals processes whose command line mentions DIR, so a stale pid file cannot hit an
 # unrelated process. The directory (logs, data) is kept; remove it yourself.
 #
+# --fathomd_flag=FLAG (repeatable) adds FLAG to every fathomd command line (tests: --crash_at_record).
 # --data_dir gives every node an SSD log in DIR/data/node-<id> (fathomd --data_dir). --bin=BINDIR takes
 # fathomd and fathomctl from BINDIR instead of building them. Each node's command line is kept in
 # DIR/node-<id>.cmd, which `restart` runs again (appending to its .log and .out; it waits for READY).
@@ -321,7 +322,7 @@ cmd_stop() {
 
 cmd_start() {
   local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s backups=1 build=0 bin=""
-  local data=0 netns=0 lease_channel=true arg
+  local data=0 netns=0 lease_channel=true arg extra=()
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
@@ -338,6 +339,7 @@ cmd_start() {
       --bin=*) bin=${arg#*=} ;;
       --data_dir) data=1 ;;
       --netns) netns=1 ;;
+      --fathomd_flag=-*) extra+=("${arg#*=}") ;;
       *) usage ;;
     esac
   done
@@ -417,6 +419,7 @@ EOF
         --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
         --lease_period="$lease_period" --lease_channel="$lease_channel" --backups="$backups"
       if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
+      if [[ ${#extra[@]} -gt 0 ]]; then printf '%s\n' "${extra[@]}"; fi
     } >"$dir/node-$id.cmd"
     launch_node "$dir" "$id"
   done

@@ -91,6 +91,10 @@ struct TxnOptions {
   // before it acts: "lock", "validate", "commit_backup", "commit_primary", "truncate" (every primary
   // acknowledged), "truncate_withheld" (committed, but a primary did not take its COMMIT-PRIMARY), "abort". The replayable simulation stops a node there.
   std::function<void(std::string_view step)> on_step;
+  // Tests only (fault points): called on a participant's thread once it handled a record of a transaction
+  // (a LOCK granted, a COMMIT-BACKUP kept, a COMMIT-PRIMARY installed, an ABORT, a TRUNCATE), before any
+  // reply goes. fathomd --crash_at_record kills the process there.
+  std::function<void(RecordKind kind)> on_record;
 };
 
 }  // namespace fathom::txn

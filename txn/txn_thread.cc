@@ -396,25 +396,32 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
   if ((reply != nullptr) != (message.type == kLockMessage)) {
     return absl::InvalidArgumentError("lock records are requests, the others one-way messages");
   }
-  participant_.Truncate(record->id.epoch, record->id.node, record->id.thread, record->truncated);
-  switch (record->kind) {
+  const RecordKind kind = record->kind;
+  absl::Status handled = HandleRecord(message.type, std::move(*record), reply);
+  if (handled.ok() && options_.on_record) options_.on_record(kind);  // tests: a fault before the reply
+  return handled;
+}
+
+absl::Status TxnThread::HandleRecord(msg::MessageType type, Record record, std::string* reply) {
+  participant_.Truncate(record.id.epoch, record.id.node, record.id.thread, record.truncated);
+  switch (record.kind) {
     case RecordKind::kLock: {
-      if (record->id.epoch != replicas().epoch()) {
-        return absl::AbortedError(absl::StrCat(record->id.ToString(), " is from another configuration (now ",
+      if (record.id.epoch != replicas().epoch()) {
+        return absl::AbortedError(absl::StrCat(record.id.ToString(), " is from another configuration (now ",
                                                replicas().epoch(), ")"));
       }
-      auto grant = participant_.Lock(*record);
+      auto grant = participant_.Lock(record);
       if (!grant.ok()) return grant.status();
       *reply = EncodeLockReply(*grant);
       return absl::OkStatus();
     }
     case RecordKind::kCommitBackup:
-      return participant_.CommitBackup(std::move(*record));
+      return participant_.CommitBackup(std::move(record));
     case RecordKind::kCommitPrimary:
-      if (message.type == kCommitPrimaryAgainMessage) return participant_.CommitPrimaryAgain(record->id);
-      return participant_.CommitPrimary(record->id);
+      if (type == kCommitPrimaryAgainMessage) return participant_.CommitPrimaryAgain(record.id);
+      return participant_.CommitPrimary(record.id);
     case RecordKind::kAbort:
-      participant_.Abort(record->id);
+      participant_.Abort(record.id);
       return absl::OkStatus();
     case RecordKind::kTruncate:
       return absl::OkStatus();

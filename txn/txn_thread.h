@@ -153,6 +153,8 @@ class TxnThread {
  private:
   // The participant's handlers.
   absl::Status OnRecord(const msg::Message& message, std::string* reply);
+  // A validated record, handled by the participant (`type`: the message type it came as).
+  absl::Status HandleRecord(msg::MessageType type, Record record, std::string* reply);
   absl::Status OnAlloc(const msg::Message& message, std::string* reply);
   // Data recovery: object states of a region this node is a filling backup of (data_recovery.cc).
   absl::Status OnFill(const msg::Message& message, std::string* reply);

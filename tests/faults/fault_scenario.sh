@@ -17,6 +17,12 @@
 #     300th time one of its commits reaches STEP (lock, commit_backup, commit_primary, truncate: ycsb
 #     --crash_at_step); asserted as kill-driver.
 #
+#   - kill-participant-at-KIND: a node that is not the CM kills itself (SIGKILL) the 100th time, after the
+#     run made progress, it handled a transaction record of KIND (lock, commit_backup, commit_primary,
+#     truncate: fathomd --crash_at_record, armed by SIGUSR2), before it replies; asserted as kill (the
+#     driver sees no error, every record reads, the bank total holds, replicas identical, and the node
+#     rejoins).
+#
 #   - partition, partition-cm (a cluster with --netns: every node a host of its own over tcp): a node, or
 #     the CM, is cut off the network for 5 s (past its lease), then heals; the majority removes it and goes
 #     on, the cut-off node does not depose anyone (FaRM's probe: suspicions are majority votes), and it
@@ -28,7 +34,8 @@
 #
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp] [--netns]
 #                     [--lease=PERIOD]
-#   FAULT: kill | kill-cm | pause | zk | kill-driver | kill-driver-at-STEP | partition | partition-cm
+#   FAULT: kill | kill-cm | pause | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
+#          partition | partition-cm
 #   WORKLOAD: b | bank | ...
 set -uo pipefail
 
@@ -76,8 +83,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+crash_flag=()
+[[ "$fault" == kill-participant-at-* ]] && crash_flag=(--fathomd_flag=--crash_at_record="${fault#kill-participant-at-}:100")
 "$cluster_sh" start --nodes="$nodes" --backups="$backups" --transports="$transports" --bin="$bin" --dir="$dir" \
-  --lease_period="$lease" "${netns[@]+"${netns[@]}"}" >"$out/start.out" 2>&1 ||
+  --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
   fail "cluster start failed: $(tail -n 5 "$out/start.out")"
 zk=$(cat "$dir/zk")
 listen=127.0.0.1:0
@@ -130,6 +139,16 @@ case "$fault" in
   zk) "$cluster_sh" zk-stop "$dir" && sleep 10 && "$cluster_sh" zk-start "$dir" || fail "ZooKeeper stop/start failed" ;;
   kill-driver) kill -KILL "$driver" || fail "kill of the driver failed" ;;
   kill-driver-at-*) ;;  # the driver kills itself at the step (it may have already)
+  kill-participant-at-*)
+    pid=$(cat "$dir/node-$victim.pid") || fail "no pid for node $victim"
+    kill -USR2 "$pid" || fail "arming node $victim failed"
+    deadline=$((SECONDS + 120))
+    while kill -0 "$pid" 2>/dev/null; do
+      ((SECONDS < deadline)) || fail "node $victim did not reach its 100th ${fault#kill-participant-at-} record in 120 s"
+      sleep 0.2
+    done
+    grep -q "armed (SIGUSR2)" "$dir/node-$victim.log" || fail "node $victim died before it was armed"
+    ;;
   partition | partition-cm) "$cluster_sh" partition "$dir" "$victim" 5 || fail "partition failed" ;;
   *) fail "unknown fault" ;;
 esac
@@ -200,7 +219,7 @@ if [[ "$fault" == partition* ]]; then
   verify "after node $victim rejoined"
   replicas "after node $victim rejoined"
 fi
-if [[ "$fault" == kill ]]; then
+if [[ "$fault" == kill || "$fault" == kill-participant-at-* ]]; then
   wait_members $((nodes - 1))
   "$cluster_sh" restart "$dir" "$victim" || fail "restart of node $victim failed"
   wait_members "$nodes"
