@@ -165,6 +165,7 @@ class LeaseAgent {
   absl::CondVar cv_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool tick_now_ ABSL_GUARDED_BY(mu_) = false;  // Run ticks at once (a takeover), not at the next interval
   std::optional<coordinator::Configuration> config_ ABSL_GUARDED_BY(mu_);
   bool is_manager_ ABSL_GUARDED_BY(mu_) = false;
   LeaseTable table_ ABSL_GUARDED_BY(mu_);
