@@ -53,7 +53,10 @@ absl::StatusOr<std::shared_ptr<TableState>> LoadState(txn::TransactionService& t
   ASSIGN_OR_RETURN(std::string root_bytes, tx.Read(info.root));
   ASSIGN_OR_RETURN(Root root, DecodeRoot(root_bytes));
   ASSIGN_OR_RETURN(std::vector<std::string> chunks, tx.ReadMany(root.chunks));
-  RETURN_IF_ERROR(tx.Commit());  // a root and its chunks never change after creation: any snapshot will do
+  // A root and its chunks never change after creation, and each read saw its object whole: nothing to
+  // validate. Committing did, and failed Aborted when a resize freed the generation right after the reads
+  // (kv_workloads_test: Table::Open failed "freed or reused (stale reference)").
+  tx.Abort();
   return MakeState(info, root_bytes, chunks);
 }
 
@@ -61,7 +64,8 @@ absl::StatusOr<std::shared_ptr<TableState>> LoadCurrentState(txn::TransactionSer
                                                              TableInfo found) {
   while (true) {
     absl::StatusOr<std::shared_ptr<TableState>> state = LoadState(txns, found);
-    if (state.ok() || !absl::IsNotFound(state.status())) return state;
+    // NotFound: freed before its read; Aborted: being freed (locked) as it was read.
+    if (state.ok() || !(absl::IsNotFound(state.status()) || absl::IsAborted(state.status()))) return state;
     // Each pass needs a newer generation published meanwhile: resizes are finite, so this ends.
     ASSIGN_OR_RETURN(TableInfo now, catalog.Find(found.name));
     if (now.SameGeneration(found)) return state;
@@ -122,7 +126,7 @@ void TableHandle::RefreshAsync(txn::TxnThread& thread, uint64_t seen, std::funct
                   done](absl::StatusOr<std::shared_ptr<TableState>> state) {
                    if (!state.ok()) {
                      // The generation found was freed by a newer resize before its root was read: refetch.
-                     if (absl::IsNotFound(state.status())) {
+                     if (absl::IsNotFound(state.status()) || absl::IsAborted(state.status())) {
                        absl::StatusOr<TableInfo> now = self->catalog_->Find(self->name_);
                        if (now.ok() && !now->SameGeneration(found)) return self->RefreshAsync(thread, seen, done);
                      }
