@@ -1,7 +1,8 @@
-// fathomd --crash_at_record=KIND:N (tests only): once armed (SIGUSR2), the node kills itself with SIGKILL
-// the Nth time its participant handled a transaction record of KIND (txn::TxnOptions::on_record), before it
-// replies. So tests/faults can kill a primary or backup at a chosen step of a commit, after the load
-// (arming is a signal: the load's records do not count).
+// fathomd --crash_at_record=KIND:N (tests only): while armed (each SIGUSR2 arms or disarms), the node kills
+// itself with SIGKILL the Nth time its participant handled a transaction record of KIND
+// (txn::TxnOptions::on_record), before it replies. So tests/faults can kill a primary or backup at a chosen
+// step of a commit, after the load (arming is a signal: the load's records do not count), and try another
+// node if this one sees no such records (it backs up no region being written).
 #ifndef FATHOM_SERVER_CRASH_AT_RECORD_H_
 #define FATHOM_SERVER_CRASH_AT_RECORD_H_
 

@@ -10,8 +10,8 @@
 // the node runtime (--lease_period; a member that stops renewing is removed, and joins again when it
 // runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
-// until SIGTERM, SIGINT or a Shutdown call (SIGUSR1 logs its connections and rings; SIGUSR2 arms the
-// test-only --crash_at_record). With --zk it also
+// until SIGTERM, SIGINT or a Shutdown call (SIGUSR1 logs its connections and rings; SIGUSR2 arms or
+// disarms the test-only --crash_at_record). With --zk it also
 // serves the control service's table calls
 // (fathomctl table create|drop|list) with the kv API, the tables' names kept in the configuration. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available, a damaged log), 2 bad flags.
@@ -93,8 +93,9 @@ ABSL_FLAG(std::string, txn_members, "",
           "without --zk: the nodes that hold data and replicas, id,id,... (default: this node and --peers); "
           "every node of the cluster must list the same. With --zk the configuration says.");
 ABSL_FLAG(std::string, crash_at_record, "",
-          "tests only: KIND:N (KIND lock, commit_backup, commit_primary, abort or truncate); after SIGUSR2 the "
-          "node kills itself (SIGKILL) the Nth time it handled a transaction record of KIND, before replying");
+          "tests only: KIND:N (KIND lock, commit_backup, commit_primary, abort or truncate); while armed (each "
+          "SIGUSR2 arms or disarms) the node kills itself (SIGKILL) the Nth time it handled a transaction record "
+          "of KIND, before replying");
 
 namespace fathom::server {
 namespace {
@@ -123,7 +124,7 @@ absl::StatusOr<std::vector<uint32_t>> ParseMembers(const std::string& flag) {
   return members;
 }
 
-// Set by SIGUSR2 (the signal loop in Run): --crash_at_record counts from then on.
+// Flipped by SIGUSR2 (the signal loop in Run): --crash_at_record counts while it is set.
 std::atomic<bool> crash_armed{false};
 
 // The flags as server options; InvalidArgument names the flag.
@@ -207,8 +208,10 @@ int Run() {
     // Its connections, rings and reads in flight: for an operator whose operations stopped completing.
     if (signal == SIGUSR1) Log(id, absl::StrCat("state on SIGUSR1:\n", node.Describe()));
     if (signal == SIGUSR2 && !absl::GetFlag(FLAGS_crash_at_record).empty()) {
-      crash_armed.store(true, std::memory_order_release);
-      Log(id, absl::StrCat("--crash_at_record=", absl::GetFlag(FLAGS_crash_at_record), " armed (SIGUSR2)"));
+      const bool armed = !crash_armed.load(std::memory_order_acquire);
+      crash_armed.store(armed, std::memory_order_release);
+      Log(id, absl::StrCat("--crash_at_record=", absl::GetFlag(FLAGS_crash_at_record),
+                           armed ? " armed (SIGUSR2)" : " disarmed (SIGUSR2)"));
     }
     if (node.shutdown_requested()) reason = "a Shutdown call";
   }
