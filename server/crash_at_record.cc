@@ -2,46 +2,28 @@
 
 #include <array>
 #include <memory>
-#include <string>
 #include <utility>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
+#include "platform/base/name_and_count.h"
 
 namespace fathom::server {
 namespace {
 
-constexpr std::array<std::pair<const char*, txn::RecordKind>, 5> kKinds = {{
-    {"lock", txn::RecordKind::kLock},
-    {"commit_backup", txn::RecordKind::kCommitBackup},
-    {"commit_primary", txn::RecordKind::kCommitPrimary},
-    {"abort", txn::RecordKind::kAbort},
-    {"truncate", txn::RecordKind::kTruncate},
-}};
+// The names in RecordKind's order, kLock = 1 to kTruncate = 5.
+constexpr std::array<const char*, 5> kKinds = {"lock", "commit_backup", "commit_primary", "abort", "truncate"};
+static_assert(static_cast<int>(txn::RecordKind::kLock) == 1 && static_cast<int>(txn::RecordKind::kCommitBackup) == 2 &&
+              static_cast<int>(txn::RecordKind::kCommitPrimary) == 3 && static_cast<int>(txn::RecordKind::kAbort) == 4 &&
+              static_cast<int>(txn::RecordKind::kTruncate) == 5);
 
 }  // namespace
 
 absl::StatusOr<CrashAtRecord> ParseCrashAtRecord(std::string_view text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("--crash_at_record=", std::string(text), ": expected KIND:N"));
-  }
-  const std::string kind(text.substr(0, colon));
+  absl::StatusOr<NameAndCount> parsed = ParseNameAndCount("crash_at_record", "record kind", text, kKinds);
+  if (!parsed.ok()) return parsed.status();
   CrashAtRecord crash;
-  bool known = false;
-  for (const auto& [name, value] : kKinds) {
-    if (kind == name) {
-      crash.kind = value;
-      known = true;
-    }
-  }
-  if (!known) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--crash_at_record: unknown record kind '", kind, "' (one of: lock, commit_backup, commit_primary, abort, truncate)"));
-  }
-  const std::string count(text.substr(colon + 1));
-  if (!absl::SimpleAtoi(count, &crash.count) || crash.count == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--crash_at_record: '", count, "' is not a positive count"));
+  crash.count = parsed->count;
+  for (size_t i = 0; i < kKinds.size(); ++i) {
+    if (parsed->name == kKinds[i]) crash.kind = static_cast<txn::RecordKind>(i + 1);
   }
   return crash;
 }

@@ -5,9 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "platform/base/name_and_count.h"
 
 namespace fathom::ycsb {
 namespace {
@@ -19,23 +17,9 @@ constexpr std::array<const char*, 7> kSteps = {"lock",     "validate",          
 }  // namespace
 
 absl::StatusOr<CrashAtStep> ParseCrashAtStep(std::string_view text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("--crash_at_step=", std::string(text), ": expected STEP:N"));
-  }
-  CrashAtStep crash;
-  crash.step = std::string(text.substr(0, colon));
-  bool known = false;
-  for (const char* step : kSteps) known = known || crash.step == step;
-  if (!known) {
-    return absl::InvalidArgumentError(absl::StrCat("--crash_at_step: unknown step '", crash.step,
-                                                   "' (one of: ", absl::StrJoin(kSteps, ", "), ")"));
-  }
-  const std::string count(text.substr(colon + 1));
-  if (!absl::SimpleAtoi(count, &crash.count) || crash.count == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--crash_at_step: '", count, "' is not a positive count"));
-  }
-  return crash;
+  absl::StatusOr<NameAndCount> parsed = ParseNameAndCount("crash_at_step", "step", text, kSteps);
+  if (!parsed.ok()) return parsed.status();
+  return CrashAtStep{parsed->name, parsed->count};
 }
 
 std::function<void(std::string_view step)> CrashHook(const CrashAtStep& crash, std::function<void()> kill) {
