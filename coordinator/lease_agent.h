@@ -200,9 +200,9 @@ class LeaseAgent {
   uint64_t grant_token_ ABSL_GUARDED_BY(mu_) = 0;
   // The CM this member voted out last, and until when it confirms none of its grants (vote_silence).
   std::pair<uint32_t, uint64_t> voted_against_ ABSL_GUARDED_BY(mu_) = {0, 0};
+  absl::Time silent_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The last CM other than this node that a configuration named (node, incarnation).
   std::pair<uint32_t, uint64_t> other_manager_ ABSL_GUARDED_BY(mu_) = {0, 0};
-  absl::Time silent_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 
   absl::Mutex listener_mu_;
   std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);

@@ -95,6 +95,18 @@ class LeaseClusterTest : public ::testing::Test {
                         cluster_->lease(1)->counters().grants, ", refusals ", cluster_->lease(1)->counters().refusals);
   }
 
+  // Partitions the CM (node 1) from nodes 2 and 3, then ticks `ids` a round at a time (at most 12) until
+  // both members suspect it.
+  void CutTheCmOffUntilBothMembersSuspect(std::initializer_list<uint32_t> ids) {
+    cluster_->sim()->Partition(1, 2);
+    cluster_->sim()->Partition(1, 3);
+    for (int i = 0; i < 12 && (cluster_->lease(2)->counters().suspicions == 0 ||
+                               cluster_->lease(3)->counters().suspicions == 0);
+         ++i) {
+      Round(ids);
+    }
+  }
+
   // Until every member holds a lease and is connected to every other.
   void Settle() {
     // Every node's lease agent must have the configuration of all three before the round (a member not
@@ -229,13 +241,7 @@ TEST_F(LeaseClusterTest, MembersSuspectACmThatStoppedAnswering) {
   ASSERT_NO_FATAL_FAILURE(Settle());
   for (int i = 0; i < 8; ++i) Round({1, 2, 3});
   for (uint32_t id = 2; id <= 3; ++id) EXPECT_EQ(cluster_->lease(id)->counters().suspicions, 0u) << "node " << id;
-  cluster_->sim()->Partition(1, 2);
-  cluster_->sim()->Partition(1, 3);
-  for (int i = 0; i < 12 && (cluster_->lease(2)->counters().suspicions == 0 ||
-                             cluster_->lease(3)->counters().suspicions == 0);
-       ++i) {
-    Round({2, 3});
-  }
+  CutTheCmOffUntilBothMembersSuspect({2, 3});
   for (uint32_t id = 2; id <= 3; ++id) {
     EXPECT_FALSE(cluster_->lease(id)->HoldsLease()) << "node " << id;
     EXPECT_EQ(cluster_->lease(id)->counters().suspicions, 1u) << "node " << id << Describe(id);
@@ -273,14 +279,8 @@ TEST_F(LeaseClusterTest, ACmsOwnLeaseNeedsAMajorityToConfirmItsGrants) {
   ASSERT_NO_FATAL_FAILURE(Settle());
   for (int i = 0; i < 8; ++i) Round({1, 2, 3});
   ASSERT_TRUE(cluster_->lease(1)->HoldsLease());
-  cluster_->sim()->Partition(1, 2);
-  cluster_->sim()->Partition(1, 3);
   const absl::Time cut = clock_.Now();
-  for (int i = 0; i < 12 && (cluster_->lease(2)->counters().suspicions == 0 ||
-                             cluster_->lease(3)->counters().suspicions == 0);
-       ++i) {
-    Round({1, 2, 3});
-  }
+  CutTheCmOffUntilBothMembersSuspect({1, 2, 3});
   ASSERT_EQ(cluster_->lease(2)->counters().suspicions, 1u) << Describe(2);
   ASSERT_EQ(cluster_->lease(3)->counters().suspicions, 1u) << Describe(3);
   cluster_->sim()->Heal(1, 2);
