@@ -22,10 +22,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "coordinator/configuration.h"
 
 namespace fathom::coordinator {
@@ -95,12 +97,14 @@ class Coordinator {
 
   // For a configuration manager that just took over from `node_id` (that incarnation): whether a majority
   // of the data members voted it out (ReportSuspect) within the vote window, so each of them confirmed
-  // none of its grants since (LeaseOptions::vote_silence) and its own lease is over soon. False where
-  // there are no votes (the default, LocalCoordinator) or it lost the role otherwise (its session ended).
-  virtual absl::StatusOr<bool> DeposedByVotes(uint32_t node_id, uint64_t incarnation) {
+  // none of its grants since (LeaseOptions::vote_silence) and its own lease is over soon. If so, how long
+  // ago the vote that made the earliest majority was cast (by the coordination service's clock: the
+  // service's time of the ask minus the vote's); nullopt where there are no votes (the default,
+  // LocalCoordinator) or it lost the role otherwise (its session ended).
+  virtual absl::StatusOr<std::optional<absl::Duration>> DeposedByVotes(uint32_t node_id, uint64_t incarnation) {
     (void)node_id;
     (void)incarnation;
-    return false;
+    return std::nullopt;
   }
 
   // The configuration manager removes a member whose lease expired (coordinator/lease_agent.h): one

@@ -84,8 +84,11 @@ void LeaseAgent::Run() {
   while (true) {
     Tick();
     MutexLock lock(&mu_);
-    // Twice per renewal interval: the CM notices an expiry at most interval / 2 late.
-    const absl::Time until = absl::Now() + interval() / 2;
+    // Twice per renewal interval: the CM notices an expiry at most interval / 2 late (a deposed CM's
+    // shortened lease on time).
+    const absl::Duration to_deadline = tick_by_ - options_.clock->Now();
+    const absl::Time until = absl::Now() + std::clamp(to_deadline, absl::ZeroDuration(), interval() / 2);
+    if (to_deadline <= interval() / 2) tick_by_ = absl::InfiniteFuture();
     while (!stopping_ && !tick_now_) {
       if (WaitWithDeadline(&cv_, &mu_, until)) break;
     }
@@ -258,25 +261,28 @@ std::optional<absl::Time> LeaseAgent::MajorityConfirmed(absl::Time now) const {
 }
 
 void LeaseAgent::ShortenDeposedManager(uint32_t node, uint64_t incarnation, absl::Time now) {
-  const absl::Time asking = absl::Now();
-  absl::StatusOr<bool> deposed = coordinator_->DeposedByVotes(node, incarnation);
-  const absl::Duration asked = absl::Now() - asking;
-  if (!deposed.ok() || !*deposed) return;  // its session ended, or unknown: it keeps the full period
+  absl::StatusOr<std::optional<absl::Duration>> voted_ago = coordinator_->DeposedByVotes(node, incarnation);
+  const absl::Time answered = options_.clock->Now();
+  if (!voted_ago.ok() || !voted_ago->has_value()) return;  // its session ended, or unknown: the full period
   // Each voter's lease lapsed before it voted, and lasted at most a renewal interval past the newest
   // grant it confirmed; the old CM's own lease rests on a majority's confirmations, which meet the
-  // voters. So it ended at most an interval after the last vote: a tick more is the margin.
-  const absl::Time expires = now + interval() + options_.period / 8;
+  // voters. So it ended at most an interval after the vote that made the majority, which ZooKeeper saw
+  // `voted_ago` before it answered; a tick more is the margin (clock rates, ZooKeeper's milliseconds).
+  const absl::Duration left = std::max(absl::ZeroDuration(), interval() - **voted_ago);
+  const absl::Time expires = answered + left + options_.period / 8;
   MutexLock lock(&mu_);
   table_.ExpireBy(node, incarnation, expires);
-  StderrLog("lease: node %u took over from node %u, which a majority voted out (ZooKeeper said so in %s): it is "
-            "removed in %s unless it renews",
-            node_->id(), node, absl::FormatDuration(asked).c_str(), absl::FormatDuration(expires - now).c_str());
+  tick_by_ = std::min(tick_by_, expires + absl::Milliseconds(1));
+  StderrLog("lease: node %u took over from node %u, which a majority voted out %s before ZooKeeper answered (in "
+            "%s): it is removed in %s unless it renews",
+            node_->id(), node, absl::FormatDuration(**voted_ago).c_str(), absl::FormatDuration(answered - now).c_str(),
+            absl::FormatDuration(expires - answered).c_str());
 }
 
 absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::string& channel_address,
-                                                const std::string& request) {
+                                                const std::string& request, absl::Duration timeout) {
   if (channel_ != nullptr && !channel_address.empty()) {
-    absl::StatusOr<std::string> reply = channel_->Call(channel_address, manager, request, interval());
+    absl::StatusOr<std::string> reply = channel_->Call(channel_address, manager, request, timeout);
     if (!reply.ok()) return reply.status();
     return DecodeLeaseReply(*reply);
   }
@@ -290,7 +296,6 @@ absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::stri
   auto thread = node_->Thread(options_.thread);
   if (!thread.ok()) return thread.status();
   node::NodeThread* t = *thread;
-  const absl::Duration timeout = interval();
   absl::StatusOr<Outcome> outcome = t->StartAndWait<Outcome>(
       [t, manager, request, timeout](std::function<void(absl::StatusOr<Outcome>)> done) {
         absl::Status posted = t->messenger().Call(manager, kLeaseRequestMessage, request, timeout,
@@ -321,6 +326,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
   uint64_t manager_incarnation = 0;
   std::string manager_channel;
   LeaseRequest request;
+  absl::Duration timeout = interval();
   {
     MutexLock lock(&mu_);
     if (!Listed(config_, *node_)) return;  // nothing to renew: MembershipFollower joins again
@@ -337,9 +343,12 @@ void LeaseAgent::MemberTick(absl::Time now) {
     const std::pair<uint32_t, uint64_t> asked = {manager, manager_incarnation};
     if (granted_by_ == asked && !(voted_against_ == asked && now < silent_until_)) request.confirms = grant_token_;
     ++counters_.requests;
+    // A request that would outlive the lease gives up when the lease ends: a dead CM is suspected as the
+    // lease lapses, not up to an interval later.
+    if (expiry_ > now) timeout = std::clamp(expiry_ - now, absl::Milliseconds(1), interval());
   }
   // `now` is when the request left: the lease runs from here, before the CM's view of it begins.
-  absl::StatusOr<LeaseReply> reply = Request(manager, manager_channel, EncodeLeaseRequest(request));
+  absl::StatusOr<LeaseReply> reply = Request(manager, manager_channel, EncodeLeaseRequest(request), timeout);
   if (!reply.ok()) {
     absl::Duration silent;
     {
@@ -355,11 +364,16 @@ void LeaseAgent::MemberTick(absl::Time now) {
       failing_ = manager;
       ++failures_in_row_;
       silent = now - failing_since_;
-      // Only a member that held a lease: a node still joining may not be connected to the CM yet.
-      const bool lapsed = expiry_ != absl::InfinitePast() && options_.clock->Now() >= expiry_;
-      if (!lapsed || failures_in_row_ < 2 || silent < period() / 2 || now - last_suspicion_ < period()) {
-        return;
+      if (failures_in_row_ < 2 || silent < period() / 2 || now - last_suspicion_ < period()) return;
+      // Only a member that held a lease: a node still joining may not be connected to the CM yet. A
+      // request that failed just before the lease ends (its timeout ends with the lease, and timers
+      // round) waits for the end rather than for the next request's failure, an interval later.
+      if (expiry_ == absl::InfinitePast()) return;
+      const absl::Duration left = expiry_ - options_.clock->Now();
+      if (left > absl::ZeroDuration() && left <= interval() / 4 && !stopping_) {
+        WaitWithDeadline(&cv_, &mu_, absl::Now() + left + absl::Microseconds(200));
       }
+      if (stopping_ || options_.clock->Now() < expiry_) return;
       last_suspicion_ = now;
       ++counters_.suspicions;
       // From the vote on, none of this CM's grants is confirmed (vote_silence): see ShortenDeposedManager.

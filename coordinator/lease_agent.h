@@ -146,7 +146,9 @@ class LeaseAgent {
   void MemberTick(absl::Time now);
   // One request to `manager`, waiting for the reply: on the lease channel to `channel_address` if there is
   // one, else on node thread options_.thread.
-  absl::StatusOr<LeaseReply> Request(uint32_t manager, const std::string& channel_address, const std::string& request);
+  // Waits at most `timeout` for the reply.
+  absl::StatusOr<LeaseReply> Request(uint32_t manager, const std::string& channel_address, const std::string& request,
+                                     absl::Duration timeout);
   // The period this node's lease runs for: its own, or the CM's if that grants a shorter one (a client
   // started with the default 2 s in a cluster of 200 ms leases renews at the cluster's pace).
   absl::Duration period() const {
@@ -166,6 +168,8 @@ class LeaseAgent {
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool tick_now_ ABSL_GUARDED_BY(mu_) = false;  // Run ticks at once (a takeover), not at the next interval
+  // Run ticks no later than this (options_.clock's time): when a deposed CM's shortened lease ends.
+  absl::Time tick_by_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   std::optional<coordinator::Configuration> config_ ABSL_GUARDED_BY(mu_);
   bool is_manager_ ABSL_GUARDED_BY(mu_) = false;
   LeaseTable table_ ABSL_GUARDED_BY(mu_);

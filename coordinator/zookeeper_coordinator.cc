@@ -880,9 +880,9 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   Stat my_stat{};
   rc = zoo_exists(zh, mine.c_str(), 0, &my_stat);
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("stat ", mine));
-  absl::StatusOr<int> votes_or = CountVotes(zh, dir, config, node_id, my_stat.mtime);
-  if (!votes_or.ok()) return votes_or.status();
-  const int votes = *votes_or;
+  absl::StatusOr<std::vector<int64_t>> vote_times = VoteTimes(zh, dir, config, node_id, my_stat.mtime);
+  if (!vote_times.ok()) return vote_times.status();
+  const int votes = static_cast<int>(vote_times->size());
   int data_members = 0;
   for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
   const int needed = data_members / 2 + 1;
@@ -891,49 +891,58 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   return votes >= needed;
 }
 
-absl::StatusOr<int> ZooKeeperCoordinator::CountVotes(zhandle_t* zh, const std::string& dir, const Configuration& config,
-                                                     uint32_t node_id, int64_t now_ms) {
+absl::StatusOr<std::vector<int64_t>> ZooKeeperCoordinator::VoteTimes(zhandle_t* zh, const std::string& dir,
+                                                                      const Configuration& config, uint32_t node_id,
+                                                                      int64_t now_ms) {
   std::vector<std::string> voters;
+  std::vector<int64_t> times;
   int rc = Children(zh, dir, nullptr, nullptr, &voters);
-  if (rc == ZNONODE) return 0;
+  if (rc == ZNONODE) return times;
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
   const int64_t oldest_ms = now_ms - absl::ToInt64Milliseconds(options_.suspicion_window);
-  int votes = 0;
   for (const std::string& voter : voters) {
     uint32_t id = 0;
     if (!absl::SimpleAtoi(voter, &id) || id == node_id) continue;
     const MemberInfo* m = FindMember(config, id);
     if (m == nullptr || m->client_only()) continue;
     Stat stat{};
-    if (zoo_exists(zh, (dir + "/" + voter).c_str(), 0, &stat) == ZOK && stat.mtime >= oldest_ms) ++votes;
+    if (zoo_exists(zh, (dir + "/" + voter).c_str(), 0, &stat) == ZOK && stat.mtime >= oldest_ms) {
+      times.push_back(stat.mtime);
+    }
   }
-  return votes;
+  std::sort(times.begin(), times.end());
+  return times;
 }
 
 // The votes are compared in ZooKeeper's time (mtimes), never with this node's clock: "now" there is the
 // mtime of a write to the votes' directory.
-absl::StatusOr<bool> ZooKeeperCoordinator::DeposedByVotes(uint32_t node_id, uint64_t incarnation) {
+absl::StatusOr<std::optional<absl::Duration>> ZooKeeperCoordinator::DeposedByVotes(uint32_t node_id,
+                                                                                    uint64_t incarnation) {
   HandleLease lease(this);
   if (!lease.status().ok()) return lease.status();
   zhandle_t* zh = lease.get();
   int version = -1;
   absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zh, &version, /*watch=*/false);
   if (!current.ok()) return current.status();
-  if (!current->has_value()) return false;
+  if (!current->has_value()) return std::nullopt;
   const Configuration& config = **current;
   const std::string dir = absl::StrCat(root_, "/suspicions/", node_id, "-", incarnation);
   int rc = zoo_set(zh, dir.c_str(), nullptr, -1, -1);
-  if (rc == ZNONODE) return false;  // nobody voted against it
+  if (rc == ZNONODE) return std::nullopt;  // nobody voted against it
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("touch ", dir));
   Stat now{};
   rc = zoo_exists(zh, dir.c_str(), 0, &now);
-  if (rc == ZNONODE) return false;
+  if (rc == ZNONODE) return std::nullopt;
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("stat ", dir));
-  absl::StatusOr<int> votes = CountVotes(zh, dir, config, node_id, now.mtime);
-  if (!votes.ok()) return votes.status();
+  absl::StatusOr<std::vector<int64_t>> vote_times = VoteTimes(zh, dir, config, node_id, now.mtime);
+  if (!vote_times.ok()) return vote_times.status();
   int data_members = 0;
   for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
-  return *votes >= data_members / 2 + 1;
+  const size_t needed = static_cast<size_t>(data_members / 2 + 1);
+  if (vote_times->size() < needed) return std::nullopt;
+  // The earliest majority of votes meets the majority the old CM's lease rests on: its last vote is the
+  // one that counts.
+  return absl::Milliseconds(std::max<int64_t>(0, now.mtime - (*vote_times)[needed - 1]));
 }
 
 void ZooKeeperCoordinator::SetFailureWitness(FailureWitness witness) {

@@ -90,7 +90,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   // incarnation's session), so the next candidate takes the role; the deposed CM, if alive, sees it and
   // steps down. FailedPrecondition if this node is no data member of the configuration in ZooKeeper.
   absl::Status ReportSuspect(uint32_t node_id) override;
-  absl::StatusOr<bool> DeposedByVotes(uint32_t node_id, uint64_t incarnation) override;
+  absl::StatusOr<std::optional<absl::Duration>> DeposedByVotes(uint32_t node_id, uint64_t incarnation) override;
   // One multi-op: {my election znode still exists, delete members/<id> if it holds `incarnation`, set
   // config at the version read}; retried when the configuration changed meanwhile.
   absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
@@ -142,9 +142,9 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status DeposeManager(uint32_t node_id, uint64_t incarnation);
   // Records this member's vote against the CM; true once a majority of the data members voted.
   absl::StatusOr<bool> VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation);
-  // Votes in `dir` (suspicions/<cm>-<incarnation>) by data members of `config` but `node_id`, at most the
-  // suspicion window older than `now_ms` (ZooKeeper's clock).
-  absl::StatusOr<int> CountVotes(zhandle_t* zh, const std::string& dir, const Configuration& config, uint32_t node_id,
+  // The times (ZooKeeper's clock, ms) of the votes in `dir` (suspicions/<cm>-<incarnation>) by data members
+  // of `config` but `node_id`, at most the suspicion window older than `now_ms`; earliest first.
+  absl::StatusOr<std::vector<int64_t>> VoteTimes(zhandle_t* zh, const std::string& dir, const Configuration& config, uint32_t node_id,
                                  int64_t now_ms);
   // Reads and decodes /config: nullopt when it does not exist yet; `version` gets the znode version.
   absl::StatusOr<std::optional<Configuration>> FetchConfig(zhandle_t* zh, int* version, bool watch);

@@ -402,9 +402,9 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   absl::SleepFor(absl::Milliseconds(500));
   EXPECT_EQ(Manager(), nodes_[0].get());
   const uint64_t first_cm = Member(1).incarnation();
-  absl::StatusOr<bool> deposed = nodes_[1]->DeposedByVotes(1, first_cm);
+  absl::StatusOr<std::optional<absl::Duration>> deposed = nodes_[1]->DeposedByVotes(1, first_cm);
   ASSERT_TRUE(deposed.ok()) << deposed.status();
-  EXPECT_FALSE(*deposed) << "one vote of three";
+  EXPECT_FALSE(deposed->has_value()) << "one vote of three";
   // A client-only member has no vote.
   auto client = ZooKeeperCoordinator::Create(Options());
   ASSERT_TRUE(client.ok()) << client.status();
@@ -419,6 +419,7 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
   EXPECT_EQ(Manager(), nodes_[0].get());
   // Node 2's vote is the second of three data members: a majority.
+  const absl::Time majority_voted = absl::Now();
   ASSERT_TRUE(nodes_[1]->ReportSuspect(1).ok());
   ASSERT_TRUE(Eventually([&] {
     absl::StatusOr<Configuration> c = nodes_[2]->GetConfiguration();
@@ -428,15 +429,26 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   EXPECT_EQ(nodes_[0]->state(), CoordinatorState::kConnected);
   // The new CM can tell its predecessor went by a majority's votes (and so its lease is over soon);
   // nobody voted against node 3, nor against another incarnation of node 1.
+  // How long ago is counted from the vote that made the majority (node 2's), not node 3's, 500 ms older:
+  // the old CM's lease ends an interval after it.
   deposed = nodes_[1]->DeposedByVotes(1, first_cm);
+  const absl::Duration since_majority = absl::Now() - majority_voted;
   ASSERT_TRUE(deposed.ok()) << deposed.status();
-  EXPECT_TRUE(*deposed);
+  ASSERT_TRUE(deposed->has_value());
+  EXPECT_GE(**deposed, absl::ZeroDuration());
+  EXPECT_LE(**deposed, since_majority + absl::Milliseconds(2)) << "counted from an older vote";
+  // In ZooKeeper's time: asked again at least 200 ms later, the vote is at least that much older.
+  absl::SleepFor(absl::Milliseconds(200));
+  absl::StatusOr<std::optional<absl::Duration>> later = nodes_[1]->DeposedByVotes(1, first_cm);
+  ASSERT_TRUE(later.ok()) << later.status();
+  ASSERT_TRUE(later->has_value());
+  EXPECT_GE(**later - **deposed, absl::Milliseconds(198));
   deposed = nodes_[1]->DeposedByVotes(3, Member(3).incarnation());
   ASSERT_TRUE(deposed.ok()) << deposed.status();
-  EXPECT_FALSE(*deposed);
+  EXPECT_FALSE(deposed->has_value());
   deposed = nodes_[1]->DeposedByVotes(1, first_cm + 1);
   ASSERT_TRUE(deposed.ok()) << deposed.status();
-  EXPECT_FALSE(*deposed);
+  EXPECT_FALSE(deposed->has_value());
   // Every node must know node 2 is the CM before it votes against it: a report against a node it takes
   // for a plain member is no vote.
   ASSERT_TRUE(Eventually([&] {
