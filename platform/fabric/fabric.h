@@ -117,6 +117,10 @@ class Endpoint {
 
   // OK while usable; otherwise why it failed (peer died, timeout, closed).
   virtual absl::Status health() const = 0;
+
+  // Stops using the connection now: what is in flight fails (Cancelled), as it would at destruction,
+  // and health() says closed. Destroying it later releases the rest (what it imported).
+  virtual void Shutdown() = 0;
 };
 
 class Worker {

@@ -54,6 +54,7 @@ class CountingEndpoint final : public fabric::Endpoint {
   }
   absl::Status Flush() override { return inner_->Flush(); }
   absl::Status health() const override { return inner_->health(); }
+  void Shutdown() override { inner_->Shutdown(); }
 
   uint64_t writes() const {
     uint64_t n = 0;

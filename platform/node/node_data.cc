@@ -182,6 +182,7 @@ std::map<std::string, uint64_t> Node::Counters() {
           c["object.torn_retries"] = r.torn_retries;
           c["object.locked_retries"] = r.locked_retries;
           c["node.unrouted_completions"] = t->unrouted_completions();
+          c["node.retired_endpoints"] = t->retired_endpoints();
           return c;
         },
         options_.call_timeout);

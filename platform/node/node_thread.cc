@@ -112,8 +112,16 @@ PeerConnection& NodeThread::AddPeer(uint32_t node_id, std::unique_ptr<fabric::En
 void NodeThread::RemovePeer(uint32_t node_id) {
   auto it = peers_.find(node_id);
   if (it == peers_.end()) return;
-  if (it->second.endpoint != nullptr) reader_->Forget(*it->second.endpoint);
+  if (it->second.endpoint != nullptr) {
+    reader_->Forget(*it->second.endpoint);
+    it->second.endpoint->Shutdown();
+    retired_.push_back({std::move(it->second.endpoint), config_.clock->Now() + config_.endpoint_retirement});
+  }
   peers_.erase(it);
+}
+
+void NodeThread::DestroyRetiredEndpoints(absl::Time now) {
+  while (!retired_.empty() && retired_.front().destroy_at <= now) retired_.pop_front();
 }
 
 size_t NodeThread::RunTasks() {
@@ -144,6 +152,7 @@ void NodeThread::Loop() {
       if (tasks_.empty()) break;
     }
     const size_t work = Turn();
+    if (!retired_.empty()) DestroyRetiredEndpoints(config_.clock->Now());
     if (work > 0) {
       const absl::Time now = config_.clock->Now();
       // Busy for a while without a break: let the other nodes' threads on this core run, or whoever our
@@ -213,6 +222,7 @@ void NodeThread::TearDown() {
   pollers_.clear();
   describers_.clear();
   peers_.clear();
+  retired_.clear();
   reader_.reset();
   store_.reset();
   allocator_.reset();

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -58,6 +59,8 @@ class NodeThread {
     // teardown_quiet (what is left waits on a dead or cut-off peer).
     absl::Duration teardown_drain = absl::Seconds(1);
     absl::Duration teardown_quiet = absl::Milliseconds(5);
+    // How long a removed peer's endpoint is kept before it is destroyed (RemovePeer).
+    absl::Duration endpoint_retirement = absl::Seconds(1);
     std::function<void(msg::Messenger&, int thread)> register_handlers;
     std::function<void(uint32_t peer)> on_peer_failed;  // MessengerOptions::on_peer_failed
     Executor* executor = nullptr;  // null: a thread of its own
@@ -124,13 +127,20 @@ class NodeThread {
   std::string Describe();
   std::vector<uint32_t> peer_ids() const;  // every peer this thread is connected to, in id order
   PeerConnection& AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint);
-  // Destroys the connection (its endpoint fails what is still in flight through it).
+  // Forgets the connection and fails what is still in flight through it (Endpoint::Shutdown). The
+  // endpoint itself is destroyed endpoint_retirement later, or at teardown: destroying one over UCX
+  // shared memory unmaps the peer's regions (ucp_rkey_destroy: 55-80 ms for four 64 MiB regions here),
+  // which must not hold up the recovery that removed the peer.
   void RemovePeer(uint32_t node_id);
   // Completions no layer claimed (a bug elsewhere if it ever grows).
   uint64_t unrouted_completions() const { return unrouted_; }
+  // Removed peers' endpoints not destroyed yet (RemovePeer); on the thread.
+  size_t retired_endpoints() const { return retired_.size(); }
 
  private:
   void Loop();
+  // Destroys the retired endpoints whose time came.
+  void DestroyRetiredEndpoints(absl::Time now);
   // Tears down the thread's state, on the thread that ran it (Loop's end, or Stop with an executor).
   void TearDown();
   // Waits (bounded by `timeout`) until `done` holds under `mu`: on `cv` (signalled by whoever makes it
@@ -147,6 +157,11 @@ class NodeThread {
   std::unique_ptr<object::AsyncObjectReader> reader_;
   // Destroyed before the endpoints it sends through (declared after them).
   absl::flat_hash_map<uint32_t, PeerConnection> peers_;
+  struct RetiredEndpoint {
+    std::unique_ptr<fabric::Endpoint> endpoint;
+    absl::Time destroy_at;
+  };
+  std::deque<RetiredEndpoint> retired_;  // removed peers' endpoints, oldest first
   std::unique_ptr<msg::Messenger> messenger_;
   std::vector<absl::AnyInvocable<size_t()>> pollers_;
   std::vector<absl::AnyInvocable<std::string()>> describers_;

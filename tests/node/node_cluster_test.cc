@@ -206,6 +206,14 @@ TEST(NodeReconnectTest, SimDisconnectAndJoinAgain) {
   EXPECT_FALSE(c.node(1).Call(2, kPingMessage, "gone").ok());
   EXPECT_FALSE(c.node(1).ReadObject(*ref).ok());
   EXPECT_EQ(c.node(1).connected_peers(), std::vector<uint32_t>{3});
+  // The removed peer's endpoints (one per thread) failed at once, and are destroyed a while later
+  // (NodeThread::RemovePeer: destroying one can unmap a peer's whole memory).
+  EXPECT_EQ(c.node(1).Counters()["node.retired_endpoints"], static_cast<uint64_t>(c.node(1).threads()));
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (c.node(1).Counters()["node.retired_endpoints"] > 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(c.node(1).Counters()["node.retired_endpoints"], 0u);
   ASSERT_TRUE(c.node(1).JoinPeer({2, c.node(2).control_address()}).ok());
   for (int t = 0; t < 2; ++t) {
     auto stats = c.node(1).PingPeer(2, t, 100, 64);

@@ -137,6 +137,8 @@ class SimCore {
   void DestroyWorker(uint64_t worker);
   absl::StatusOr<uint64_t> Connect(uint64_t worker, uint32_t peer_node, uint32_t peer_worker);
   void DestroyEndpoint(uint64_t endpoint);
+  // Fails what is pending with Cancelled("endpoint closed"); the endpoint stays until destroyed.
+  void ShutdownEndpoint(uint64_t endpoint);
   absl::Status Health(uint64_t endpoint) const;
 
   // Operations (sim_operations.cc). `op` is validated by the endpoint against its imported regions.

@@ -171,6 +171,13 @@ void SimCore::DestroyEndpoint(uint64_t endpoint) {
   endpoints_.erase(it);
 }
 
+void SimCore::ShutdownEndpoint(uint64_t endpoint) {
+  CoreLock lock(&mu_);
+  if (!endpoints_.contains(endpoint)) return;
+  const absl::Status closed = absl::CancelledError("endpoint closed");
+  FailEndpoint(endpoint, closed, closed);
+}
+
 absl::Status SimCore::Health(uint64_t endpoint) const {
   CoreLock lock(&mu_);
   auto it = endpoints_.find(endpoint);

@@ -96,6 +96,7 @@ class SimEndpoint final : public Endpoint {
                             uint64_t context) override;
   absl::Status Flush() override { return core_->Flush(id_); }
   absl::Status health() const override { return core_->Health(id_); }
+  void Shutdown() override { core_->ShutdownEndpoint(id_); }
 
  private:
   struct Imported {
