@@ -43,6 +43,7 @@ case "$fault" in
   pause) tools/cluster.sh pause "$dir" "$victim" 5 ;;
   zk) tools/cluster.sh zk-stop "$dir" && sleep 10 && tools/cluster.sh zk-start "$dir" ;;
 esac
+echo "fault at $(date -d @"${fault_ms:0:-3}.${fault_ms: -3}" +%H:%M:%S.%3N) (the nodes' logs are in $dir)"
 for _ in $(seq 1 120); do kill -0 $driver 2>/dev/null || break; sleep 1; done
 kill -0 $driver 2>/dev/null && { echo "the run still goes 120 s after the fault: stopped"; kill $driver; }
 wait $driver
