@@ -119,7 +119,7 @@ class Endpoint {
   virtual absl::Status health() const = 0;
 
   // Stops using the connection now: what is in flight fails (Cancelled), as it would at destruction,
-  // and health() says closed. Destroying it later releases the rest (what it imported).
+  // and health() says closed. Destroying it later closes it and releases what it imported.
   virtual void Shutdown() = 0;
 };
 

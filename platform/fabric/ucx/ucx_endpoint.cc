@@ -38,18 +38,25 @@ void UcxEndpoint::Detach() {
 
 UcxEndpoint::~UcxEndpoint() {
   if (worker_ == nullptr) return;  // detached: its worker is gone and took everything with it
-  if (health_.ok()) {
-    // Flush what was posted, then close gracefully; a peer that does not answer gets the forced close.
-    health_ = absl::CancelledError("endpoint closed");
-    worker_->FailEndpointOps(this, health_);
-    for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
-    unflushed_writes_.clear();
-    CloseUcx(/*force=*/false);
-  }
+  Shutdown();
+  // Close gracefully (a failed endpoint was force-closed already); a peer that does not answer gets the
+  // forced close. The remote keys go right after, before UCX destroys the endpoint.
+  CloseUcx(/*force=*/false);
   for (Imported& r : regions_) {
     if (r.rkey != nullptr) ucp_rkey_destroy(r.rkey);
   }
   worker_->Forget(this);
+}
+
+void UcxEndpoint::Shutdown() {
+  if (!health_.ok()) return;
+  health_ = absl::CancelledError("endpoint closed");
+  worker_->FailEndpointOps(this, health_);
+  for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
+  unflushed_writes_.clear();
+  // The UCX endpoint stays open until destruction: its remote keys must be destroyed before it, and a
+  // forced close of a healthy tcp endpoint left its peer sending to an id this side had dropped (a UCX
+  // assertion, remote_ep_id, killed the process when the pair reconnected).
 }
 
 void UcxEndpoint::OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status) {
@@ -57,15 +64,16 @@ void UcxEndpoint::OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status) {
 }
 
 void UcxEndpoint::Fail(absl::Status status) {
-  if (!health_.ok()) return;
-  health_ = std::move(status);
-  // The operation that showed the failure already carries it; the others were merely caught up in it.
-  worker_->FailEndpointOps(
-      this, absl::UnavailableError(absl::StrCat("endpoint failed: ", health_.ToString())));
-  // Writes never flushed have no UCX request that will complete them.
-  for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
-  unflushed_writes_.clear();
-  CloseUcx(/*force=*/true);
+  if (health_.ok()) {
+    health_ = std::move(status);
+    // The operation that showed the failure already carries it; the others were merely caught up in it.
+    worker_->FailEndpointOps(
+        this, absl::UnavailableError(absl::StrCat("endpoint failed: ", health_.ToString())));
+    // Writes never flushed have no UCX request that will complete them.
+    for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
+    unflushed_writes_.clear();
+  }
+  CloseUcx(/*force=*/true);  // also one Shutdown left open (nothing once closed)
 }
 
 void UcxEndpoint::CloseUcx(bool force) {

@@ -152,7 +152,7 @@ class UcxEndpoint final : public Endpoint {
                             uint64_t context) override;
   absl::Status Flush() override;
   absl::Status health() const override { return health_; }
-  void Shutdown() override { Fail(absl::CancelledError("endpoint closed")); }
+  void Shutdown() override;
 
   // Marks the endpoint failed (first failure wins), fails its outstanding operations and closes the UCX
   // endpoint so that UCX lets go of their buffers.
