@@ -85,10 +85,10 @@ void LeaseAgent::Run() {
     Tick();
     MutexLock lock(&mu_);
     // Twice per renewal interval: the CM notices an expiry at most interval / 2 late (a deposed CM's
-    // shortened lease on time).
+    // shortened lease on time: tick_by_ stays until a tick ran at or after it).
+    if (last_tick_.has_value() && *last_tick_ >= tick_by_) tick_by_ = absl::InfiniteFuture();
     const absl::Duration to_deadline = tick_by_ - options_.clock->Now();
     const absl::Time until = absl::Now() + std::clamp(to_deadline, absl::ZeroDuration(), interval() / 2);
-    if (to_deadline <= interval() / 2) tick_by_ = absl::InfiniteFuture();
     while (!stopping_ && !tick_now_) {
       if (WaitWithDeadline(&cv_, &mu_, until)) break;
     }

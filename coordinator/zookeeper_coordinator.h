@@ -144,8 +144,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::StatusOr<bool> VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation);
   // The times (ZooKeeper's clock, ms) of the votes in `dir` (suspicions/<cm>-<incarnation>) by data members
   // of `config` but `node_id`, at most the suspicion window older than `now_ms`; earliest first.
-  absl::StatusOr<std::vector<int64_t>> VoteTimes(zhandle_t* zh, const std::string& dir, const Configuration& config, uint32_t node_id,
-                                 int64_t now_ms);
+  absl::StatusOr<std::vector<int64_t>> VoteTimes(zhandle_t* zh, const std::string& dir, const Configuration& config,
+                                                 uint32_t node_id, int64_t now_ms);
   // Reads and decodes /config: nullopt when it does not exist yet; `version` gets the znode version.
   absl::StatusOr<std::optional<Configuration>> FetchConfig(zhandle_t* zh, int* version, bool watch);
   void Accept(const Configuration& config) ABSL_LOCKS_EXCLUDED(mu_);

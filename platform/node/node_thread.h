@@ -10,8 +10,8 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
