@@ -123,7 +123,7 @@ class SimCore {
 
   // Topology and faults (sim_network.cc).
   absl::Status AddNode(uint32_t node);
-  void Partition(uint32_t a, uint32_t b);
+  void Partition(uint32_t a, uint32_t b, absl::Duration heal_after);
   void Heal(uint32_t a, uint32_t b);
   void Crash(uint32_t node);
   void SetDropProbability(double p);
@@ -205,7 +205,8 @@ class SimCore {
   uint64_t next_endpoint_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_generation_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint32_t, NodeState> nodes_ ABSL_GUARDED_BY(mu_);
-  std::set<std::pair<uint32_t, uint32_t>> partitions_ ABSL_GUARDED_BY(mu_);  // (low, high) node ids
+  // (low, high) node ids -> when the partition heals by itself (InfiniteFuture: at Heal).
+  std::map<std::pair<uint32_t, uint32_t>, absl::Time> partitions_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<uint32_t, uint32_t>, RegionEntry> regions_ ABSL_GUARDED_BY(mu_);  // (node, region)
   std::map<uint64_t, WorkerState> workers_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, EndpointState> endpoints_ ABSL_GUARDED_BY(mu_);

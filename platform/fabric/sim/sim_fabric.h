@@ -96,8 +96,10 @@ class SimNetwork {
   // The fabric of node `node_id`; AlreadyExists if the id is taken.
   absl::StatusOr<std::unique_ptr<Fabric>> AddNode(uint32_t node_id);
 
-  // Operations between a and b (either direction) stop arriving; see the header comment.
-  void Partition(uint32_t a, uint32_t b);
+  // Operations between a and b (either direction) stop arriving; see the header comment. With
+  // `heal_after`, the partition heals by itself that much virtual time later (a heal at a virtual time
+  // that no polling loop jumps over: idle polls move the clock straight to the next event).
+  void Partition(uint32_t a, uint32_t b, absl::Duration heal_after = absl::InfiniteDuration());
   void Heal(uint32_t a, uint32_t b);
   // The node's memory becomes unreachable and its workers' operations fail; see the header comment.
   void Crash(uint32_t node_id);

@@ -51,9 +51,9 @@ absl::Status SimCore::AddNode(uint32_t node) {
   return absl::OkStatus();
 }
 
-void SimCore::Partition(uint32_t a, uint32_t b) {
+void SimCore::Partition(uint32_t a, uint32_t b, absl::Duration heal_after) {
   CoreLock lock(&mu_);
-  partitions_.insert(PairKey(a, b));
+  partitions_[PairKey(a, b)] = heal_after == absl::InfiniteDuration() ? absl::InfiniteFuture() : now_ + heal_after;
 }
 
 void SimCore::Heal(uint32_t a, uint32_t b) {
@@ -62,7 +62,9 @@ void SimCore::Heal(uint32_t a, uint32_t b) {
 }
 
 bool SimCore::Partitioned(uint32_t a, uint32_t b) const {
-  return !partitions_.empty() && partitions_.count(PairKey(a, b)) > 0;
+  if (partitions_.empty()) return false;
+  auto it = partitions_.find(PairKey(a, b));
+  return it != partitions_.end() && now_ < it->second;
 }
 
 void SimCore::Crash(uint32_t node) {
@@ -195,7 +197,9 @@ absl::StatusOr<std::unique_ptr<Fabric>> SimNetwork::AddNode(uint32_t node_id) {
   return std::unique_ptr<Fabric>(std::make_unique<internal::SimNode>(core_.get(), node_id));
 }
 
-void SimNetwork::Partition(uint32_t a, uint32_t b) { core_->Partition(a, b); }
+void SimNetwork::Partition(uint32_t a, uint32_t b, absl::Duration heal_after) {
+  core_->Partition(a, b, heal_after);
+}
 void SimNetwork::Heal(uint32_t a, uint32_t b) { core_->Heal(a, b); }
 void SimNetwork::Crash(uint32_t node_id) { core_->Crash(node_id); }
 void SimNetwork::set_drop_probability(double p) { core_->SetDropProbability(p); }
