@@ -29,9 +29,8 @@
 namespace fathom::coordinator {
 
 // Node message types 1..99 are the runtime's (kPingMessage = 1). The grant is the RPC reply to a
-// request; 3 is reserved for a one-way grant (not used).
+// request; 3 is CONFIG-APPLIED (platform/node/config_applied.h).
 inline constexpr msg::MessageType kLeaseRequestMessage = 2;
-inline constexpr msg::MessageType kLeaseGrantReserved = 3;
 inline constexpr uint16_t kLeaseFormatVersion = 2;
 inline constexpr size_t kLeaseMessageBytes = 32;
 

@@ -115,6 +115,7 @@ absl::Status Node::Init() {
   for (int t = 0; t < options_.worker_threads; ++t) {
     NodeThread::Config config;
     config.index = t;
+    config.node_id = options_.node_id;
     config.fabric = fabric_.get();
     config.slab_source = slab_source_.get();
     config.data_regions = data;

@@ -23,6 +23,12 @@ absl::Status NodeThread::Start() {
   messenger_options.clock = config_.clock;
   messenger_options.on_peer_failed = config_.on_peer_failed;
   messenger_ = std::make_unique<msg::Messenger>(messenger_options);
+  if (absl::Status s = messenger_->Register(
+          kConfigAppliedMessage,
+          [this](const msg::Message& message, std::string*) { return announcements_.OnMessage(message); });
+      !s.ok()) {
+    return s;
+  }
   if (config_.register_handlers) config_.register_handlers(*messenger_, config_.index);
   if (config_.executor != nullptr) {
     config_.executor->Add(this);
@@ -106,12 +112,14 @@ std::vector<uint32_t> NodeThread::peer_ids() const {
 PeerConnection& NodeThread::AddPeer(uint32_t node_id, std::unique_ptr<fabric::Endpoint> endpoint) {
   PeerConnection& connection = peers_[node_id];
   connection.endpoint = std::move(endpoint);
+  announcements_.OnConnected(node_id);
   return connection;
 }
 
 void NodeThread::RemovePeer(uint32_t node_id) {
   auto it = peers_.find(node_id);
   if (it == peers_.end()) return;
+  announcements_.OnRemoved(node_id);
   if (it->second.endpoint != nullptr) {
     reader_->Forget(*it->second.endpoint);
     it->second.endpoint->Shutdown();
@@ -191,7 +199,26 @@ size_t NodeThread::Turn() {
   work += reader_->Poll();
   work += RunTasks();
   for (auto& poll : pollers_) work += poll();
+  // Cheap when nothing changed: one atomic load.
+  if (config_.regions->generation() != region_map_generation_ || announcements_.due(region_map_->epoch())) {
+    work += AnnounceConfiguration();
+  }
   return work;
+}
+
+size_t NodeThread::AnnounceConfiguration() {
+  // After the map is taken: whatever this thread sent under an older one is ahead in the rings.
+  const uint64_t epoch = region_map().epoch();
+  return announcements_.Announce(*messenger_, peer_ids(), epoch);
+}
+
+std::vector<uint32_t> NodeThread::PeersBehind(uint64_t epoch, const std::vector<uint32_t>& members) {
+  region_map();
+  std::vector<uint32_t> behind;
+  for (uint32_t member : members) {
+    if (member != config_.node_id && announcements_.heard_from(member) < epoch) behind.push_back(member);
+  }
+  return behind;
 }
 
 void NodeThread::TearDown() {

@@ -30,6 +30,7 @@
 #include "platform/memory/region_map.h"
 #include "platform/memory/slab_allocator.h"
 #include "platform/msg/messenger.h"
+#include "platform/node/config_applied.h"
 #include "platform/node/executor.h"
 #include "platform/object/async_object_reader.h"
 #include "platform/object/object_store.h"
@@ -46,6 +47,7 @@ class NodeThread {
  public:
   struct Config {
     int index = 0;
+    uint32_t node_id = 0;  // the node's (its own CONFIG-APPLIED is not waited for)
     fabric::Fabric* fabric = nullptr;
     memory::SlabSource* slab_source = nullptr;
     std::vector<memory::LocalRegion*> data_regions;
@@ -111,6 +113,10 @@ class NodeThread {
   // Who holds what (memory/region_map.h), as of the node's latest configuration: taken anew only when the
   // node's RegionDirectory changed. The reference lasts until the next call (which may replace the map).
   const memory::RegionMap& region_map();
+  // The peers among `members` whose thread of this index has not told this thread (on its current
+  // connection) that it works from region map `epoch` or later (config_applied.h); not connected ones
+  // included. Refreshes region_map() first, so this thread itself works from the latest map afterwards.
+  std::vector<uint32_t> PeersBehind(uint64_t epoch, const std::vector<uint32_t>& members);
   // The latest configuration whose leavers the node has disconnected (memory::RegionDirectory::fenced).
   uint64_t fenced_epoch() const { return config_.regions->fenced(); }
   // Where a one-sided operation on `region` goes: the endpoint to its primary (region_map()) and the region
@@ -148,6 +154,8 @@ class NodeThread {
   bool Await(absl::Mutex& mu, absl::CondVar& cv, const std::function<bool()>& done, absl::Duration timeout);
   // Runs the queued tasks; returns how many.
   size_t RunTasks();
+  // Tells the peers the epoch of the map this thread works from, once it changed or a peer connected.
+  size_t AnnounceConfiguration();
 
   Config config_;
   std::unique_ptr<fabric::Worker> worker_;
@@ -169,6 +177,7 @@ class NodeThread {
   fabric::Completion completions_[64];  // Turn's, kept between turns
   std::shared_ptr<const memory::RegionMap> region_map_;  // on-thread copy of the directory's current map
   uint64_t region_map_generation_ = ~uint64_t{0};
+  ConfigAnnouncements announcements_;
 
   absl::Mutex mu_;
   std::vector<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
