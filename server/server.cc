@@ -390,7 +390,7 @@ absl::Status Server::StartFollower() {
     membership.lease = lease_.get();
     membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
   }
-  if (!options_.client_only) membership.recover = [this](uint64_t epoch) { return Recover(epoch); };
+  if (!options_.client_only) membership.recover = [this](const coordinator::Configuration& configuration) { return Recover(configuration); };
   auto follower = coordinator::MembershipFollower::Start(node_.get(), coordinator_, std::move(membership));
   if (!follower.ok()) return follower.status();
   follower_ = std::move(*follower);
@@ -530,7 +530,8 @@ absl::Status Server::ResumeMembership() {
   return StartFollower();
 }
 
-coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
+coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& configuration) {
+  const uint64_t epoch = configuration.epoch();
   coordinator::RecoveryStep result;
   txn::TransactionService* txns = attached_txns_.load(std::memory_order_acquire);
   // Until the transaction layer is attached and the placement of `epoch` set, there is nothing to judge by.
@@ -544,10 +545,14 @@ coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
     recovery_logged_ = absl::Now();
     Log(line);
   };
-  absl::StatusOr<std::vector<uint32_t>> served = txns->ServePromotedRegions();
+  std::vector<uint32_t> members;
+  for (const coordinator::MemberInfo& m : configuration.members()) members.push_back(m.node_id());
+  std::string waiting_for;
+  absl::StatusOr<std::vector<uint32_t>> served = txns->ServePromotedRegions(members, &waiting_for);
   if (!served.ok()) {
     log_waiting(absl::StrCat("cannot serve a promoted region yet: ", served.status().ToString()));
   } else {
+    if (!waiting_for.empty()) log_waiting(absl::StrCat("promoted regions wait: ", waiting_for));
     for (uint32_t region : *served) Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)"));
     result.served_new = !served->empty();
     if (result.served_new) {

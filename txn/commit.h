@@ -54,6 +54,10 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
  private:
   // commit_plan.cc
   absl::Status Plan();
+  // OK while the node's map still names every replica the plan did (the map may have changed since):
+  // else a COMMIT-BACKUP must not go out (a backup promoted since serves the region without the locks
+  // this transaction holds at its old primary: node/config_applied.h). Unavailable says which region.
+  absl::Status PlanStillHolds();
   absl::Status SetAsideLogRoom();
   void ReleaseLogRoom();
   // A record for this node's own participant (it keeps the entries: a copy).
@@ -108,6 +112,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   size_t lock_replies_ = 0;   // granted
   absl::Time epoch_retry_deadline_ = absl::InfinitePast();  // set at the first refusal
   TxnId id_;
+  uint64_t plan_epoch_ = 0;  // of the map Plan() used
   std::vector<WriteEntry> writes_;    // lock-record entries, in address order
   std::vector<Replica> primaries_;
   std::vector<Replica> backups_;

@@ -9,6 +9,7 @@ void CommitOperation::CommitBackups() {
   // Wait for the fabric to complete every COMMIT-BACKUP write (the record is in the backup's memory), not
   // for the backup's CPU, which applies it only at truncation.
   Step("commit_backup");
+  if (absl::Status holds = PlanStillHolds(); !holds.ok()) return AbortAll(holds);
   outstanding_ = backups_.size();
   first_error_ = absl::OkStatus();
   if (outstanding_ == 0) return CommitPrimaries();
@@ -50,11 +51,13 @@ void CommitOperation::OnBackupWritten(size_t backup, absl::Status status, bool r
           self->OnBackupWritten(backup,
                                 written ? absl::OkStatus()
                                         : absl::UnavailableError(absl::StrCat(
-                                              "node ", node, " left or its record was not written in time (first: ",
+                                              "node ", node, " left, is no longer the planned backup, or its "
+                                              "record was not written in time (first: ",
                                               why.message(), ")")),
                                 /*resent=*/true);
         },
-        thread_.clock().Now() + thread_.options().rpc_timeout, [self, backup] { self->OnBackupLost(backup); });
+        thread_.clock().Now() + thread_.options().rpc_timeout, [self, backup] { self->OnBackupLost(backup); },
+        [self] { return self->PlanStillHolds().ok(); });
     return;
   }
   if (!status.ok() && first_error_.ok()) {

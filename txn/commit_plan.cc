@@ -32,6 +32,7 @@ void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, bool
 absl::Status CommitOperation::Plan() {
   // One map for the whole plan (nothing below asks the thread for it again, so it stays current).
   const memory::RegionMap& map = thread_.replicas();
+  plan_epoch_ = map.epoch();
   // The transaction is finished: its buffered payloads move into the records.
   for (auto& [address, write] : tx_->writes) {
     WriteEntry entry;
@@ -60,6 +61,28 @@ absl::Status CommitOperation::Plan() {
     if (!tx_->writes.contains(address)) to_validate_.push_back(read);
   }
   thread_.stats().write_primaries += primaries_.size();
+  return absl::OkStatus();
+}
+
+absl::Status CommitOperation::PlanStillHolds() {
+  const memory::RegionMap& map = thread_.replicas();
+  if (map.epoch() == plan_epoch_) return absl::OkStatus();
+  for (const bool primary : {true, false}) {
+    for (const Replica& r : primary ? primaries_ : backups_) {
+      for (size_t entry : r.entries) {
+        const uint32_t region = writes_[entry].ref.address.region;
+        absl::StatusOr<memory::RegionReplicas> now = map.ReplicasOf(region);
+        const bool holds = now.ok() && (primary ? now->primary == r.node
+                                                : std::find(now->backups.begin(), now->backups.end(), r.node) !=
+                                                      now->backups.end());
+        if (!holds) {
+          return absl::UnavailableError(absl::StrCat("region ", region, " has other replicas in configuration ",
+                                                     map.epoch(), " than planned in ", plan_epoch_, " (node ",
+                                                     r.node, " was its ", primary ? "primary" : "backup", ")"));
+        }
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -10,9 +10,12 @@
 // primary's free lists are gone, as in FaRM §5.3): the slab of every slot with a header is claimed, so it
 // is never carved again and objects in it can be freed; a freed slot goes on a free list; slabs with no
 // slot at all become free to carve (Node::ServeRegion).
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "platform/object/local_object.h"
 #include "txn/shared.h"
 #include "txn/slot_walk.h"
@@ -60,21 +63,43 @@ std::vector<uint32_t> TransactionService::promotions_waiting() const {
   return waiting;
 }
 
-absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions() {
+absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(const std::vector<uint32_t>& members,
+                                                                               std::string* waiting_for) {
   node::Node& node = *shared_->node;
   const std::shared_ptr<const memory::RegionMap> map = node.region_directory().Current();
+  const std::vector<uint32_t> waiting = promotions_waiting();
   std::vector<uint32_t> served;
-  for (uint32_t region : promotions_waiting()) {
+  for (uint32_t region : waiting) {
     absl::StatusOr<memory::RegionReplicas> replicas = map->ReplicasOf(region);
     if (!replicas.ok()) return replicas.status();
     if (replicas->bytes == 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("configuration ", map->epoch(), " gives no size for region ", region));
     }
-    absl::StatusOr<size_t> pending =
-        SumOverThreads([region](TxnThread& t) { return t.participant().BackupRecordsFor(region); });
+    uint64_t since = 0;
+    {
+      absl::MutexLock lock(&shared_->promotions_mu);
+      since = shared_->promoted_in.try_emplace(region, map->epoch()).first->second;
+    }
+    // Per thread, in one task: first every member's CONFIG-APPLIED of `since` (so every COMMIT-BACKUP
+    // planned under an older map is handled, and none can come: node/config_applied.h), then no record
+    // of the region pending.
+    std::set<uint32_t> behind;
+    absl::StatusOr<size_t> pending = SumOverThreads([&](TxnThread& t) -> size_t {
+      const std::vector<uint32_t> late = t.thread().PeersBehind(since, members);
+      behind.insert(late.begin(), late.end());
+      return late.empty() ? t.participant().BackupRecordsFor(region) : 0;
+    });
     if (!pending.ok()) return pending.status();
-    if (*pending > 0) continue;  // asked again on the next configuration or retry
+    if (!behind.empty() || *pending > 0) {  // asked again on the next configuration or retry
+      if (waiting_for != nullptr) {
+        absl::StrAppend(waiting_for, waiting_for->empty() ? "" : "; ", "region ", region, ": ",
+                        behind.empty() ? absl::StrCat(*pending, " COMMIT-BACKUP records pending")
+                                       : absl::StrCat("node(s) ", absl::StrJoin(behind, ","),
+                                                      " not yet working from configuration ", since));
+      }
+      continue;
+    }
     absl::StatusOr<memory::LocalRegion*> copy = shared_->backups.Registered(region, replicas->bytes);
     if (!copy.ok()) return copy.status();
     std::vector<memory::Slot> used;
@@ -91,6 +116,16 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions()
               region, listed.ToString().c_str());
     }
     served.push_back(region);
+  }
+  absl::MutexLock lock(&shared_->promotions_mu);
+  for (auto it = shared_->promoted_in.begin(); it != shared_->promoted_in.end();) {
+    const bool done = std::find(waiting.begin(), waiting.end(), it->first) == waiting.end() ||
+                      std::find(served.begin(), served.end(), it->first) != served.end();
+    if (done) {
+      shared_->promoted_in.erase(it++);
+    } else {
+      ++it;
+    }
   }
   return served;
 }

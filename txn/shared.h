@@ -6,6 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "platform/node/node.h"
 #include "txn/backup_store.h"
 #include "txn/log_epochs.h"
@@ -23,6 +26,10 @@ struct Transaction::Shared {
   // Created before the node threads use them, never resized after: each is touched only on its thread.
   std::vector<std::unique_ptr<TxnThread>> threads;
   std::atomic<uint64_t> next_thread{0};
+  // Promotions waiting (promotion.cc): region -> the map epoch in which this node first found itself its
+  // primary and not serving it. Every member must have announced that epoch before the region is served.
+  absl::Mutex promotions_mu;
+  absl::flat_hash_map<uint32_t, uint64_t> promoted_in ABSL_GUARDED_BY(promotions_mu);
 };
 
 }  // namespace fathom::txn

@@ -120,13 +120,14 @@ void TxnThread::After(absl::Duration delay, std::function<void()> task) {
 }
 
 void TxnThread::SendUntilWritten(uint32_t node, msg::MessageType type, std::string message,
-                                 std::function<void(bool)> done, absl::Time give_up, std::function<void()> if_lost) {
-  if (!replicas().IsMember(node) || clock_->Now() >= give_up) return done(false);
+                                 std::function<void(bool)> done, absl::Time give_up, std::function<void()> if_lost,
+                                 std::function<bool()> still_wanted) {
+  if (!replicas().IsMember(node) || clock_->Now() >= give_up || (still_wanted && !still_wanted())) return done(false);
   ++stats_.resends;
   auto bytes = std::make_shared<const std::string>(std::move(message));
-  auto again = [this, node, type, bytes, done, give_up, if_lost] {
-    After(options_.resend_interval, [this, node, type, bytes, done, give_up, if_lost] {
-      SendUntilWritten(node, type, *bytes, done, give_up, if_lost);
+  auto again = [this, node, type, bytes, done, give_up, if_lost, still_wanted] {
+    After(options_.resend_interval, [this, node, type, bytes, done, give_up, if_lost, still_wanted] {
+      SendUntilWritten(node, type, *bytes, done, give_up, if_lost, still_wanted);
     });
   };
   msg::SendOptions options;

@@ -139,9 +139,11 @@ class TxnThread {
   // fails is tried again every resend_interval while `node` is a member of this node's configuration.
   // `done(true)` once written, `done(false)` once `node` has left (recovery's business then) or, if it is
   // not written by then, at `give_up`. `if_lost` (if set) runs if a copy was written but its connection was
-  // dropped before `node` consumed it (msg::SendOptions::on_lost): done has run then.
+  // dropped before `node` consumed it (msg::SendOptions::on_lost): done has run then. `still_wanted` (if
+  // set) is asked before every try: false ends it as `node` leaving does.
   void SendUntilWritten(uint32_t node, msg::MessageType type, std::string message, std::function<void(bool)> done,
-                        absl::Time give_up = absl::InfiniteFuture(), std::function<void()> if_lost = nullptr);
+                        absl::Time give_up = absl::InfiniteFuture(), std::function<void()> if_lost = nullptr,
+                        std::function<bool()> still_wanted = nullptr);
   // What a record that must arrive does when it is lost after it was written: it goes to `node` again as
   // `type` (SendUntilWritten; again if that copy is lost too), and once the copy is written `node` is owed
   // the truncation of `truncate` (if set) again, behind it: a copy must not arrive after the truncation

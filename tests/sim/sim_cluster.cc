@@ -132,6 +132,14 @@ void SimCluster::Stop(uint32_t id) {
   network_->Crash(id);
 }
 
+void SimCluster::HoldConfigurations(uint32_t id, bool hold) {
+  if (hold) {
+    held_.insert(id);
+  } else {
+    held_.erase(id);
+  }
+}
+
 void SimCluster::Follow(size_t index, const coordinator::Configuration& configuration) {
   node::Node& node = *nodes_[index];
   node.region_directory().Set(coordinator::RegionMapOf(configuration));
@@ -152,7 +160,7 @@ size_t SimCluster::Background() {
   if (tearing_down_) return 0;
   size_t work = 0;
   for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (!stopped(nodes_[i]->id())) work += coordinators_[i]->DeliverPending();
+    if (!stopped(nodes_[i]->id()) && !held_.contains(nodes_[i]->id())) work += coordinators_[i]->DeliverPending();
   }
   // Lease ticks as a real agent's thread runs them: twice per renewal interval (lease_agent.cc).
   const absl::Time now = network_->clock().Now();
@@ -216,7 +224,7 @@ size_t SimCluster::Recover() {
       Record(absl::StrCat("node ", node.id(), " prepares backup copies: ", prepared.ToString()));
     }
     if (services_[i]->promotions_waiting().empty()) continue;
-    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions();
+    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions(followed_members_[i]);
     Record(absl::StrCat("node ", node.id(), " promotions: ",
                         now_served.ok() ? absl::StrJoin(*now_served, " ") : now_served.status().ToString()));
     if (!now_served.ok() || now_served->empty()) continue;

@@ -86,6 +86,9 @@ class SimCluster {
   // once. The running nodes apply the change on the scheduler's next round.
   absl::Status EndSession(uint32_t id);
   coordinator::LeaseAgent& lease(uint32_t id) { return *leases_.at(id - 1); }
+  // While held, node `id` applies no new configuration (as a member whose ZooKeeper watch is slow): they
+  // wait, in order, until it is released.
+  void HoldConfigurations(uint32_t id, bool hold);
 
   // Adds a workload event to the history.
   void Record(std::string_view event);
@@ -117,6 +120,7 @@ class SimCluster {
   kv::InProcessCatalog catalog_;
   uint64_t events_digest_ = 0;
   std::set<uint32_t> stopped_;
+  std::set<uint32_t> held_;  // HoldConfigurations
   std::unique_ptr<coordinator::LocalCoordinationService> service_;
   // Per node (index id - 1).
   std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;

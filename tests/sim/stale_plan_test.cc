@@ -1,0 +1,237 @@
+// Records planned under an older configuration, on the replayable simulation (each seed runs twice and
+// must replay). Node 3 coordinates a transaction writing an object of node 2's region, whose backup is
+// node 1 (the CM's placement for three nodes and f = 1, checked below). When node 2 is removed, node 1 is
+// promoted to the region's primary: a COMMIT-BACKUP planned for node 1 as a backup must then either be
+// handled by node 1 before it serves the region, or never be sent (node/config_applied.h).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/configuration.h"
+#include "coordinator/placement.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "tests/sim/seeds.h"
+#include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_probes.h"
+#include "txn/txn.h"
+#include "txn/txn_thread.h"
+
+namespace fathom::sim {
+namespace {
+
+struct Outcome {
+  bool served_while_behind = false;  // node 1 served the region while node 3 still worked from the old map
+  absl::Status commit;               // the transaction planned under the old map
+  uint64_t records_at_one = ~uint64_t{0};  // of the region, pending at node 1 after the commit
+  std::vector<absl::StatusOr<std::string>> reads;  // the object, read by node 1 and then node 3
+  uint64_t history = 0;
+};
+
+// The run's cluster, with node 2's region backed up by node 1 and one object in it committed ("v0").
+struct Setup {
+  std::unique_ptr<SimCluster> cluster;
+  object::ObjectRef ref;
+};
+
+absl::StatusOr<Setup> StartWithAnObjectOnTwo(SimClusterOptions options) {
+  Setup setup;
+  auto started = SimCluster::Start(options);
+  if (!started.ok()) return started.status();
+  setup.cluster = std::move(*started);
+  absl::StatusOr<uint32_t> backup = BackupOfOwnRegion(setup.cluster->configuration(), 2);
+  if (!backup.ok()) return backup.status();
+  if (*backup != 1) return absl::FailedPreconditionError("node 2's region is not backed up by node 1");
+  absl::StatusOr<object::ObjectRef> ref = CommitNewObject(*setup.cluster, /*coordinator=*/3, /*on_node=*/2, "v0");
+  if (!ref.ok()) return ref.status();
+  setup.ref = *ref;
+  setup.cluster->scheduler().RunFor(absl::Milliseconds(5));  // its truncation reaches node 1
+  return setup;
+}
+
+void ReadBack(SimCluster& cluster, const object::ObjectRef& ref, Outcome& outcome) {
+  for (uint32_t reader : {1u, 3u}) {
+    txn::Transaction tx = cluster.txns(reader).Begin(0);
+    absl::StatusOr<std::string> read = tx.Read(ref);
+    cluster.Record(absl::StrCat("node ", reader, " reads: ", read.ok() ? *read : read.status().ToString()));
+    outcome.reads.push_back(std::move(read));
+  }
+  outcome.history = cluster.history();
+}
+
+// Node 3's thread 1 runs a transaction that reads an object of node 1 and writes the one of node 2. It
+// locks at node 2 and stops while it validates its read (frozen), and node 3 applies no new
+// configuration. Node 2 crashes and is removed; node 1 is promoted. Then node 3's thread sends its
+// COMMIT-BACKUP to node 1, still the backup by the only map node 3 has, and only then node 3 learns the
+// new configuration.
+absl::StatusOr<Outcome> CommitBackupFromAMemberBehind(uint64_t seed) {
+  SimCluster* raw = nullptr;
+  bool armed = false;
+  SimClusterOptions options;
+  options.seed = seed;
+  options.on_step = [&](uint32_t node, std::string_view step) {
+    if (!armed || node != 3 || step != "validate") return;
+    armed = false;
+    raw->scheduler().Freeze(*raw->node(3).Thread(1));  // after this turn: the validating read still goes out
+  };
+  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(options);
+  if (!setup.ok()) return setup.status();
+  SimCluster& cluster = *setup->cluster;
+  raw = &cluster;
+  const object::ObjectRef ref = setup->ref;
+  const uint32_t region = ref.address.region;
+
+  absl::StatusOr<object::ObjectRef> on_one = CommitNewObject(cluster, /*coordinator=*/3, /*on_node=*/1, "x");
+  if (!on_one.ok()) return on_one.status();
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+
+  cluster.HoldConfigurations(3, true);
+  armed = true;
+  std::optional<absl::Status> commit;
+  auto run = [&commit, ref, read_ref = *on_one](txn::TxnThread& t) {
+    std::shared_ptr<txn::TxState> tx = t.Begin();
+    t.Read(*tx, read_ref, [&t, &commit, tx, ref](absl::StatusOr<std::string> read) {
+      absl::Status s = read.status();
+      if (s.ok()) s = t.Write(*tx, ref, "v1");
+      if (!s.ok()) {
+        commit = s;
+        return;
+      }
+      t.Commit(tx, [&commit](absl::Status s) { commit = s; });
+    });
+  };
+  if (absl::Status posted = cluster.txns(3).Post(1, run); !posted.ok()) return posted;
+  if (!cluster.scheduler().RunUntil([&] { return !armed; }, absl::Seconds(5))) {
+    return absl::InternalError(absl::StrCat("the commit never reached its validation: ",
+                                            commit.has_value() ? commit->ToString() : "still running"));
+  }
+  cluster.Stop(2);  // it granted the lock: validation comes after
+  auto promoted = [&cluster] {
+    return coordinator::FindMember(cluster.configuration(), 2) == nullptr &&
+           cluster.applied_epoch(1) == cluster.configuration().epoch();
+  };
+  if (!cluster.scheduler().RunUntil(promoted, absl::Seconds(10))) {
+    return absl::DeadlineExceededError("node 2 was never removed");
+  }
+  cluster.scheduler().RunFor(absl::Milliseconds(100));  // node 1 tries to serve the region, again and again
+  Outcome outcome;
+  outcome.served_while_behind = cluster.node(1).Serves(region);
+  cluster.Record(absl::StrCat("served while node 3 was behind: ", outcome.served_while_behind));
+
+  cluster.scheduler().Resume(*cluster.node(3).Thread(1));
+  cluster.scheduler().RunFor(absl::Milliseconds(5));  // the COMMIT-BACKUP goes out, under the old map
+  cluster.HoldConfigurations(3, false);
+  if (!cluster.scheduler().RunUntil([&] { return commit.has_value() && cluster.node(1).Serves(region); },
+                                    absl::Seconds(10))) {
+    return absl::DeadlineExceededError(absl::StrCat("the commit ", commit.has_value() ? "ended" : "never ended",
+                                                    "; node 1 serves the region: ", cluster.node(1).Serves(region)));
+  }
+  outcome.commit = *commit;
+  cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
+  cluster.scheduler().RunFor(absl::Milliseconds(5));  // node 3 imports the region from node 1
+  outcome.records_at_one =
+      SumOverThreads(cluster, 1, [region](txn::TxnThread& t) { return t.participant().BackupRecordsFor(region); });
+  ReadBack(cluster, ref, outcome);
+  return outcome;
+}
+
+// Node 3 learns, between its LOCK and its COMMIT-BACKUP, a configuration in which node 1 is no longer the
+// region's backup but its primary (as after node 2's removal; here only node 3's map says so).
+absl::StatusOr<Outcome> PlanOvertakenBeforeCommitBackup(uint64_t seed) {
+  SimCluster* raw = nullptr;
+  bool armed = false;
+  uint32_t region = 0;
+  SimClusterOptions options;
+  options.seed = seed;
+  options.on_step = [&](uint32_t node, std::string_view step) {
+    if (!armed || node != 3 || step != "commit_backup") return;
+    armed = false;
+    coordinator::Configuration next = raw->configuration();
+    next.set_epoch(next.epoch() + 1);
+    for (coordinator::RegionPlacement& placed : *next.mutable_regions()) {
+      if (placed.region_id() != region) continue;
+      placed.set_primary(1);
+      placed.clear_backups();
+    }
+    raw->node(3).region_directory().Set(coordinator::RegionMapOf(next));
+  };
+  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(options);
+  if (!setup.ok()) return setup.status();
+  SimCluster& cluster = *setup->cluster;
+  raw = &cluster;
+  const object::ObjectRef ref = setup->ref;
+  region = ref.address.region;
+
+  Outcome outcome;
+  armed = true;
+  {
+    txn::Transaction tx = cluster.txns(3).Begin(0);
+    outcome.commit = tx.Write(ref, "v1");
+    if (outcome.commit.ok()) outcome.commit = tx.Commit();
+  }
+  cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
+  if (armed) return absl::InternalError("the commit never reached its COMMIT-BACKUP");
+  cluster.node(3).region_directory().Set(coordinator::RegionMapOf(cluster.configuration()));
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+  outcome.records_at_one =
+      SumOverThreads(cluster, 1, [region](txn::TxnThread& t) { return t.participant().BackupRecordsFor(region); });
+  // Node 2 released the lock (the transaction aborted): another transaction writes the object.
+  {
+    txn::Transaction tx = cluster.txns(1).Begin(0);
+    absl::Status s = tx.Write(ref, "v2");
+    if (s.ok()) s = tx.Commit();
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("the write after the abort: ", s.message()));
+  }
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+  ReadBack(cluster, ref, outcome);
+  return outcome;
+}
+
+// A member that has not applied the configuration that promoted node 1 may still send it a COMMIT-BACKUP
+// planned for the old one: node 1 serves the region only once every member said it works from that
+// configuration (CONFIG-APPLIED), so the record is handled first and the commit installed before anyone
+// reads the region. (Node 1 served at once, and a commit whose locks died with node 2 came in afterwards.)
+TEST(StalePlanTest, APromotedBackupServesOnlyOnceEveryMemberWorksFromItsConfiguration) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome first, CommitBackupFromAMemberBehind(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome second, CommitBackupFromAMemberBehind(seed));
+    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    EXPECT_FALSE(first.served_while_behind) << "node 1 served the region before node 3 applied its configuration";
+    // Every backup holds the record and the only primary is gone: committed, outcome unknown to node 3.
+    EXPECT_EQ(first.commit.code(), absl::StatusCode::kUnavailable) << first.commit;
+    EXPECT_EQ(first.records_at_one, 0u);
+    ASSERT_EQ(first.reads.size(), 2u);
+    for (const auto& read : first.reads) {
+      ASSERT_OK(read.status());
+      EXPECT_EQ(*read, "v1");
+    }
+  }
+}
+
+// A coordinator whose map changed the replicas it planned sends no COMMIT-BACKUP (a backup promoted since
+// would take it without the locks its old primary held) and aborts: nothing is left at node 1, and node 2
+// released the lock. (The record went out and the commit succeeded.)
+TEST(StalePlanTest, ACoordinatorSendsNoCommitBackupOnceItsMapNamesOtherReplicas) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome first, PlanOvertakenBeforeCommitBackup(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome second, PlanOvertakenBeforeCommitBackup(seed));
+    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    EXPECT_EQ(first.commit.code(), absl::StatusCode::kUnavailable) << first.commit;
+    EXPECT_NE(first.commit.message().find("other replicas"), std::string_view::npos) << first.commit;
+    EXPECT_EQ(first.records_at_one, 0u);
+    ASSERT_EQ(first.reads.size(), 2u);
+    for (const auto& read : first.reads) {
+      ASSERT_OK(read.status());
+      EXPECT_EQ(*read, "v2");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fathom::sim
