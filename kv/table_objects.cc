@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/status_macros.h"
+#include "platform/memory/region_map.h"
 #include "platform/memory/size_classes.h"
 
 namespace fathom::kv {
@@ -89,8 +90,16 @@ absl::Status FreeGeneration(txn::TransactionService& txns, const TableState& sta
 
 absl::StatusOr<std::shared_ptr<TableState>> BuildGeneration(txn::TransactionService& txns, std::string name,
                                                             Root root) {
-  const std::vector<uint32_t> members = txns.replicas()->members();
-  if (members.empty()) return absl::FailedPreconditionError("no members to place a kv table on");
+  // Only members that serve their own memory can take new objects (one back under its id serves none).
+  const std::shared_ptr<const memory::RegionMap> map = txns.replicas();
+  std::vector<uint32_t> members;
+  for (uint32_t member : map->members()) {
+    if (map->ServesOwnMemory(member)) members.push_back(member);
+  }
+  if (members.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("no member serves its own memory to place a kv table on (",
+                                                      map->members().size(), " members)"));
+  }
   root.bucket_capacity = BucketCapacity(root.inline_bytes);
   root.buckets_per_chunk = kBucketsPerChunk;
   root.chunks.clear();

@@ -80,6 +80,15 @@ std::vector<uint32_t> RegionMap::PrimaryRegionsOf(uint32_t node) const {
   return regions;
 }
 
+bool RegionMap::ServesOwnMemory(uint32_t node) const {
+  if (!IsMember(node)) return false;
+  if (by_owner_) return true;
+  for (const auto& [id, replicas] : regions_) {
+    if (replicas.primary == node && OwnerOfRegion(id) == node) return true;
+  }
+  return false;
+}
+
 std::vector<uint32_t> RegionMap::BackupRegionsOf(uint32_t node) const {
   std::vector<uint32_t> regions;
   for (const auto& [id, replicas] : regions_) {

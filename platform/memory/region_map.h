@@ -64,6 +64,10 @@ class RegionMap {
   absl::StatusOr<RegionReplicas> ReplicasOf(uint32_t region) const;
   // The placed regions whose primary is `node`, sorted (none under the static rule).
   std::vector<uint32_t> PrimaryRegionsOf(uint32_t node) const;
+  // Whether `node` is a member and the primary of some region of its own memory, so objects can be
+  // allocated there (a member that came back under its id serves none: recovery gave its regions to
+  // others). Every member under the static rule.
+  bool ServesOwnMemory(uint32_t node) const;
   // The placed regions `node` is a backup of (filling or not), sorted (none under the static rule).
   std::vector<uint32_t> BackupRegionsOf(uint32_t node) const;
 

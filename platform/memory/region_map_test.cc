@@ -38,6 +38,23 @@ TEST(RegionMapTest, PlacedAnswersOnlyForListedRegions) {
   EXPECT_EQ(map.BackupsOf(NodeRegionId(3, 1)).status().code(), absl::StatusCode::kNotFound);
 }
 
+// Node 2 came back under its id: recovery gave its region to node 3, which it now backs up. It serves none
+// of its own memory, so nothing may be placed on it (kv tables placed buckets there and failed).
+TEST(RegionMapTest, AMemberServesItsOwnMemoryOnlyWhileItIsThePrimaryOfSomeOfIt) {
+  absl::flat_hash_map<uint32_t, RegionReplicas> regions;
+  regions[NodeRegionId(1, 1)] = {1, {3}};
+  regions[NodeRegionId(2, 1)] = {3, {2}};
+  regions[NodeRegionId(3, 1)] = {3, {1}};
+  const RegionMap map = RegionMap::Placed(9, {1, 2, 3}, 1, regions);
+  EXPECT_TRUE(map.ServesOwnMemory(1));
+  EXPECT_FALSE(map.ServesOwnMemory(2));
+  EXPECT_TRUE(map.ServesOwnMemory(3));
+  EXPECT_FALSE(map.ServesOwnMemory(4));  // no member
+  const RegionMap static_rule = RegionMap::ByOwner(1, {1, 2}, 1);
+  EXPECT_TRUE(static_rule.ServesOwnMemory(2));
+  EXPECT_FALSE(static_rule.ServesOwnMemory(3));
+}
+
 TEST(RegionMapTest, DirectoryKeepsAConfigurationsMapOverADefault) {
   RegionDirectory directory;
   EXPECT_EQ(directory.Current()->epoch(), 0u);
