@@ -111,7 +111,10 @@ void MembershipFollower::Loop() {
     }
     // The epoch counts as applied (a restart waits for that) while recovery may still wait: it is tried
     // again (backing off).
-    if (done && !Recover(*configuration)) done = false;
+    if (done && !Recover(*configuration)) {
+      done = false;
+      if (recover_soon_) delay = options_.first_retry;
+    }
     if (done) delay = options_.retry;  // only to look for broken connections (NeedsRepair)
   }
 }
@@ -196,22 +199,24 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
 }
 
 bool MembershipFollower::Recover(const coordinator::Configuration& configuration) {
+  recover_soon_ = false;
   if (!options_.recover) return true;
   auto republish_to_all = [&] {
     for (const coordinator::MemberInfo& m : configuration.members()) {
       if (m.node_id() != node_->id()) republish_to_.insert(m.node_id());
     }
   };
-  RecoveryStep step = options_.recover(configuration);
+  RecoveryStep step = options_.recover(configuration.epoch());
   if (step.served_new) {
     // Regions served anew reach every member first; the rest of the step (copies to new backups,
     // transaction recovery) runs right after instead of before (readers need none of it).
     republish_to_all();
     Republish(configuration);
-    step = options_.recover(configuration);
+    step = options_.recover(configuration.epoch());
     if (step.served_new) republish_to_all();
   }
   Republish(configuration);
+  recover_soon_ = step.soon;
   return !step.waiting && republish_to_.empty();
 }
 

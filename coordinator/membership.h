@@ -49,6 +49,10 @@ coordinator::MemberInfo MemberInfoFor(const node::Node& node, uint64_t memory_by
 struct RecoveryStep {
   bool served_new = false;  // this node serves regions it did not: members must import them
   bool waiting = false;     // something is left to do (a promotion or a fill): ask again (backing off)
+  // What it waits for comes by itself within milliseconds (a promotion waits for the members' word that
+  // they work from its configuration, and for pending commits): ask again after first_retry, without
+  // backing off (backing off to `retry` made a promotion wait up to 200 ms past what it waited for).
+  bool soon = false;
 };
 
 struct MembershipOptions {
@@ -59,11 +63,11 @@ struct MembershipOptions {
   absl::Duration retry = absl::Milliseconds(200);
   LeaseAgent* lease = nullptr;  // not owned; outlives the follower
   std::optional<coordinator::MemberInfo> rejoin_as;
-  // This node's part of recovery: called once a configuration is applied, and again
+  // This node's part of recovery: called once a configuration (its epoch given) is applied, and again
   // (backing off from `first_retry` to `retry`) while it says `waiting`. When it serves new regions, the follower republishes this node to
   // every member (Node::Republish) and then calls it once more at once: a step that serves new regions
   // may return before the rest of its work, so members reach them sooner.
-  std::function<RecoveryStep(const Configuration& configuration)> recover;
+  std::function<RecoveryStep(uint64_t epoch)> recover;
 };
 
 class MembershipFollower {
@@ -97,6 +101,7 @@ class MembershipFollower {
   bool NeedsRepair(const coordinator::Configuration& configuration) const;
   // Runs the recovery step and republishes this node to the members that have not imported what it
   // serves. True when nothing is left to do.
+  // Also sets recover_soon_ (RecoveryStep::soon).
   bool Recover(const coordinator::Configuration& configuration);
   // Republishes this node to the members in republish_to_ still listed; those that fail stay for later.
   void Republish(const coordinator::Configuration& configuration);
@@ -122,6 +127,7 @@ class MembershipFollower {
   // Members joined, by id, with the incarnation joined.
   std::map<uint32_t, uint64_t> joined_;  // follower thread only
   uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again
+  bool recover_soon_ = false;             // follower thread only: the last Recover's RecoveryStep::soon
 };
 
 }  // namespace fathom::coordinator

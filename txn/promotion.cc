@@ -63,8 +63,7 @@ std::vector<uint32_t> TransactionService::promotions_waiting() const {
   return waiting;
 }
 
-absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(const std::vector<uint32_t>& members,
-                                                                               std::string* waiting_for) {
+absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(std::string* waiting_for) {
   node::Node& node = *shared_->node;
   const std::shared_ptr<const memory::RegionMap> map = node.region_directory().Current();
   const std::vector<uint32_t> waiting = promotions_waiting();
@@ -81,12 +80,20 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(c
       absl::MutexLock lock(&shared_->promotions_mu);
       since = shared_->promoted_in.try_emplace(region, map->epoch()).first->second;
     }
-    // Per thread, in one task: first every member's CONFIG-APPLIED of `since` (so every COMMIT-BACKUP
-    // planned under an older map is handled, and none can come: node/config_applied.h), then no record
-    // of the region pending.
+    // No peer connects from now on unless it works from `since` or later; one joining now may not, so
+    // it is asked again.
+    if (!node.RaiseEpochFloor(since)) {
+      if (waiting_for != nullptr) {
+        absl::StrAppend(waiting_for, waiting_for->empty() ? "" : "; ", "region ", region, ": a join is under way");
+      }
+      continue;
+    }
+    // Per thread, in one task: first every connected peer's CONFIG-APPLIED of `since` (so every
+    // COMMIT-BACKUP planned under an older map is handled, and none can come: node/config_applied.h),
+    // then no record of the region pending.
     std::set<uint32_t> behind;
     absl::StatusOr<size_t> pending = SumOverThreads([&](TxnThread& t) -> size_t {
-      const std::vector<uint32_t> late = t.thread().PeersBehind(since, members);
+      const std::vector<uint32_t> late = t.thread().PeersBehind(since);
       behind.insert(late.begin(), late.end());
       return late.empty() ? t.participant().BackupRecordsFor(region) : 0;
     });

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
 #include "absl/container/flat_hash_set.h"
@@ -115,7 +116,6 @@ absl::Status Node::Init() {
   for (int t = 0; t < options_.worker_threads; ++t) {
     NodeThread::Config config;
     config.index = t;
-    config.node_id = options_.node_id;
     config.fabric = fabric_.get();
     config.slab_source = slab_source_.get();
     config.data_regions = data;
@@ -206,6 +206,8 @@ absl::StatusOr<control::NodeInfo> Node::InfoFor(uint32_t peer) {
                                                                        : control::FABRIC_KIND_UCX);
   info.set_incarnation(incarnation_);
   info.set_start_time_unix_micros(absl::ToUnixMicros(start_time_));
+  info.set_configuration_epoch(region_directory_.Current()->epoch());
+  info.set_epoch_floor(epoch_floor_);
   for (const auto& thread : threads_) info.add_worker_addresses(thread->worker_address());
   auto add_region = [&](const memory::LocalRegion& region) {
     control::RegionInfo* r = info.add_regions();
@@ -527,9 +529,12 @@ absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
     if (!info.ok()) return info.status();
     mine = std::move(*info);
     published = Generation(peer_id);
+    ++joins_under_way_;
   }
   // Not under join_mu_: the peer may be joining us at the same moment, and its Join needs the lock.
   auto theirs = join(mine);
+  MutexLock lock(&join_mu_);
+  --joins_under_way_;
   if (!theirs.ok()) {
     return absl::Status(theirs.status().code(),
                         absl::StrCat("joining node ", peer_id, " at ", where, ": ", theirs.status().message()));
@@ -538,7 +543,6 @@ absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
     return absl::FailedPreconditionError(
         absl::StrCat("expected node ", peer_id, " at ", where, ", found node ", theirs->node_id()));
   }
-  MutexLock lock(&join_mu_);
   absl::Status connected = Connect(*theirs);
   // The peer writes into the rings `mine` named. If this node's rings for it got new sessions meanwhile
   // (Connect replaced a connection, or the peer's own join replaced it here), the peer's records would
@@ -594,9 +598,28 @@ std::map<uint32_t, uint64_t> Node::connected_incarnations() const {
   return std::map<uint32_t, uint64_t>(connected_.begin(), connected_.end());
 }
 
+bool Node::RaiseEpochFloor(uint64_t epoch) {
+  MutexLock lock(&join_mu_);
+  epoch_floor_ = std::max(epoch_floor_, epoch);
+  return joins_under_way_ == 0;
+}
+
 absl::StatusOr<control::NodeInfo> Node::OnJoin(const control::JoinRequest& request) {
   MutexLock lock(&join_mu_);
-  if (absl::Status s = Connect(request.caller()); !s.ok()) return s;
+  // Before anything is set up for the caller: refused, it has nothing to write into.
+  const control::NodeInfo& caller = request.caller();
+  const uint64_t mine = region_directory_.Current()->epoch();
+  if (caller.configuration_epoch() < epoch_floor_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "node ", caller.node_id(), " works from configuration ", caller.configuration_epoch(), "; node ",
+        options_.node_id, " serves regions promoted in configuration ", epoch_floor_, ": apply it first"));
+  }
+  if (mine < caller.epoch_floor()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "node ", options_.node_id, " works from configuration ", mine, "; node ", caller.node_id(),
+        " serves regions promoted in configuration ", caller.epoch_floor(), ": join again once it applied it"));
+  }
+  if (absl::Status s = Connect(caller); !s.ok()) return s;
   return InfoFor(request.caller().node_id());
 }
 

@@ -95,6 +95,12 @@ class Node final : public control::ControlHandler {
   // names the ones that never answered.
   absl::Status JoinPeers();
   std::vector<uint32_t> connected_peers() const;
+  // From now on a join is refused (both ways) with a peer whose region map is older than `epoch`
+  // (NodeInfo.epoch_floor): a backup promoted in configuration `epoch` serves the region once every
+  // connected peer announced that map (config_applied.h), and one that connects later must work from it
+  // already. Returns false while a join this node started is under way: it may connect a peer that is
+  // behind, so the caller asks again.
+  bool RaiseEpochFloor(uint64_t epoch);
   // Connected peers whose connection failed on some thread (a failed write or endpoint, a bad ring): it
   // stays failed until Disconnect; whoever keeps this node connected (the membership follower) then joins
   // again. Sorted.
@@ -213,6 +219,8 @@ class Node final : public control::ControlHandler {
   mutable absl::Mutex join_mu_;
   absl::flat_hash_map<uint32_t, int> peer_slots_ ABSL_GUARDED_BY(join_mu_);
   absl::flat_hash_map<uint32_t, uint64_t> connected_ ABSL_GUARDED_BY(join_mu_);  // peer -> incarnation
+  uint64_t epoch_floor_ ABSL_GUARDED_BY(join_mu_) = 0;  // RaiseEpochFloor
+  int joins_under_way_ ABSL_GUARDED_BY(join_mu_) = 0;   // JoinWith between its two locked parts
   // Bumped each time a peer is disconnected; part of the sessions of the rings it writes into.
   absl::flat_hash_map<uint32_t, uint64_t> generations_ ABSL_GUARDED_BY(join_mu_);
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> peer_regions_ ABSL_GUARDED_BY(join_mu_);

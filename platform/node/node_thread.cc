@@ -212,11 +212,11 @@ size_t NodeThread::AnnounceConfiguration() {
   return announcements_.Announce(*messenger_, peer_ids(), epoch);
 }
 
-std::vector<uint32_t> NodeThread::PeersBehind(uint64_t epoch, const std::vector<uint32_t>& members) {
+std::vector<uint32_t> NodeThread::PeersBehind(uint64_t epoch) {
   region_map();
   std::vector<uint32_t> behind;
-  for (uint32_t member : members) {
-    if (member != config_.node_id && announcements_.heard_from(member) < epoch) behind.push_back(member);
+  for (uint32_t peer : peer_ids()) {
+    if (announcements_.heard_from(peer) < epoch) behind.push_back(peer);
   }
   return behind;
 }

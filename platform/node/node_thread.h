@@ -47,7 +47,6 @@ class NodeThread {
  public:
   struct Config {
     int index = 0;
-    uint32_t node_id = 0;  // the node's (its own CONFIG-APPLIED is not waited for)
     fabric::Fabric* fabric = nullptr;
     memory::SlabSource* slab_source = nullptr;
     std::vector<memory::LocalRegion*> data_regions;
@@ -113,10 +112,10 @@ class NodeThread {
   // Who holds what (memory/region_map.h), as of the node's latest configuration: taken anew only when the
   // node's RegionDirectory changed. The reference lasts until the next call (which may replace the map).
   const memory::RegionMap& region_map();
-  // The peers among `members` whose thread of this index has not told this thread (on its current
-  // connection) that it works from region map `epoch` or later (config_applied.h); not connected ones
-  // included. Refreshes region_map() first, so this thread itself works from the latest map afterwards.
-  std::vector<uint32_t> PeersBehind(uint64_t epoch, const std::vector<uint32_t>& members);
+  // The peers connected to this thread whose thread of this index has not told it (on the current
+  // connection) that it works from region map `epoch` or later (config_applied.h), sorted. Refreshes
+  // region_map() first, so this thread itself works from the latest map afterwards.
+  std::vector<uint32_t> PeersBehind(uint64_t epoch);
   // The latest configuration whose leavers the node has disconnected (memory::RegionDirectory::fenced).
   uint64_t fenced_epoch() const { return config_.regions->fenced(); }
   // Where a one-sided operation on `region` goes: the endpoint to its primary (region_map()) and the region

@@ -229,12 +229,11 @@ TEST(NodeReconnectTest, SimDisconnectAndJoinAgain) {
   EXPECT_EQ(c.node(2).Counters()["msg.rejected"], 0u);
 }
 
-// Which of `members` node `id`'s thread `t` has not heard CONFIG-APPLIED of `epoch` from.
-std::vector<uint32_t> PeersBehind(EmbeddedCluster& cluster, uint32_t id, int t, uint64_t epoch,
-                                  std::vector<uint32_t> members) {
+// The peers connected to node `id`'s thread `t` that it has not heard CONFIG-APPLIED of `epoch` from.
+std::vector<uint32_t> PeersBehind(EmbeddedCluster& cluster, uint32_t id, int t, uint64_t epoch) {
   std::vector<uint32_t> behind;
   absl::Status ran = cluster.node(id).RunOnThread(t, [&](NodeThread& thread) {
-    behind = thread.PeersBehind(epoch, members);
+    behind = thread.PeersBehind(epoch);
     return absl::OkStatus();
   });
   EXPECT_TRUE(ran.ok()) << ran;
@@ -242,33 +241,48 @@ std::vector<uint32_t> PeersBehind(EmbeddedCluster& cluster, uint32_t id, int t, 
 }
 
 // Every thread tells its peers the epoch of the map it works from (config_applied.h) once it takes a new
-// map, and again on a new connection; what a peer told goes with its connection.
-TEST(NodeReconnectTest, SimThreadsAnnounceTheMapTheyWorkFrom) {
+// map, and again on a new connection; what a peer told goes with its connection. A node that raised its
+// epoch floor refuses joins, both ways, with a peer working from an older map.
+TEST(NodeReconnectTest, SimThreadsAnnounceTheMapTheyWorkFromAndJoinsHonourTheFloor) {
   const uint64_t seed = fabric::sim::TestSeed();
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
   auto cluster = EmbeddedCluster::Start(SimOptions(seed));
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   EmbeddedCluster& c = **cluster;
   const std::vector<uint32_t> members = {1, 2, 3};
-  auto heard_all_but = [&](uint32_t id, uint64_t epoch, std::vector<uint32_t> expected) {
+  auto behind_on_every_thread = [&](uint32_t id, uint64_t epoch, std::vector<uint32_t> expected) {
     const absl::Time give_up = absl::Now() + absl::Seconds(30);
     while (true) {
       bool all = true;
-      for (int t = 0; t < c.node(id).threads(); ++t) all = all && PeersBehind(c, id, t, epoch, members) == expected;
+      for (int t = 0; t < c.node(id).threads(); ++t) all = all && PeersBehind(c, id, t, epoch) == expected;
       if (all || absl::Now() >= give_up) return all;
       absl::SleepFor(absl::Milliseconds(2));
     }
   };
   const uint64_t epoch = c.node(1).region_directory().Current()->epoch() + 5;
-  EXPECT_TRUE(heard_all_but(1, epoch, {2, 3}));
+  EXPECT_TRUE(behind_on_every_thread(1, epoch, {2, 3}));
   c.node(2).region_directory().Set(memory::RegionMap::ByOwner(epoch, members, 1));
-  EXPECT_TRUE(heard_all_but(1, epoch, {3})) << "node 2 did not announce its new map to node 1";
-  EXPECT_TRUE(heard_all_but(3, epoch, {1})) << "node 2 did not announce its new map to node 3";
+  EXPECT_TRUE(behind_on_every_thread(1, epoch, {3})) << "node 2 did not announce its new map to node 1";
+  EXPECT_TRUE(behind_on_every_thread(3, epoch, {1})) << "node 2 did not announce its new map to node 3";
   // A new connection starts with nothing heard; the peer announces its map on it again.
   ASSERT_TRUE(c.node(1).Disconnect(2).ok());
-  EXPECT_EQ(PeersBehind(c, 1, 0, epoch, members), (std::vector<uint32_t>{2, 3}));
+  EXPECT_EQ(PeersBehind(c, 1, 0, epoch), (std::vector<uint32_t>{3}));  // node 2 is not connected
   ASSERT_TRUE(c.node(1).JoinPeer({2, c.node(2).control_address()}).ok());
-  EXPECT_TRUE(heard_all_but(1, epoch, {3})) << "node 2 did not announce its map on the new connection";
+  EXPECT_TRUE(behind_on_every_thread(1, epoch, {3})) << "node 2 did not announce its map on the new connection";
+
+  // Node 1 serves regions promoted in `epoch`: node 3, still behind, cannot connect, whoever joins whom.
+  ASSERT_TRUE(c.node(1).RaiseEpochFloor(epoch));
+  ASSERT_TRUE(c.node(1).Disconnect(3).ok());
+  ASSERT_TRUE(c.node(3).Disconnect(1).ok());
+  absl::Status refused = c.node(3).JoinPeer({1, c.node(1).control_address()});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_NE(refused.message().find("apply it first"), std::string::npos) << refused;
+  refused = c.node(1).JoinPeer({3, c.node(3).control_address()});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_EQ(c.node(3).connected_peers(), std::vector<uint32_t>{2});
+  c.node(3).region_directory().Set(memory::RegionMap::ByOwner(epoch, members, 1));
+  ASSERT_TRUE(c.node(3).JoinPeer({1, c.node(1).control_address()}).ok());
+  EXPECT_TRUE(behind_on_every_thread(1, epoch, {}));
   EXPECT_EQ(c.node(1).Counters()["msg.rejected"], 0u);
 }
 

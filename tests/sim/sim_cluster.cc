@@ -224,7 +224,7 @@ size_t SimCluster::Recover() {
       Record(absl::StrCat("node ", node.id(), " prepares backup copies: ", prepared.ToString()));
     }
     if (services_[i]->promotions_waiting().empty()) continue;
-    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions(followed_members_[i]);
+    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions();
     Record(absl::StrCat("node ", node.id(), " promotions: ",
                         now_served.ok() ? absl::StrJoin(*now_served, " ") : now_served.status().ToString()));
     if (!now_served.ok() || now_served->empty()) continue;
