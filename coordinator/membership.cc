@@ -125,11 +125,18 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   for (const coordinator::MemberInfo& m : configuration.members()) members[m.node_id()] = &m;
   // Not a member (left, or removed): talk to no one until a configuration lists this node again.
   const bool member = members.contains(node_->id());
-  // Without a lease this node is no member either, but it keeps (or makes) the connection to the CM, the
-  // one it needs to be granted a lease again.
+  // Without a lease this node makes no connection but the one to the CM (to be granted a lease again), and
+  // keeps those it has: its GETs and commits fail meanwhile (no lease, no service), and it is fenced by
+  // its peers, who drop it once a configuration removes it. When the CM dies every member's lease lapses
+  // at once; members that dropped their connections then took ~0.5 s to make them again after the
+  // successor's first grant, and every transaction waited for that.
   // The CM grants leases rather than holds one from anybody: it never cuts itself off from the members.
   const uint32_t manager = configuration.manager_id();
   const bool holds = options_.lease == nullptr || options_.lease->HoldsLease() || manager == node_->id();
+  if (!holds) {
+    MutexLock lock(&mu_);
+    ++passes_without_lease_;
+  }
   // Leavers first: their slots and rings are freed before newcomers need them.
   const std::vector<uint32_t> failed_peers = node_->failed_peers();  // both sorted
   const std::vector<uint32_t> connected_before = node_->connected_peers();
@@ -140,12 +147,11 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     // before this epoch counts as fenced (the join below makes the new one).
     const bool same_incarnation = joined == joined_.end() || listed == members.end() ||
                                   joined->second == listed->second->incarnation();
-    if (member && listed != members.end() && same_incarnation && (holds || peer == manager)) continue;
+    if (member && listed != members.end() && same_incarnation) continue;
     StderrLog("membership: node %u disconnects node %u (%s, epoch %llu)", node_->id(), peer,
-              !member                        ? "this node is no member"
-              : listed == members.end()      ? "no member any more"
-              : !same_incarnation            ? "another incarnation"
-                                             : "this node holds no lease",
+              !member                   ? "this node is no member"
+              : listed == members.end() ? "no member any more"
+                                        : "another incarnation",
               static_cast<unsigned long long>(configuration.epoch()));
     const absl::Time disconnecting = absl::Now();
     node_->Disconnect(peer).IgnoreError();
@@ -173,14 +179,14 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   }
   for (const auto& [id, info] : members) {
     if (id == node_->id()) continue;
-    if (!holds && id != manager) {
-      complete = false;  // joined once the lease is back (Poke)
-      continue;
-    }
     auto it = joined_.find(id);
     const bool failed = std::binary_search(failed_peers.begin(), failed_peers.end(), id);
     const bool connected = std::binary_search(connected_before.begin(), connected_before.end(), id);
     if (it != joined_.end() && it->second == info->incarnation() && connected && !failed) continue;
+    if (!holds && id != manager) {
+      complete = false;  // joined once the lease is back (Poke)
+      continue;
+    }
     // A connection that failed or went away while both stay members is made afresh (new ring sessions on
     // both sides: the join replaces the peer's side too). Nothing is given up on one flap.
     const bool repair = failed || (it != joined_.end() && !connected);
@@ -195,7 +201,8 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
       complete = false;  // retried (backing off)
     }
   }
-  return complete;
+  // Done (and recovery steps run) only with a lease: the configuration may already be out of date.
+  return complete && holds;
 }
 
 bool MembershipFollower::Recover(const coordinator::Configuration& configuration) {
@@ -255,6 +262,11 @@ bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configura
 bool MembershipFollower::SawAlive(uint32_t node, uint64_t incarnation) const {
   MutexLock lock(&mu_);
   return joined_incarnations_.contains({node, incarnation});
+}
+
+uint64_t MembershipFollower::passes_without_lease() const {
+  MutexLock lock(&mu_);
+  return passes_without_lease_;
 }
 
 uint64_t MembershipFollower::reconnects() const {

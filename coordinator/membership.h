@@ -13,9 +13,9 @@
 // because joining takes gRPC calls. Failed joins are retried (backing off to `retry`) until they succeed or the member
 // leaves.
 //
-// With leases (MembershipOptions::lease, lease_agent.h): a node whose own lease has lapsed acts as no
-// member: it drops every connection but the one to the configuration manager (CM), through which it asks
-// for a lease again, and joins the others once it holds one. With MembershipOptions::rejoin_as, a node the
+// With leases (MembershipOptions::lease, lease_agent.h): a node whose own lease has lapsed keeps the
+// connections it has but makes none except to the configuration manager (CM), through which it asks for a
+// lease again; it joins the others once it holds one. With MembershipOptions::rejoin_as, a node the
 // configuration no longer lists (the CM removed it when its lease expired, or its session ended) joins the
 // coordinator again (Leave, then Join) by itself: so destroy the follower before leaving for good.
 //
@@ -84,6 +84,9 @@ class MembershipFollower {
   uint64_t rejoins() const;
   // Times a connection to a member that failed or went away (both staying members) was made again.
   uint64_t reconnects() const;
+  // Times the follower applied a configuration while this node held no lease (tests: it kept its
+  // connections meanwhile).
+  uint64_t passes_without_lease() const;
   // Whether this follower joined `node`'s `incarnation` (a connection this process made: it was alive
   // while the cluster ran). A failure witness besides the lease agent's: a member can die before it ever
   // granted or renewed a lease here.
@@ -121,6 +124,7 @@ class MembershipFollower {
   uint64_t applied_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t rejoins_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t passes_without_lease_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<std::pair<uint32_t, uint64_t>> joined_incarnations_ ABSL_GUARDED_BY(mu_);
   // Members to republish to (the follower's thread only): this node serves regions they have not imported.
   std::set<uint32_t> republish_to_;
