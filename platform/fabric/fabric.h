@@ -138,6 +138,8 @@ class Worker {
   virtual size_t Poll(absl::Span<Completion> out) = 0;
   // Adaptive wait: spins making progress for Options::spin_time, then sleeps until the fabric has an
   // event, Signal() is called, or `timeout` passes. Returns early when completions are ready to Poll.
+  // A peer's Flush of writes into this worker's memory is such an event, on every transport (where the
+  // write itself raises none, as a copy into shared memory, the Flush adds a doorbell: fabric.md).
   virtual void Wait(absl::Duration timeout) = 0;
   // Wakes a Wait from any thread.
   virtual void Signal() = 0;
@@ -148,8 +150,11 @@ class Worker {
 struct FabricOptions {
   // A posted operation that has not completed by then fails with DeadlineExceeded and fails its endpoint.
   absl::Duration operation_timeout = absl::Seconds(5);
-  // How long Wait spins before it sleeps on the event fd.
-  absl::Duration spin_time = absl::Microseconds(50);
+  // How long Wait spins before it sleeps on the event fd. None by default: writes wake a sleeping peer
+  // (doorbells), and where several nodes share few cores a spinning thread takes the core from the one
+  // that has work (50 us of spinning halved deployed YCSB-B here: docs/benchmarks.md). A machine with
+  // cores to spare may spin to save the wake-up.
+  absl::Duration spin_time = absl::ZeroDuration();
   // How often a silent peer is probed; a dead peer is detected within a few intervals.
   absl::Duration keepalive_interval = absl::Milliseconds(500);
   // Per worker; Post* returns ResourceExhausted beyond it.

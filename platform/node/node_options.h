@@ -49,13 +49,15 @@ struct NodeOptions {
   std::vector<PeerAddress> peers;  // static until the coordinator replaces it
   absl::Duration join_timeout = absl::Seconds(30);
   absl::Duration call_timeout = absl::Seconds(5);  // default for blocking helpers
-  // The longest an idle node thread sleeps between looks at its receive rings. Messages written into
-  // shared memory raise no event, so this bounds the first message's latency after a long idle spell;
-  // sleeps grow from 100 us to this while idle, so a quiet node uses little CPU.
+  // The longest an idle node thread sleeps between looks at its receive rings and timers. A message
+  // wakes it sooner (a write into its rings is followed by a doorbell: Worker::Wait); sleeps grow from
+  // 100 us to this while idle, so a quiet node uses little CPU.
   absl::Duration idle_wait = absl::Milliseconds(5);
   // After traffic, a node thread keeps polling (yielding the core between polls) this long before it
-  // sleeps: a conversation in progress gets microsecond turns, an idle node uses no CPU.
-  absl::Duration busy_poll_window = absl::Microseconds(500);
+  // sleeps. None by default: messages wake a sleeping thread, and on these 2-core machines the polling
+  // threads of 3 nodes took the cores from the ones with work (500 us of it halved deployed YCSB-B:
+  // docs/benchmarks.md). A machine with a core per node thread may poll to save the wake-up.
+  absl::Duration busy_poll_window = absl::ZeroDuration();
   // A node thread with work on every turn still yields the core this often, so the other nodes' threads
   // sharing it get their turn within microseconds rather than a scheduler slice.
   absl::Duration busy_yield_interval = absl::Microseconds(20);

@@ -175,9 +175,9 @@ void NodeThread::Loop() {
     }
     const absl::Time now = config_.clock->Now();
     busy_since = now;
-    // Recently busy: more is likely on its way, and a write into our rings raises no event, so poll again
-    // (yielding, since nodes share cores). Idle for longer: sleep on the worker, which tcp traffic and
-    // posted tasks wake, a little longer each time up to idle_wait.
+    // Recently busy (within busy_poll_window, none by default): poll again, yielding, since nodes share
+    // cores. Otherwise sleep on the worker, which messages (tcp traffic, doorbells after writes into our
+    // rings) and posted tasks wake, a little longer each time up to idle_wait (for timers).
     if (now - last_work < config_.busy_poll_window) {
       std::this_thread::yield();
     } else {

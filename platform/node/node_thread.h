@@ -53,7 +53,7 @@ class NodeThread {
     const memory::RegionDirectory* regions = nullptr;  // the node's; required
     const Clock* clock = Clock::Real();
     absl::Duration idle_wait = absl::Milliseconds(5);
-    absl::Duration busy_poll_window = absl::Microseconds(500);
+    absl::Duration busy_poll_window = absl::ZeroDuration();  // NodeOptions
     absl::Duration busy_yield_interval = absl::Microseconds(20);
     // At teardown, how long to wait for ring writes in flight to complete before the messenger (whose
     // staging buffers they read) goes: at most teardown_drain, and no longer once no completion came for

@@ -152,7 +152,7 @@ absl::StatusOr<std::unique_ptr<Fabric>> CreateUcxFabric(const UcxOptions& option
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP | UCP_FEATURE_AM;  // AM: doorbells
   params.mt_workers_shared = 1;  // workers are created and used from different threads
   ucp_context_h context;
   ucs_status_t s = ucp_init(&params, config, &context);

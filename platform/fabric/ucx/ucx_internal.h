@@ -21,6 +21,12 @@ namespace fathom::fabric::ucx_internal {
 class UcxEndpoint;
 class UcxWorker;
 
+// The active message a Flush sends after writes into a peer's mapped memory (a doorbell): such a write is a
+// plain copy that raises no event at the peer, so a peer asleep in Wait would see it only when its sleep
+// ends. The message carries nothing; its arrival wakes the peer's worker (UCX signals a sleeping
+// shared-memory receiver through a socket; an awake one only finds it in its FIFO).
+constexpr unsigned kDoorbellMessageId = 1;
+
 class UcxFabric final : public Fabric {
  public:
   // `shared_memory_only`: the transports cannot detect peer failure (see process_identity.h).
@@ -104,6 +110,9 @@ class UcxWorker final : public Worker {
   void AdoptCloseRequest(void* request) { closing_.push_back(request); }
 
   static void OnOpDone(void* request, ucs_status_t status, void* user_data);
+  static ucs_status_t OnDoorbell(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                                 const ucp_am_recv_param_t* param);
+  uint64_t doorbells_heard() const { return doorbells_heard_; }
   // Bounce bytes a released slot keeps (a kv bucket is at most 16 KiB).
   static constexpr size_t kKeptBounceBytes = 16384;
   static void OnFlushDone(void* request, ucs_status_t status, void* user_data);
@@ -126,6 +135,7 @@ class UcxWorker final : public Worker {
   std::vector<Completion> ready_;  // completions not yet returned by Poll
   size_t ready_head_ = 0;
   size_t in_flight_ = 0;           // slots held by UCX requests
+  uint64_t doorbells_heard_ = 0;
   absl::Time next_expiry_scan_ = absl::InfinitePast();
   std::vector<UcxEndpoint*> endpoints_;
   std::vector<void*> closing_;  // ucp_ep_close_nbx requests still in progress
@@ -176,6 +186,8 @@ class UcxEndpoint final : public Endpoint {
   absl::Status PostAtomic(ucp_atomic_op_t opcode, OpType type, RemoteRegion region, uint64_t offset,
                           uint64_t operand, uint64_t reply_in, uint64_t* old_value, uint64_t context);
   void CloseUcx(bool force);
+  // Wakes the peer's worker after writes into its mapped memory (kDoorbellMessageId).
+  void RingDoorbell();
 
   static void OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status);
 
@@ -186,6 +198,7 @@ class UcxEndpoint final : public Endpoint {
   absl::Status health_;
   std::vector<Imported> regions_;
   std::vector<PendingOp*> unflushed_writes_;
+  bool doorbell_due_ = false;  // a write into mapped memory since the last Flush
 };
 
 }  // namespace fathom::fabric::ucx_internal
