@@ -110,9 +110,9 @@ class UcxWorker final : public Worker {
   void AdoptCloseRequest(void* request) { closing_.push_back(request); }
 
   static void OnOpDone(void* request, ucs_status_t status, void* user_data);
+  // A doorbell's arrival woke the worker, which was its point: the rings say what came.
   static ucs_status_t OnDoorbell(void* arg, const void* header, size_t header_length, void* data, size_t length,
                                  const ucp_am_recv_param_t* param);
-  uint64_t doorbells_heard() const { return doorbells_heard_; }
   // Bounce bytes a released slot keeps (a kv bucket is at most 16 KiB).
   static constexpr size_t kKeptBounceBytes = 16384;
   static void OnFlushDone(void* request, ucs_status_t status, void* user_data);
@@ -135,7 +135,6 @@ class UcxWorker final : public Worker {
   std::vector<Completion> ready_;  // completions not yet returned by Poll
   size_t ready_head_ = 0;
   size_t in_flight_ = 0;           // slots held by UCX requests
-  uint64_t doorbells_heard_ = 0;
   absl::Time next_expiry_scan_ = absl::InfinitePast();
   std::vector<UcxEndpoint*> endpoints_;
   std::vector<void*> closing_;  // ucp_ep_close_nbx requests still in progress
