@@ -69,8 +69,11 @@ ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G su
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");
 ABSL_FLAG(absl::Duration, idle_wait, absl::Milliseconds(5),
-          "longest sleep of an idle node thread between looks at its rings: bounds the first message's latency "
-          "after a quiet spell (a member serving mostly one-sided reads is idle most of the time)");
+          "longest sleep of an idle node thread: a message wakes it sooner (over shared memory by a doorbell), "
+          "so this bounds how late its timers run");
+ABSL_FLAG(absl::Duration, busy_poll, absl::ZeroDuration(),
+          "how long a node thread keeps polling (yielding) after its last work before it sleeps; 0: sleep at "
+          "once, woken by messages. Worth it only with a core to spare per node thread");
 ABSL_FLAG(std::string, transports, "",
           "UCX transports (UCX_TLS syntax): sm for one host, tcp across hosts, rc with RDMA NICs; empty: UCX_TLS");
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
@@ -147,6 +150,10 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   node.worker_threads = absl::GetFlag(FLAGS_threads);
   node.idle_wait = absl::GetFlag(FLAGS_idle_wait);
   if (node.idle_wait <= absl::ZeroDuration()) return absl::InvalidArgumentError("--idle_wait must be positive");
+  node.busy_poll_window = absl::GetFlag(FLAGS_busy_poll);
+  if (node.busy_poll_window < absl::ZeroDuration() || node.busy_poll_window > absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--busy_poll must be between 0 and 1s");
+  }
   auto token = control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file),
                                        "a cluster token is required (--token_file or --token)");
   if (!token.ok()) return absl::InvalidArgumentError(token.status().message());
