@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/ycsb/async_runner.h"
@@ -76,6 +77,9 @@ ABSL_FLAG(std::string, fathom_listen, "127.0.0.1:0",
 ABSL_FLAG(std::string, fathom_table, "usertable",
           "fathom backend with --zk: the table (created through the cluster, sized for the records, if missing)");
 ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start one on a free loopback port");
+ABSL_FLAG(std::string, server_pids, "",
+          "comma-separated process ids whose CPU time the report counts as the servers' (a running cluster's "
+          "fathomd processes, a --server on this machine); a server the driver starts itself is counted anyway");
 ABSL_FLAG(int, threads, 1, "client threads");
 ABSL_FLAG(double, target, 0, "target operations per second over all threads; 0: unthrottled");
 ABSL_FLAG(std::string, props, "", "comma-separated key=value overrides (like repeated -p)");
@@ -281,6 +285,16 @@ absl::Status Main(int argc, char** argv) {
     return absl::InvalidArgumentError(absl::StrCat("--backend=", backend, ": want memcached, redis, memory or fathom"));
   }
 
+  // The servers whose CPU the report counts: the ones named, and one we started.
+  ASSIGN_OR_RETURN(std::vector<pid_t> server_pids, ParsePidList(absl::GetFlag(FLAGS_server_pids)));
+  if (fathom_cluster != nullptr && !server_pids.empty()) {
+    return absl::InvalidArgumentError("--server_pids: an embedded cluster's servers are this process (its CPU is counted)");
+  }
+  if (server_process != nullptr) server_pids.push_back(server_process->pid());
+  if (absl::StatusOr<double> cpu = ProcessesCpuSeconds(server_pids); !cpu.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--server_pids: ", cpu.status().message()));
+  }
+
   uint64_t seed = absl::GetFlag(FLAGS_seed);
   if (seed == 0) seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now())) | 1;
   std::fprintf(stderr, "seed %llu (replay with --seed=%llu)\n", static_cast<unsigned long long>(seed),
@@ -308,19 +322,22 @@ absl::Status Main(int argc, char** argv) {
   for (Phase phase : {Phase::kLoad, Phase::kRun}) {
     if ((phase == Phase::kLoad && !do_load) || (phase == Phase::kRun && !do_run)) continue;
     options.phase = phase;
-    // CPU: the server process we started (an embedded cluster's server is this process), and ours.
-    const pid_t server_pid = server_process != nullptr ? server_process->pid() : 0;
+    // CPU: the servers' (an embedded cluster's server is this process), and ours.
     const double driver_cpu_before = SelfCpuSeconds();
-    const absl::StatusOr<double> server_cpu_before = ProcessCpuSeconds(server_pid);
+    const absl::StatusOr<double> server_cpu_before = ProcessesCpuSeconds(server_pids);
     if (fathom_remote != nullptr) lanes = fathom_remote.get();
     ASSIGN_OR_RETURN(PhaseResult result, async_lanes ? RunPhaseAsync(*workload, *lanes, options)
                                                      : RunPhase(*workload, make_backend, options));
     result.driver_cpu_seconds = SelfCpuSeconds() - driver_cpu_before;
-    // An embedded cluster's server is this process; a running cluster's servers are not measured here.
     if (fathom_cluster != nullptr) result.server_cpu_seconds = result.driver_cpu_seconds;
-    if (const absl::StatusOr<double> after = ProcessCpuSeconds(server_pid); server_pid > 0 && after.ok() &&
-                                                                               server_cpu_before.ok()) {
-      result.server_cpu_seconds = *after - *server_cpu_before;
+    if (!server_pids.empty()) {
+      const absl::StatusOr<double> after = ProcessesCpuSeconds(server_pids);
+      if (after.ok() && server_cpu_before.ok()) {
+        result.server_cpu_seconds = *after - *server_cpu_before;
+      } else {  // a server ended during the phase (a fault run): its CPU is unknown, not zero
+        std::fprintf(stderr, "server CPU not measured: %s\n",
+                     std::string((after.ok() ? server_cpu_before : after).status().message()).c_str());
+      }
     }
     std::cout << "# " << result.phase << " phase: backend=" << backend
               << (backend == "fathom" ? absl::StrCat(" fabric=", absl::GetFlag(FLAGS_fathom_fabric),
@@ -361,6 +378,7 @@ absl::Status Main(int argc, char** argv) {
         {"threads", std::to_string(options.threads)},
         {"target", absl::StrCat(options.target_ops_per_sec)},
         {"warmup_ops", std::to_string(options.warmup_ops)},
+        {"server_pids", absl::StrJoin(server_pids, ",")},
         {"seed", std::to_string(seed)}};
     for (const auto& [key, value] : props.values()) config_entries.emplace_back(absl::StrCat("property.", key), value);
     if (bank_total.has_value()) {

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# The side-by-side comparison (issue 8): YCSB workloads A, B, C, F and the transactional bank on Fathom
-# (the driver's embedded 3-node cluster, clients on its node threads, over UCX shared memory and over UCX
-# tcp), memcached and Redis (started by the driver on free loopback ports, persistence off), all in one
-# run on this machine. Writes the tables into docs/benchmarks.md (between the "ycsb-comparison" markers)
+# The side-by-side comparison: YCSB workloads A, B, C, F and the transactional bank on Fathom, memcached and
+# Redis, all in one run on this machine, every system with the same number of concurrent clients. Fathom runs
+# four ways:
+#   fathom-deployed-shm / -tcp   3 fathomd processes (tools/cluster.sh, a fresh cluster for every run) and the
+#                                driver as a separate process joined as a client-only member (--zk), over UCX
+#                                shared memory / tcp: what users run
+#   fathom-embedded-shm / -tcp   the driver's own 3-node cluster, its clients on the node threads, one process
+# memcached and Redis are started by the driver on free loopback ports, persistence off. CPU is measured for
+# every process: the servers (the three fathomd, memcached, redis-server; an embedded cluster is the driver
+# itself) and the driver. Writes the tables into docs/benchmarks.md (between the "ycsb-comparison" markers)
 # and PNG plots into docs/img/: throughput against client threads (YCSB-B) and read latency CDFs.
 #
-#   tools/compare_ycsb.sh                 the full run (about 30 minutes on 2 cores)
+#   tools/compare_ycsb.sh                 the full run (about an hour on 2 cores)
 #   tools/compare_ycsb.sh --quick         a small run into /tmp, docs untouched (a smoke test of the script)
 #
 # Options: --records N (100000) --ops N (200000) --threads N (16: every system gets N concurrent clients)
 #          --sweep "1 4 16 64" (client counts for the throughput plot, workload B) --reps N (3; the tables
-#          quote the median run) --out DIR (raw JSON reports) --doc FILE (docs/benchmarks.md) --img DIR
+#          quote the median run) --systems "..." (all six) --out DIR (raw JSON reports) --doc FILE
+#          (docs/benchmarks.md) --img DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 records=100000 ops=200000 threads=16 sweep="1 2 4 8 16 32 64" reps=3
+default_systems="fathom-deployed-shm fathom-deployed-tcp fathom-embedded-shm fathom-embedded-tcp memcached redis"
+systems="$default_systems"
 out="" doc="docs/benchmarks.md" img="docs/img" quick=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -23,6 +32,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --sweep) sweep="$2"; shift 2 ;;
     --reps) reps="$2"; shift 2 ;;
+    --systems) systems="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --doc) doc="$2"; shift 2 ;;
     --img) img="$2"; shift 2 ;;
@@ -34,29 +44,48 @@ if [[ $quick -eq 1 ]]; then
   records=2000 ops=4000 threads=4 sweep="1 4" reps=1
   doc="/tmp/compare_ycsb_quick.md" img="/tmp/compare_ycsb_quick_img"
 fi
+for system in $systems; do
+  [[ " $default_systems " == *" $system "* ]] || { echo "compare_ycsb: unknown system $system (want: $default_systems)" >&2; exit 2; }
+done
 [[ -n "$out" ]] || out="$(mktemp -d /tmp/compare_ycsb.XXXXXX)"
 mkdir -p "$out" "$img"
 
 tools/bootstrap.sh
-bazel build -c opt //bench:ycsb
+bazel build -c opt //bench:ycsb //server:fathomd //tools/fathomctl:fathomctl
 bin="$(bazel info -c opt bazel-bin 2>/dev/null)/bench/ycsb"
 
 # run <system> <workload> <threads> <rep>: one driver run (load + run) into $out/<system>_<workload>_<threads>_<rep>.json
 run() {
-  local system="$1" workload="$2" n="$3" rep="$4" args=()
-  case "$system" in
-    fathom-shm) args=(--backend=fathom --fathom_fabric=shm) ;;
-    fathom-tcp) args=(--backend=fathom --fathom_fabric=tcp) ;;
-    *) args=(--backend="$system") ;;
-  esac
+  local system="$1" workload="$2" n="$3" rep="$4" args=() cluster=""
   local json="$out/${system}_${workload}_${n}_${rep}.json"
   echo "compare_ycsb: $system workload=$workload threads=$n rep=$rep" >&2
+  case "$system" in
+    fathom-embedded-shm) args=(--backend=fathom --fathom_fabric=shm) ;;
+    fathom-embedded-tcp) args=(--backend=fathom --fathom_fabric=tcp) ;;
+    fathom-deployed-shm | fathom-deployed-tcp)
+      # A fresh cluster for every run: each run loads its own records into an empty table.
+      local fabric="${system##*-}"
+      cluster="$(mktemp -d /tmp/compare_ycsb_cluster.XXXXXX)"
+      if ! tools/cluster.sh start --dir="$cluster" --nodes=3 --transports="$([[ $fabric == shm ]] && echo sm || echo tcp)" \
+          >"${json%.json}.cluster" 2>&1; then
+        echo "compare_ycsb: FAILED to start a cluster for $system (see ${json%.json}.cluster)" >&2
+        rm -rf "$cluster"
+        return 0
+      fi
+      args=(--backend=fathom --fathom_fabric="$fabric" --zk="$(cat "$cluster/zk")" --cluster=local
+            --token_file="$cluster/token" --server_pids="$(cat "$cluster"/node-*.pid | paste -sd,)") ;;
+    *) args=(--backend="$system") ;;
+  esac
   "$bin" "${args[@]}" --workload="$workload" --threads="$n" --seed=$((rep * 1000 + n)) --status_interval_s=60 \
     -p recordcount="$records" -p operationcount="$ops" --json_out="$json" >"${json%.json}.txt" 2>"${json%.json}.err" \
     || { echo "compare_ycsb: FAILED: $system $workload threads=$n (see ${json%.json}.err)" >&2; rm -f "$json"; }
+  if [[ -n "$cluster" ]]; then
+    tools/cluster.sh stop "$cluster" >>"${json%.json}.cluster" 2>&1 || true
+    for log in "$cluster"/node-*.log; do cp "$log" "${json%.json}.$(basename "$log")" || true; done
+    rm -rf "$cluster"
+  fi
 }
 
-systems="fathom-shm fathom-tcp memcached redis"
 for rep in $(seq 1 "$reps"); do
   for workload in a b c f bank; do
     for system in $systems; do
@@ -72,6 +101,7 @@ for n in $sweep; do
 done
 
 command="tools/compare_ycsb.sh --records $records --ops $ops --threads $threads --sweep \"$sweep\" --reps $reps"
+[[ "$systems" == "$default_systems" ]] || command+=" --systems \"$systems\""
 [[ $quick -eq 1 ]] && command="tools/compare_ycsb.sh --quick"
 python3 tools/ycsb_report.py --runs "$out" --doc "$doc" --img "$img" --threads "$threads" --command "$command"
 echo "compare_ycsb: raw reports in $out; tables in $doc; plots in $img" >&2

@@ -3,8 +3,8 @@
 docs/benchmarks.md (between "<!-- ycsb-comparison:begin -->" and "<!-- ycsb-comparison:end -->") and PNG
 plots drawn with gnuplot.
 
-Report files are named <system>_<workload>_<threads>_<rep>.json (system: fathom-shm, fathom-tcp,
-memcached, redis). Tables quote, per workload and system, the run with the median throughput of its reps.
+Report files are named <system>_<workload>_<threads>_<rep>.json (system: one of SYSTEMS). Tables quote,
+per workload and system, the run with the median throughput of its reps.
 """
 import argparse
 import datetime
@@ -16,7 +16,13 @@ import statistics
 import subprocess
 import sys
 
-SYSTEMS = ["fathom-shm", "fathom-tcp", "memcached", "redis"]
+# Deployed first: what users run.
+SYSTEMS = ["fathom-deployed-shm", "fathom-deployed-tcp", "fathom-embedded-shm", "fathom-embedded-tcp",
+           "memcached", "redis"]
+# Systems whose servers run inside the driver's process: their server CPU is the driver's.
+IN_PROCESS = {"fathom-embedded-shm", "fathom-embedded-tcp"}
+FATHOM = [s for s in SYSTEMS if s.startswith("fathom-")]
+BASELINES = ["memcached", "redis"]
 WORKLOADS = [("a", "YCSB-A (50% reads, 50% updates, zipfian)"),
              ("b", "YCSB-B (95% reads, 5% updates, zipfian)"),
              ("c", "YCSB-C (100% reads, zipfian)"),
@@ -25,7 +31,7 @@ WORKLOADS = [("a", "YCSB-A (50% reads, 50% updates, zipfian)"),
 # The write-side operation reported for each workload.
 WRITE_OP = {"a": "UPDATE", "b": "UPDATE", "c": None, "f": "READ-MODIFY-WRITE", "bank": "TRANSFER"}
 BEGIN, END = "<!-- ycsb-comparison:begin -->", "<!-- ycsb-comparison:end -->"
-NAME = re.compile(r"^(fathom-shm|fathom-tcp|memcached|redis)_([a-z]+)_(\d+)_(\d+)\.json$")
+NAME = re.compile(r"^(" + "|".join(map(re.escape, SYSTEMS)) + r")_([a-z]+)_(\d+)_(\d+)\.json$")
 
 
 def load_runs(directory):
@@ -65,6 +71,18 @@ def fmt_cpu(seconds, ops):
     return f"{seconds * 1e6 / ops:.1f}"
 
 
+def total_cpu(system, phase):
+    """CPU seconds of every process involved: servers and driver (once, when the servers are the driver)."""
+    server, driver = phase.get("server_cpu_s"), phase.get("driver_cpu_s")
+    if driver is None or driver < 0:
+        return None
+    if system in IN_PROCESS:
+        return driver
+    if server is None or server < 0:
+        return None
+    return server + driver
+
+
 def errors(phase):
     bad = 0
     for name, m in phase["measurements"].items():
@@ -78,38 +96,79 @@ def errors(phase):
 
 def table(runs, workload, threads):
     rows = ["| system | throughput (ops/s), median [min–max] | read p50 / p99 (µs) | "
-            f"{(WRITE_OP[workload] or 'write').lower()} p50 / p99 (µs) | server CPU s / M ops | "
-            "driver CPU s / M ops | non-OK returns |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+            f"{(WRITE_OP[workload] or 'write').lower()} p50 / p99 (µs) | server CPU µs / op | "
+            "driver CPU µs / op | total CPU µs / op | non-OK returns |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     rates = {}
     for system in SYSTEMS:
         phases = runs.get((system, workload, threads))
         if not phases:
             if system == "memcached" and workload == "bank":
-                rows.append("| memcached | not run: no multi-key transactions | | | | | |")
+                rows.append("| memcached | not run: no multi-key transactions | | | | | | |")
             continue
         med = median_run(phases)
         all_rates = [p["throughput_ops_per_sec"] for p in phases]
         rates[system] = med["throughput_ops_per_sec"]
         m = med["measurements"]
         write = m.get(WRITE_OP[workload]) if WRITE_OP[workload] else None
+        ops = med["operations"]
+        server = "(in the driver)" if system in IN_PROCESS else fmt_cpu(med.get("server_cpu_s"), ops)
         rows.append(f"| {system} | {fmt_rate(rates[system])} [{fmt_rate(min(all_rates))}–{fmt_rate(max(all_rates))}]"
-                    f" | {fmt_us(m.get('READ'))} | {fmt_us(write)} | "
-                    f"{fmt_cpu(med.get('server_cpu_s'), med['operations'])} | "
-                    f"{fmt_cpu(med.get('driver_cpu_s'), med['operations'])} | {errors(med)} |")
+                    f" | {fmt_us(m.get('READ'))} | {fmt_us(write)} | {server} | "
+                    f"{fmt_cpu(med.get('driver_cpu_s'), ops)} | {fmt_cpu(total_cpu(system, med), ops)} | "
+                    f"{errors(med)} |")
     return "\n".join(rows), rates
 
 
-def ratio_line(rates):
-    baselines = {s: rates[s] for s in ("memcached", "redis") if s in rates}
+def faster_baseline(rates):
+    baselines = {s: rates[s] for s in BASELINES if s in rates}
     if not baselines:
+        return None
+    return max(baselines, key=baselines.get)
+
+
+def ratio_line(rates):
+    best = faster_baseline(rates)
+    if best is None:
         return ""
-    best_name = max(baselines, key=baselines.get)
-    parts = []
-    for system in ("fathom-shm", "fathom-tcp"):
-        if system in rates:
-            parts.append(f"{system} = **{rates[system] / baselines[best_name]:.1f}×** {best_name} (the faster baseline)")
-    return "Ratio: " + "; ".join(parts) + "."
+    parts = [f"{s} = **{rates[s] / rates[best]:.1f}×**" for s in FATHOM if s in rates]
+    if not parts:
+        return ""
+    return f"Ratio to {best} (the faster baseline): " + "; ".join(parts) + "."
+
+
+def goal_check(runs, summary, threads):
+    """The speed targets, each with the figure that meets or misses it."""
+    def verdict(ok):
+        return "**met**" if ok else "**not met**"
+
+    def p50(system, workload, op):
+        phases = runs.get((system, workload, threads))
+        m = median_run(phases)["measurements"].get(op) if phases else None
+        return m["p50_us"] if m else None
+
+    lines = []
+    b = summary.get("b", {})
+    best = faster_baseline(b)
+    if "fathom-deployed-shm" in b and best:
+        r = b["fathom-deployed-shm"] / b[best]
+        lines.append(f"- Deployed over shm, YCSB-B ≥ 5× the faster baseline: {r:.1f}× {best}, {verdict(r >= 5)}.")
+        for op, limit in (("UPDATE", 50), ("READ", 10)):
+            v = p50("fathom-deployed-shm", "b", op)
+            if v is not None:
+                lines.append(f"- Deployed over shm, YCSB-B {op.lower()} p50 ≤ {limit} µs: {v:.1f} µs, "
+                             f"{verdict(v <= limit)}.")
+    if "fathom-deployed-tcp" in b and "redis" in b:
+        r = b["fathom-deployed-tcp"] / b["redis"]
+        lines.append(f"- Deployed over tcp, YCSB-B ≥ 1.5× Redis: {r:.1f}×, {verdict(r >= 1.5)}.")
+    if "fathom-embedded-shm" in b and "redis" in b:
+        r = b["fathom-embedded-shm"] / b["redis"]
+        lines.append(f"- Embedded, YCSB-B ≥ 20× Redis: {r:.1f}×, {verdict(r >= 20)}.")
+    bank = summary.get("bank", {})
+    if "fathom-embedded-shm" in bank and "redis" in bank:
+        r = bank["fathom-embedded-shm"] / bank["redis"]
+        lines.append(f"- Embedded, bank transfers ≥ 10× Redis WATCH/MULTI/EXEC: {r:.1f}×, {verdict(r >= 10)}.")
+    return ["Targets:", ""] + lines + [""] if lines else []
 
 
 def gnuplot(script):
@@ -138,7 +197,7 @@ def plot_sweep(runs, img):
     gnuplot(f"""set terminal pngcairo size 800,500
 set output '{out}'
 set title 'YCSB-B: throughput against concurrent clients'
-set xlabel 'client threads (fathom: clients on node threads)'
+set xlabel 'concurrent clients (fathom: clients on node threads)'
 set ylabel 'operations / s'
 set logscale x 2
 set logscale y 10
@@ -222,40 +281,34 @@ def main():
     if not runs:
         sys.exit(f"ycsb_report: no reports in {args.runs}")
     doc_dir = os.path.dirname(os.path.abspath(args.doc))
-    lines = [BEGIN, "", "## YCSB: Fathom beside memcached and Redis (issue 8)", "",
+    lines = [BEGIN, "", "## YCSB: Fathom beside memcached and Redis", "",
              f"Generated by `{args.command}` on {datetime.date.today().isoformat()}. Machine: {machine()}. "
-             "All systems ran on the same machine in the same run, one after another. Every system gets "
-             f"{args.threads} concurrent clients: memcached and Redis one driver thread and connection each "
-             "(the driver starts the servers on loopback ports, persistence off); Fathom runs the driver's "
-             "embedded cluster (3 nodes × 1 node thread, f = 1, every write replicated) with its clients on the "
-             "node threads, one operation in flight each (FaRM's model: the application runs on the nodes). "
-             "So Fathom's CPU column counts its whole process, clients included, while memcached's and Redis' "
-             "count only the server. Latencies are client-side; p50 / p99 in µs.", ""]
+             "All systems ran on the same machine in the same run, one after another, every one with "
+             f"{args.threads} concurrent clients. **fathom-deployed-shm / -tcp** is what users run: three fathomd "
+             "processes (tools/cluster.sh defaults: 2 node threads each, f = 1, every write replicated; a fresh "
+             "cluster for every run) and the YCSB driver as a separate process that joins as a client-only member, "
+             "its clients on its node threads, over UCX shared memory or tcp on loopback. "
+             "**fathom-embedded-shm / -tcp** is the driver's own 3-node cluster (1 node thread per node) in one "
+             "process, clients on the node threads (FaRM's model: the application runs on the nodes). memcached "
+             "and Redis get one driver thread and connection per client (the driver starts the servers on "
+             "loopback ports, persistence off). CPU is per operation of the run phase, for the servers (the "
+             "three fathomd together; memcached; redis-server; an embedded cluster is the driver's process), the "
+             "driver, and both. Latencies are client-side; p50 / p99 in µs.", ""]
     summary = {}
+    tables = []
     for workload, title in WORKLOADS:
         text, rates = table(runs, workload, args.threads)
         if len(text.splitlines()) <= 2:
             continue
         summary[workload] = rates
-        lines += [f"### {title}", "", text, "", ratio_line(rates), ""]
+        tables += [f"### {title}", "", text, "", ratio_line(rates), ""]
+    lines += goal_check(runs, summary, args.threads) + tables
     sweep = plot_sweep(runs, args.img)
     cdf = plot_cdf(runs, args.img, args.threads)
     for path, caption in ((sweep, "YCSB-B throughput against client threads"),
                           (cdf, "YCSB-B read latency CDF")):
         if path:
             lines += [f"![{caption}]({os.path.relpath(path, doc_dir)})", ""]
-    b = summary.get("b", {})
-    if b:
-        baselines = [b[s] for s in ("memcached", "redis") if s in b]
-        verdicts = []
-        if "fathom-shm" in b and baselines:
-            r = b["fathom-shm"] / max(baselines)
-            verdicts.append(f"over shm Fathom is {r:.1f}× the faster baseline on YCSB-B: the 20× goal is "
-                            + ("**met**" if r >= 20 else "**not met**"))
-        if "fathom-tcp" in b and baselines:
-            r = b["fathom-tcp"] / max(baselines)
-            verdicts.append(f"over tcp it is {r:.1f}×: " + ("ahead of both" if r > 1 else "**behind**"))
-        lines += ["Goal check: " + "; ".join(verdicts) + ".", ""]
     lines.append(END)
     section = "\n".join(lines) + "\n"
     existing = open(args.doc).read() if os.path.exists(args.doc) else ""

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tools/ycsb_report.py on made-up driver reports: the table quotes the median of the reps, the ratio and
-# the goal check follow from it, memcached's bank is marked not run, the plots are written, and the doc's
-# other content survives a second run that replaces (not duplicates) the section.
+# tools/ycsb_report.py on made-up driver reports: the table quotes the median of the reps, CPU per operation
+# counts an embedded cluster's process once and a deployed cluster's servers beside the driver, the ratios
+# and the targets follow from the figures, memcached's bank is marked not run, the plots are written, and the
+# doc's other content survives a second run that replaces (not duplicates) the section.
 set -euo pipefail
 report="$1"
 dir="$(mktemp -d)"
@@ -21,14 +22,18 @@ write() {
   "server_cpu_s": 4.0, "driver_cpu_s": 6.0}]}
 JSON
 }
-write fathom-shm b 8 1 3000000
-write fathom-shm b 8 2 1000000
-write fathom-shm b 8 3 2000000
+write fathom-deployed-shm b 8 1 3000000
+write fathom-deployed-shm b 8 2 1000000
+write fathom-deployed-shm b 8 3 2000000
+write fathom-deployed-tcp b 8 1 120000
+write fathom-embedded-shm b 8 1 2500000
 write redis b 8 1 100000
 write memcached b 8 1 50000
 write redis bank 8 1 7000
-write fathom-shm b 1 1 500000
+write fathom-embedded-shm bank 8 1 63000
+write fathom-deployed-shm b 1 1 500000
 write redis b 1 1 20000
+write unknown-system b 8 1 9  # not a system: ignored
 
 printf '# Benchmarks\n\nHand-written intro.\n' >"$dir/docs/benchmarks.md"
 for attempt in 1 2; do
@@ -39,10 +44,21 @@ doc="$dir/docs/benchmarks.md"
 fail() { echo "FAIL: $*"; cat "$doc"; exit 1; }
 grep -q "Hand-written intro." "$doc" || fail "the doc's own content was lost"
 [[ "$(grep -c "ycsb-comparison:begin" "$doc")" -eq 1 ]] || fail "the section was duplicated"
-grep -q "| fathom-shm | 2,000,000 \[1,000,000–3,000,000\] | 2.5 / 7.5 | 25.0 / 75.0 | 4.0 | 6.0 | 2 |" "$doc" \
-  || fail "fathom-shm's row does not quote the median run"
-grep -q "fathom-shm = \*\*20.0×\*\* redis" "$doc" || fail "ratio against the faster baseline"
-grep -q "the 20× goal is \*\*met\*\*" "$doc" || fail "goal check"
+grep -q "| fathom-deployed-shm | 2,000,000 \[1,000,000–3,000,000\] | 2.5 / 7.5 | 25.0 / 75.0 | 4.0 | 6.0 | 10.0 | 2 |" \
+  "$doc" || fail "the deployed row does not quote the median run, or its CPU columns are wrong"
+grep -q "| fathom-embedded-shm | 2,500,000 \[2,500,000–2,500,000\] | 2.5 / 7.5 | 25.0 / 75.0 | (in the driver) | 6.0 | 6.0 | 2 |" \
+  "$doc" || fail "the embedded row counts its process twice"
+[[ "$(grep -n "| fathom-deployed-shm | 2,000" "$doc" | cut -d: -f1)" -lt "$(grep -n "| redis | 100,000" "$doc" | cut -d: -f1)" ]] \
+  || fail "the deployed rows do not lead"
+grep -q "unknown-system" "$doc" && fail "a report of an unknown system was read"
+grep -q "Ratio to redis (the faster baseline): fathom-deployed-shm = \*\*20.0×\*\*; fathom-deployed-tcp = \*\*1.2×\*\*; fathom-embedded-shm = \*\*25.0×\*\*" "$doc" \
+  || fail "ratios against the faster baseline"
+grep -q "Deployed over shm, YCSB-B ≥ 5× the faster baseline: 20.0× redis, \*\*met\*\*" "$doc" || fail "deployed shm target"
+grep -q "Deployed over shm, YCSB-B update p50 ≤ 50 µs: 25.0 µs, \*\*met\*\*" "$doc" || fail "update p50 target"
+grep -q "Deployed over shm, YCSB-B read p50 ≤ 10 µs: 2.5 µs, \*\*met\*\*" "$doc" || fail "read p50 target"
+grep -q "Deployed over tcp, YCSB-B ≥ 1.5× Redis: 1.2×, \*\*not met\*\*" "$doc" || fail "deployed tcp target"
+grep -q "Embedded, YCSB-B ≥ 20× Redis: 25.0×, \*\*met\*\*" "$doc" || fail "embedded target"
+grep -q "Embedded, bank transfers ≥ 10× Redis WATCH/MULTI/EXEC: 9.0×, \*\*not met\*\*" "$doc" || fail "bank target"
 grep -q "| memcached | not run: no multi-key transactions" "$doc" || fail "memcached's bank row"
 grep -q "tools/compare_ycsb.sh --test" "$doc" || fail "the command is not quoted"
 for png in ycsb_b_throughput_vs_clients.png ycsb_b_read_latency_cdf.png; do

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
+
+#include "absl/container/flat_hash_set.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -32,11 +35,38 @@ absl::StatusOr<double> ProcessCpuSeconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+absl::StatusOr<double> ProcessesCpuSeconds(absl::Span<const pid_t> pids) {
+  double total = 0;
+  for (const pid_t pid : pids) {
+    absl::StatusOr<double> seconds = ProcessCpuSeconds(pid);
+    if (!seconds.ok()) return seconds.status();
+    total += *seconds;
+  }
+  return total;
+}
+
 double SelfCpuSeconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+absl::StatusOr<std::vector<pid_t>> ParsePidList(absl::string_view text) {
+  std::vector<pid_t> pids;
+  if (text.empty()) return pids;
+  absl::flat_hash_set<pid_t> seen;
+  for (absl::string_view entry : absl::StrSplit(text, ',')) {
+    int64_t pid = 0;
+    if (!absl::SimpleAtoi(entry, &pid) || pid <= 0 || pid > std::numeric_limits<pid_t>::max()) {
+      return absl::InvalidArgumentError(absl::StrCat("pid list \"", text, "\": \"", entry, "\" is not a process id"));
+    }
+    if (!seen.insert(static_cast<pid_t>(pid)).second) {
+      return absl::InvalidArgumentError(absl::StrCat("pid list \"", text, "\": ", pid, " appears twice"));
+    }
+    pids.push_back(static_cast<pid_t>(pid));
+  }
+  return pids;
 }
 
 }  // namespace fathom::ycsb
