@@ -113,6 +113,31 @@ TEST_F(MemoryTest, FreedSlotsAreReusedAndBadFreesRejected) {
   EXPECT_EQ(allocator.Free(GlobalAddress{9, 0}).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(MemoryTest, MemoryInUseIsCountedInSlotBytesAndCarvedSlabs) {
+  auto region = NewRegion(2, 4 << 20);  // four 1 MiB slabs
+  SlabSource source({region.get()});
+  SlabAllocator allocator(&source);
+  EXPECT_EQ(source.region_bytes(), 4u << 20);
+  EXPECT_EQ(source.carved_bytes(), 0u);
+  auto a = allocator.Allocate(100);  // a 128-byte slot
+  auto b = allocator.Allocate(1500);  // 2 KiB, from a second slab
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 2048u);
+  EXPECT_EQ(source.carved_bytes(), 2u << 20);
+  ASSERT_TRUE(allocator.Free(b->address).ok());
+  EXPECT_EQ(allocator.stats().freed_bytes, 2048u);
+  ASSERT_TRUE(allocator.Allocate(2000).ok());  // the freed slot again: no new slab
+  EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 2 * 2048u);
+  EXPECT_EQ(source.carved_bytes(), 2u << 20);
+  // The last two slabs, then a failed allocation, which counts nothing.
+  ASSERT_TRUE(allocator.Allocate(1 << 20).ok());
+  ASSERT_TRUE(allocator.Allocate(1 << 20).ok());
+  const uint64_t before = allocator.stats().allocated_bytes;
+  EXPECT_EQ(allocator.Allocate(1 << 20).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(allocator.stats().allocated_bytes, before);
+  EXPECT_EQ(source.carved_bytes(), 4u << 20);
+}
+
 TEST_F(MemoryTest, RunningOutIsResourceExhausted) {
   auto region = NewRegion(2, 2 << 20);  // two 1 MiB slabs
   SlabSource source({region.get()});

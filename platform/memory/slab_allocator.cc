@@ -98,6 +98,13 @@ uint64_t SlabSource::slabs_taken() const {
   return slab_classes_.size();
 }
 
+uint64_t SlabSource::region_bytes() const {
+  MutexLock lock(&mu_);
+  uint64_t bytes = 0;
+  for (const RegionCursor& cursor : regions_) bytes += cursor.region->size();
+  return bytes;
+}
+
 absl::StatusOr<Slot> SlabAllocator::Allocate(uint64_t bytes) {
   const int size_class = SizeClassFor(bytes);
   if (size_class < 0) {
@@ -105,24 +112,24 @@ absl::StatusOr<Slot> SlabAllocator::Allocate(uint64_t bytes) {
   }
   ClassState& state = classes_[size_class];
   const uint32_t slot_bytes = SlotBytes(size_class);
-  ++stats_.allocated;
   if (!state.free_list.empty()) {
     GlobalAddress address = state.free_list.back();
     state.free_list.pop_back();
+    ++stats_.allocated;
+    stats_.allocated_bytes += slot_bytes;
     return Slot{address, slot_bytes};
   }
   if (state.current.size_class < 0 || state.next_offset + slot_bytes > state.current.bytes) {
     auto slab = source_->TakeSlab(size_class);
-    if (!slab.ok()) {
-      --stats_.allocated;
-      return slab.status();
-    }
+    if (!slab.ok()) return slab.status();
     ++stats_.slabs;
     state.current = *slab;
     state.next_offset = 0;
   }
   GlobalAddress address{state.current.base.region, state.current.base.offset + state.next_offset};
   state.next_offset += slot_bytes;
+  ++stats_.allocated;
+  stats_.allocated_bytes += slot_bytes;
   return Slot{address, slot_bytes};
 }
 
@@ -135,7 +142,9 @@ absl::Status SlabAllocator::Claim(GlobalAddress address, uint32_t slot_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(address.ToString(), " is not the start of a ", slot_bytes,
                                                    "-byte slot"));
   }
-  return source_->Claim(address, size_class);
+  if (absl::Status claimed = source_->Claim(address, size_class); !claimed.ok()) return claimed;
+  stats_.allocated_bytes += slot_bytes;
+  return absl::OkStatus();
 }
 
 absl::Status SlabAllocator::Free(GlobalAddress address) {
@@ -148,6 +157,7 @@ absl::Status SlabAllocator::Free(GlobalAddress address) {
   }
   classes_[*size_class].free_list.push_back(address);
   ++stats_.freed;
+  stats_.freed_bytes += slot_bytes;
   return absl::OkStatus();
 }
 

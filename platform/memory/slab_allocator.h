@@ -59,6 +59,10 @@ class SlabSource {
   absl::Status Claim(GlobalAddress address, int size_class);
   uint32_t slab_bytes() const { return slab_bytes_; }
   uint64_t slabs_taken() const;
+  // Memory in use, as an operator sees it: slabs carved for slots (a slab is never given back, so this
+  // counts freed slots too), and all the regions' bytes.
+  uint64_t carved_bytes() const { return slabs_taken() * slab_bytes_; }
+  uint64_t region_bytes() const;
 
  private:
   struct RegionCursor {
@@ -90,6 +94,9 @@ class SlabAllocator {
 
   struct Stats {
     uint64_t allocated = 0, freed = 0, slabs = 0;
+    // Slot bytes (the size class's, not the request's) handed out, claimed and freed; a slot freed on
+    // another thread than the one that allocated it counts there, so only sums over threads mean bytes in use.
+    uint64_t allocated_bytes = 0, freed_bytes = 0;
   };
   const Stats& stats() const { return stats_; }
 

@@ -183,6 +183,9 @@ std::map<std::string, uint64_t> Node::Counters() {
           c["object.locked_retries"] = r.locked_retries;
           c["node.unrouted_completions"] = t->unrouted_completions();
           c["node.retired_endpoints"] = t->retired_endpoints();
+          const memory::SlabAllocator::Stats& a = t->allocator().stats();
+          c["memory.slot_bytes_allocated"] = a.allocated_bytes;
+          c["memory.slot_bytes_freed"] = a.freed_bytes;
           return c;
         },
         options_.call_timeout);
@@ -214,6 +217,18 @@ control::StatsResponse Node::OnStats() {
   response.set_uptime_micros(absl::ToInt64Microseconds(options_.clock->Now() - start_time_));
   for (const auto& [name, value] : Counters()) (*response.mutable_counters())[name] = value;
   (*response.mutable_counters())["node.peers"] = connected_peers().size();
+  // Gauges of the memory it serves objects from (its own regions and promoted copies) and of the copies it
+  // holds as a backup: docs/formats/control.md.
+  if (slab_source_ != nullptr) {
+    (*response.mutable_counters())["memory.region_bytes"] = slab_source_->region_bytes();
+    (*response.mutable_counters())["memory.carved_bytes"] = slab_source_->carved_bytes();
+  }
+  {
+    MutexLock lock(&copies_mu_);
+    uint64_t copies = 0;
+    for (const auto& copy : region_copies_) copies += copy->size();
+    (*response.mutable_counters())["memory.region_copy_bytes"] = copies;
+  }
   std::map<std::string, uint64_t> extra;
   {
     MutexLock lock(&sources_mu_);

@@ -127,6 +127,11 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
     EXPECT_TRUE(stats.at("coordinator_connected").bool_value());
     EXPECT_EQ(stats.at("peers").number_value(), 1) << json.output;
     EXPECT_EQ(stats.at("incarnation").string_value(), m.at("incarnation").string_value());
+    // Its own 16 MiB region to allocate in, and a copy of the other's (f = 1).
+    const auto& memory = stats.at("memory").struct_value().fields();
+    EXPECT_EQ(memory.at("region_bytes").number_value(), 16 << 20) << json.output;
+    EXPECT_EQ(memory.at("region_copy_bytes").number_value(), 16 << 20) << json.output;
+    EXPECT_LE(memory.at("carved_bytes").number_value(), 16 << 20) << json.output;
     if (i == 0) {
       const auto& log = stats.at("log").struct_value().fields();
       EXPECT_EQ(log.at("lag_records").number_value(), 0) << json.output;
@@ -146,13 +151,14 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
   EXPECT_NE(text.output.find(absl::StrCat(", manager node ", manager, ", 2 members")), std::string::npos);
   EXPECT_NE(text.output.find("NODE  ROLE     CONTROL"), std::string::npos);
   for (const std::string& control : controls) EXPECT_NE(text.output.find(control), std::string::npos) << control;
-  EXPECT_NE(text.output.find("  ok     1      connected  "), std::string::npos);
+  EXPECT_NE(text.output.find("  ok     0     1      connected  "), std::string::npos);  // no objects yet: 0 used
   EXPECT_EQ(text.output.find("unreachable"), std::string::npos);
   // Each member's region, placed when it joined: node 1's backed up on 2 and 2's on 1 (f = 1).
   EXPECT_NE(text.output.find("REGION  SIZE   PRIMARY  BACKUPS\n65537   16MiB  1        2\n131073  16MiB  2        1\n"),
             std::string::npos)
       << text.output;
   EXPECT_NE(text.output.find("LOG LAG"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("STATS  USED"), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("  0 rec/0us\n"), std::string::npos) << text.output;  // node 1
   EXPECT_NE(text.output.find("  off\n"), std::string::npos) << text.output;        // node 2
 

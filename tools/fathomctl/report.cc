@@ -99,6 +99,20 @@ std::string LogJson(const control::StatsResponse& stats) {
                       ",\"failing\":", Counter(stats, "log.error") != 0 ? "true" : "false", "}");
 }
 
+// Memory the node's objects take (node_data.cc's gauges, docs/formats/control.md): slabs carved for slots.
+bool HasMemory(const control::StatsResponse& stats) { return HasCounter(stats, "memory.carved_bytes"); }
+
+std::string MemoryUsedText(const control::StatsResponse& stats) {
+  return HasMemory(stats) ? HumanBytes(Counter(stats, "memory.carved_bytes")) : "?";
+}
+
+std::string MemoryJson(const control::StatsResponse& stats) {
+  if (!HasMemory(stats)) return "null";
+  return absl::StrCat("{\"region_bytes\":", Counter(stats, "memory.region_bytes"),
+                      ",\"carved_bytes\":", Counter(stats, "memory.carved_bytes"),
+                      ",\"region_copy_bytes\":", Counter(stats, "memory.region_copy_bytes"), "}");
+}
+
 std::string StatsJson(const MemberStats& s) {
   if (!s.status.ok()) return absl::StrCat("{\"reachable\":false,\"error\":", JsonString(s.status.ToString()), "}");
   // Counters in name order, so equal stats print equally.
@@ -109,7 +123,7 @@ std::string StatsJson(const MemberStats& s) {
                       ",\"coordinator_connected\":", Counter(s.stats, "coordinator.connected") != 0 ? "true" : "false",
                       ",\"applied_epoch\":", Counter(s.stats, "coordinator.applied_epoch"),
                       ",\"uptime_seconds\":", absl::StrFormat("%.3f", s.stats.uptime_micros() / 1e6),
-                      ",\"log\":", LogJson(s.stats),
+                      ",\"log\":", LogJson(s.stats), ",\"memory\":", MemoryJson(s.stats),
                       ",\"incarnation\":\"", s.stats.incarnation(), "\",\"counters\":{", absl::StrJoin(entries, ","),
                       "}}");
 }
@@ -241,8 +255,8 @@ std::string FormatStatusText(const StatusView& view) {
   const bool with_stats = !view.stats.empty();
   std::vector<std::vector<std::string>> rows;
   if (with_stats) {
-    rows.push_back({"NODE", "ROLE", "CONTROL", "FABRIC", "MEMORY", "INCARNATION", "STATS", "PEERS", "ZK", "EPOCH",
-                    "UPTIME", "LOG LAG"});
+    rows.push_back({"NODE", "ROLE", "CONTROL", "FABRIC", "MEMORY", "INCARNATION", "STATS", "USED", "PEERS", "ZK",
+                    "EPOCH", "UPTIME", "LOG LAG"});
   } else {
     rows.push_back({"NODE", "ROLE", "CONTROL", "FABRIC", "MEMORY", "INCARNATION"});
   }
@@ -256,12 +270,12 @@ std::string FormatStatusText(const StatusView& view) {
     if (with_stats && i < static_cast<int>(view.stats.size())) {
       const MemberStats& s = view.stats[i];
       if (!s.status.ok()) {
-        row.insert(row.end(), {"unreachable", "-", "-", "-", "-", "-"});
+        row.insert(row.end(), {"unreachable", "-", "-", "-", "-", "-", "-"});
         problems.push_back(absl::StrCat("node ", m.node_id(), " unreachable: ", s.status.ToString()));
       } else {
         const bool restarted = s.stats.incarnation() != m.incarnation();
         row.insert(row.end(),
-                   {restarted ? "restarted" : "ok", absl::StrCat(Counter(s.stats, "node.peers")),
+                   {restarted ? "restarted" : "ok", MemoryUsedText(s.stats), absl::StrCat(Counter(s.stats, "node.peers")),
                     !HasCounter(s.stats, "coordinator.connected")  ? "?"
                     : Counter(s.stats, "coordinator.connected") != 0 ? "connected"
                                                                      : "DISCONNECTED",

@@ -54,7 +54,10 @@ std::vector<MemberStats> Stats(const Configuration& config) {
     (*stats[i].stats.mutable_counters())["coordinator.connected"] = 1;
     (*stats[i].stats.mutable_counters())["coordinator.applied_epoch"] = 7;
   }
-  stats[1].stats.set_incarnation(99);  // restarted since it registered
+  (*stats[0].stats.mutable_counters())["memory.region_bytes"] = 4ull << 30;
+  (*stats[0].stats.mutable_counters())["memory.carved_bytes"] = 3 << 20;
+  (*stats[0].stats.mutable_counters())["memory.region_copy_bytes"] = 64 << 20;
+  stats[1].stats.set_incarnation(99);  // restarted since it registered (and reports no memory gauges)
   stats[2].status = absl::DeadlineExceededError("Control.Stats to 10.0.0.3:7000: Deadline Exceeded");
   return stats;
 }
@@ -92,10 +95,10 @@ TEST(ReportTest, StatusText) {
   EXPECT_EQ(text,
             "cluster 'prod' (ZooKeeper zk:2181): epoch 7, manager node 2, 3 members, 2 regions\n"
             "\n"
-            "NODE  ROLE     CONTROL        FABRIC  MEMORY  INCARNATION           STATS        PEERS  ZK         EPOCH  UPTIME  LOG LAG\n"
-            "1     -        10.0.0.1:7000  tcp     4GiB    18000000000000000001  ok           2      connected  7      2m05s   off\n"
-            "2     manager  10.0.0.2:7000  tcp     4GiB    18000000000000000002  restarted    2      connected  7      2m05s   off\n"
-            "3     -        10.0.0.3:7000  tcp     4GiB    18000000000000000003  unreachable  -      -          -      -       -\n"
+            "NODE  ROLE     CONTROL        FABRIC  MEMORY  INCARNATION           STATS        USED  PEERS  ZK         EPOCH  UPTIME  LOG LAG\n"
+            "1     -        10.0.0.1:7000  tcp     4GiB    18000000000000000001  ok           3MiB  2      connected  7      2m05s   off\n"
+            "2     manager  10.0.0.2:7000  tcp     4GiB    18000000000000000002  restarted    ?     2      connected  7      2m05s   off\n"
+            "3     -        10.0.0.3:7000  tcp     4GiB    18000000000000000003  unreachable  -     -      -          -      -       -\n"
             "node 2 answers with incarnation 99, not the configuration's 18000000000000000002 (restarted)\n"
             "node 3 unreachable: DEADLINE_EXCEEDED: Control.Stats to 10.0.0.3:7000: Deadline Exceeded\n"
             "\n"
@@ -146,6 +149,11 @@ TEST(ReportTest, StatusJsonParses) {
   EXPECT_TRUE(first.at("stats").struct_value().fields().at("reachable").bool_value());
   EXPECT_EQ(first.at("stats").struct_value().fields().at("peers").number_value(), 2);
   EXPECT_EQ(first.at("stats").struct_value().fields().at("counters").struct_value().fields().at("node.peers").number_value(), 2);
+  const auto& memory = first.at("stats").struct_value().fields().at("memory").struct_value().fields();
+  EXPECT_EQ(memory.at("region_bytes").number_value(), 4.0 * (1 << 30));
+  EXPECT_EQ(memory.at("carved_bytes").number_value(), 3 << 20);
+  EXPECT_EQ(memory.at("region_copy_bytes").number_value(), 64 << 20);
+  EXPECT_TRUE(members[1].struct_value().fields().at("stats").struct_value().fields().at("memory").has_null_value());
   EXPECT_TRUE(members[1].struct_value().fields().at("manager").bool_value());
   const auto& third = members[2].struct_value().fields().at("stats").struct_value().fields();
   EXPECT_FALSE(third.at("reachable").bool_value());
