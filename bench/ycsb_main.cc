@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -211,6 +212,8 @@ absl::Status Main(int argc, char** argv) {
   std::unique_ptr<RemoteFathom> fathom_remote;  // --zk: this process is a client-only member
   AsyncLanes* lanes = nullptr;                  // whichever of the two the clients run on
   bool async_lanes = false;  // clients on the fathom cluster's node threads
+  // What the servers' accounting says the data takes (server_memory.h); empty where there is no server.
+  std::function<absl::StatusOr<uint64_t>()> server_memory;
   if (backend == "fathom") {
     if (!server.empty()) {
       return absl::InvalidArgumentError("--backend=fathom takes no --server: join a running cluster with --zk and --cluster");
@@ -257,12 +260,14 @@ absl::Status Main(int argc, char** argv) {
                    async_lanes ? "its node threads" : "application threads");
       RemoteFathom* remote = fathom_remote.get();
       make_backend = [remote] { return remote->NewBackend(); };
+      server_memory = [remote] { return remote->ObjectBytes(); };
     } else {
       ASSIGN_OR_RETURN(fathom_cluster, FathomCluster::Start(fathom_options));
       std::fprintf(stderr, "started an embedded Fathom cluster: %s; clients on %s\n",
                    fathom_cluster->Describe().c_str(), async_lanes ? "its node threads" : "application threads");
       FathomCluster* cluster = fathom_cluster.get();
       make_backend = [cluster] { return cluster->NewBackend(); };
+      server_memory = [cluster] { return cluster->ObjectBytes(); };
       lanes = cluster;
     }
   } else if (backend == "memory") {
@@ -278,8 +283,12 @@ absl::Status Main(int argc, char** argv) {
     }
     if (backend == "redis") {
       make_backend = [host, port] { return std::make_unique<RedisBackend>(host, port); };
+      auto probe = std::make_shared<RedisBackend>(host, port);
+      server_memory = [probe] { return probe->MemoryUsed(); };
     } else {
       make_backend = [host, port] { return std::make_unique<MemcachedBackend>(host, port); };
+      auto probe = std::make_shared<MemcachedBackend>(host, port);
+      server_memory = [probe] { return probe->MemoryUsed(); };
     }
   } else {
     return absl::InvalidArgumentError(absl::StrCat("--backend=", backend, ": want memcached, redis, memory or fathom"));
@@ -337,6 +346,13 @@ absl::Status Main(int argc, char** argv) {
       } else {  // a server ended during the phase (a fault run): its CPU is unknown, not zero
         std::fprintf(stderr, "server CPU not measured: %s\n",
                      std::string((after.ok() ? server_cpu_before : after).status().message()).c_str());
+      }
+    }
+    if (server_memory) {
+      if (absl::StatusOr<uint64_t> bytes = server_memory(); bytes.ok()) {
+        result.server_memory_bytes = static_cast<int64_t>(*bytes);
+      } else {
+        std::fprintf(stderr, "server memory not measured: %s\n", std::string(bytes.status().message()).c_str());
       }
     }
     std::cout << "# " << result.phase << " phase: backend=" << backend

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "platform/base/status_macros.h"
 #include "platform/node/control/control_client.h"
 #include "server/table_client.h"
 
@@ -28,17 +29,23 @@ struct Shape {
   int backups = 0;
 };
 
+// A member's Stats, through its control address.
+absl::StatusOr<control::StatsResponse> StatsOf(const coordinator::MemberInfo& member, const std::string& token) {
+  control::ControlClientOptions client_options;
+  client_options.target = member.control_address();
+  client_options.cluster_token = token;
+  client_options.call_timeout = absl::Seconds(5);
+  auto client = control::ControlClient::Create(client_options);
+  if (!client.ok()) return client.status();
+  return (*client)->Stats();
+}
+
 // From a data member's Stats (fathomd reports node.threads and txn.backups).
 absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config, const std::string& token) {
   absl::Status last = absl::UnavailableError("no data member");
   for (const coordinator::MemberInfo& member : config.members()) {
     if (member.client_only()) continue;
-    control::ControlClientOptions client_options;
-    client_options.target = member.control_address();
-    client_options.cluster_token = token;
-    client_options.call_timeout = absl::Seconds(5);
-    auto client = control::ControlClient::Create(client_options);
-    auto stats = client.ok() ? (*client)->Stats() : client.status();
+    auto stats = StatsOf(member, token);
     if (!stats.ok()) {
       last = stats.status();
       continue;
@@ -168,6 +175,22 @@ absl::StatusOr<kv::Table> ClientMember::OpenWhenListed(std::string_view name) {
     if (!absl::IsNotFound(opened.status()) || absl::Now() > deadline) return opened;
     absl::SleepFor(absl::Milliseconds(10));
   }
+}
+
+absl::StatusOr<std::vector<control::StatsResponse>> ClientMember::DataMemberStats() {
+  if (server_ == nullptr || server_->coordinator() == nullptr) return absl::FailedPreconditionError("not joined");
+  ASSIGN_OR_RETURN(coordinator::Configuration config, server_->coordinator()->GetConfiguration());
+  std::vector<control::StatsResponse> all;
+  for (const coordinator::MemberInfo& member : config.members()) {
+    if (member.client_only()) continue;
+    auto stats = StatsOf(member, options_.token);
+    if (!stats.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("node ", member.node_id(), " did not answer for its Stats: ", stats.status().message()));
+    }
+    all.push_back(std::move(*stats));
+  }
+  return all;
 }
 
 }  // namespace fathom::server

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -66,6 +67,9 @@ class ClientMember {
   absl::StatusOr<kv::Table> CreateTable(std::string_view name, control::CreateTableRequest request);
   // Drops table `name` through a data member.
   absl::Status DropTable(std::string_view name);
+  // Every data member's Stats (what fathomctl status shows), asked through its control address, in the
+  // configuration's order. Unavailable naming the first member that did not answer.
+  absl::StatusOr<std::vector<control::StatsResponse>> DataMemberStats();
 
  private:
   explicit ClientMember(ClientMemberOptions options) : options_(std::move(options)) {}

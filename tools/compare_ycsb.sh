@@ -8,8 +8,9 @@
 #   fathom-embedded-shm / -tcp   the driver's own 3-node cluster, its clients on the node threads, one process
 # memcached and Redis are started by the driver on free loopback ports, persistence off. CPU is measured for
 # every process: the servers (the three fathomd, memcached, redis-server; an embedded cluster is the driver
-# itself) and the driver. Writes the tables into docs/benchmarks.md (between the "ycsb-comparison" markers)
-# and PNG plots into docs/img/: throughput against client threads (YCSB-B) and read latency CDFs.
+# itself) and the driver; memory per record from each server's own accounting after the load (the driver's
+# [MEMORY] line). Writes the tables into docs/benchmarks.md (between the "ycsb-comparison" markers) and PNG
+# plots into docs/img/: throughput against client threads (YCSB-B) and read latency CDFs.
 #
 #   tools/compare_ycsb.sh                 the full run (about an hour on 2 cores)
 #   tools/compare_ycsb.sh --quick         a small run into /tmp, docs untouched (a smoke test of the script)

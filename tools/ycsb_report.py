@@ -50,6 +50,38 @@ def load_runs(directory):
     return runs
 
 
+def load_memory(directory, threads):
+    """Per system: (bytes per loaded record, records) from the load phases of workload B, median of reps."""
+    per_system = {}
+    for name in sorted(os.listdir(directory)):
+        m = NAME.match(name)
+        if not m or m.group(2) != "b" or int(m.group(3)) != threads:
+            continue
+        with open(os.path.join(directory, name)) as f:
+            report = json.load(f)
+        records = int(report.get("config", {}).get("property.recordcount", "0") or 0)
+        for p in report["phases"]:
+            if p["phase"] == "load" and p.get("server_memory_bytes", -1) >= 0 and records > 0:
+                per_system.setdefault(m.group(1), []).append((p["server_memory_bytes"] / records, records))
+    return {s: sorted(v)[(len(v) - 1) // 2] for s, v in per_system.items()}
+
+
+def memory_table(memory):
+    if not memory:
+        return []
+    rows = ["| system | records | server memory after the load (MiB) | bytes per record | copies held |",
+            "| --- | --- | --- | --- | --- |"]
+    for system in SYSTEMS:
+        if system in memory:
+            per_record, records = memory[system]
+            copies = "2 (f = 1)" if system.startswith("fathom-") else "1"
+            rows.append(f"| {system} | {records:,} | {per_record * records / 2**20:,.1f} | {per_record:,.0f} | {copies} |")
+    return ["### Memory per record (YCSB-B load, 10 fields × 100 bytes)", "",
+            "What each server's own accounting says after loading: Redis `used_memory`, memcached "
+            "`total_malloced`, Fathom the slabs its members carved for objects (hash buckets, records, "
+            "catalog) times the copies (each backup mirrors its primary's regions byte for byte).", ""] + rows + [""]
+
+
 def median_run(phases):
     ordered = sorted(phases, key=lambda p: p["throughput_ops_per_sec"])
     return ordered[(len(ordered) - 1) // 2]
@@ -137,7 +169,7 @@ def ratio_line(rates):
     return f"Ratio to {best} (the faster baseline): " + "; ".join(parts) + "."
 
 
-def goal_check(runs, summary, threads):
+def goal_check(runs, summary, threads, memory=None):
     """The speed targets, each with the figure that meets or misses it."""
     def verdict(ok):
         return "**met**" if ok else "**not met**"
@@ -168,6 +200,11 @@ def goal_check(runs, summary, threads):
     if "fathom-embedded-shm" in bank and "redis" in bank:
         r = bank["fathom-embedded-shm"] / bank["redis"]
         lines.append(f"- Embedded, bank transfers ≥ 10× Redis WATCH/MULTI/EXEC: {r:.1f}×, {verdict(r >= 10)}.")
+    memory = memory or {}
+    fathom_memory = [s for s in ("fathom-deployed-shm", "fathom-embedded-shm") if s in memory]
+    if fathom_memory and "redis" in memory:
+        r = memory[fathom_memory[0]][0] / memory["redis"][0]
+        lines.append(f"- Memory per record ≤ 1.2× Redis's, both copies counted: {r:.1f}×, {verdict(r <= 1.2)}.")
     return ["Targets:", ""] + lines + [""] if lines else []
 
 
@@ -302,7 +339,8 @@ def main():
             continue
         summary[workload] = rates
         tables += [f"### {title}", "", text, "", ratio_line(rates), ""]
-    lines += goal_check(runs, summary, args.threads) + tables
+    memory = load_memory(args.runs, args.threads)
+    lines += goal_check(runs, summary, args.threads, memory) + tables + memory_table(memory)
     sweep = plot_sweep(runs, args.img)
     cdf = plot_cdf(runs, args.img, args.threads)
     for path, caption in ((sweep, "YCSB-B throughput against client threads"),

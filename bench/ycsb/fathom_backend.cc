@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "bench/ycsb/record_codec.h"
+#include "bench/ycsb/server_memory.h"
 #include "platform/base/mutex.h"
 #include "txn/run_async.h"
 
@@ -101,6 +102,15 @@ FathomCluster::~FathomCluster() {
   tables_.clear();
   services_.clear();
   cluster_.reset();
+}
+
+absl::StatusOr<uint64_t> FathomCluster::ObjectBytes() {
+  std::vector<MemberCounters> members;
+  for (int i = 1; i <= options_.nodes; ++i) {
+    const control::StatsResponse stats = cluster_->node(static_cast<uint32_t>(i)).OnStats();
+    members.push_back({stats.node_id(), std::map<std::string, uint64_t>(stats.counters().begin(), stats.counters().end())});
+  }
+  return ClusterObjectBytes(members);
 }
 
 std::unique_ptr<Backend> FathomCluster::NewBackend() {

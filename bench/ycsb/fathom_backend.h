@@ -48,6 +48,8 @@ class FathomCluster final : public AsyncLanes {
 
   // A blocking backend for an application thread, on the next node (round robin).
   std::unique_ptr<Backend> NewBackend();
+  // The bytes the nodes' objects take, every copy counted (server_memory.h).
+  absl::StatusOr<uint64_t> ObjectBytes();
 
   // AsyncLanes: lane l is thread l / nodes of node l % nodes + 1, so consecutive clients go to different
   // nodes.

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "bench/ycsb/server_memory.h"
+#include "platform/base/status_macros.h"
 
 namespace fathom::ycsb {
 
@@ -64,6 +66,16 @@ absl::Status RemoteFathom::Post(int lane, std::function<void()> task) {
 std::unique_ptr<Backend> RemoteFathom::NewBackend() {
   return std::make_unique<FathomBackend>(&client_->transactions(), tables_[0], options_.retry_deadline,
                                          options_.seed * 0x9E3779B97F4A7C15ULL);
+}
+
+absl::StatusOr<uint64_t> RemoteFathom::ObjectBytes() {
+  if (client_ == nullptr) return absl::FailedPreconditionError("not joined");
+  ASSIGN_OR_RETURN(std::vector<control::StatsResponse> stats, client_->DataMemberStats());
+  std::vector<MemberCounters> members;
+  for (const control::StatsResponse& s : stats) {
+    members.push_back({s.node_id(), std::map<std::string, uint64_t>(s.counters().begin(), s.counters().end())});
+  }
+  return ClusterObjectBytes(members);
 }
 
 std::string RemoteFathom::StallReport() {

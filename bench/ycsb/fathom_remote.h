@@ -50,6 +50,8 @@ class RemoteFathom final : public AsyncLanes {
   // A blocking backend for an application thread.
   std::unique_ptr<Backend> NewBackend();
   uint32_t node_id() const { return id_; }
+  // The bytes the data members' objects take, every copy counted (server_memory.h).
+  absl::StatusOr<uint64_t> ObjectBytes();
   // The client node's transaction layer and the cluster's catalog, for callers that use the kv API
   // directly (tests/node/fathomd_resize_test opens its own handles). REQUIRES: joined and not left.
   txn::TransactionService& txns() { return client_->transactions(); }

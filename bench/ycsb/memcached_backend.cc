@@ -2,6 +2,9 @@
 
 #include <libmemcached/memcached.h>
 
+#include <string_view>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "bench/ycsb/record_codec.h"
 #include "platform/base/status_macros.h"
@@ -52,6 +55,31 @@ absl::Status MemcachedBackend::Init() {
     return status;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> MemcachedBackend::MemoryUsed() {
+  if (memc_ == nullptr) RETURN_IF_ERROR(Init());
+  struct Found {
+    bool seen = false;
+    std::string value;
+  } found;
+  auto each = [](const memcached_instance_st*, const char* key, size_t key_length, const char* value,
+                 size_t value_length, void* context) -> memcached_return_t {
+    if (std::string_view(key, key_length) == "total_malloced") {
+      auto* f = static_cast<Found*>(context);
+      f->seen = true;
+      f->value.assign(value, value_length);
+    }
+    return MEMCACHED_SUCCESS;
+  };
+  // "stats slabs" reports it (the general "stats" does not).
+  RETURN_IF_ERROR(ToStatus(memc_, memcached_stat_execute(memc_, "slabs", each, &found), "stats slabs"));
+  uint64_t bytes = 0;
+  if (!found.seen) return absl::NotFoundError("memcached stats slabs: no total_malloced");
+  if (!absl::SimpleAtoi(found.value, &bytes)) {
+    return absl::DataLossError(absl::StrCat("memcached stats: total_malloced is \"", found.value, "\""));
+  }
+  return bytes;
 }
 
 absl::Status MemcachedBackend::Cleanup() {

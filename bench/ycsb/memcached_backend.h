@@ -32,6 +32,8 @@ class MemcachedBackend final : public Backend {
   absl::Status Update(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Insert(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Delete(const std::string& table, const std::string& key) override;
+  // The server's total_malloced ("stats slabs"): the slab pages it allocated for items.
+  absl::StatusOr<uint64_t> MemoryUsed();
 
  private:
   struct Item {

@@ -4,6 +4,7 @@
 #include <sys/time.h>
 
 #include "absl/strings/str_cat.h"
+#include "bench/ycsb/server_memory.h"
 #include "platform/base/status_macros.h"
 
 namespace fathom::ycsb {
@@ -74,6 +75,14 @@ absl::StatusOr<RedisBackend::Reply> RedisBackend::Command(const std::vector<std:
     return absl::InternalError(absl::StrCat("redis ", args[0], ": ", std::string(reply->str, reply->len)));
   }
   return reply;
+}
+
+absl::StatusOr<uint64_t> RedisBackend::MemoryUsed() {
+  ASSIGN_OR_RETURN(Reply reply, Command({"INFO", "memory"}));
+  if (reply->type != REDIS_REPLY_STRING) {
+    return absl::DataLossError(absl::StrCat("redis INFO: reply of type ", reply->type, ", not a string"));
+  }
+  return RedisInfoField(absl::string_view(reply->str, reply->len), "used_memory");
 }
 
 absl::Status RedisBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,

@@ -39,6 +39,8 @@ class RedisBackend final : public Backend {
   // EXEC reports that a watched key changed (up to kTransferAttempts, then Aborted).
   absl::Status Transfer(const std::string& table, const std::string& from, const std::string& to,
                         int64_t amount) override;
+  // The server's used_memory (INFO memory): what its allocator holds for the data.
+  absl::StatusOr<uint64_t> MemoryUsed();
 
  private:
   struct ReplyDeleter {

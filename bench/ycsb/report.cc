@@ -115,6 +115,9 @@ std::string FormatYcsbText(const PhaseResult& result) {
     absl::StrAppend(&out, "[CPU], DriverSecondsPerMillionOps, ",
                     absl::StrFormat("%.2f", result.CpuPerMillion(result.driver_cpu_seconds)), "\n");
   }
+  if (result.server_memory_bytes >= 0) {
+    absl::StrAppend(&out, "[MEMORY], ServerBytes, ", result.server_memory_bytes, "\n");
+  }
   return out;
 }
 
@@ -156,7 +159,8 @@ std::string FormatJson(const std::vector<std::pair<std::string, std::string>>& c
       }
     }
     absl::StrAppend(&out, "},\n     \"server_cpu_s\": ", absl::StrFormat("%.3f", phase.server_cpu_seconds),
-                    ", \"driver_cpu_s\": ", absl::StrFormat("%.3f", phase.driver_cpu_seconds), "}");
+                    ", \"driver_cpu_s\": ", absl::StrFormat("%.3f", phase.driver_cpu_seconds),
+                    ", \"server_memory_bytes\": ", phase.server_memory_bytes, "}");
   }
   out += "\n  ]\n}\n";
   return out;

@@ -78,5 +78,14 @@ TEST(ReportTest, CpuCostPerMillionOperationsAndTheLatencyCdf) {
   EXPECT_TRUE(absl::StrContains(json, "[99.99, 50.000], [100, 50.000]]")) << json;
 }
 
+TEST(ReportTest, ServerMemoryOnlyWhereMeasured) {
+  PhaseResult result = Sample();
+  EXPECT_FALSE(absl::StrContains(FormatYcsbText(result), "[MEMORY]"));
+  EXPECT_TRUE(absl::StrContains(FormatJson({}, {result}), "\"server_memory_bytes\": -1}"));
+  result.server_memory_bytes = 123456789;
+  EXPECT_TRUE(absl::StrContains(FormatYcsbText(result), "[MEMORY], ServerBytes, 123456789\n"));
+  EXPECT_TRUE(absl::StrContains(FormatJson({}, {result}), "\"server_memory_bytes\": 123456789}"));
+}
+
 }  // namespace
 }  // namespace fathom::ycsb

@@ -67,6 +67,27 @@ TEST_P(ServerBackendTest, CrudKeepsFieldsAndReportsMissingKeys) {
   EXPECT_EQ(db.Delete("usertable", "user1").code(), absl::StatusCode::kNotFound);
 }
 
+// The memory figure the comparison quotes per record: it grows with what the server holds.
+TEST_P(ServerBackendTest, MemoryUsedGrowsWithTheData) {
+  Server server = StartServer(GetParam());
+  ASSERT_NE(server.backend, nullptr);
+  auto memory_used = [&]() -> absl::StatusOr<uint64_t> {
+    if (GetParam() == "redis") return static_cast<RedisBackend&>(*server.backend).MemoryUsed();
+    return static_cast<MemcachedBackend&>(*server.backend).MemoryUsed();
+  };
+  absl::StatusOr<uint64_t> before = memory_used();
+  ASSERT_TRUE(before.ok()) << before.status();
+  const Record record = {{"field0", std::string(1000, 'x')}};
+  for (int i = 0; i < 5000; ++i) ASSERT_TRUE(server.backend->Insert("usertable", absl::StrCat("user", i), record).ok());
+  absl::StatusOr<uint64_t> after = memory_used();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_GE(*after, *before + 5000 * 1000) << "before " << *before;
+  EXPECT_LT(*after, *before + 5000 * 4000) << "before " << *before;  // not some other figure
+
+  server.process.reset();  // a dead server: an error, not a number
+  EXPECT_FALSE(memory_used().ok());
+}
+
 TEST_P(ServerBackendTest, DeadServerGivesErrorsNotCrashes) {
   Server server = StartServer(GetParam());
   ASSERT_NE(server.backend, nullptr);
