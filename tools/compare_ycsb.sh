@@ -55,9 +55,20 @@ tools/bootstrap.sh
 bazel build -c opt //bench:ycsb //server:fathomd //tools/fathomctl:fathomctl
 bin="$(bazel info -c opt bazel-bin 2>/dev/null)/bench/ycsb"
 
+# A deployed run's cluster, stopped also when the script is interrupted.
+cluster=""
+stop_cluster() {
+  [[ -n "$cluster" && -d "$cluster" ]] || return 0
+  tools/cluster.sh stop "$cluster" >/dev/null 2>&1 || true
+  rm -rf "$cluster"
+  cluster=""
+}
+trap stop_cluster EXIT
+trap 'stop_cluster; exit 130' INT TERM
+
 # run <system> <workload> <threads> <rep>: one driver run (load + run) into $out/<system>_<workload>_<threads>_<rep>.json
 run() {
-  local system="$1" workload="$2" n="$3" rep="$4" args=() cluster=""
+  local system="$1" workload="$2" n="$3" rep="$4" args=()
   local json="$out/${system}_${workload}_${n}_${rep}.json"
   echo "compare_ycsb: $system workload=$workload threads=$n rep=$rep" >&2
   case "$system" in
@@ -71,6 +82,7 @@ run() {
           >"${json%.json}.cluster" 2>&1; then
         echo "compare_ycsb: FAILED to start a cluster for $system (see ${json%.json}.cluster)" >&2
         rm -rf "$cluster"
+        cluster=""
         return 0
       fi
       args=(--backend=fathom --fathom_fabric="$fabric" --zk="$(cat "$cluster/zk")" --cluster=local
@@ -83,7 +95,7 @@ run() {
   if [[ -n "$cluster" ]]; then
     tools/cluster.sh stop "$cluster" >>"${json%.json}.cluster" 2>&1 || true
     for log in "$cluster"/node-*.log; do cp "$log" "${json%.json}.$(basename "$log")" || true; done
-    rm -rf "$cluster"
+    stop_cluster
   fi
 }
 
