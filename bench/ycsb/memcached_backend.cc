@@ -77,7 +77,7 @@ absl::StatusOr<uint64_t> MemcachedBackend::MemoryUsed() {
   uint64_t bytes = 0;
   if (!found.seen) return absl::NotFoundError("memcached stats slabs: no total_malloced");
   if (!absl::SimpleAtoi(found.value, &bytes)) {
-    return absl::DataLossError(absl::StrCat("memcached stats: total_malloced is \"", found.value, "\""));
+    return absl::DataLossError(absl::StrCat("memcached stats slabs: total_malloced is \"", found.value, "\""));
   }
   return bytes;
 }
