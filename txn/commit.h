@@ -114,6 +114,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   TxnId id_;
   uint64_t plan_epoch_ = 0;  // of the map Plan() used
   std::vector<WriteEntry> writes_;    // lock-record entries, in address order
+  std::vector<uint32_t> written_regions_;  // the regions of writes_ (in every LOCK and COMMIT-BACKUP record)
   std::vector<Replica> primaries_;
   std::vector<Replica> backups_;
   std::vector<ReadEntry> to_validate_;

@@ -57,6 +57,7 @@ absl::Status CommitOperation::Plan() {
     ReplicaFor(primaries_, *primary, thread_.node_id()).entries.push_back(index);
     for (uint32_t backup : *backups) ReplicaFor(backups_, backup, thread_.node_id()).entries.push_back(index);
   }
+  written_regions_ = RegionsOf(writes_);
   for (const auto& [address, read] : tx_->reads) {
     if (!tx_->writes.contains(address)) to_validate_.push_back(read);
   }
@@ -101,7 +102,8 @@ absl::Status CommitOperation::SetAsideLogRoom() {
   for (Replica& b : backups_) {
     if (b.local) continue;
     b.truncated = thread_.truncator().Take(b.node, id_.epoch, 256);
-    const std::vector<size_t> sizes = {RecordSize(b.truncated.size(), EntriesOf(b)), RecordSize(0)};
+    const std::vector<size_t> sizes = {RecordSize(b.truncated.size(), EntriesOf(b), written_regions_.size()),
+                                       RecordSize(0)};
     auto room = thread_.messenger().SetAside(b.node, sizes);
     if (!room.ok()) {
       thread_.truncator().PutBack(b.node, id_.epoch, b.truncated, now);
@@ -142,6 +144,7 @@ Record CommitOperation::RecordFor(RecordKind kind, Replica& replica, bool with_e
   record.truncated = std::move(replica.truncated);
   replica.truncated.clear();
   if (with_entries) {
+    record.written_regions = written_regions_;
     for (size_t i : replica.entries) record.entries.push_back(writes_[i]);
   }
   return record;
@@ -157,6 +160,7 @@ std::vector<const WriteEntry*> CommitOperation::EntriesOf(const Replica& replica
 std::string CommitOperation::EncodeFor(RecordKind kind, Replica& replica) {
   const bool with_entries = kind == RecordKind::kLock || kind == RecordKind::kCommitBackup;
   std::string bytes = EncodeRecord(kind, id_, kind == RecordKind::kCommitBackup ? log_epoch_ : 0, replica.truncated,
+                                   with_entries ? std::span<const uint32_t>(written_regions_) : std::span<const uint32_t>(),
                                    with_entries ? EntriesOf(replica) : std::vector<const WriteEntry*>{});
   replica.piggybacked = std::move(replica.truncated);  // kept for a resend
   replica.truncated.clear();

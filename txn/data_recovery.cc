@@ -37,6 +37,7 @@ absl::Status CopyRegion(node::Node& node, const memory::LocalRegion& memory, uin
     record.kind = RecordKind::kCommitBackup;
     record.id = TxnId{epoch, node.id(), 0, 0};
     record.entries = std::move(batch);
+    record.written_regions = {memory.id()};
     batch.clear();
     batch_bytes = 0;
     absl::StatusOr<std::string> reply = node.Call(backup, kFillMessage, EncodeRecord(record), /*thread=*/0);
@@ -53,7 +54,7 @@ absl::Status CopyRegion(node::Node& node, const memory::LocalRegion& memory, uin
     if (!entry.ok()) return entry.status();
     if (!entry->has_value()) return absl::OkStatus();
     const WriteEntry* one = &**entry;
-    const size_t bytes = RecordSize(0, {&one, 1});
+    const size_t bytes = RecordSize(0, {&one, 1}, 1);
     if (batch_bytes + bytes > kFillRecordBytes) RETURN_IF_ERROR(send());
     batch.push_back(std::move(**entry));
     batch_bytes += bytes;

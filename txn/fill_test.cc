@@ -27,6 +27,7 @@ class FillTest : public ::testing::Test {
     entry.version = 7;
     entry.payload = "filled";
     record.entries.push_back(entry);
+    record.written_regions = {region};
     return record;
   }
   absl::Status Send(uint32_t from, uint32_t to, const std::string& bytes) {

@@ -214,35 +214,23 @@ void Participant::Abort(const TxnId& id) {
   if (backup_log_.erase(key) > 0) ++stats_.aborts;
 }
 
-namespace {
-
-std::vector<uint32_t> RegionsOf(const Record& record) {
-  std::vector<uint32_t> regions;
-  for (const WriteEntry& e : record.entries) regions.push_back(e.ref.address.region);
-  std::sort(regions.begin(), regions.end());
-  regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
-  return regions;
-}
-
-}  // namespace
-
 std::vector<Hold> Participant::HeldFor(const std::function<bool(const TxnId&)>& gone, size_t limit) const {
   std::vector<Hold> holds;
   for (const auto& [key, entry] : primary_log_) {
     if (holds.size() >= limit) return holds;
     if (!gone(entry.record.id)) continue;
     holds.push_back(Hold{entry.record.id, entry.committed ? HoldKind::kCommitted : HoldKind::kLocked,
-                         RegionsOf(entry.record)});
+                         RegionsOf(entry.record.entries), entry.record.written_regions});
   }
   for (const auto& [key, record] : backup_log_) {
     if (holds.size() >= limit) return holds;
     if (!gone(record.id)) continue;
     holds.push_back(Hold{record.id, recovered_commits_.contains(key) ? HoldKind::kCommitted : HoldKind::kRecord,
-                         RegionsOf(record)});
+                         RegionsOf(record.entries), record.written_regions});
   }
   for (const auto& [key, id] : recovered_aborts_) {
     if (holds.size() >= limit) return holds;
-    if (gone(id)) holds.push_back(Hold{id, HoldKind::kAborted, {}});
+    if (gone(id)) holds.push_back(Hold{id, HoldKind::kAborted, {}, {}});
   }
   return holds;
 }

@@ -1,5 +1,7 @@
 #include "txn/records.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "platform/base/byte_order.h"
 #include "platform/fabric/wire.h"
@@ -8,8 +10,7 @@
 namespace fathom::txn {
 namespace {
 
-
-constexpr size_t kHeaderBytes = 40;
+constexpr size_t kHeaderBytes = 48;
 constexpr size_t kEntryHeaderBytes = 32;
 constexpr uint8_t kCheckVersionFlag = 1;
 
@@ -35,8 +36,17 @@ const char* WriteOpName(WriteOp op) {
 
 std::string TxnId::ToString() const { return absl::StrCat("tx(e", epoch, ",n", node, ",t", thread, ",#", counter, ")"); }
 
-size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries) {
-  size_t size = kHeaderBytes + 8 * truncated;
+std::vector<uint32_t> RegionsOf(std::span<const WriteEntry> entries) {
+  std::vector<uint32_t> regions;
+  regions.reserve(entries.size());
+  for (const WriteEntry& e : entries) regions.push_back(e.ref.address.region);
+  std::sort(regions.begin(), regions.end());
+  regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+  return regions;
+}
+
+size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries, size_t written_regions) {
+  size_t size = kHeaderBytes + 8 * truncated + Padded(4 * written_regions);
   for (const WriteEntry* e : entries) size += kEntryHeaderBytes + Padded(e->payload.size());
   return size;
 }
@@ -45,13 +55,13 @@ std::string EncodeRecord(const Record& record) {
   std::vector<const WriteEntry*> entries;
   entries.reserve(record.entries.size());
   for (const WriteEntry& e : record.entries) entries.push_back(&e);
-  return EncodeRecord(record.kind, record.id, record.log_epoch, record.truncated, entries);
+  return EncodeRecord(record.kind, record.id, record.log_epoch, record.truncated, record.written_regions, entries);
 }
 
 std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, const std::vector<uint64_t>& truncated,
-                         std::span<const WriteEntry* const> entries) {
+                         std::span<const uint32_t> written_regions, std::span<const WriteEntry* const> entries) {
   std::string out;
-  out.reserve(RecordSize(truncated.size(), entries));
+  out.reserve(RecordSize(truncated.size(), entries, written_regions.size()));
   out.push_back(static_cast<char>(kRecordFormat));
   out.push_back(static_cast<char>(kind));
   out.push_back(static_cast<char>(id.thread & 0xff));
@@ -62,7 +72,11 @@ std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, c
   AppendU32(out, static_cast<uint32_t>(truncated.size()));
   AppendU32(out, static_cast<uint32_t>(entries.size()));
   AppendU64(out, log_epoch);
+  AppendU32(out, static_cast<uint32_t>(written_regions.size()));
+  AppendU32(out, 0);
   for (uint64_t counter : truncated) AppendU64(out, counter);
+  for (uint32_t region : written_regions) AppendU32(out, region);
+  if (written_regions.size() % 2 != 0) AppendU32(out, 0);
   for (const WriteEntry* e : entries) {
     AppendU64(out, e->ref.address.raw());
     AppendU32(out, e->ref.incarnation);
@@ -96,6 +110,8 @@ absl::StatusOr<Record> DecodeRecord(std::string_view bytes) {
   const uint32_t truncated = LoadU32(p + 24);
   const uint32_t entries = LoadU32(p + 28);
   record.log_epoch = LoadU64(p + 32);
+  const uint32_t regions = LoadU32(p + 40);
+  if (LoadU32(p + 44) != 0) return Malformed("reserved header bytes are not zero");
   if (record.id.node == 0) return Malformed("node 0");
   if (truncated > kMaxTruncatedPerRecord) return Malformed(absl::StrCat(truncated, " truncated ids"));
   if (entries > kMaxEntriesPerRecord) return Malformed(absl::StrCat(entries, " entries"));
@@ -105,9 +121,25 @@ absl::StatusOr<Record> DecodeRecord(std::string_view bytes) {
   }
   if (!has_entries && entries != 0) return Malformed(absl::StrCat("a record of kind ", kind, " with entries"));
   if (has_entries && entries == 0) return Malformed("no entries");
+  if (regions > kMaxRegionsPerRecord) return Malformed(absl::StrCat(regions, " written regions"));
+  if (!has_entries && regions != 0) return Malformed(absl::StrCat("a record of kind ", kind, " with written regions"));
+  if (has_entries && regions == 0) return Malformed("no written regions");
   size_t at = kHeaderBytes;
   if (bytes.size() - at < uint64_t{8} * truncated) return Malformed("truncated ids run past the end");
   for (uint32_t i = 0; i < truncated; ++i, at += 8) record.truncated.push_back(LoadU64(p + at));
+  if (bytes.size() - at < Padded(uint64_t{4} * regions)) return Malformed("written regions run past the end");
+  record.written_regions.reserve(regions);
+  for (uint32_t i = 0; i < regions; ++i, at += 4) {
+    const uint32_t region = LoadU32(p + at);
+    if (i > 0 && region <= record.written_regions.back()) {
+      return Malformed(absl::StrCat("written region ", i, " (", region, ") is not above the one before"));
+    }
+    record.written_regions.push_back(region);
+  }
+  if (regions % 2 != 0) {
+    if (LoadU32(p + at) != 0) return Malformed("non-zero padding after the written regions");
+    at += 4;
+  }
   record.entries.reserve(entries);
   for (uint32_t i = 0; i < entries; ++i) {
     if (bytes.size() - at < kEntryHeaderBytes) return Malformed(absl::StrCat("entry ", i, " runs past the end"));
@@ -147,6 +179,9 @@ absl::StatusOr<Record> DecodeRecord(std::string_view bytes) {
       if (earlier.ref.address == e.ref.address) {
         return Malformed(absl::StrCat("entry ", i, ": ", e.ref.address.ToString(), " appears twice"));
       }
+    }
+    if (!std::binary_search(record.written_regions.begin(), record.written_regions.end(), e.ref.address.region)) {
+      return Malformed(absl::StrCat("entry ", i, ": region ", e.ref.address.region, " is not among the written regions"));
     }
     record.entries.push_back(std::move(e));
   }

@@ -40,10 +40,11 @@ inline constexpr msg::MessageType kFillMessage = 109;
 // COMMIT-PRIMARY would be refused.
 inline constexpr msg::MessageType kCommitPrimaryAgainMessage = 112;
 
-inline constexpr uint8_t kRecordFormat = 2;
+inline constexpr uint8_t kRecordFormat = 3;
 // Bounds a decoder enforces (a record fits in one ring message anyway; these catch lies early).
 inline constexpr uint32_t kMaxEntriesPerRecord = 4096;
 inline constexpr uint32_t kMaxTruncatedPerRecord = 4096;
+inline constexpr uint32_t kMaxRegionsPerRecord = 4096;
 
 enum class RecordKind : uint8_t {
   kLock = 1,
@@ -94,15 +95,21 @@ struct Record {
   uint64_t log_epoch = 0;
   // Counters of earlier transactions of the same coordinator thread that are truncated (piggybacked).
   std::vector<uint64_t> truncated;
+  // kLock and kCommitBackup: every region the transaction writes, sorted, distinct — not only those of
+  // this record's entries. Recovery needs the whole set from any one record: a region whose replicas all
+  // lost the transaction (a dead primary, a backup never written) must still count (recovery_decision.h).
+  std::vector<uint32_t> written_regions;
   std::vector<WriteEntry> entries;  // kLock and kCommitBackup only
 };
+// The sorted, distinct regions of `entries`.
+std::vector<uint32_t> RegionsOf(std::span<const WriteEntry> entries);
 
 // The encoded size of a record with these parts (for setting ring room aside before it is built).
-size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries = {});
+size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries = {}, size_t written_regions = 0);
 std::string EncodeRecord(const Record& record);
 // The same encoding from parts kept elsewhere (the commit protocol encodes its entries without copying them).
 std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, const std::vector<uint64_t>& truncated,
-                         std::span<const WriteEntry* const> entries);
+                         std::span<const uint32_t> written_regions, std::span<const WriteEntry* const> entries);
 // InvalidArgument, naming the field, for anything malformed.
 absl::StatusOr<Record> DecodeRecord(std::string_view bytes);
 

@@ -28,6 +28,7 @@ Record SampleRecord() {
   c.ref = object::ObjectRef{{(3u << 16) | 2, 0}, 2, 64};
   c.op = WriteOp::kFree;
   record.entries = {a, b, c};
+  record.written_regions = {(3u << 16) | 1, (3u << 16) | 2, (4u << 16) | 1};  // one written elsewhere
   return record;
 }
 
@@ -38,11 +39,12 @@ TEST(RecordsTest, RoundTrip) {
   const std::string bytes = EncodeRecord(record);
   std::vector<const WriteEntry*> entries;
   for (const WriteEntry& e : record.entries) entries.push_back(&e);
-  EXPECT_EQ(bytes.size(), RecordSize(record.truncated.size(), entries));
+  EXPECT_EQ(bytes.size(), RecordSize(record.truncated.size(), entries, record.written_regions.size()));
   ASSERT_OK_AND_ASSIGN(Record back, DecodeRecord(bytes));
   EXPECT_EQ(back.kind, record.kind);
   EXPECT_EQ(back.id, record.id);
   EXPECT_EQ(back.truncated, record.truncated);
+  EXPECT_EQ(back.written_regions, record.written_regions);
   ASSERT_EQ(back.entries.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(back.entries[i].ref, record.entries[i].ref);
@@ -81,7 +83,7 @@ TEST(RecordsTest, HeaderCorruptionIsRefused) {
     }
   };
   std::string s = good;
-  s[0] = 3;
+  s[0] = 2;
   refused(s, "format version");
   s = good;
   s[1] = 9;
@@ -104,6 +106,52 @@ TEST(RecordsTest, HeaderCorruptionIsRefused) {
   s = good;
   s[1] = static_cast<char>(RecordKind::kAbort);
   refused(s, "an abort with entries");
+  s = good;
+  Put32(s, 44, 1);
+  refused(s, "reserved header bytes");
+}
+
+// The written regions: every region the transaction writes, sorted and distinct, covering the entries.
+TEST(RecordsTest, WrittenRegionsThatLieAreRefused) {
+  const Record sample = SampleRecord();
+  const std::string good = EncodeRecord(sample);
+  constexpr size_t kRegionsAt = 48 + 8 * 2;  // after the header and the two truncated ids
+  auto refused = [](const std::string& bytes, const char* what, const char* says) {
+    auto r = DecodeRecord(bytes);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << what << ": " << r.status();
+    EXPECT_NE(r.status().message().find(says), std::string::npos) << what << ": " << r.status();
+  };
+  std::string s = good;
+  Put32(s, 40, 0);
+  refused(s, "a lock record without written regions", "no written regions");
+  s = good;
+  Put32(s, 40, 5000);
+  refused(s, "an absurd count", "5000 written regions");
+  s = good;
+  Put32(s, 40, 2);  // two regions claimed: the third and the padding are read as entries
+  refused(s, "fewer regions than written", "");
+  s = good;
+  Put32(s, 40, 200);
+  refused(s, "more regions than the bytes hold", "");
+  s = good;
+  Put32(s, kRegionsAt + 4, (3u << 16) | 1);
+  refused(s, "a region twice", "is not above the one before");
+  s = good;
+  Put32(s, kRegionsAt + 12, 7);
+  refused(s, "non-zero padding", "padding after the written regions");
+  // The entries' regions must be among them.
+  Record missing = sample;
+  missing.written_regions = {(3u << 16) | 1, (4u << 16) | 1};
+  refused(EncodeRecord(missing), "an entry's region left out", "is not among the written regions");
+  // Records without entries carry none.
+  Record abort;
+  abort.kind = RecordKind::kAbort;
+  abort.id = sample.id;
+  abort.written_regions = {1};
+  refused(EncodeRecord(abort), "an abort with written regions", "with written regions");
+  abort.written_regions.clear();
+  ASSERT_OK_AND_ASSIGN(Record decoded, DecodeRecord(EncodeRecord(abort)));
+  EXPECT_TRUE(decoded.written_regions.empty());
 }
 
 TEST(RecordsTest, TheLogEpochRoundTripsAndOnlyCommitBackupRecordsCarryOne) {
@@ -129,11 +177,13 @@ TEST(RecordsTest, TheLogEpochRoundTripsAndOnlyCommitBackupRecordsCarryOne) {
   s = EncodeRecord(lock);
   s[0] = 1;  // format 1 had no log epoch
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(s).status())) << "format 1";
+  s[0] = 2;  // format 2 had no written regions
+  EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(s).status())) << "format 2";
 }
 
 TEST(RecordsTest, EntryCorruptionIsRefused) {
   const std::string good = EncodeRecord(SampleRecord());
-  const size_t entry = 40 + 16;  // header, two truncated ids
+  const size_t entry = 48 + 16 + 16;  // header, two truncated ids, three written regions and padding
   auto refused = [](std::string bytes, const char* what) {
     EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(bytes).status())) << what;
   };

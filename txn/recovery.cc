@@ -120,7 +120,7 @@ void OrphanRecovery::Gather(uint32_t node, absl::StatusOr<OrphansReply> reply) {
     for (Hold& hold : reply->holds) {
       auto& [id, holders] = r.found[KeyOf(hold.id)];
       id = hold.id;
-      holders.push_back(Holder{node, hold.kind, std::move(hold.regions)});
+      holders.push_back(Holder{node, hold.kind, std::move(hold.regions), std::move(hold.written)});
     }
   }
   if (--r.outstanding > 0) return;

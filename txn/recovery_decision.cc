@@ -42,8 +42,12 @@ Verdict DecideOrphan(const std::vector<Holder>& holders, const memory::RegionMap
   if (Any(holders, HoldKind::kAborted)) return Verdict::kAbort;
   if (Any(holders, HoldKind::kCommitted)) return Verdict::kCommit;
   if (!Any(holders, HoldKind::kRecord)) return Verdict::kAbort;
+  // Every region it writes, from any record (a region whose replicas hold nothing of it counts too).
   std::set<uint32_t> written;
-  for (const Holder& h : holders) written.insert(h.regions.begin(), h.regions.end());
+  for (const Holder& h : holders) {
+    written.insert(h.regions.begin(), h.regions.end());
+    written.insert(h.written.begin(), h.written.end());
+  }
   if (Any(holders, HoldKind::kLocked)) return Complete(holders, written, map) ? Verdict::kCommit : Verdict::kAbort;
   return Verdict::kCommit;
 }

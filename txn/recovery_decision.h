@@ -11,13 +11,15 @@
 //   3. no backup holds its record: abort (COMMIT-PRIMARY was never sent);
 //   4. a primary still holds its locks: commit only if every written region is complete — its current
 //      primary holds the locks (or, if it was promoted from backup since, the record) and every backup not
-//      still filling holds the record — else abort (no COMMIT-PRIMARY was sent, or the abort had begun);
+//      still filling holds the record — else abort (no COMMIT-PRIMARY was sent, or the abort had begun).
+//      Written regions are those every LOCK and COMMIT-BACKUP record lists, so a region whose primary died
+//      and whose promoted backup never got its record counts, although no survivor holds anything of it;
 //   5. no locks anywhere, some records: commit. Every primary installed it and truncation was under way
 //      (the usual case: truncation is lazy), or every primary that held its locks is gone and its backups
 //      hold what it writes.
 // Not decidable without per-thread truncation low-water marks (not built): in case 5, a promoted primary
-// that never received its record (the coordinator and the region's primary died during COMMIT-BACKUP)
-// looks like one that applied it at truncation; committing then leaves that primary without the write.
+// that never received its record (the coordinator and the primaries of every written region died during
+// COMMIT-BACKUP) looks like one that applied it at truncation; committing then leaves it without the write.
 #ifndef FATHOM_TXN_RECOVERY_DECISION_H_
 #define FATHOM_TXN_RECOVERY_DECISION_H_
 
@@ -32,7 +34,8 @@ namespace fathom::txn {
 struct Holder {
   uint32_t node = 0;
   HoldKind kind = HoldKind::kLocked;
-  std::vector<uint32_t> regions;
+  std::vector<uint32_t> regions;  // what it holds the transaction's entries of
+  std::vector<uint32_t> written;  // every region the transaction writes (Hold::written)
 };
 
 enum class Verdict { kCommit, kAbort };

@@ -21,7 +21,9 @@ memory::RegionMap Placement(bool three_promoted_to_one = false, bool two_filling
   return memory::RegionMap::Placed(5, {1, 2, 3}, 1, regions);
 }
 
-Holder H(uint32_t node, HoldKind kind, std::vector<uint32_t> regions) { return Holder{node, kind, std::move(regions)}; }
+Holder H(uint32_t node, HoldKind kind, std::vector<uint32_t> regions, std::vector<uint32_t> written = {}) {
+  return Holder{node, kind, std::move(regions), std::move(written)};
+}
 
 TEST(RecoveryDecisionTest, LocksWithoutRecordsAbort) {
   EXPECT_EQ(DecideOrphan({H(1, HoldKind::kLocked, {kOne}), H(2, HoldKind::kLocked, {kTwo})}, Placement()),
@@ -80,6 +82,21 @@ TEST(RecoveryDecisionTest, APromotedPrimaryCountsWithItsRecordAndAFillingBackupD
   // A filling backup (node 1 of node 2's region) need not hold the record.
   EXPECT_EQ(DecideOrphan({H(2, HoldKind::kLocked, {kTwo}), H(3, HoldKind::kRecord, {kTwo})},
                          Placement(false, /*two_filling_at_one=*/true)),
+            Verdict::kCommit);
+}
+
+// Node 3 died with the coordinator: its region's backup, node 1, is its primary now and never got the
+// record. No survivor holds anything of region three, but the records list it as written: it is not
+// complete, so the transaction aborts (no COMMIT-PRIMARY can have gone out without node 1's record).
+TEST(RecoveryDecisionTest, AWrittenRegionNoSurvivorHoldsAnythingOfIsIncomplete) {
+  const std::vector<uint32_t> written = {kTwo, kThree};
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kLocked, {kTwo}, written), H(3, HoldKind::kRecord, {kTwo}, written)},
+                         Placement(/*three_promoted_to_one=*/true)),
+            Verdict::kAbort);
+  // The same holds, had node 1 got its record: complete.
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kLocked, {kTwo}, written), H(3, HoldKind::kRecord, {kTwo}, written),
+                          H(1, HoldKind::kRecord, {kThree}, written)},
+                         Placement(/*three_promoted_to_one=*/true)),
             Verdict::kCommit);
 }
 

@@ -10,7 +10,7 @@ namespace {
 
 constexpr size_t kRequestBytes = 16;
 constexpr size_t kReplyHeaderBytes = 8;
-constexpr size_t kHoldHeaderBytes = 28;
+constexpr size_t kHoldHeaderBytes = 24;  // id, kind, a reserved byte; two region lists follow
 constexpr size_t kResolveBytes = 40;
 
 absl::Status Malformed(const std::string& what) {
@@ -73,7 +73,7 @@ absl::StatusOr<OrphansRequest> DecodeOrphansRequest(std::string_view bytes) {
   return request;
 }
 
-size_t HoldSize(const Hold& hold) { return kHoldHeaderBytes + 4 * hold.regions.size(); }
+size_t HoldSize(const Hold& hold) { return kHoldHeaderBytes + 8 + 4 * (hold.regions.size() + hold.written.size()); }
 
 absl::StatusOr<OrphansReply> FillOrphansReply(std::vector<Hold> holds, size_t budget) {
   std::stable_sort(holds.begin(), holds.end(), [](const Hold& a, const Hold& b) { return KeyOf(a.id) < KeyOf(b.id); });
@@ -106,6 +106,8 @@ std::string EncodeOrphansReply(const OrphansReply& reply) {
     out.push_back('\0');
     AppendU32(out, static_cast<uint32_t>(hold.regions.size()));
     for (uint32_t region : hold.regions) AppendU32(out, region);
+    AppendU32(out, static_cast<uint32_t>(hold.written.size()));
+    for (uint32_t region : hold.written) AppendU32(out, region);
   }
   return out;
 }
@@ -131,20 +133,28 @@ absl::StatusOr<OrphansReply> DecodeOrphansReply(std::string_view bytes) {
     if (kind < 1 || kind > 4) return Malformed(absl::StrCat("hold ", i, " has kind ", static_cast<int>(kind)));
     hold.kind = static_cast<HoldKind>(kind);
     if (p[at + 23] != 0) return Malformed(absl::StrCat("hold ", i, " has a nonzero reserved byte"));
-    const uint32_t regions = LoadU32(p + at + 24);
     at += kHoldHeaderBytes;
-    if (regions > kMaxRegionsPerHold || (bytes.size() - at) / 4 < regions) {
-      return Malformed(absl::StrCat("hold ", i, " claims ", regions, " regions; ", bytes.size() - at, " bytes left"));
-    }
-    for (uint32_t r = 0; r < regions; ++r, at += 4) {
-      const uint32_t region = LoadU32(p + at);
-      if (region == 0 || (!hold.regions.empty() && region <= hold.regions.back())) {
-        return Malformed(absl::StrCat("hold ", i, ": regions must be nonzero, sorted and distinct"));
+    for (auto [list, name] : {std::pair{&hold.regions, "regions"}, std::pair{&hold.written, "written regions"}}) {
+      if (bytes.size() - at < 4) return Malformed(absl::StrCat("hold ", i, " is cut short"));
+      const uint32_t count = LoadU32(p + at);
+      at += 4;
+      if (count > kMaxRegionsPerHold || (bytes.size() - at) / 4 < count) {
+        return Malformed(absl::StrCat("hold ", i, " claims ", count, " ", name, "; ", bytes.size() - at, " bytes left"));
       }
-      hold.regions.push_back(region);
+      for (uint32_t r = 0; r < count; ++r, at += 4) {
+        const uint32_t region = LoadU32(p + at);
+        if (region == 0 || (!list->empty() && region <= list->back())) {
+          return Malformed(absl::StrCat("hold ", i, ": ", name, " must be nonzero, sorted and distinct"));
+        }
+        list->push_back(region);
+      }
     }
-    if (hold.kind != HoldKind::kAborted && hold.regions.empty()) {
-      return Malformed(absl::StrCat("hold ", i, " (", HoldKindName(hold.kind), ") writes no region"));
+    if (hold.kind == HoldKind::kAborted ? !hold.regions.empty() || !hold.written.empty() : hold.regions.empty()) {
+      return Malformed(absl::StrCat("hold ", i, " (", HoldKindName(hold.kind), ") writes ", hold.regions.size(),
+                                    " regions here"));
+    }
+    if (!std::includes(hold.written.begin(), hold.written.end(), hold.regions.begin(), hold.regions.end())) {
+      return Malformed(absl::StrCat("hold ", i, " writes regions here that are not among its written regions"));
     }
     if (!reply.holds.empty() && KeyOf(hold.id) < KeyOf(reply.holds.back().id)) {
       return Malformed(absl::StrCat("hold ", i, " is out of id order"));

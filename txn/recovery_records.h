@@ -20,7 +20,7 @@ inline constexpr msg::MessageType kOrphansMessage = 110;
 // RPC: ResolveRequest -> empty reply, CM thread i -> member thread i.
 inline constexpr msg::MessageType kResolveMessage = 111;
 
-inline constexpr uint8_t kRecoveryFormat = 1;
+inline constexpr uint8_t kRecoveryFormat = 2;
 inline constexpr uint32_t kMaxHoldsPerReply = 1024;
 inline constexpr uint32_t kMaxRegionsPerHold = 4096;
 
@@ -37,8 +37,9 @@ struct Hold {
   TxnId id;
   HoldKind kind = HoldKind::kLocked;
   std::vector<uint32_t> regions;  // the regions its entries here write, sorted, distinct
+  std::vector<uint32_t> written;  // every region the transaction writes (its record's), sorted, distinct
   friend bool operator==(const Hold& a, const Hold& b) {
-    return a.id == b.id && a.kind == b.kind && a.regions == b.regions;
+    return a.id == b.id && a.kind == b.kind && a.regions == b.regions && a.written == b.written;
   }
 };
 

@@ -15,9 +15,9 @@ namespace {
 OrphansReply SampleReply() {
   OrphansReply reply;
   reply.more = true;
-  reply.holds.push_back(Hold{TxnId{7, 3, 1, 42}, HoldKind::kLocked, {65537, 65538}});
-  reply.holds.push_back(Hold{TxnId{7, 3, 1, 43}, HoldKind::kRecord, {131073}});
-  reply.holds.push_back(Hold{TxnId{8, 4, 0, 9}, HoldKind::kAborted, {}});
+  reply.holds.push_back(Hold{TxnId{7, 3, 1, 42}, HoldKind::kLocked, {65537, 65538}, {65537, 65538, 131073}});
+  reply.holds.push_back(Hold{TxnId{7, 3, 1, 43}, HoldKind::kRecord, {131073}, {131073}});
+  reply.holds.push_back(Hold{TxnId{8, 4, 0, 9}, HoldKind::kAborted, {}, {}});
   return reply;
 }
 
@@ -85,10 +85,23 @@ TEST(RecoveryRecordsTest, LiesAndFlippedBytesInAReplyAreRefused) {
   std::string out_of_order = good;
   Put32(out_of_order, 8, 9);  // the first hold's epoch, now after the second's
   ExpectRefused(out_of_order, "hold 1 is out of id order");
-  // A hold that writes nothing (only a tombstone may).
-  OrphansReply empty;
-  empty.holds.push_back(Hold{TxnId{1, 2, 0, 1}, HoldKind::kRecord, {}});
-  ExpectRefused(EncodeOrphansReply(empty), "writes no region");
+  // The first hold's written regions: 3 after its id, kind and 2 regions here.
+  constexpr size_t kWrittenAt = 8 + 24 + 4 + 2 * 4;
+  std::string more_written = good;
+  Put32(more_written, kWrittenAt, 1000);
+  ExpectRefused(more_written, "claims 1000 written regions");
+  std::string written_unsorted = good;
+  Put32(written_unsorted, kWrittenAt + 4 + 8, 65536);
+  ExpectRefused(written_unsorted, "written regions must be nonzero, sorted and distinct");
+  // A hold that writes nothing (only a tombstone may), a tombstone that writes something, and regions
+  // held that the transaction does not list as written.
+  OrphansReply lie;
+  lie.holds.push_back(Hold{TxnId{1, 2, 0, 1}, HoldKind::kRecord, {}, {65537}});
+  ExpectRefused(EncodeOrphansReply(lie), "writes 0 regions here");
+  lie.holds[0] = Hold{TxnId{1, 2, 0, 1}, HoldKind::kAborted, {}, {65537}};
+  ExpectRefused(EncodeOrphansReply(lie), "(aborted) writes");
+  lie.holds[0] = Hold{TxnId{1, 2, 0, 1}, HoldKind::kRecord, {65537}, {65538}};
+  ExpectRefused(EncodeOrphansReply(lie), "not among its written regions");
 }
 
 // A reply that cannot take every hold is cut between transactions, in id order, and says so: the
@@ -96,8 +109,8 @@ TEST(RecoveryRecordsTest, LiesAndFlippedBytesInAReplyAreRefused) {
 TEST(RecoveryRecordsTest, AFullReplyIsCutBetweenTransactionsInIdOrder) {
   std::vector<Hold> holds;
   for (uint64_t counter : {5, 3, 4}) {
-    holds.push_back(Hold{TxnId{2, 9, 0, counter}, HoldKind::kLocked, {65537}});
-    holds.push_back(Hold{TxnId{2, 9, 0, counter}, HoldKind::kRecord, {131073}});
+    holds.push_back(Hold{TxnId{2, 9, 0, counter}, HoldKind::kLocked, {65537}, {65537, 131073}});
+    holds.push_back(Hold{TxnId{2, 9, 0, counter}, HoldKind::kRecord, {131073}, {65537, 131073}});
   }
   const size_t one = HoldSize(holds[0]);
   ASSERT_OK_AND_ASSIGN(OrphansReply all, FillOrphansReply(holds, 6 * one));
@@ -121,7 +134,7 @@ TEST(RecoveryRecordsTest, BadRequestsAreRefused) {
     EXPECT_FALSE(DecodeOrphansRequest(request.substr(0, length)).ok());
   }
   std::string format = request;
-  format[0] = 2;
+  format[0] = 1;  // format 1's holds had no written regions
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeOrphansRequest(format).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(DecodeOrphansRequest(EncodeOrphansRequest({0})).status()));
 

@@ -4,7 +4,8 @@
 // lease lapses, asks every member what it holds of node 3's transactions, and decides: abort if no backup
 // got its COMMIT-BACKUP, commit once every backup did. Either way every object is unlocked afterwards and
 // no member keeps a record of the transaction, and every region ends with f+1 identical replicas.
-// (Without recovery the objects stay locked for good.)
+// (Without recovery the objects stay locked for good.) And with 5 nodes: the coordinator and the primary of
+// one written region die together during COMMIT-BACKUP; the transaction aborts everywhere.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "platform/base/status_macros.h"
 #include "platform/base/status_test_macros.h"
 #include "tests/sim/seeds.h"
 #include "tests/sim/sim_cluster.h"
@@ -147,6 +149,113 @@ TEST(TxnRecoveryTest, ACoordinatorThatDiesBeforeTruncationIsCommittedEverywhere)
 // record, recovery commits, and node 1 serves the region with the write once the record is applied.
 TEST(TxnRecoveryTest, ACoordinatorThatWasAlsoAPrimaryIsCommittedThroughThePromotedBackup) {
   ExpectRecovered("commit_primary", /*on_three=*/true, "v1");
+}
+
+// The coordinator and the primary of one written region die together, during COMMIT-BACKUP (5 nodes, f =
+// 1, node 1 the CM): node 5 writes an object of node `a`'s region and one of node `b`'s; its COMMIT-BACKUP
+// reaches b's backup but not a's (cut off from node 5), and then nodes 5 and a stop. What recovery finds:
+// b's locks and b's backup record; of region a nothing, since a's backup, promoted, never got its record.
+// No COMMIT-PRIMARY can have gone out (a's backup never had the record), so the transaction must abort at
+// b too: committing from what survived would leave region a without its half of the write.
+struct DoubleFailureOutcome {
+  std::vector<std::string> after;  // each object's first two bytes, read by node 1 after recovery
+  absl::Status write_after;
+  std::vector<std::string> replica_differences;
+  uint64_t history = 0;
+};
+
+absl::StatusOr<DoubleFailureOutcome> CrashCoordinatorAndPrimary(uint64_t seed) {
+  SimClusterOptions options;
+  options.seed = seed;
+  options.nodes = 5;
+  // When node 5's commit gives up on a's backup (cut off below) and is about to send its ABORTs, node 5
+  // and node a stop.
+  SimCluster* raw = nullptr;
+  uint32_t a = 0;
+  bool stopped = false;
+  options.on_step = [&](uint32_t node, std::string_view step) {
+    if (node != 5 || step != "abort" || stopped) return;
+    stopped = true;
+    raw->Stop(5);
+    raw->Stop(a);
+  };
+  ASSIGN_OR_RETURN(std::unique_ptr<SimCluster> started, SimCluster::Start(options));
+  SimCluster& cluster = *started;
+  raw = &cluster;
+  const coordinator::Configuration configuration = cluster.configuration();
+  // Primaries a and b (not the CM, not the coordinator) whose backups survive the loss of 5 and a; a's
+  // backup is not the CM, which node 5 needs for its lease.
+  uint32_t b = 0, backup_a = 0, backup_b = 0;
+  for (uint32_t x : {2u, 3u, 4u}) {
+    for (uint32_t y : {2u, 3u, 4u}) {
+      if (x == y || b != 0) continue;
+      ASSIGN_OR_RETURN(uint32_t bx, BackupOfOwnRegion(configuration, x));
+      ASSIGN_OR_RETURN(uint32_t by, BackupOfOwnRegion(configuration, y));
+      if (bx == 1 || bx == 5 || bx == y || by == 5 || by == x) continue;  // node 5 is cut off from bx alone
+      a = x, b = y, backup_a = bx, backup_b = by;
+    }
+  }
+  if (b == 0) return absl::FailedPreconditionError("no two primaries whose backups survive");
+  ASSIGN_OR_RETURN(object::ObjectRef on_a, CommitNewObject(cluster, /*coordinator=*/1, a, "v0"));
+  ASSIGN_OR_RETURN(object::ObjectRef on_b, CommitNewObject(cluster, /*coordinator=*/1, b, "v0"));
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+
+  cluster.network().Partition(5, backup_a);
+  auto commit = std::make_shared<absl::Status>(absl::UnknownError("not returned"));
+  absl::Status posted = cluster.txns(5).Post(0, [on_a, on_b, commit](txn::TxnThread& t) {
+    std::shared_ptr<txn::TxState> tx = t.Begin();
+    for (const object::ObjectRef& ref : {on_a, on_b}) {
+      if (absl::Status s = t.Write(*tx, ref, "v1"); !s.ok()) {
+        *commit = s;
+        return;
+      }
+    }
+    t.Commit(tx, [tx, commit](absl::Status s) { *commit = s; });
+  });
+  RETURN_IF_ERROR(posted);
+  for (int i = 0; i < 10000 && !stopped; ++i) cluster.scheduler().RunFor(absl::Milliseconds(1));
+  if (!stopped) return absl::InternalError(absl::StrCat("node 5's commit never gave up on node ", backup_a));
+  const uint64_t records_at_backup_b = SumOverThreads(cluster, backup_b, [&](txn::TxnThread& t) {
+    return t.participant().BackupRecordsFor(on_b.address.region);
+  });
+  if (records_at_backup_b != 1) {
+    return absl::InternalError(absl::StrCat("node ", b, "'s backup ", backup_b, " holds ", records_at_backup_b,
+                                            " records of the transaction, not 1; the commit: ", commit->ToString()));
+  }
+  cluster.Record(absl::StrCat("nodes 5 and ", a, " stopped during COMMIT-BACKUP"));
+
+  cluster.scheduler().RunFor(absl::Seconds(3));
+  DoubleFailureOutcome outcome;
+  outcome.replica_differences = ReplicaDifferences(cluster);
+  {
+    txn::Transaction read = cluster.txns(1).Begin(0);
+    for (const object::ObjectRef& ref : {on_a, on_b}) {
+      absl::StatusOr<std::string> value = read.Read(ref);
+      outcome.after.push_back(value.ok() ? value->substr(0, 2) : value.status().ToString());
+    }
+    read.Abort();
+  }
+  txn::Transaction write = cluster.txns(1).Begin(0);
+  for (const object::ObjectRef& ref : {on_a, on_b}) {
+    if (outcome.write_after.ok()) outcome.write_after = write.Write(ref, "v2");
+  }
+  if (outcome.write_after.ok()) outcome.write_after = write.Commit();
+  outcome.history = cluster.history();
+  return outcome;
+}
+
+TEST(TxnRecoveryTest, ACoordinatorThatDiesWithAPrimaryDuringCommitBackupIsAbortedEverywhere) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    absl::StatusOr<DoubleFailureOutcome> first = CrashCoordinatorAndPrimary(seed);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<DoubleFailureOutcome> second = CrashCoordinatorAndPrimary(seed);
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(first->history, second->history) << "the two runs of one seed diverged";
+    EXPECT_EQ(first->after, std::vector<std::string>({"v0", "v0"})) << "a half-applied transaction";
+    EXPECT_TRUE(first->write_after.ok()) << first->write_after << " (an object stayed locked)";
+    EXPECT_TRUE(first->replica_differences.empty()) << absl::StrJoin(first->replica_differences, "\n");
+  }
 }
 
 // The status node `from` (thread 0) gets for a recovery request to node `to`.
