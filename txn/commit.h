@@ -96,7 +96,10 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void Truncate();
   // ABORT to a remote replica, into the room set aside, and again until written while it is a member;
   // `written` (if set) once the first write is in the replica's memory or failed.
-  void SendAbort(Replica& replica, std::function<void()> written);
+  // `settled` (if set) runs once the ABORT is written into the replica's memory (or the replica left).
+  void SendAbort(Replica& replica, std::function<void()> written, std::function<void()> settled);
+  // A callback that settles this transaction at the thread (TxnThread::Settle) on its `pending`th call.
+  std::function<void()> SettleOnce(int pending);
   // ABORT to the backups, then (OnBackupAborted, once all are written) to the primaries; then Finish(why).
   void AbortAll(absl::Status why);
   void OnBackupAborted();
@@ -128,6 +131,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   bool aborting_ = false;           // AbortAll ran
   absl::Status abort_status_;  // what AbortAll reports once the ABORTs are out
   size_t backup_aborts_ = 0;   // backup ABORTs not yet written
+  std::function<void()> abort_settled_;  // AbortAll: SettleOnce over every ABORT
 };
 
 }  // namespace fathom::txn

@@ -91,6 +91,7 @@ void CommitOperation::OnBackupLost(size_t backup) {
 void CommitOperation::CommitPrimaries() {
   Step("commit_primary");
   primaries_started_ = true;
+  thread_.Settle(id_.counter);  // every backup holds its record: committed, whatever happens next
   outstanding_ = primaries_.size();
   first_error_ = absl::OkStatus();
   auto self = shared_from_this();
@@ -188,7 +189,15 @@ void CommitOperation::Truncate() {
   }
 }
 
-void CommitOperation::SendAbort(Replica& replica, std::function<void()> written) {
+std::function<void()> CommitOperation::SettleOnce(int pending) {
+  // Settles this transaction when it has run `pending` times (shared by the calls it is copied into).
+  auto left = std::make_shared<int>(pending);
+  return [thread = &thread_, counter = id_.counter, left] {
+    if (--*left == 0) thread->Settle(counter);
+  };
+}
+
+void CommitOperation::SendAbort(Replica& replica, std::function<void()> written, std::function<void()> settled) {
   ++thread_.stats().abort_messages;
   std::string record = EncodeFor(RecordKind::kAbort, replica);
   // An ABORT that does not reach a member replica is sent again: until it arrives, that replica keeps the
@@ -198,13 +207,20 @@ void CommitOperation::SendAbort(Replica& replica, std::function<void()> written)
   // A copy that was written but discarded unread with its connection goes again too (ABORT of a
   // transaction a replica no longer knows is ignored).
   std::function<void()> if_lost = thread_.Redeliver(node, kAbortMessage, record);
-  auto again = [thread, node, if_lost](std::string bytes) {
-    thread->SendUntilWritten(node, kAbortMessage, std::move(bytes), [](bool) {}, absl::InfiniteFuture(), if_lost);
+  // Written (or the replica left, its copy with it): settled as far as this replica goes.
+  auto again = [thread, node, if_lost, settled](std::string bytes) {
+    thread->SendUntilWritten(
+        node, kAbortMessage, std::move(bytes), [settled](bool) { if (settled) settled(); }, absl::InfiniteFuture(),
+        if_lost);
   };
   msg::SendOptions options;
   options.set_aside = RoomFor(replica);
-  options.on_written = [again, written, record](absl::Status status) {
-    if (!status.ok()) again(record);
+  options.on_written = [again, written, settled, record](absl::Status status) {
+    if (!status.ok()) {
+      again(record);
+    } else if (settled) {
+      settled();
+    }
     if (written) written();
   };
   options.on_lost = [if_lost](absl::Status) { if_lost(); };
@@ -225,6 +241,13 @@ void CommitOperation::AbortAll(absl::Status why) {
   abort_status_ = std::move(why);
   aborting_ = true;
   backup_aborts_ = 1;  // until every backup's ABORT is out
+  // Settled once every ABORT, to backups and primaries, is written (+ 1 until the primaries' are out).
+  // Every LOCK reply is in by now, so which replicas get one is known.
+  int remote = 1;
+  for (auto* replicas : {&primaries_, &backups_}) {
+    for (const Replica& r : *replicas) remote += r.sent && !r.refused && !r.local;
+  }
+  abort_settled_ = SettleOnce(remote);
   auto self = shared_from_this();
   for (Replica& b : backups_) {
     if (!b.sent) continue;
@@ -233,7 +256,7 @@ void CommitOperation::AbortAll(absl::Status why) {
       continue;
     }
     ++backup_aborts_;
-    SendAbort(b, [self] { self->OnBackupAborted(); });
+    SendAbort(b, [self] { self->OnBackupAborted(); }, abort_settled_);
   }
   thread_.messenger().Flush().IgnoreError();
   OnBackupAborted();
@@ -247,9 +270,10 @@ void CommitOperation::OnBackupAborted() {
       thread_.participant().Abort(id_);
       continue;
     }
-    SendAbort(p, nullptr);
+    SendAbort(p, nullptr, abort_settled_);
   }
   thread_.messenger().Flush().IgnoreError();
+  abort_settled_();
   ReleaseLogRoom();
   thread_.ReleaseReservations(*tx_);
   Finish(abort_status_);

@@ -23,7 +23,10 @@ CommitOperation::Replica& ReplicaFor(std::vector<CommitOperation::Replica>& repl
 void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, bool sync, DoneCallback done) {
   auto op = std::make_shared<CommitOperation>(thread, std::move(tx), sync, std::move(done));
   op->id_ = thread.NextId();
-  if (op->tx_->writes.empty()) return op->ValidateReadOnly();
+  if (op->tx_->writes.empty()) {
+    thread.Settle(op->id_.counter);  // it writes no record anywhere
+    return op->ValidateReadOnly();
+  }
   if (absl::Status s = op->Plan(); !s.ok()) return op->AbortAll(s);
   if (absl::Status s = op->SetAsideLogRoom(); !s.ok()) return op->AbortAll(s);
   op->Lock();
@@ -159,7 +162,8 @@ std::vector<const WriteEntry*> CommitOperation::EntriesOf(const Replica& replica
 
 std::string CommitOperation::EncodeFor(RecordKind kind, Replica& replica) {
   const bool with_entries = kind == RecordKind::kLock || kind == RecordKind::kCommitBackup;
-  std::string bytes = EncodeRecord(kind, id_, kind == RecordKind::kCommitBackup ? log_epoch_ : 0, replica.truncated,
+  std::string bytes = EncodeRecord(kind, id_, thread_.mark(), kind == RecordKind::kCommitBackup ? log_epoch_ : 0,
+                                   replica.truncated,
                                    with_entries ? std::span<const uint32_t>(written_regions_) : std::span<const uint32_t>(),
                                    with_entries ? EntriesOf(replica) : std::vector<const WriteEntry*>{});
   replica.piggybacked = std::move(replica.truncated);  // kept for a resend

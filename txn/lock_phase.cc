@@ -101,12 +101,15 @@ void CommitOperation::OnLockReply(size_t primary, absl::StatusOr<LockGrant> vers
 void CommitOperation::LockAgainLater() {
   // Undo what was granted, as AbortAll does, but keep the transaction: its writes, reservations and
   // read versions stay valid; only the epoch was closing.
+  int remote = 1;  // the old id is settled once its ABORTs are written (+ 1 until they are all out)
+  for (const Replica& p : primaries_) remote += p.sent && !p.refused && !p.local;
+  std::function<void()> settled = SettleOnce(remote);
   for (Replica& p : primaries_) {
     if (p.sent && !p.refused) {
       if (p.local) {
         thread_.participant().Abort(id_);
       } else {
-        SendAbort(p, nullptr);
+        SendAbort(p, nullptr, settled);
       }
     }
     p.sent = false;
@@ -114,6 +117,7 @@ void CommitOperation::LockAgainLater() {
     p.locked.clear();
   }
   thread_.messenger().Flush().IgnoreError();
+  settled();
   ReleaseLogRoom();
   // The grants overwrote each entry's version with the new one (for COMMIT-BACKUP): LOCK must check the
   // version the transaction read again.

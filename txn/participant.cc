@@ -187,7 +187,8 @@ std::string Participant::Describe() const {
   std::string out = absl::StrCat("participant: ", locked.size(), " transactions hold locks, ",
                                  primary_log_.size() - locked.size(), " installed not truncated, ",
                                  backup_log_.size(), " backup records, ", recovered_commits_.size(),
-                                 " recovered commits, ", recovered_aborts_.size(), " recovered aborts");
+                                 " recovered commits, ", recovered_aborts_.size(), " recovered aborts, ",
+                                 truncated_.size(), " truncation tombstones");
   constexpr size_t kListed = 8;
   const size_t listed = std::min(locked.size(), kListed);
   std::partial_sort(locked.begin(), locked.begin() + listed, locked.end(),
@@ -232,11 +233,45 @@ std::vector<Hold> Participant::HeldFor(const std::function<bool(const TxnId&)>& 
     if (holds.size() >= limit) return holds;
     if (gone(id)) holds.push_back(Hold{id, HoldKind::kAborted, {}, {}});
   }
+  for (const auto& [node, thread, counter, epoch] : truncated_) {
+    if (holds.size() >= limit) return holds;
+    const TxnId id{epoch, node, thread, counter};
+    if (gone(id)) holds.push_back(Hold{id, HoldKind::kTruncated, {}, {}});
+  }
   return holds;
+}
+
+std::vector<ThreadMark> Participant::MarksOf(const std::function<bool(uint32_t, uint64_t)>& gone) const {
+  std::vector<ThreadMark> marks;
+  for (const auto& [who, mark] : marks_) {
+    if (gone(who.first, mark.incarnation)) marks.push_back(ThreadMark{who.first, who.second, mark});
+  }
+  std::sort(marks.begin(), marks.end(), [](const ThreadMark& a, const ThreadMark& b) {
+    return std::pair(a.node, a.thread) < std::pair(b.node, b.thread);
+  });
+  return marks;
+}
+
+void Participant::OnMark(uint32_t node, uint16_t thread, const CoordinatorMark& mark) {
+  if (mark.incarnation == 0) return;
+  CoordinatorMark& known = marks_[{node, thread}];
+  if (mark.incarnation < known.incarnation) return;
+  if (mark.incarnation == known.incarnation && mark.settled_below <= known.settled_below) return;
+  known = mark;
+  // Tombstones it settles: this incarnation's (epoch >= incarnation), counters below the bound.
+  for (auto it = truncated_.lower_bound({node, thread, 0, 0});
+       it != truncated_.end() && std::get<0>(*it) == node && std::get<1>(*it) == thread &&
+       std::get<2>(*it) < mark.settled_below;) {
+    it = std::get<3>(*it) >= mark.incarnation ? truncated_.erase(it) : std::next(it);
+  }
 }
 
 absl::Status Participant::Resolve(const TxnId& id, bool commit) {
   const Key key = KeyOf(id);
+  if (truncated_.contains(TombstoneOf(id))) {
+    if (commit) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("abort of ", id.ToString(), ", which was applied here at truncation"));
+  }
   auto primary = primary_log_.find(key);
   auto backup = backup_log_.find(key);
   if (commit) {
@@ -257,7 +292,7 @@ absl::Status Participant::Resolve(const TxnId& id, bool commit) {
 
 absl::Status Participant::Forget(const TxnId& id) {
   const Key key = KeyOf(id);
-  if (recovered_aborts_.erase(key) > 0) return absl::OkStatus();
+  if (recovered_aborts_.erase(key) > 0 || truncated_.erase(TombstoneOf(id)) > 0) return absl::OkStatus();
   auto primary = primary_log_.find(key);
   auto backup = backup_log_.find(key);
   if ((primary != primary_log_.end() && !primary->second.committed) ||
@@ -265,8 +300,7 @@ absl::Status Participant::Forget(const TxnId& id) {
     return absl::FailedPreconditionError(absl::StrCat(id.ToString(), " is not decided here yet"));
   }
   recovered_commits_.erase(key);
-  const uint64_t counter = id.counter;
-  Truncate(id.epoch, id.node, id.thread, {&counter, 1});
+  DropHeld(key);  // decided by recovery: no tombstone (recovery is what it would answer)
   return absl::OkStatus();
 }
 
@@ -306,18 +340,28 @@ void Participant::ApplyBackup(const Record& record) {
   }
 }
 
+bool Participant::DropHeld(const Key& key) {
+  bool held = false;
+  if (auto it = backup_log_.find(key); it != backup_log_.end()) {
+    ApplyBackup(it->second);
+    backup_log_.erase(it);
+    ++stats_.truncated;
+    held = true;
+  }
+  if (auto it = primary_log_.find(key); it != primary_log_.end() && it->second.committed) {
+    primary_log_.erase(it);
+    ++stats_.truncated;
+    held = true;
+  }
+  return held;
+}
+
 void Participant::Truncate(uint64_t epoch, uint32_t node, uint16_t thread, std::span<const uint64_t> counters) {
+  auto mark = marks_.find({node, thread});
   for (uint64_t counter : counters) {
-    const Key key{epoch, node, thread, counter};
-    if (auto it = backup_log_.find(key); it != backup_log_.end()) {
-      ApplyBackup(it->second);
-      backup_log_.erase(it);
-      ++stats_.truncated;
-    }
-    if (auto it = primary_log_.find(key); it != primary_log_.end() && it->second.committed) {
-      primary_log_.erase(it);
-      ++stats_.truncated;
-    }
+    const TxnId id{epoch, node, thread, counter};
+    if (!DropHeld(KeyOf(id))) continue;
+    if (mark == marks_.end() || !mark->second.Settles(id)) truncated_.insert(TombstoneOf(id));
   }
 }
 

@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
@@ -95,8 +96,13 @@ class Participant {
   // Null: the cluster runs none. Set before the thread runs.
   void set_log_epochs(LogEpochs* epochs) { epochs_ = epochs; }
 
-  // Truncation of these transactions of coordinator (node, thread), begun in configuration `epoch`.
+  // Truncation of these transactions of coordinator (node, thread), begun in configuration `epoch`. What
+  // was held of each is forgotten, with a tombstone until the coordinator's mark settles it.
   void Truncate(uint64_t epoch, uint32_t node, uint16_t thread, std::span<const uint64_t> counters);
+  // The mark (records.h) of coordinator thread (node, thread), from a record it wrote (or, for this
+  // node's own thread, at once): the truncation tombstones it settles go. A mark of an older incarnation
+  // than the one heard last is ignored; no mark (incarnation 0) too.
+  void OnMark(uint32_t node, uint16_t thread, const CoordinatorMark& mark);
 
   // COMMIT-BACKUP records kept (neither truncated nor aborted) that write `region`.
   size_t BackupRecordsFor(uint32_t region) const;
@@ -110,13 +116,17 @@ class Participant {
   // Transaction recovery (recovery.h): what this thread holds of transactions for which `gone(id)` says
   // their coordinator is gone, at most `limit` of them (in no particular order).
   std::vector<Hold> HeldFor(const std::function<bool(const TxnId&)>& gone, size_t limit) const;
+  // The marks heard from coordinator threads for which `gone(node, incarnation)` holds.
+  std::vector<ThreadMark> MarksOf(const std::function<bool(uint32_t node, uint64_t incarnation)>& gone) const;
+  size_t truncation_tombstones() const { return truncated_.size(); }
   // Recovery's decision for `id`. Commit: installs it where it holds locks, marks a backup record
   // committed (applied at Forget). Abort: releases its locks, drops a backup record, and keeps a
   // tombstone so a later recovery decides the same. FailedPrecondition if it contradicts what is held
-  // here (installed, or a tombstone); nothing held is fine (another holder's part).
+  // here (installed or truncated, or an abort's tombstone); nothing held is fine (another holder's part).
   absl::Status Resolve(const TxnId& id, bool commit);
   // After every holder took the decision: a committed backup record is applied and forgotten, an
-  // installed primary entry or a tombstone forgotten. FailedPrecondition if it is still undecided here.
+  // installed primary entry or a tombstone (abort or truncation) forgotten. FailedPrecondition if it is
+  // still undecided here.
   absl::Status Forget(const TxnId& id);
 
   // Records kept (locked, committed but not truncated, or backup records not applied).
@@ -134,6 +144,10 @@ class Participant {
     bool committed = false;
   };
   void ApplyBackup(const Record& record);
+  // Forgets what is held of `key` (applying a backup record first); true if anything was.
+  bool DropHeld(const Key& key);
+  using TombstoneKey = std::tuple<uint32_t, uint16_t, uint64_t, uint64_t>;  // node, thread, counter, epoch
+  static TombstoneKey TombstoneOf(const TxnId& id) { return {id.node, id.thread, id.counter, id.epoch}; }
 
   object::ObjectStore* store_;
   memory::SlabAllocator* allocator_;
@@ -144,6 +158,11 @@ class Participant {
   // Recovery's decisions, kept until Forget: backup records it committed, transactions it aborted here.
   absl::flat_hash_set<Key> recovered_commits_;
   absl::flat_hash_map<Key, TxnId> recovered_aborts_;
+  // Transactions truncated here, until their coordinator's mark settles them (or recovery forgets them):
+  // recovery must tell "applied and forgotten" from "never received" (recovery_decision.h). Tombstones of
+  // a coordinator that is gone and that no recovery round finds (it held nothing elsewhere) stay.
+  absl::btree_set<TombstoneKey> truncated_;
+  absl::flat_hash_map<std::pair<uint32_t, uint16_t>, CoordinatorMark> marks_;  // by (node, thread)
   absl::flat_hash_map<uint64_t, object::ObjectRef> reserved_;  // by raw address
   ParticipantStats stats_;
   InstallObserver on_install_;

@@ -44,6 +44,7 @@ class ParticipantTest : public ::testing::Test {
     entry.version = version;
     entry.payload = std::move(value);
     record.entries.push_back(std::move(entry));
+    record.written_regions = RegionsOf(record.entries);
     return record;
   }
 
@@ -132,6 +133,51 @@ TEST_F(ParticipantTest, RecoveryDecisionsAreKeptUntilForgotten) {
   EXPECT_TRUE(participant_->HeldFor(gone, 10).empty());
   EXPECT_EQ(participant_->log_entries(), 1u);  // `alive`'s lock
   EXPECT_TRUE(backups_.View(kRegion).empty()) << "the aborted backup record was applied";
+}
+
+// Truncation tombstones: a transaction truncated here before its coordinator's mark settles it is
+// remembered (recovery must tell "applied and forgotten" from "never received"), until a mark of the same
+// incarnation settles it or recovery forgets it.
+TEST_F(ParticipantTest, TruncationLeavesATombstoneUntilTheCoordinatorsMarkSettlesIt) {
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef backed, store_->Allocate(16));
+  const TxnId first{4, 2, 0, 5};
+  const TxnId second{4, 2, 0, 6};
+  const TxnId old_process{3, 2, 0, 2};  // the coordinator's earlier process (incarnation 3)
+  for (const TxnId& id : {first, second, old_process}) {
+    ASSERT_OK(participant_->CommitBackup(WriteRecord(RecordKind::kCommitBackup, id, backed, "v", id.counter)));
+    participant_->Truncate(id.epoch, id.node, id.thread, {&id.counter, 1});
+  }
+  EXPECT_EQ(participant_->log_entries(), 0u);
+  EXPECT_EQ(participant_->truncation_tombstones(), 3u);
+  auto gone = [](const TxnId& id) { return id.node == 2; };
+  std::vector<Hold> held = participant_->HeldFor(gone, 10);
+  ASSERT_EQ(held.size(), 3u);
+  for (const Hold& hold : held) EXPECT_EQ(hold.kind, HoldKind::kTruncated) << hold.id.ToString();
+
+  // A bound at 6 settles #5 of incarnation 4, not #6, nor the earlier process's #2.
+  participant_->OnMark(2, 0, CoordinatorMark{4, 6});
+  EXPECT_EQ(participant_->truncation_tombstones(), 2u);
+  // A mark of an older incarnation is not news.
+  participant_->OnMark(2, 0, CoordinatorMark{3, 100});
+  EXPECT_EQ(participant_->truncation_tombstones(), 2u);
+  // Recovery's answers: a commit agrees with a tombstone, an abort is refused; forget drops it.
+  EXPECT_OK(participant_->Resolve(old_process, /*commit=*/true));
+  EXPECT_TRUE(absl::IsFailedPrecondition(participant_->Resolve(old_process, /*commit=*/false)));
+  ASSERT_OK(participant_->Forget(old_process));
+  EXPECT_EQ(participant_->truncation_tombstones(), 1u);
+  participant_->OnMark(2, 0, CoordinatorMark{4, 7});
+  EXPECT_EQ(participant_->truncation_tombstones(), 0u);
+
+  // Truncated after the mark settled it: no tombstone at all.
+  const TxnId settled{4, 2, 0, 3};
+  ASSERT_OK(participant_->CommitBackup(WriteRecord(RecordKind::kCommitBackup, settled, backed, "w", 9)));
+  participant_->Truncate(settled.epoch, settled.node, settled.thread, {&settled.counter, 1});
+  EXPECT_EQ(participant_->truncation_tombstones(), 0u);
+  // The marks heard, for recovery: only of coordinators that are gone.
+  std::vector<ThreadMark> marks = participant_->MarksOf([](uint32_t node, uint64_t) { return node == 2; });
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0], (ThreadMark{2, 0, CoordinatorMark{4, 7}}));
+  EXPECT_TRUE(participant_->MarksOf([](uint32_t, uint64_t) { return false; }).empty());
 }
 
 }  // namespace

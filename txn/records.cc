@@ -10,7 +10,7 @@
 namespace fathom::txn {
 namespace {
 
-constexpr size_t kHeaderBytes = 48;
+constexpr size_t kHeaderBytes = 64;
 constexpr size_t kEntryHeaderBytes = 32;
 constexpr uint8_t kCheckVersionFlag = 1;
 
@@ -34,6 +34,10 @@ const char* WriteOpName(WriteOp op) {
   return "?";
 }
 
+bool CoordinatorMark::Settles(const TxnId& id) const {
+  return incarnation != 0 && id.epoch >= incarnation && id.counter < settled_below;
+}
+
 std::string TxnId::ToString() const { return absl::StrCat("tx(e", epoch, ",n", node, ",t", thread, ",#", counter, ")"); }
 
 std::vector<uint32_t> RegionsOf(std::span<const WriteEntry> entries) {
@@ -55,11 +59,13 @@ std::string EncodeRecord(const Record& record) {
   std::vector<const WriteEntry*> entries;
   entries.reserve(record.entries.size());
   for (const WriteEntry& e : record.entries) entries.push_back(&e);
-  return EncodeRecord(record.kind, record.id, record.log_epoch, record.truncated, record.written_regions, entries);
+  return EncodeRecord(record.kind, record.id, record.mark, record.log_epoch, record.truncated, record.written_regions,
+                      entries);
 }
 
-std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, const std::vector<uint64_t>& truncated,
-                         std::span<const uint32_t> written_regions, std::span<const WriteEntry* const> entries) {
+std::string EncodeRecord(RecordKind kind, const TxnId& id, const CoordinatorMark& mark, uint64_t log_epoch,
+                         const std::vector<uint64_t>& truncated, std::span<const uint32_t> written_regions,
+                         std::span<const WriteEntry* const> entries) {
   std::string out;
   out.reserve(RecordSize(truncated.size(), entries, written_regions.size()));
   out.push_back(static_cast<char>(kRecordFormat));
@@ -74,6 +80,8 @@ std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, c
   AppendU64(out, log_epoch);
   AppendU32(out, static_cast<uint32_t>(written_regions.size()));
   AppendU32(out, 0);
+  AppendU64(out, mark.incarnation);
+  AppendU64(out, mark.settled_below);
   for (uint64_t counter : truncated) AppendU64(out, counter);
   for (uint32_t region : written_regions) AppendU32(out, region);
   if (written_regions.size() % 2 != 0) AppendU32(out, 0);
@@ -112,7 +120,17 @@ absl::StatusOr<Record> DecodeRecord(std::string_view bytes) {
   record.log_epoch = LoadU64(p + 32);
   const uint32_t regions = LoadU32(p + 40);
   if (LoadU32(p + 44) != 0) return Malformed("reserved header bytes are not zero");
+  record.mark.incarnation = LoadU64(p + 48);
+  record.mark.settled_below = LoadU64(p + 56);
   if (record.id.node == 0) return Malformed("node 0");
+  if ((record.mark.incarnation == 0) != (record.mark.settled_below == 0)) {
+    return Malformed(absl::StrCat("coordinator mark: incarnation ", record.mark.incarnation, ", settled below ",
+                                  record.mark.settled_below, " (both 0 or neither)"));
+  }
+  if (record.mark.incarnation > record.id.epoch) {
+    return Malformed(absl::StrCat("coordinator mark: incarnation ", record.mark.incarnation, " after the record's epoch ",
+                                  record.id.epoch));
+  }
   if (truncated > kMaxTruncatedPerRecord) return Malformed(absl::StrCat(truncated, " truncated ids"));
   if (entries > kMaxEntriesPerRecord) return Malformed(absl::StrCat(entries, " entries"));
   const bool has_entries = record.kind == RecordKind::kLock || record.kind == RecordKind::kCommitBackup;

@@ -86,6 +86,19 @@ struct WriteEntry {
   uint32_t new_flags() const { return op == WriteOp::kFree ? 0 : object::kLiveFlag; }
 };
 
+// What a coordinator thread says with every record about its transactions, for recovery after it is gone
+// (docs/recovery.md §5): every transaction of its process with a counter below `settled_below` is decided
+// and needs nothing more from recovery — committed (every backup holds its record), or aborted with every
+// ABORT written. `incarnation` is the configuration epoch of the thread's first transaction in this
+// process: counters restart with the process, so the mark speaks only for ids of epoch >= incarnation.
+// Both 0: no mark (a FILL record, a coordinator that ran no transaction).
+struct CoordinatorMark {
+  uint64_t incarnation = 0;
+  uint64_t settled_below = 0;
+  // Whether `id` (of this mark's node and thread) is settled by it.
+  bool Settles(const TxnId& id) const;
+};
+
 struct Record {
   RecordKind kind = RecordKind::kLock;
   TxnId id;
@@ -93,6 +106,7 @@ struct Record {
   // log_epochs.h); the backups stamp the states they log with it. 0 in other records, and in a cluster
   // that runs no log epochs.
   uint64_t log_epoch = 0;
+  CoordinatorMark mark;
   // Counters of earlier transactions of the same coordinator thread that are truncated (piggybacked).
   std::vector<uint64_t> truncated;
   // kLock and kCommitBackup: every region the transaction writes, sorted, distinct — not only those of
@@ -108,8 +122,9 @@ std::vector<uint32_t> RegionsOf(std::span<const WriteEntry> entries);
 size_t RecordSize(size_t truncated, std::span<const WriteEntry* const> entries = {}, size_t written_regions = 0);
 std::string EncodeRecord(const Record& record);
 // The same encoding from parts kept elsewhere (the commit protocol encodes its entries without copying them).
-std::string EncodeRecord(RecordKind kind, const TxnId& id, uint64_t log_epoch, const std::vector<uint64_t>& truncated,
-                         std::span<const uint32_t> written_regions, std::span<const WriteEntry* const> entries);
+std::string EncodeRecord(RecordKind kind, const TxnId& id, const CoordinatorMark& mark, uint64_t log_epoch,
+                         const std::vector<uint64_t>& truncated, std::span<const uint32_t> written_regions,
+                         std::span<const WriteEntry* const> entries);
 // InvalidArgument, naming the field, for anything malformed.
 absl::StatusOr<Record> DecodeRecord(std::string_view bytes);
 

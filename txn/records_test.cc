@@ -111,11 +111,41 @@ TEST(RecordsTest, HeaderCorruptionIsRefused) {
   refused(s, "reserved header bytes");
 }
 
+void Put64(std::string& s, size_t at, uint64_t v) { std::memcpy(s.data() + at, &v, 8); }
+
+// The coordinator's mark: both parts or neither, and no incarnation after the record's own epoch.
+TEST(RecordsTest, TheCoordinatorMarkRoundTripsAndLiesAreRefused) {
+  Record record = SampleRecord();
+  record.mark = CoordinatorMark{5, 40};
+  ASSERT_OK_AND_ASSIGN(Record back, DecodeRecord(EncodeRecord(record)));
+  EXPECT_EQ(back.mark.incarnation, 5u);
+  EXPECT_EQ(back.mark.settled_below, 40u);
+  EXPECT_TRUE(back.mark.Settles(TxnId{7, 3, 1, 39}));
+  EXPECT_FALSE(back.mark.Settles(TxnId{7, 3, 1, 40})) << "not below the bound";
+  EXPECT_FALSE(back.mark.Settles(TxnId{4, 3, 1, 1})) << "an id of an earlier incarnation";
+  EXPECT_FALSE(CoordinatorMark{}.Settles(TxnId{7, 3, 1, 1})) << "no mark settles nothing";
+  const std::string good = EncodeRecord(record);
+  auto refused = [](const std::string& bytes, const char* what) {
+    auto r = DecodeRecord(bytes);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << what << ": " << r.status();
+    EXPECT_NE(r.status().message().find("coordinator mark"), std::string::npos) << what << ": " << r.status();
+  };
+  std::string s = good;
+  Put64(s, 48, 0);
+  refused(s, "a bound without an incarnation");
+  s = good;
+  Put64(s, 56, 0);
+  refused(s, "an incarnation without a bound");
+  s = good;
+  Put64(s, 48, 8);
+  refused(s, "an incarnation after the record's epoch (7)");
+}
+
 // The written regions: every region the transaction writes, sorted and distinct, covering the entries.
 TEST(RecordsTest, WrittenRegionsThatLieAreRefused) {
   const Record sample = SampleRecord();
   const std::string good = EncodeRecord(sample);
-  constexpr size_t kRegionsAt = 48 + 8 * 2;  // after the header and the two truncated ids
+  constexpr size_t kRegionsAt = 64 + 8 * 2;  // after the header and the two truncated ids
   auto refused = [](const std::string& bytes, const char* what, const char* says) {
     auto r = DecodeRecord(bytes);
     EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << what << ": " << r.status();
@@ -183,7 +213,7 @@ TEST(RecordsTest, TheLogEpochRoundTripsAndOnlyCommitBackupRecordsCarryOne) {
 
 TEST(RecordsTest, EntryCorruptionIsRefused) {
   const std::string good = EncodeRecord(SampleRecord());
-  const size_t entry = 48 + 16 + 16;  // header, two truncated ids, three written regions and padding
+  const size_t entry = 64 + 16 + 16;  // header, two truncated ids, three written regions and padding
   auto refused = [](std::string bytes, const char* what) {
     EXPECT_TRUE(absl::IsInvalidArgument(DecodeRecord(bytes).status())) << what;
   };

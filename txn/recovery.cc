@@ -46,10 +46,17 @@ absl::StatusOr<OrphansReply> OrphanRecovery::Holds(uint32_t from, uint64_t epoch
   if (from != thread_.node_id()) {
     ASSIGN_OR_RETURN(budget, thread_.messenger().max_payload(from));
   }
-  budget = budget > kReplySlack ? budget - kReplySlack : 0;
-  return FillOrphansReply(thread_.participant().HeldFor([this](const TxnId& id) { return Gone(id); },
-                                                       std::numeric_limits<size_t>::max()),
-                          budget);
+  std::vector<ThreadMark> marks = thread_.participant().MarksOf(
+      [this](uint32_t node, uint64_t incarnation) { return thread_.replicas().CoordinatorGone(node, incarnation); });
+  if (marks.size() > kMaxMarksPerReply) marks.resize(kMaxMarksPerReply);  // the rest: undecidable, see Decide
+  const size_t used = kReplySlack + kMarkBytes * marks.size();
+  budget = budget > used ? budget - used : 0;
+  ASSIGN_OR_RETURN(OrphansReply reply,
+                   FillOrphansReply(thread_.participant().HeldFor([this](const TxnId& id) { return Gone(id); },
+                                                                  std::numeric_limits<size_t>::max()),
+                                    budget));
+  reply.marks = std::move(marks);
+  return reply;
 }
 
 absl::Status OrphanRecovery::Resolve(uint32_t from, const ResolveRequest& request) {
@@ -117,6 +124,7 @@ void OrphanRecovery::Gather(uint32_t node, absl::StatusOr<OrphansReply> reply) {
       r.decide_through = r.more ? std::min(r.decide_through, last) : last;
       r.more = true;
     }
+    for (const ThreadMark& m : reply->marks) r.marks.push_back({node, m});
     for (Hold& hold : reply->holds) {
       auto& [id, holders] = r.found[KeyOf(hold.id)];
       id = hold.id;
@@ -132,6 +140,15 @@ void OrphanRecovery::Decide() {
   Round& r = *round_;
   if (r.more) r.found.erase(r.found.upper_bound(r.decide_through), r.found.end());
   const memory::RegionMap& map = thread_.replicas();
+  // A member whose mark from the coordinator's thread settles a transaction holds it as truncated.
+  for (auto& [key, found] : r.found) {
+    for (const auto& [member, m] : r.marks) {
+      const TxnId& id = found.first;
+      if (m.node == id.node && m.thread == id.thread && m.mark.Settles(id)) {
+        found.second.push_back(Holder{member, HoldKind::kTruncated, {}, {}});
+      }
+    }
+  }
   for (const auto& [key, found] : r.found) {
     const Verdict verdict = DecideOrphan(found.second, map);
     r.verdicts[key] = verdict;

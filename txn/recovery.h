@@ -65,6 +65,7 @@ class OrphanRecovery {
     Key decide_through{};   // then: the largest id every member reported all its holds up to
     absl::Status error;
     std::map<Key, std::pair<TxnId, std::vector<Holder>>> found;
+    std::vector<std::pair<uint32_t, ThreadMark>> marks;  // (member, a mark it heard from a gone coordinator)
     std::map<Key, Verdict> verdicts;
   };
   // Unavailable until this node fenced `epoch` (it may still hold records in flight); FailedPrecondition

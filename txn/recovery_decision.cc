@@ -36,11 +36,23 @@ bool Complete(const std::vector<Holder>& holders, const std::set<uint32_t>& writ
   return true;
 }
 
+// Every written region's current primary holds the record: a backup promoted in place of a primary that
+// died with the coordinator (a live primary that installed it holds it committed, one that aborted it
+// nothing).
+bool HeldByEveryPrimary(const std::vector<Holder>& holders, const std::set<uint32_t>& written,
+                        const memory::RegionMap& map) {
+  for (uint32_t region : written) {
+    absl::StatusOr<memory::RegionReplicas> replicas = map.ReplicasOf(region);
+    if (!replicas.ok() || !Holds(holders, replicas->primary, HoldKind::kRecord, region)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Verdict DecideOrphan(const std::vector<Holder>& holders, const memory::RegionMap& map) {
   if (Any(holders, HoldKind::kAborted)) return Verdict::kAbort;
-  if (Any(holders, HoldKind::kCommitted)) return Verdict::kCommit;
+  if (Any(holders, HoldKind::kCommitted) || Any(holders, HoldKind::kTruncated)) return Verdict::kCommit;
   if (!Any(holders, HoldKind::kRecord)) return Verdict::kAbort;
   // Every region it writes, from any record (a region whose replicas hold nothing of it counts too).
   std::set<uint32_t> written;
@@ -49,7 +61,7 @@ Verdict DecideOrphan(const std::vector<Holder>& holders, const memory::RegionMap
     written.insert(h.written.begin(), h.written.end());
   }
   if (Any(holders, HoldKind::kLocked)) return Complete(holders, written, map) ? Verdict::kCommit : Verdict::kAbort;
-  return Verdict::kCommit;
+  return HeldByEveryPrimary(holders, written, map) ? Verdict::kCommit : Verdict::kAbort;
 }
 
 }  // namespace fathom::txn

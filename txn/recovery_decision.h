@@ -7,19 +7,21 @@
 // is reported at the first one written); truncation everywhere. An abort after COMMIT-BACKUP drops the
 // backups' records before any primary unlocks. So, in order:
 //   1. a holder marked aborted by an earlier recovery: abort (decide once);
-//   2. a primary installed it, or an earlier recovery marked it committed: commit;
+//   2. a primary installed it, an earlier recovery marked it committed, or a replica applied it at
+//      truncation (a truncation tombstone, or a mark of its coordinator thread that settles it while
+//      something of it is still held, so it cannot be an abort whose ABORTs were all written): commit;
 //   3. no backup holds its record: abort (COMMIT-PRIMARY was never sent);
 //   4. a primary still holds its locks: commit only if every written region is complete — its current
 //      primary holds the locks (or, if it was promoted from backup since, the record) and every backup not
 //      still filling holds the record — else abort (no COMMIT-PRIMARY was sent, or the abort had begun).
 //      Written regions are those every LOCK and COMMIT-BACKUP record lists, so a region whose primary died
 //      and whose promoted backup never got its record counts, although no survivor holds anything of it;
-//   5. no locks anywhere, some records: commit. Every primary installed it and truncation was under way
-//      (the usual case: truncation is lazy), or every primary that held its locks is gone and its backups
-//      hold what it writes.
-// Not decidable without per-thread truncation low-water marks (not built): in case 5, a promoted primary
-// that never received its record (the coordinator and the primaries of every written region died during
-// COMMIT-BACKUP) looks like one that applied it at truncation; committing then leaves it without the write.
+//   5. no locks anywhere, some records, nothing truncated anywhere: commit only if every written region's
+//      current primary holds the record (each primary that held the locks died, and its backup, promoted,
+//      has what it writes; a live primary that installed it would hold it committed, step 2); else abort
+//      (a promoted backup that never got its record, or a live primary the abort reached).
+// What is not decidable: a record discarded unread by a replica that dropped its connection, whose
+// coordinator died before it sent it again (docs/recovery.md, Not built).
 #ifndef FATHOM_TXN_RECOVERY_DECISION_H_
 #define FATHOM_TXN_RECOVERY_DECISION_H_
 

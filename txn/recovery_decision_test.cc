@@ -58,9 +58,34 @@ TEST(RecoveryDecisionTest, AnEarlierDecisionStands) {
             Verdict::kCommit);
 }
 
-TEST(RecoveryDecisionTest, RecordsWithoutLocksAreATruncationUnderWay) {
-  // Every primary installed it; one backup still holds its record.
-  EXPECT_EQ(DecideOrphan({H(3, HoldKind::kRecord, {kTwo})}, Placement()), Verdict::kCommit);
+TEST(RecoveryDecisionTest, RecordsWithoutLocksCommitOnlyIfTruncatedSomewhereOrHeldByEveryPrimary) {
+  const std::vector<uint32_t> written = {kOne, kTwo};
+  // Every primary installed it and the truncation reached node 1 (its tombstone, or its coordinator's
+  // mark there) but not node 3, which still holds its record.
+  EXPECT_EQ(DecideOrphan({H(3, HoldKind::kRecord, {kTwo}, written), H(1, HoldKind::kTruncated, {})}, Placement()),
+            Verdict::kCommit);
+  // Without that: node 2, region two's primary, is alive and holds nothing of it, neither installed nor
+  // truncated: the abort reached it (its ABORT went after the one to node 3 was first tried).
+  EXPECT_EQ(DecideOrphan({H(3, HoldKind::kRecord, {kTwo}, written)}, Placement()), Verdict::kAbort);
+  // Node 3, coordinator and primary of region three, died; node 1, promoted, holds the record. Written
+  // only there: every written region's current primary holds it, commit. Written to region two as well,
+  // whose primary (node 2, alive) holds nothing of it: abort.
+  EXPECT_EQ(DecideOrphan({H(1, HoldKind::kRecord, {kThree}, {kThree})}, Placement(/*three_promoted_to_one=*/true)),
+            Verdict::kCommit);
+  EXPECT_EQ(DecideOrphan({H(1, HoldKind::kRecord, {kThree}, {kTwo, kThree}), H(3, HoldKind::kRecord, {kTwo},
+                                                                                {kTwo, kThree})},
+                         Placement(/*three_promoted_to_one=*/true)),
+            Verdict::kAbort);
+}
+
+TEST(RecoveryDecisionTest, TruncatedAnywhereCommits) {
+  // Locks at a primary whose COMMIT-PRIMARY never arrived, while a replica applied it at truncation:
+  // committed (truncation follows every COMMIT-PRIMARY's write).
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kLocked, {kTwo}), H(1, HoldKind::kTruncated, {})}, Placement()),
+            Verdict::kCommit);
+  // But an earlier recovery's abort stands.
+  EXPECT_EQ(DecideOrphan({H(2, HoldKind::kAborted, {}), H(1, HoldKind::kTruncated, {})}, Placement()),
+            Verdict::kAbort);
 }
 
 TEST(RecoveryDecisionTest, APromotedPrimaryCountsWithItsRecordAndAFillingBackupDoesNot) {

@@ -47,6 +47,7 @@ const char* HoldKindName(HoldKind kind) {
     case HoldKind::kCommitted: return "committed";
     case HoldKind::kRecord: return "record";
     case HoldKind::kAborted: return "aborted";
+    case HoldKind::kTruncated: return "truncated";
   }
   return "?";
 }
@@ -99,7 +100,15 @@ std::string EncodeOrphansReply(const OrphansReply& reply) {
   std::string out;
   AppendU32(out, static_cast<uint32_t>(reply.holds.size()));
   out.push_back(reply.more ? 1 : 0);
-  out.append(3, '\0');
+  out.push_back('\0');
+  AppendU16(out, static_cast<uint16_t>(reply.marks.size()));
+  for (const ThreadMark& m : reply.marks) {
+    AppendU32(out, m.node);
+    AppendU16(out, m.thread);
+    AppendU16(out, 0);
+    AppendU64(out, m.mark.incarnation);
+    AppendU64(out, m.mark.settled_below);
+  }
   for (const Hold& hold : reply.holds) {
     AppendId(out, hold.id);
     out.push_back(static_cast<char>(hold.kind));
@@ -119,10 +128,25 @@ absl::StatusOr<OrphansReply> DecodeOrphansReply(std::string_view bytes) {
   if (count > kMaxHoldsPerReply) return Malformed(absl::StrCat(count, " holds (at most ", kMaxHoldsPerReply, ")"));
   const uint8_t more = static_cast<uint8_t>(p[4]);
   if (more > 1) return Malformed(absl::StrCat("'more' flag ", static_cast<int>(more)));
-  if (!AllZero(bytes.substr(5, 3))) return Malformed("reserved bytes of an orphans reply are not zero");
+  if (p[5] != 0) return Malformed("reserved byte of an orphans reply is not zero");
+  const uint16_t marks = LoadU16(p + 6);
   OrphansReply reply;
   reply.more = more == 1;
   size_t at = kReplyHeaderBytes;
+  if (marks > kMaxMarksPerReply || (bytes.size() - at) / kMarkBytes < marks) {
+    return Malformed(absl::StrCat("reply claims ", marks, " marks; ", bytes.size() - at, " bytes left"));
+  }
+  for (uint16_t i = 0; i < marks; ++i, at += kMarkBytes) {
+    ThreadMark m;
+    m.node = LoadU32(p + at);
+    m.thread = LoadU16(p + at + 4);
+    m.mark.incarnation = LoadU64(p + at + 8);
+    m.mark.settled_below = LoadU64(p + at + 16);
+    if (m.node == 0 || LoadU16(p + at + 6) != 0 || m.mark.incarnation == 0 || m.mark.settled_below == 0) {
+      return Malformed(absl::StrCat("mark ", i, ": node 0, a reserved field set, or no incarnation or bound"));
+    }
+    reply.marks.push_back(m);
+  }
   for (uint32_t i = 0; i < count; ++i) {
     if (bytes.size() - at < kHoldHeaderBytes) return Malformed(absl::StrCat("hold ", i, " is cut short"));
     absl::StatusOr<TxnId> id = LoadId(p + at);
@@ -130,7 +154,7 @@ absl::StatusOr<OrphansReply> DecodeOrphansReply(std::string_view bytes) {
     Hold hold;
     hold.id = *id;
     const uint8_t kind = static_cast<uint8_t>(p[at + 22]);
-    if (kind < 1 || kind > 4) return Malformed(absl::StrCat("hold ", i, " has kind ", static_cast<int>(kind)));
+    if (kind < 1 || kind > 5) return Malformed(absl::StrCat("hold ", i, " has kind ", static_cast<int>(kind)));
     hold.kind = static_cast<HoldKind>(kind);
     if (p[at + 23] != 0) return Malformed(absl::StrCat("hold ", i, " has a nonzero reserved byte"));
     at += kHoldHeaderBytes;
@@ -149,7 +173,8 @@ absl::StatusOr<OrphansReply> DecodeOrphansReply(std::string_view bytes) {
         list->push_back(region);
       }
     }
-    if (hold.kind == HoldKind::kAborted ? !hold.regions.empty() || !hold.written.empty() : hold.regions.empty()) {
+    const bool tombstone = hold.kind == HoldKind::kAborted || hold.kind == HoldKind::kTruncated;
+    if (tombstone ? !hold.regions.empty() || !hold.written.empty() : hold.regions.empty()) {
       return Malformed(absl::StrCat("hold ", i, " (", HoldKindName(hold.kind), ") writes ", hold.regions.size(),
                                     " regions here"));
     }

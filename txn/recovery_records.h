@@ -30,6 +30,8 @@ enum class HoldKind : uint8_t {
   kCommitted = 2,  // installed at a primary (COMMIT-PRIMARY), or a backup's record marked committed by recovery
   kRecord = 3,     // a backup's COMMIT-BACKUP record, undecided
   kAborted = 4,    // recovery aborted it here (a tombstone, until RESOLVE forget)
+  kTruncated = 5,  // applied here at truncation and forgotten (a tombstone, until its coordinator's mark
+                   // settles it or RESOLVE forget); the CM also derives it from marks (ThreadMark)
 };
 const char* HoldKindName(HoldKind kind);
 
@@ -43,6 +45,20 @@ struct Hold {
   }
 };
 
+// The latest mark (records.h) a member heard from a coordinator thread: every transaction of that thread
+// it settles is decided — committed, or aborted with every ABORT written (so nothing of it is held).
+struct ThreadMark {
+  uint32_t node = 0;
+  uint16_t thread = 0;
+  CoordinatorMark mark;
+  friend bool operator==(const ThreadMark& a, const ThreadMark& b) {
+    return a.node == b.node && a.thread == b.thread && a.mark.incarnation == b.mark.incarnation &&
+           a.mark.settled_below == b.mark.settled_below;
+  }
+};
+inline constexpr uint32_t kMaxMarksPerReply = 4096;
+inline constexpr size_t kMarkBytes = 24;
+
 struct OrphansRequest {
   uint64_t epoch = 0;  // the configuration the manager decides in
 };
@@ -50,6 +66,7 @@ std::string EncodeOrphansRequest(const OrphansRequest& request);
 absl::StatusOr<OrphansRequest> DecodeOrphansRequest(std::string_view bytes);
 
 struct OrphansReply {
+  std::vector<ThreadMark> marks;  // of gone coordinators' threads
   std::vector<Hold> holds;  // in id order (epoch, node, thread, counter)
   bool more = false;  // the reply was full: ask again after resolving these
 };

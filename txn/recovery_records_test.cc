@@ -18,6 +18,9 @@ OrphansReply SampleReply() {
   reply.holds.push_back(Hold{TxnId{7, 3, 1, 42}, HoldKind::kLocked, {65537, 65538}, {65537, 65538, 131073}});
   reply.holds.push_back(Hold{TxnId{7, 3, 1, 43}, HoldKind::kRecord, {131073}, {131073}});
   reply.holds.push_back(Hold{TxnId{8, 4, 0, 9}, HoldKind::kAborted, {}, {}});
+  reply.holds.push_back(Hold{TxnId{8, 4, 0, 10}, HoldKind::kTruncated, {}, {}});
+  reply.marks.push_back(ThreadMark{3, 1, CoordinatorMark{7, 40}});
+  reply.marks.push_back(ThreadMark{4, 0, CoordinatorMark{6, 9}});
   return reply;
 }
 
@@ -35,10 +38,13 @@ TEST(RecoveryRecordsTest, RoundTrips) {
   EXPECT_EQ(request.epoch, 12u);
   const OrphansReply reply = SampleReply();
   const std::string bytes = EncodeOrphansReply(reply);
-  EXPECT_EQ(bytes.size(), 8 + HoldSize(reply.holds[0]) + HoldSize(reply.holds[1]) + HoldSize(reply.holds[2]));
+  size_t size = 8 + 2 * kMarkBytes;
+  for (const Hold& hold : reply.holds) size += HoldSize(hold);
+  EXPECT_EQ(bytes.size(), size);
   ASSERT_OK_AND_ASSIGN(OrphansReply decoded, DecodeOrphansReply(bytes));
   EXPECT_TRUE(decoded.more);
   EXPECT_EQ(decoded.holds, reply.holds);
+  EXPECT_EQ(decoded.marks, reply.marks);
   for (ResolveAction action : {ResolveAction::kCommit, ResolveAction::kAbort, ResolveAction::kForget}) {
     ResolveRequest resolve{action, 12, TxnId{7, 3, 1, 42}};
     ASSERT_OK_AND_ASSIGN(ResolveRequest back, DecodeResolveRequest(EncodeResolveRequest(resolve)));
@@ -58,35 +64,45 @@ TEST(RecoveryRecordsTest, EveryTruncationOfAReplyIsRefused) {
 
 TEST(RecoveryRecordsTest, LiesAndFlippedBytesInAReplyAreRefused) {
   const std::string good = EncodeOrphansReply(SampleReply());
+  constexpr size_t kHoldsAt = 8 + 2 * kMarkBytes;  // the header and two marks
   std::string more_holds = good;
-  Put32(more_holds, 0, 4);
-  ExpectRefused(more_holds, "hold 3 is cut short");
+  Put32(more_holds, 0, 5);
+  ExpectRefused(more_holds, "hold 4 is cut short");
+  std::string more_marks = good;
+  more_marks[6] = 100;
+  ExpectRefused(more_marks, "reply claims 100 marks");
+  std::string mark_node = good;
+  Put32(mark_node, 8, 0);
+  ExpectRefused(mark_node, "mark 0: node 0");
+  std::string mark_bound = good;
+  Put32(mark_bound, 8 + kMarkBytes + 16, 0);  // the second mark's bound
+  ExpectRefused(mark_bound, "mark 1:");
   std::string too_many = good;
   Put32(too_many, 0, kMaxHoldsPerReply + 1);
   ExpectRefused(too_many, "holds (at most");
   std::string more_regions = good;
-  Put32(more_regions, 8 + 24, 1000);
+  Put32(more_regions, kHoldsAt + 24, 1000);
   ExpectRefused(more_regions, "claims 1000 regions");
   std::string kind = good;
-  kind[8 + 22] = 9;
+  kind[kHoldsAt + 22] = 9;
   ExpectRefused(kind, "kind 9");
   std::string flag = good;
   flag[4] = 2;
   ExpectRefused(flag, "'more' flag 2");
   std::string reserved = good;
-  reserved[6] = 1;
-  ExpectRefused(reserved, "reserved bytes");
+  reserved[5] = 1;
+  ExpectRefused(reserved, "reserved byte");
   std::string unsorted = good;
-  Put32(unsorted, 8 + 28, 65539);  // first region now above the second
+  Put32(unsorted, kHoldsAt + 28, 65539);  // first region now above the second
   ExpectRefused(unsorted, "sorted and distinct");
   std::string node_zero = good;
-  Put32(node_zero, 8 + 16, 0);
+  Put32(node_zero, kHoldsAt + 16, 0);
   ExpectRefused(node_zero, "node 0");
   std::string out_of_order = good;
-  Put32(out_of_order, 8, 9);  // the first hold's epoch, now after the second's
+  Put32(out_of_order, kHoldsAt, 9);  // the first hold's epoch, now after the second's
   ExpectRefused(out_of_order, "hold 1 is out of id order");
   // The first hold's written regions: 3 after its id, kind and 2 regions here.
-  constexpr size_t kWrittenAt = 8 + 24 + 4 + 2 * 4;
+  constexpr size_t kWrittenAt = kHoldsAt + 24 + 4 + 2 * 4;
   std::string more_written = good;
   Put32(more_written, kWrittenAt, 1000);
   ExpectRefused(more_written, "claims 1000 written regions");
@@ -100,6 +116,8 @@ TEST(RecoveryRecordsTest, LiesAndFlippedBytesInAReplyAreRefused) {
   ExpectRefused(EncodeOrphansReply(lie), "writes 0 regions here");
   lie.holds[0] = Hold{TxnId{1, 2, 0, 1}, HoldKind::kAborted, {}, {65537}};
   ExpectRefused(EncodeOrphansReply(lie), "(aborted) writes");
+  lie.holds[0] = Hold{TxnId{1, 2, 0, 1}, HoldKind::kTruncated, {65537}, {65537}};
+  ExpectRefused(EncodeOrphansReply(lie), "(truncated) writes");
   lie.holds[0] = Hold{TxnId{1, 2, 0, 1}, HoldKind::kRecord, {65537}, {65538}};
   ExpectRefused(EncodeOrphansReply(lie), "not among its written regions");
 }

@@ -31,8 +31,8 @@ void Truncator::Drop(Owed& owed, size_t n, absl::Time now) {
   owed.oldest = owed.counters.empty() ? absl::InfiniteFuture() : now;
 }
 
-size_t Truncator::Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thread, absl::Time now,
-                       const std::function<bool(uint32_t node)>& is_member) {
+size_t Truncator::Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thread, const CoordinatorMark& mark,
+                       absl::Time now, const std::function<bool(uint32_t node)>& is_member) {
   if (pending_ == 0) return 0;
   size_t sent = 0;
   for (auto it = owed_.begin(); it != owed_.end();) {
@@ -46,6 +46,8 @@ size_t Truncator::Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thr
     Record record;
     record.kind = RecordKind::kTruncate;
     record.id = TxnId{epoch, node_id, thread, 0};
+    // A mark of a later incarnation than the ids' epoch cannot be (the ids are of this process).
+    if (mark.incarnation <= epoch) record.mark = mark;
     const size_t n = std::min<size_t>(owed.counters.size(), kMaxTruncatedPerRecord);
     record.truncated.assign(owed.counters.begin(), owed.counters.begin() + n);
     // A write the fabric fails later (a connection that reset) owes the ids again while the node is a

@@ -33,9 +33,9 @@ class Truncator {
   std::vector<uint64_t> Take(uint32_t node, uint64_t epoch, size_t max);
   void PutBack(uint32_t node, uint64_t epoch, const std::vector<uint64_t>& counters, absl::Time now);
   // Sends TRUNCATE records of coordinator (`node_id`, `thread`) to nodes owed ids for longer than the delay
-  // or owed a full batch. A send that fails is tried again a delay later unless `is_member(node)` says the
+  // or owed a full batch, with the coordinator thread's `mark`. A send that fails is tried again a delay later unless `is_member(node)` says the
   // node left, which drops what it was owed. Returns records sent.
-  size_t Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thread, absl::Time now,
+  size_t Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thread, const CoordinatorMark& mark, absl::Time now,
               const std::function<bool(uint32_t node)>& is_member);
   size_t pending() const { return pending_; }
 

@@ -87,7 +87,7 @@ absl::Status TxnThread::Install() {
   });
   thread_->AddPoller([this] {
     if (truncator_.pending() == 0) return size_t{0};
-    const size_t sent = truncator_.Poll(thread_->messenger(), node_id_, index(), clock_->Now(),
+    const size_t sent = truncator_.Poll(thread_->messenger(), node_id_, index(), mark(), clock_->Now(),
                                         [this](uint32_t node) { return replicas().IsMember(node); });
     stats_.truncate_messages += sent;
     return sent;
@@ -173,7 +173,21 @@ uint64_t TxnThread::RegionBytes(uint32_t region) {
 
 const memory::RegionMap& TxnThread::replicas() { return thread_->region_map(); }
 
-TxnId TxnThread::NextId() { return TxnId{replicas().epoch(), node_id_, index(), next_counter_++}; }
+TxnId TxnThread::NextId() {
+  const TxnId id{replicas().epoch(), node_id_, index(), next_counter_++};
+  if (incarnation_ == 0) incarnation_ = id.epoch;
+  unsettled_.insert(id.counter);
+  return id;
+}
+
+void TxnThread::Settle(uint64_t counter) {
+  auto it = unsettled_.find(counter);
+  if (it == unsettled_.end()) return;
+  const bool oldest = it == unsettled_.begin();
+  unsettled_.erase(it);
+  // Remote participants hear the mark with the next record; ours at once.
+  if (oldest) participant_.OnMark(node_id_, index(), mark());
+}
 
 std::shared_ptr<TxState> TxnThread::Begin() {
   auto tx = std::make_shared<TxState>();
@@ -404,6 +418,8 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
 }
 
 absl::Status TxnThread::HandleRecord(msg::MessageType type, Record record, std::string* reply) {
+  // The mark first: truncated ids it settles need no tombstone.
+  participant_.OnMark(record.id.node, record.id.thread, record.mark);
   participant_.Truncate(record.id.epoch, record.id.node, record.id.thread, record.truncated);
   switch (record.kind) {
     case RecordKind::kLock: {

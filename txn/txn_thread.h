@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/container/btree_set.h"
 #include "absl/status/statusor.h"
 #include "platform/base/clock.h"
 #include "platform/node/node_thread.h"
@@ -131,7 +132,15 @@ class TxnThread {
   const Clock& clock() const { return *clock_; }
   uint32_t node_id() const { return node_id_; }
   uint16_t index() const { return static_cast<uint16_t>(thread_->index()); }
+  // A new transaction id; the transaction is unsettled until Settle(counter).
   TxnId NextId();
+  // The transaction of `counter` is decided and needs nothing from recovery any more: committed (every
+  // backup holds its record), or aborted with every ABORT written (records.h CoordinatorMark).
+  void Settle(uint64_t counter);
+  // What every record of this thread says about its settled transactions.
+  CoordinatorMark mark() const {
+    return {incarnation_, unsettled_.empty() ? next_counter_ : *unsettled_.begin()};
+  }
   CoordinatorStats& stats() { return stats_; }
   // Runs `task` on this thread once `delay` has passed (checked by a poller: not before, maybe later).
   void After(absl::Duration delay, std::function<void()> task);
@@ -181,6 +190,8 @@ class TxnThread {
   Truncator truncator_;
   OrphanRecovery recovery_{*this};
   uint64_t next_counter_ = 1;
+  uint64_t incarnation_ = 0;  // the configuration epoch of this thread's first transaction (CoordinatorMark)
+  absl::btree_set<uint64_t> unsettled_;  // counters of transactions not settled yet
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;
   std::vector<std::pair<absl::Time, std::function<void()>>> timers_;

@@ -7,8 +7,10 @@
 // (Without recovery the objects stay locked for good.) And with 5 nodes: the coordinator and the primary of
 // one written region die together during COMMIT-BACKUP; the transaction aborts everywhere.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -164,6 +166,43 @@ struct DoubleFailureOutcome {
   uint64_t history = 0;
 };
 
+// Lets removal, promotion and recovery run, then reads `refs` at node 1 and writes them all again.
+DoubleFailureOutcome AfterRecovery(SimCluster& cluster, const std::vector<object::ObjectRef>& refs) {
+  cluster.scheduler().RunFor(absl::Seconds(3));
+  DoubleFailureOutcome outcome;
+  outcome.replica_differences = ReplicaDifferences(cluster);
+  {
+    txn::Transaction read = cluster.txns(1).Begin(0);
+    for (const object::ObjectRef& ref : refs) {
+      absl::StatusOr<std::string> value = read.Read(ref);
+      outcome.after.push_back(value.ok() ? value->substr(0, 2) : value.status().ToString());
+    }
+    read.Abort();
+  }
+  txn::Transaction write = cluster.txns(1).Begin(0);
+  for (const object::ObjectRef& ref : refs) {
+    if (outcome.write_after.ok()) outcome.write_after = write.Write(ref, "v2");
+  }
+  if (outcome.write_after.ok()) outcome.write_after = write.Commit();
+  outcome.history = cluster.history();
+  return outcome;
+}
+
+// Runs `scenario` twice for `seed` (it must replay) and checks the first run: every object reads
+// `expected` after recovery, none stays locked, the replicas agree.
+void ExpectAllOrNothing(uint64_t seed, const std::function<absl::StatusOr<DoubleFailureOutcome>(uint64_t)>& scenario,
+                        const std::string& expected) {
+  SCOPED_TRACE(Replay(seed));
+  absl::StatusOr<DoubleFailureOutcome> first = scenario(seed);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<DoubleFailureOutcome> second = scenario(seed);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(first->history, second->history) << "the two runs of one seed diverged";
+  EXPECT_EQ(first->after, std::vector<std::string>(first->after.size(), expected)) << "a half-applied transaction";
+  EXPECT_TRUE(first->write_after.ok()) << first->write_after << " (an object stayed locked)";
+  EXPECT_TRUE(first->replica_differences.empty()) << absl::StrJoin(first->replica_differences, "\n");
+}
+
 absl::StatusOr<DoubleFailureOutcome> CrashCoordinatorAndPrimary(uint64_t seed) {
   SimClusterOptions options;
   options.seed = seed;
@@ -224,37 +263,110 @@ absl::StatusOr<DoubleFailureOutcome> CrashCoordinatorAndPrimary(uint64_t seed) {
   }
   cluster.Record(absl::StrCat("nodes 5 and ", a, " stopped during COMMIT-BACKUP"));
 
-  cluster.scheduler().RunFor(absl::Seconds(3));
-  DoubleFailureOutcome outcome;
-  outcome.replica_differences = ReplicaDifferences(cluster);
-  {
-    txn::Transaction read = cluster.txns(1).Begin(0);
-    for (const object::ObjectRef& ref : {on_a, on_b}) {
-      absl::StatusOr<std::string> value = read.Read(ref);
-      outcome.after.push_back(value.ok() ? value->substr(0, 2) : value.status().ToString());
-    }
-    read.Abort();
-  }
-  txn::Transaction write = cluster.txns(1).Begin(0);
-  for (const object::ObjectRef& ref : {on_a, on_b}) {
-    if (outcome.write_after.ok()) outcome.write_after = write.Write(ref, "v2");
-  }
-  if (outcome.write_after.ok()) outcome.write_after = write.Commit();
-  outcome.history = cluster.history();
-  return outcome;
+  return AfterRecovery(cluster, {on_a, on_b});
 }
 
 TEST(TxnRecoveryTest, ACoordinatorThatDiesWithAPrimaryDuringCommitBackupIsAbortedEverywhere) {
+  for (uint64_t seed : Seeds()) ExpectAllOrNothing(seed, CrashCoordinatorAndPrimary, "v0");
+}
+
+// The coordinator and the primaries of both regions it writes die together (7 nodes, f = 1, node 7 the
+// coordinator): nothing is locked anywhere any more, and only backups are left, promoted. Either
+//  - at COMMIT-BACKUP, which reached b's backup only (a's is cut off): a's promoted backup never had the
+//    record, so no COMMIT-PRIMARY can have gone out: it aborts everywhere; or
+//  - at truncation, after every primary installed it, which reached a's backup only (b's is cut off):
+//    a's backup applied and forgot it, b's still holds its record: it commits everywhere. Only the
+//    coordinator's mark tells the two apart (a's backup has nothing either way).
+absl::StatusOr<DoubleFailureOutcome> CrashCoordinatorAndBothPrimaries(uint64_t seed, bool at_truncation) {
+  SimClusterOptions options;
+  options.seed = seed;
+  options.nodes = 7;
+  SimCluster* raw = nullptr;
+  uint32_t a = 0, b = 0, backup_a = 0, backup_b = 0;
+  bool stopped = false, cut = false;
+  options.on_step = [&](uint32_t node, std::string_view step) {
+    if (node != 7 || a == 0) return;
+    if (!at_truncation && step == "abort" && !stopped) {
+      stopped = true;
+      for (uint32_t n : {7u, a, b}) raw->Stop(n);
+    }
+    if (at_truncation && step == "truncate" && !cut) {
+      cut = true;
+      raw->network().Partition(7, backup_b);
+    }
+  };
+  ASSIGN_OR_RETURN(std::unique_ptr<SimCluster> started, SimCluster::Start(options));
+  SimCluster& cluster = *started;
+  raw = &cluster;
+  const coordinator::Configuration configuration = cluster.configuration();
+  for (uint32_t x = 2; x <= 6 && a == 0; ++x) {
+    for (uint32_t y = 2; y <= 6 && a == 0; ++y) {
+      if (x == y) continue;
+      ASSIGN_OR_RETURN(uint32_t bx, BackupOfOwnRegion(configuration, x));
+      ASSIGN_OR_RETURN(uint32_t by, BackupOfOwnRegion(configuration, y));
+      // Both backups survive, neither is the CM (node 7 needs it for its lease), they differ (one is cut
+      // off alone).
+      const std::set<uint32_t> dying = {1, 7, x, y};
+      if (dying.contains(bx) || dying.contains(by) || bx == by) continue;
+      a = x, b = y, backup_a = bx, backup_b = by;
+    }
+  }
+  if (a == 0) return absl::FailedPreconditionError("no two primaries whose backups survive");
+  const uint32_t primary_a = a;
+  a = 0;  // the steps of the setup's commits are not ours
+  ASSIGN_OR_RETURN(object::ObjectRef on_a, CommitNewObject(cluster, /*coordinator=*/1, primary_a, "v0"));
+  ASSIGN_OR_RETURN(object::ObjectRef on_b, CommitNewObject(cluster, /*coordinator=*/1, b, "v0"));
+  cluster.scheduler().RunFor(absl::Milliseconds(5));
+  a = primary_a;
+
+  if (!at_truncation) cluster.network().Partition(7, backup_a);
+  auto commit = std::make_shared<absl::Status>(absl::UnknownError("not returned"));
+  RETURN_IF_ERROR(cluster.txns(7).Post(0, [on_a, on_b, commit](txn::TxnThread& t) {
+    std::shared_ptr<txn::TxState> tx = t.Begin();
+    for (const object::ObjectRef& ref : {on_a, on_b}) {
+      if (absl::Status s = t.Write(*tx, ref, "v1"); !s.ok()) {
+        *commit = s;
+        return;
+      }
+    }
+    t.Commit(tx, [tx, commit](absl::Status s) { *commit = s; });
+  }));
+  auto records_at = [&](uint32_t node, const object::ObjectRef& ref) {
+    return SumOverThreads(cluster, node, [&](txn::TxnThread& t) {
+      return t.participant().BackupRecordsFor(ref.address.region);
+    });
+  };
+  if (at_truncation) {
+    // Committed, a's backup applied its record at truncation, b's (cut off) still holds it.
+    auto truncated_at_a_only = [&] {
+      return commit->ok() && records_at(backup_a, on_a) == 0 && records_at(backup_b, on_b) == 1;
+    };
+    for (int i = 0; i < 10000 && !truncated_at_a_only(); ++i) cluster.scheduler().RunFor(absl::Milliseconds(1));
+    if (!truncated_at_a_only()) {
+      return absl::InternalError(absl::StrCat("the truncation never reached node ", backup_a, " alone; the commit: ",
+                                              commit->ToString()));
+    }
+    for (uint32_t n : {7u, a, b}) cluster.Stop(n);
+  } else {
+    for (int i = 0; i < 10000 && !stopped; ++i) cluster.scheduler().RunFor(absl::Milliseconds(1));
+    if (!stopped) return absl::InternalError(absl::StrCat("node 7's commit never gave up on node ", backup_a));
+    if (records_at(backup_b, on_b) != 1 || records_at(backup_a, on_a) != 0) {
+      return absl::InternalError(absl::StrCat("the COMMIT-BACKUP did not reach node ", backup_b, " alone"));
+    }
+  }
+  cluster.Record(absl::StrCat("nodes 7, ", a, " and ", b, " stopped ", at_truncation ? "at truncation" : "at COMMIT-BACKUP"));
+  return AfterRecovery(cluster, {on_a, on_b});
+}
+
+TEST(TxnRecoveryTest, ACoordinatorThatDiesWithEveryPrimaryDuringCommitBackupIsAbortedEverywhere) {
   for (uint64_t seed : Seeds()) {
-    SCOPED_TRACE(Replay(seed));
-    absl::StatusOr<DoubleFailureOutcome> first = CrashCoordinatorAndPrimary(seed);
-    ASSERT_TRUE(first.ok()) << first.status();
-    absl::StatusOr<DoubleFailureOutcome> second = CrashCoordinatorAndPrimary(seed);
-    ASSERT_TRUE(second.ok()) << second.status();
-    EXPECT_EQ(first->history, second->history) << "the two runs of one seed diverged";
-    EXPECT_EQ(first->after, std::vector<std::string>({"v0", "v0"})) << "a half-applied transaction";
-    EXPECT_TRUE(first->write_after.ok()) << first->write_after << " (an object stayed locked)";
-    EXPECT_TRUE(first->replica_differences.empty()) << absl::StrJoin(first->replica_differences, "\n");
+    ExpectAllOrNothing(seed, [](uint64_t s) { return CrashCoordinatorAndBothPrimaries(s, false); }, "v0");
+  }
+}
+
+TEST(TxnRecoveryTest, ACoordinatorThatDiesWithEveryPrimaryDuringTruncationIsCommittedEverywhere) {
+  for (uint64_t seed : Seeds()) {
+    ExpectAllOrNothing(seed, [](uint64_t s) { return CrashCoordinatorAndBothPrimaries(s, true); }, "v1");
   }
 }
 
