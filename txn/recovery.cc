@@ -48,7 +48,12 @@ absl::StatusOr<OrphansReply> OrphanRecovery::Holds(uint32_t from, uint64_t epoch
   }
   std::vector<ThreadMark> marks = thread_.participant().MarksOf(
       [this](uint32_t node, uint64_t incarnation) { return thread_.replicas().CoordinatorGone(node, incarnation); });
-  if (marks.size() > kMaxMarksPerReply) marks.resize(kMaxMarksPerReply);  // the rest: undecidable, see Decide
+  if (marks.size() > kMaxMarksPerReply) {
+    // Leaving some out could turn a commit that only a mark shows into an abort: refuse instead.
+    return absl::ResourceExhaustedError(absl::StrCat("node ", thread_.node_id(), " holds marks of ", marks.size(),
+                                                     " gone coordinator threads, more than one reply takes (",
+                                                     kMaxMarksPerReply, ")"));
+  }
   const size_t used = kReplySlack + kMarkBytes * marks.size();
   budget = budget > used ? budget - used : 0;
   ASSIGN_OR_RETURN(OrphansReply reply,
