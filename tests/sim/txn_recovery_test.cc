@@ -39,6 +39,23 @@ struct Outcome {
   uint64_t history = 0;
 };
 
+// Node 1 reads each of `refs` (its first two bytes, or the error) into `after`, then writes them all again
+// in one transaction: `write_after` is not OK if one stayed locked.
+void ReadAndRewrite(SimCluster& cluster, const std::vector<object::ObjectRef>& refs, std::vector<std::string>* after,
+                    absl::Status* write_after) {
+  txn::Transaction read = cluster.txns(1).Begin(0);
+  for (const object::ObjectRef& ref : refs) {
+    absl::StatusOr<std::string> value = read.Read(ref);
+    after->push_back(value.ok() ? value->substr(0, 2) : value.status().ToString());
+  }
+  read.Abort();
+  txn::Transaction write = cluster.txns(1).Begin(0);
+  for (const object::ObjectRef& ref : refs) {
+    if (write_after->ok()) *write_after = write.Write(ref, "v2");
+  }
+  if (write_after->ok()) *write_after = write.Commit();
+}
+
 // `crash_step`: node 3 stops when its commit reaches it. `on_three`: the transaction writes an object in
 // node 3's own region too (a local primary that dies with the coordinator; its backup is promoted).
 absl::StatusOr<Outcome> CrashCoordinator(uint64_t seed, std::string_view crash_step, bool on_three) {
@@ -89,19 +106,7 @@ absl::StatusOr<Outcome> CrashCoordinator(uint64_t seed, std::string_view crash_s
   outcome.held_one = SumOverThreads(cluster, 1, held);
   outcome.held_two = SumOverThreads(cluster, 2, held);
   outcome.replica_differences = ReplicaDifferences(cluster);
-  {
-    txn::Transaction read = cluster.txns(1).Begin(0);
-    for (const object::ObjectRef& ref : refs) {
-      absl::StatusOr<std::string> value = read.Read(ref);
-      outcome.after.push_back(value.ok() ? value->substr(0, 2) : value.status().ToString());
-    }
-    read.Abort();
-  }
-  txn::Transaction write = cluster.txns(1).Begin(0);
-  for (const object::ObjectRef& ref : refs) {
-    if (outcome.write_after.ok()) outcome.write_after = write.Write(ref, "v2");
-  }
-  if (outcome.write_after.ok()) outcome.write_after = write.Commit();
+  ReadAndRewrite(cluster, refs, &outcome.after, &outcome.write_after);
   outcome.history = cluster.history();
   return outcome;
 }
@@ -171,19 +176,7 @@ DoubleFailureOutcome AfterRecovery(SimCluster& cluster, const std::vector<object
   cluster.scheduler().RunFor(absl::Seconds(3));
   DoubleFailureOutcome outcome;
   outcome.replica_differences = ReplicaDifferences(cluster);
-  {
-    txn::Transaction read = cluster.txns(1).Begin(0);
-    for (const object::ObjectRef& ref : refs) {
-      absl::StatusOr<std::string> value = read.Read(ref);
-      outcome.after.push_back(value.ok() ? value->substr(0, 2) : value.status().ToString());
-    }
-    read.Abort();
-  }
-  txn::Transaction write = cluster.txns(1).Begin(0);
-  for (const object::ObjectRef& ref : refs) {
-    if (outcome.write_after.ok()) outcome.write_after = write.Write(ref, "v2");
-  }
-  if (outcome.write_after.ok()) outcome.write_after = write.Commit();
+  ReadAndRewrite(cluster, refs, &outcome.after, &outcome.write_after);
   outcome.history = cluster.history();
   return outcome;
 }
