@@ -113,6 +113,13 @@ TEST(RecordsTest, HeaderCorruptionIsRefused) {
 
 void Put64(std::string& s, size_t at, uint64_t v) { std::memcpy(s.data() + at, &v, 8); }
 
+// `bytes` decode to InvalidArgument whose message says `says`; `what` names the lie.
+void ExpectRefused(const std::string& bytes, const char* what, const char* says) {
+  auto r = DecodeRecord(bytes);
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << what << ": " << r.status();
+  EXPECT_NE(r.status().message().find(says), std::string::npos) << what << ": " << r.status();
+}
+
 // The coordinator's mark: both parts or neither, and no incarnation after the record's own epoch.
 TEST(RecordsTest, TheCoordinatorMarkRoundTripsAndLiesAreRefused) {
   Record record = SampleRecord();
@@ -125,20 +132,15 @@ TEST(RecordsTest, TheCoordinatorMarkRoundTripsAndLiesAreRefused) {
   EXPECT_FALSE(back.mark.Settles(TxnId{4, 3, 1, 1})) << "an id of an earlier incarnation";
   EXPECT_FALSE(CoordinatorMark{}.Settles(TxnId{7, 3, 1, 1})) << "no mark settles nothing";
   const std::string good = EncodeRecord(record);
-  auto refused = [](const std::string& bytes, const char* what) {
-    auto r = DecodeRecord(bytes);
-    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << what << ": " << r.status();
-    EXPECT_NE(r.status().message().find("coordinator mark"), std::string::npos) << what << ": " << r.status();
-  };
   std::string s = good;
   Put64(s, 48, 0);
-  refused(s, "a bound without an incarnation");
+  ExpectRefused(s, "a bound without an incarnation", "coordinator mark");
   s = good;
   Put64(s, 56, 0);
-  refused(s, "an incarnation without a bound");
+  ExpectRefused(s, "an incarnation without a bound", "coordinator mark");
   s = good;
   Put64(s, 48, 8);
-  refused(s, "an incarnation after the record's epoch (7)");
+  ExpectRefused(s, "an incarnation after the record's epoch (7)", "coordinator mark");
 }
 
 // The written regions: every region the transaction writes, sorted and distinct, covering the entries.
@@ -146,39 +148,34 @@ TEST(RecordsTest, WrittenRegionsThatLieAreRefused) {
   const Record sample = SampleRecord();
   const std::string good = EncodeRecord(sample);
   constexpr size_t kRegionsAt = 64 + 8 * 2;  // after the header and the two truncated ids
-  auto refused = [](const std::string& bytes, const char* what, const char* says) {
-    auto r = DecodeRecord(bytes);
-    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << what << ": " << r.status();
-    EXPECT_NE(r.status().message().find(says), std::string::npos) << what << ": " << r.status();
-  };
   std::string s = good;
   Put32(s, 40, 0);
-  refused(s, "a lock record without written regions", "no written regions");
+  ExpectRefused(s, "a lock record without written regions", "no written regions");
   s = good;
   Put32(s, 40, 5000);
-  refused(s, "an absurd count", "5000 written regions");
+  ExpectRefused(s, "an absurd count", "5000 written regions");
   s = good;
   Put32(s, 40, 2);  // two regions claimed: the third and the padding are read as entries
-  refused(s, "fewer regions than written", "");
+  ExpectRefused(s, "fewer regions than written", "");
   s = good;
   Put32(s, 40, 200);
-  refused(s, "more regions than the bytes hold", "");
+  ExpectRefused(s, "more regions than the bytes hold", "");
   s = good;
   Put32(s, kRegionsAt + 4, (3u << 16) | 1);
-  refused(s, "a region twice", "is not above the one before");
+  ExpectRefused(s, "a region twice", "is not above the one before");
   s = good;
   Put32(s, kRegionsAt + 12, 7);
-  refused(s, "non-zero padding", "padding after the written regions");
+  ExpectRefused(s, "non-zero padding", "padding after the written regions");
   // The entries' regions must be among them.
   Record missing = sample;
   missing.written_regions = {(3u << 16) | 1, (4u << 16) | 1};
-  refused(EncodeRecord(missing), "an entry's region left out", "is not among the written regions");
+  ExpectRefused(EncodeRecord(missing), "an entry's region left out", "is not among the written regions");
   // Records without entries carry none.
   Record abort;
   abort.kind = RecordKind::kAbort;
   abort.id = sample.id;
   abort.written_regions = {1};
-  refused(EncodeRecord(abort), "an abort with written regions", "with written regions");
+  ExpectRefused(EncodeRecord(abort), "an abort with written regions", "with written regions");
   abort.written_regions.clear();
   ASSERT_OK_AND_ASSIGN(Record decoded, DecodeRecord(EncodeRecord(abort)));
   EXPECT_TRUE(decoded.written_regions.empty());
