@@ -57,6 +57,12 @@ struct LeaseReply {
   uint64_t grant = 0;     // granted: a token the member echoes (LeaseRequest::confirms); else 0
 };
 
+// How long a member's requests to its CM go unanswered (at least two in a row) before it votes the CM out
+// (Coordinator::ReportSuspect): a quarter period, so a successor can grant before the member's lease lapses.
+// Its successor relies on the same figure (LeaseAgent::ShortenDeposedManager): every node of a cluster
+// runs with the same lease period.
+inline absl::Duration SuspicionSilence(absl::Duration period) { return period / 4; }
+
 std::string EncodeLeaseRequest(const LeaseRequest& request);
 // InvalidArgument (which the messenger counts as a malformed message) if the size, version, reserved
 // bits or node id are wrong.

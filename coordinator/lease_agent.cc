@@ -105,10 +105,18 @@ void LeaseAgent::SetListener(std::function<void()> listener) {
 void LeaseAgent::OnConfiguration(const coordinator::Configuration& config) {
   MutexLock lock(&mu_);
   if (config_.has_value() && config.epoch() <= config_->epoch()) return;
+  const uint32_t previous_manager = config_.has_value() ? config_->manager_id() : 0;
   config_ = config;
   if (config.manager_id() != 0 && config.manager_id() != node_->id()) {
     if (const MemberInfo* m = FindMember(config, config.manager_id()); m != nullptr) {
       other_manager_ = {m->node_id(), m->incarnation()};
+    }
+    // A new CM: ask it at once rather than at the next interval, so its grant comes before the lease
+    // the old one gave runs out (a CM failure then stalls no transaction here).
+    if (config.manager_id() != previous_manager && previous_manager != 0) {
+      next_request_ = absl::InfinitePast();
+      tick_now_ = true;
+      cv_.SignalAll();
     }
   }
   if (is_manager_) table_.SetMembers(config, node_->id(), options_.clock->Now());
@@ -154,7 +162,14 @@ void LeaseAgent::Tick() {
   {
     MutexLock lock(&mu_);
     const bool holds = options_.clock->Now() < expiry_;
-    if (held_ && !holds) ++counters_.lapses;
+    if (held_ && !holds) {
+      ++counters_.lapses;
+      // An operator's (and fault_run's) record of a stall: this node serves no GET or commit until it holds
+      // a lease again.
+      StderrLog("lease: node %u's lease lapsed (granted by node %u)", node_->id(), granted_by_.first);
+    } else if (!held_ && holds && counters_.lapses > 0) {
+      StderrLog("lease: node %u holds a lease again (granted by node %u)", node_->id(), granted_by_.first);
+    }
     changed = holds != held_;
     held_ = holds;
   }
@@ -264,11 +279,13 @@ void LeaseAgent::ShortenDeposedManager(uint32_t node, uint64_t incarnation, absl
   absl::StatusOr<std::optional<absl::Duration>> voted_ago = coordinator_->DeposedByVotes(node, incarnation);
   const absl::Time answered = options_.clock->Now();
   if (!voted_ago.ok() || !voted_ago->has_value()) return;  // its session ended, or unknown: the full period
-  // Each voter's lease lapsed before it voted, and lasted at most a renewal interval past the newest
-  // grant it confirmed; the old CM's own lease rests on a majority's confirmations, which meet the
-  // voters. So it ended at most an interval after the vote that made the majority, which ZooKeeper saw
-  // `voted_ago` before it answered; a tick more is the margin (clock rates, ZooKeeper's milliseconds).
-  const absl::Duration left = std::max(absl::ZeroDuration(), interval() - **voted_ago);
+  // Each voter voted after SuspicionSilence without an answer from the old CM, and every grant it
+  // confirmed was made before that silence began (it confirms none after its vote: vote_silence). The old
+  // CM's own lease runs a period past grants a majority confirmed, and that majority meets the voters; so
+  // it ended at most a period minus the silence after the vote that made the majority, which ZooKeeper
+  // saw `voted_ago` before it answered. A tick more is the margin (clock rates, ZooKeeper's milliseconds).
+  const absl::Duration left =
+      std::max(absl::ZeroDuration(), options_.period - SuspicionSilence(options_.period) - **voted_ago);
   const absl::Time expires = answered + left + options_.period / 8;
   MutexLock lock(&mu_);
   table_.ExpireBy(node, incarnation, expires);
@@ -343,9 +360,11 @@ void LeaseAgent::MemberTick(absl::Time now) {
     const std::pair<uint32_t, uint64_t> asked = {manager, manager_incarnation};
     if (granted_by_ == asked && !(voted_against_ == asked && now < silent_until_)) request.confirms = grant_token_;
     ++counters_.requests;
-    // A request that would outlive the lease gives up when the lease ends: a dead CM is suspected as the
-    // lease lapses, not up to an interval later.
+    // A request that would outlive the lease gives up when the lease ends.
     if (expiry_ > now) timeout = std::clamp(expiry_ - now, absl::Milliseconds(1), interval());
+    // Once this member voted the CM out, a request to it waits little: the thread must be free to ask the
+    // successor as soon as a configuration names one (OnConfiguration), before this lease runs out.
+    if (voted_against_ == asked && now < silent_until_) timeout = std::min(timeout, interval() / 4);
   }
   // `now` is when the request left: the lease runs from here, before the CM's view of it begins.
   absl::StatusOr<LeaseReply> reply = Request(manager, manager_channel, EncodeLeaseRequest(request), timeout);
@@ -363,17 +382,13 @@ void LeaseAgent::MemberTick(absl::Time now) {
       }
       failing_ = manager;
       ++failures_in_row_;
-      silent = now - failing_since_;
-      if (failures_in_row_ < 2 || silent < period() / 2 || now - last_suspicion_ < period()) return;
-      // Only a member that held a lease: a node still joining may not be connected to the CM yet. A
-      // request that failed just before the lease ends (its timeout ends with the lease, and timers
-      // round) waits for the end rather than for the next request's failure, an interval later.
-      if (expiry_ == absl::InfinitePast()) return;
-      const absl::Duration left = expiry_ - options_.clock->Now();
-      if (left > absl::ZeroDuration() && left <= interval() / 4 && !stopping_) {
-        WaitWithDeadline(&cv_, &mu_, absl::Now() + left + absl::Microseconds(200));
-      }
-      if (stopping_ || options_.clock->Now() < expiry_) return;
+      // Silent since the first unanswered request left, counted until this one failed.
+      silent = options_.clock->Now() - failing_since_;
+      if (failures_in_row_ < 2 || silent < SuspicionSilence(period()) || now - last_suspicion_ < period()) return;
+      // Only a member that held a lease: a node still joining may not be connected to the CM yet. It
+      // votes while its lease still runs, so that a successor can grant the next one before it lapses
+      // (the old CM's grants it confirmed all came before failing_since_: ShortenDeposedManager).
+      if (expiry_ == absl::InfinitePast() || stopping_) return;
       last_suspicion_ = now;
       ++counters_.suspicions;
       // From the vote on, none of this CM's grants is confirmed (vote_silence): see ShortenDeposedManager.
@@ -391,12 +406,20 @@ void LeaseAgent::MemberTick(absl::Time now) {
   failing_ = 0;
   if (reply->verdict == LeaseVerdict::kGranted) {
     ++counters_.grants_received;
-    granted_by_ = {manager, manager_incarnation};
+    const std::pair<uint32_t, uint64_t> from = {manager, manager_incarnation};
+    const bool first_from_this_cm = granted_by_ != from;
+    granted_by_ = from;
     grant_token_ = reply->grant;
     // Renewals follow the CM's pace (period()); at most every 250 us, whatever a CM says.
     granted_period_nanos_.store(absl::ToInt64Nanoseconds(std::max(reply->period, absl::Milliseconds(1))),
                                 std::memory_order_relaxed);
     next_request_ = std::min(next_request_, now + interval());  // the first grant may have shortened it
+    // A CM's first grant is confirmed at once: one that just took over holds its own lease only once a
+    // majority confirmed a grant of its (ExtendOwnLease), and serves nothing until then.
+    if (first_from_this_cm) {
+      next_request_ = absl::InfinitePast();
+      tick_now_ = true;
+    }
     SetExpiry(std::max(expiry_, now + period()));
   } else {
     ++counters_.refusals_received;

@@ -12,10 +12,12 @@
 // go to their backups (ExpiredMember::kFailed). One it never heard from (a new CM after a whole-cluster
 // restart) is removed without moving anything, so the restart finds the placement its logs were written in. A node whose own lease has lapsed must not act
 // as a member: MembershipFollower (membership.h) then talks only to the CM, to get a lease again.
-// A member that held a lease and lost it because the CM stopped answering (no reply to its requests for
-// half a period, at least twice in a row) suspects the CM (Coordinator::ReportSuspect, at most once a
-// period): the CM is deposed and the next candidate takes over without waiting for the dead CM's
-// ZooKeeper session to expire; the new CM's leases then decide the old one's fate.
+// A member that held a lease and whose requests the CM stopped answering (no reply for a quarter period,
+// SuspicionSilence, at least twice in a row) suspects the CM (Coordinator::ReportSuspect, at most once a
+// period) while its lease still runs: the CM is deposed by a majority's votes and the next candidate takes
+// over without waiting for the dead CM's ZooKeeper session to expire, and grants the next lease before
+// the old one lapses, so transactions that need no reconfiguration do not stall; the new CM's leases
+// then decide the old one's fate.
 //
 //   LeaseAgent lease({.period = absl::Seconds(2)});
 //   lease.InstallHandler(&node_options);                // before Node::Start: every thread answers requests
@@ -60,8 +62,10 @@ struct LeaseOptions {
   // (docs/formats/lease.md has the measurements). FaRM used 10 ms on dedicated cores.
   absl::Duration period = absl::Seconds(2);
   // Requests per period (so a member survives renewals_per_period - 1 lost or late ones); also how often
-  // the CM looks for expired leases, twice as often.
-  int renewals_per_period = 4;
+  // the CM looks for expired leases, twice as often. Eight, so that after a CM dies its members' votes
+  // (after two unanswered requests and SuspicionSilence) depose it with time to spare before their leases
+  // lapse, whatever point of their renewal cycles the death caught (docs/formats/lease.md).
+  int renewals_per_period = 8;
   // A member the CM admits has this long (or the period, if longer) to renew for the first time: it joins
   // every member before it asks, which takes longer than a short lease (200 ms leases removed every
   // joining YCSB driver here).
