@@ -12,7 +12,9 @@
 #   tools/fault_run.sh zk         stop ZooKeeper for 10 s
 #   LEASE=200ms tools/fault_run.sh ...           another lease period (default 2s)
 #   LEASE_CHANNEL=false tools/fault_run.sh ...   leases over the rings instead of their UDP channel
+#   BIN=DIR tools/fault_run.sh ...               fathomd and fathomctl from DIR (an older build to compare)
 #
+# Also prints each surviving member's lease lapses (a member without a lease serves no GET or commit).
 # Run from the repository root after `bazel build -c opt //server:fathomd //tools/fathomctl:fathomctl
 # //bench:ycsb`. A measurement aid, not a test: tests/faults/ asserts.
 set -uo pipefail
@@ -21,7 +23,7 @@ case "$fault" in kill | kill-cm | pause | zk) ;; *) sed -n '2,17p' "$0" | sed 's
 out=/tmp/fault-$fault
 dir=$out.cluster
 rm -rf "$dir"
-tools/cluster.sh start --nodes=3 --dir="$dir" --lease_period="${LEASE:-2s}" --lease_channel="${LEASE_CHANNEL:-true}" >"$out.start" 2>&1 || { cat "$out.start"; exit 1; }
+tools/cluster.sh start --nodes=3 --dir="$dir" ${BIN:+--bin="$BIN"} --lease_period="${LEASE:-2s}" --lease_channel="${LEASE_CHANNEL:-true}" >"$out.start" 2>&1 || { cat "$out.start"; exit 1; }
 zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
 ycsb="$(bazel info -c opt bazel-bin 2>/dev/null)/bench/ycsb"
 common=(--workload=b --zk="$zk" --cluster=local --token_file="$dir/token" --threads=8 --seed=5 -p recordcount=10000)
@@ -49,6 +51,11 @@ kill -0 $driver 2>/dev/null && { echo "the run still goes 120 s after the fault:
 wait $driver
 echo "run: exit $?"
 grep -E "^\[ERRORS\]|Return=ERROR" "$out.run"
+"$dir/bin/fathomctl" status --zk="$zk" --cluster=local --token_file="$dir/token" --json 2>/dev/null | python3 -c '
+import json, sys
+members = json.load(sys.stdin)["members"]
+print("lease lapses:", " ".join("node %s: %d" % (m["node_id"], m["stats"]["counters"].get("lease.lapses", 0))
+                               for m in members if m.get("stats", {}).get("reachable")))'
 echo "ops/s per second: $(grep -E '^run [0-9]+ sec' "$out.err" | awk '{printf "%s:%d ", $2, $6}')"
 echo "recovery: $(python3 tools/recovery_timeline.py "$out.timeline" "$fault_ms" --svg "$out.svg" \
   --title "YCSB-B, 3 fathomd over shm, lease ${LEASE:-2s}: $fault on node $victim")"
