@@ -66,6 +66,9 @@ ABSL_FLAG(bool, lease_channel, true,
           "with leases: requests and grants on a UDP socket and thread of their own, on the --listen host "
           "(false: over the node threads' rings)");
 ABSL_FLAG(std::string, memory, "256M", "memory this node contributes (K, M, G suffixes)");
+ABSL_FLAG(std::string, fill_rate, "64M",
+          "data recovery's pace: bytes per second this node copies to the new backups of the regions it is "
+          "primary of, all together (K, M, G suffixes; 0: as fast as it can)");
 ABSL_FLAG(std::string, region_size, "64M", "size of each memory region (multiple of 1M, at most 4G)");
 ABSL_FLAG(int, threads, 2, "worker threads; every node of a cluster must use the same number");
 ABSL_FLAG(absl::Duration, idle_wait, absl::Milliseconds(5),
@@ -168,6 +171,9 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   options.lease_period = absl::GetFlag(FLAGS_lease_period);
   options.lease_channel = absl::GetFlag(FLAGS_lease_channel);
   options.transactions.backups = absl::GetFlag(FLAGS_backups);
+  auto fill_rate = node::ParseBytes(absl::GetFlag(FLAGS_fill_rate));
+  if (!fill_rate.ok()) return absl::InvalidArgumentError(absl::StrCat("--fill_rate: ", fill_rate.status().message()));
+  options.transactions.fill_bytes_per_second = *fill_rate;
   options.failure_domain = absl::GetFlag(FLAGS_failure_domain);
   auto members = ParseMembers(absl::GetFlag(FLAGS_txn_members));
   if (!members.ok()) return members.status();

@@ -59,18 +59,30 @@ absl::Status ForEachSlot(const memory::LocalRegion& memory,
 
 absl::Status ForEachSlotBelow(const memory::LocalRegion& memory, uint64_t end,
                               absl::FunctionRef<absl::Status(uint32_t offset, uint32_t capacity)> visit) {
+  return WalkSlotsFrom(memory, 0, end,
+                       [&](uint32_t offset, uint32_t capacity) -> absl::StatusOr<bool> {
+                         if (absl::Status s = visit(offset, capacity); !s.ok()) return s;
+                         return true;
+                       })
+      .status();
+}
+
+absl::StatusOr<uint64_t> WalkSlotsFrom(const memory::LocalRegion& memory, uint64_t begin, uint64_t end,
+                                       absl::FunctionRef<absl::StatusOr<bool>(uint32_t offset, uint32_t capacity)> visit) {
   end = std::min<uint64_t>(end, memory.size());
-  uint64_t offset = 0;
+  uint64_t offset = begin;
   while (offset + object::kHeaderBytes <= end) {
     const uint32_t capacity = object::LocalObject(memory.at(static_cast<uint32_t>(offset)), 64).ReadHeader().capacity;
     if (capacity < 64 || capacity % 64 != 0 || offset + capacity > memory.size()) {
       offset += 64;  // never used (zero), or not a slot start
       continue;
     }
-    if (absl::Status s = visit(static_cast<uint32_t>(offset), capacity); !s.ok()) return s;
+    absl::StatusOr<bool> go_on = visit(static_cast<uint32_t>(offset), capacity);
+    if (!go_on.ok()) return go_on.status();
+    if (!*go_on) return offset;
     offset += capacity;
   }
-  return absl::OkStatus();
+  return std::max(offset, end);
 }
 
 }  // namespace fathom::txn

@@ -25,6 +25,11 @@ absl::Status ForEachSlot(const memory::LocalRegion& memory,
 // The same over the slots that start below `end` (a copy known to hold nothing past it).
 absl::Status ForEachSlotBelow(const memory::LocalRegion& memory, uint64_t end,
                               absl::FunctionRef<absl::Status(uint32_t offset, uint32_t capacity)> visit);
+// A walk that can stop and resume (a paced copy): from `begin`, which must be 0 or an offset an earlier
+// walk returned, over the slots that start below `end`, until `visit` returns false (that slot is not
+// visited). Returns where the next walk starts: the stopped slot, or a value >= `end` once it got there.
+absl::StatusOr<uint64_t> WalkSlotsFrom(const memory::LocalRegion& memory, uint64_t begin, uint64_t end,
+                                       absl::FunctionRef<absl::StatusOr<bool>(uint32_t offset, uint32_t capacity)> visit);
 
 // A consistent copy of the slot at `offset` (a torn or locked copy is taken again), as the entry that
 // installs its state: a live object's payload and version, or a freed slot's free; nullopt for a slot

@@ -58,6 +58,10 @@ struct TxnOptions {
   // A COMMIT-PRIMARY or ABORT that could not be written to a replica that is still a member is sent again
   // this often (its connection is made again meanwhile): until then the replica keeps locks.
   absl::Duration resend_interval = absl::Milliseconds(5);
+  // Data recovery's pace (data_recovery.cc): bytes of FILL records a primary sends per second to the new
+  // backups of its regions, all together, so the copy leaves the foreground most of the machine (FaRM
+  // paces its copy the same way). 0: unpaced. fathomd --fill_rate sets it.
+  uint64_t fill_bytes_per_second = 0;
   // How long a read retries an object that stays locked (or torn) before it gives up with Aborted.
   absl::Duration locked_read_timeout = absl::Milliseconds(100);
   // Optional: the SSD log's hook (see InstallObserver).

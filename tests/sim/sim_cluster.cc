@@ -110,6 +110,7 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
   for (int i = 0; i < options.nodes; ++i) {
     txn::TxnOptions txn;
     txn.backups = options.backups;
+    txn.fill_bytes_per_second = options.fill_bytes_per_second;
     if (options.on_step) {
       const uint32_t id = static_cast<uint32_t>(i + 1);
       txn.on_step = [id, hook = options.on_step](std::string_view step) { hook(id, step); };
@@ -170,7 +171,7 @@ size_t SimCluster::Background() {
     work += Recover();
   }
   if (now < next_lease_tick_) return work;
-  next_lease_tick_ = now + options_.lease_period / 8;
+  next_lease_tick_ = now + options_.lease_period / 16;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (!stopped(nodes_[i]->id())) leases_[i]->Tick();
   }
