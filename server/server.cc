@@ -603,12 +603,16 @@ void Server::Stop() {
   if (node_ != nullptr) node_->SetTableCalls(nullptr);  // no table call may outlive the catalog and txns
   if (node_ != nullptr) node_->SetReplicaDigestSource(nullptr);
   if (coordinator_ != nullptr) coordinator_->SetFailureWitness(nullptr);  // the lease agent may go first
-  if (lease_ != nullptr) lease_->Stop();  // before the follower: a removal now is the shutdown's, not a lease's
+  // A data member stops its lease before the follower: a removal now is the shutdown's, not a lease's. A
+  // client-only member (never the CM, no regions) keeps renewing until it has left: a slow shutdown
+  // (the follower finishing a pass) let its lease expire first, and the CM removed it as failed.
+  if (lease_ != nullptr && !options_.client_only) lease_->Stop();
   PauseMembership();
   txn_subscription_.reset();
   placement_subscription_.reset();
   listed_subscription_.reset();
   if (coordinator_ != nullptr && joined_) coordinator_->Leave().IgnoreError();
+  if (lease_ != nullptr) lease_->Stop();  // idempotent
   if (node_ != nullptr) node_->Stop();  // before the transaction layer goes: the node's threads use it
   if (log_ != nullptr) log_->Stop();    // writes what is queued
 }
