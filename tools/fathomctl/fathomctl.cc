@@ -20,9 +20,10 @@
 // keys each. Numbers left 0 take kv's defaults (a resize: twice the current buckets). A resize rebuilds
 // the table while clients go on using it and returns once the new generation is published.
 // Human-readable aligned columns by default; --json prints one line of JSON (shapes: report.h).
-// Exit codes: 0 done (even with unreachable members), 1 the configuration could not be read (ZooKeeper
-// unreachable, no such cluster, corrupt configuration) or a table call failed (unknown table, name taken,
-// no member reachable, entries that do not fit a smaller table), 2 bad usage (including a bad table name or option).
+// Exit codes: 0 done (`status` with some members unreachable too), 1 the configuration could not be read
+// (ZooKeeper unreachable, no such cluster, corrupt configuration), `status` reached no member at all (it
+// still prints what it read), or a table call failed (unknown table, name taken, no member reachable,
+// entries that do not fit a smaller table), 2 bad usage (including a bad table name or option).
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -194,6 +195,13 @@ int Run(const std::string& command) {
   StatusView view{options.cluster, options.connect_string, *config, {}};
   if (with_stats) view.stats = CollectMemberStats(*config, token, absl::GetFlag(FLAGS_rpc_timeout));
   std::cout << (json ? FormatStatusJson(view) : FormatStatusText(view));
+  const bool none_answered =
+      with_stats && !view.stats.empty() &&
+      std::none_of(view.stats.begin(), view.stats.end(), [](const MemberStats& m) { return m.status.ok(); });
+  if (none_answered) {
+    std::cerr << "fathomctl: none of the " << view.stats.size() << " members answered (reasons above)" << std::endl;
+    return 1;
+  }
   return 0;
 }
 

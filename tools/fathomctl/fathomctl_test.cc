@@ -162,9 +162,11 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
   EXPECT_NE(text.output.find("  0 rec/0us\n"), std::string::npos) << text.output;  // node 1
   EXPECT_NE(text.output.find("  off\n"), std::string::npos) << text.output;        // node 2
 
-  // A wrong token: every member is unreachable (PermissionDenied), which is not a failure of fathomctl.
+  // A wrong token: every member is unreachable (PermissionDenied). The status is printed, and the exit
+  // code says that no member answered.
   Result denied = RunCtl({"status", flags[0], flags[1], "--token=not-the-cluster-token-at-all"});
-  EXPECT_EQ(denied.exit_code, 0) << denied.output;
+  EXPECT_EQ(denied.exit_code, 1) << denied.output;
+  EXPECT_NE(denied.output.find("none of the 2 members answered"), std::string::npos) << denied.output;
   EXPECT_NE(denied.output.find("node 1 unreachable: PERMISSION_DENIED"), std::string::npos) << denied.output;
 
   for (auto& node : nodes) {
@@ -210,7 +212,7 @@ TEST_F(FathomctlTest, RegionsAndUnreachableMembersOfAWrittenConfiguration) {
   const absl::Time start = absl::Now();
   Result status = RunCtl({"status", Flags("written")[0], Flags("written")[1], absl::StrCat("--token=", kToken),
                           "--rpc_timeout=2s"});
-  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_EQ(status.exit_code, 1) << status.output;  // no member answered
   EXPECT_LT(absl::Now() - start, absl::Seconds(15));
   for (int id = 1; id <= 3; ++id) {
     EXPECT_NE(status.output.find(absl::StrCat("node ", id, " unreachable: ")), std::string::npos) << status.output;
