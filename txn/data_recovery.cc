@@ -45,6 +45,10 @@ size_t FillRecordBytes(const node::Node& node) {
 // A paced copy may catch up on at most this much of its rate after a pause (the follower calls
 // FillBackups every retry interval, up to 200 ms apart).
 constexpr absl::Duration kFillBurst = absl::Milliseconds(250);
+// The bytes `rate` (per second) allows in `elapsed`, at most a burst's worth (so an infinite gap is fine).
+int64_t BytesAllowed(uint64_t rate, absl::Duration elapsed) {
+  return static_cast<int64_t>(static_cast<double>(rate) * absl::ToDoubleSeconds(std::min(elapsed, kFillBurst)));
+}
 
 // Copies the objects of `memory` from `*cursor` on to `backup`, in FILL records of configuration `epoch`;
 // `*cursor` moves past every slot the backup acknowledged. With `allowance`, stops once that many bytes
@@ -142,11 +146,10 @@ absl::StatusOr<std::vector<TransactionService::Filled>> TransactionService::Fill
   std::vector<Filled> filled;
   absl::MutexLock lock(&shared_->fills_mu);
   if (rate > 0) {
+    // The allowance grows with the time since the last pass (the first pass: a full burst).
     const absl::Time now = node.options().clock->Now();
-    const double burst = static_cast<double>(rate) * absl::ToDoubleSeconds(kFillBurst);
-    const double earned = static_cast<double>(rate) * absl::ToDoubleSeconds(now - shared_->fill_allowance_at);
-    shared_->fill_allowance = static_cast<int64_t>(
-        std::min(burst, static_cast<double>(shared_->fill_allowance) + std::min(earned, burst)));
+    shared_->fill_allowance = std::min(BytesAllowed(rate, kFillBurst),
+                                       shared_->fill_allowance + BytesAllowed(rate, now - shared_->fill_allowance_at));
     shared_->fill_allowance_at = now;
   }
   int64_t* allowance = rate > 0 ? &shared_->fill_allowance : nullptr;
