@@ -213,13 +213,13 @@ bool MembershipFollower::Recover(const coordinator::Configuration& configuration
       if (m.node_id() != node_->id()) republish_to_.insert(m.node_id());
     }
   };
-  RecoveryStep step = options_.recover(configuration.epoch());
+  RecoveryStep step = options_.recover(configuration);
   if (step.served_new) {
     // Regions served anew reach every member first; the rest of the step (copies to new backups,
     // transaction recovery) runs right after instead of before (readers need none of it).
     republish_to_all();
     Republish(configuration);
-    step = options_.recover(configuration.epoch());
+    step = options_.recover(configuration);
     if (step.served_new) republish_to_all();
   }
   Republish(configuration);

@@ -63,11 +63,11 @@ struct MembershipOptions {
   absl::Duration retry = absl::Milliseconds(200);
   LeaseAgent* lease = nullptr;  // not owned; outlives the follower
   std::optional<coordinator::MemberInfo> rejoin_as;
-  // This node's part of recovery: called once a configuration (its epoch given) is applied, and again
+  // This node's part of recovery: called once a configuration is applied (with it), and again
   // (backing off from `first_retry` to `retry`) while it says `waiting`. When it serves new regions, the follower republishes this node to
   // every member (Node::Republish) and then calls it once more at once: a step that serves new regions
   // may return before the rest of its work, so members reach them sooner.
-  std::function<RecoveryStep(uint64_t epoch)> recover;
+  std::function<RecoveryStep(const Configuration& configuration)> recover;
 };
 
 class MembershipFollower {

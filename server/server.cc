@@ -390,7 +390,9 @@ absl::Status Server::StartFollower() {
     membership.lease = lease_.get();
     membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
   }
-  if (!options_.client_only) membership.recover = [this](uint64_t epoch) { return Recover(epoch); };
+  if (!options_.client_only) {
+    membership.recover = [this](const coordinator::Configuration& configuration) { return Recover(configuration); };
+  }
   auto follower = coordinator::MembershipFollower::Start(node_.get(), coordinator_, std::move(membership));
   if (!follower.ok()) return follower.status();
   follower_ = std::move(*follower);
@@ -530,8 +532,9 @@ absl::Status Server::ResumeMembership() {
   return StartFollower();
 }
 
-coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
+coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& configuration) {
   coordinator::RecoveryStep result;
+  const uint64_t epoch = configuration.epoch();
   txn::TransactionService* txns = attached_txns_.load(std::memory_order_acquire);
   // Until the transaction layer is attached and the placement of `epoch` set, there is nothing to judge by.
   if (txns == nullptr || node_->region_directory().Current()->epoch() < epoch) {
@@ -545,7 +548,9 @@ coordinator::RecoveryStep Server::Recover(uint64_t epoch) {
     Log(line);
   };
   std::string waiting_for;
-  absl::StatusOr<std::vector<uint32_t>> served = txns->ServePromotedRegions(&waiting_for);
+  std::vector<uint32_t> members;  // a member whose connection dropped may owe a promoted region records
+  for (const coordinator::MemberInfo& member : configuration.members()) members.push_back(member.node_id());
+  absl::StatusOr<std::vector<uint32_t>> served = txns->ServePromotedRegions(members, &waiting_for);
   if (!served.ok()) {
     log_waiting(absl::StrCat("cannot serve a promoted region yet: ", served.status().ToString()));
   } else {

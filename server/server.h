@@ -151,7 +151,7 @@ class Server {
   void Log(const std::string& line) const;
   // This node's part of recovery, run by the membership follower (coordinator::MembershipOptions::recover):
   // serve promoted regions, fill new backups of the regions it is primary of.
-  coordinator::RecoveryStep Recover(uint64_t epoch);
+  coordinator::RecoveryStep Recover(const coordinator::Configuration& configuration);
   // The follower thread's only: when Recover last logged why it could not fill or promote yet (a backup
   // that has not seen the configuration refuses, and is asked again at every configuration).
   absl::Time recovery_logged_ = absl::InfinitePast();

@@ -63,8 +63,13 @@ std::vector<uint32_t> TransactionService::promotions_waiting() const {
   return waiting;
 }
 
-absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(std::string* waiting_for) {
+absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(const std::vector<uint32_t>& members,
+                                                                                 std::string* waiting_for) {
   node::Node& node = *shared_->node;
+  std::vector<uint32_t> others;
+  for (uint32_t member : members) {
+    if (member != node.id()) others.push_back(member);
+  }
   const std::shared_ptr<const memory::RegionMap> map = node.region_directory().Current();
   const std::vector<uint32_t> waiting = promotions_waiting();
   std::vector<uint32_t> served;
@@ -88,12 +93,13 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(s
       }
       continue;
     }
-    // Per thread, in one task: first every connected peer's CONFIG-APPLIED of `since` (so every
-    // COMMIT-BACKUP planned under an older map is handled, and none can come: node/config_applied.h),
-    // then no record of the region pending.
+    // Per thread, in one task: first every connected peer's and every member's CONFIG-APPLIED of `since`
+    // (so every COMMIT-BACKUP planned under an older map is handled, and none can come: a member whose
+    // connection dropped sends what the drop discarded ahead of it: node/config_applied.h), then no
+    // record of the region pending.
     std::set<uint32_t> behind;
     absl::StatusOr<size_t> pending = SumOverThreads([&](TxnThread& t) -> size_t {
-      const std::vector<uint32_t> late = t.thread().PeersBehind(since);
+      const std::vector<uint32_t> late = t.thread().PeersBehind(since, others);
       behind.insert(late.begin(), late.end());
       return late.empty() ? t.participant().BackupRecordsFor(region) : 0;
     });
@@ -103,7 +109,8 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(s
         absl::StrAppend(waiting_for, waiting_for->empty() ? "" : "; ", "region ", region, ": ",
                         behind.empty() ? absl::StrCat(*pending, " COMMIT-BACKUP records pending")
                                        : absl::StrCat("node(s) ", absl::StrJoin(behind, ","),
-                                                      " not yet working from configuration ", since));
+                                                      " not yet connected and working from configuration ",
+                                                      since));
       }
       continue;
     }

@@ -135,13 +135,16 @@ class TransactionService {
   // This node's copies of the regions it backs up.
   const BackupStore& backups() const;
   // Recovery (txn/promotion.cc, docs/recovery.md): serves every region the node's map names this node
-  // primary of that it neither owns nor serves yet, once every peer connected to it announced on every
-  // thread that it works from that map (node/config_applied.h; peers that connect later must work from it
-  // already: Node::RaiseEpochFloor), and then no COMMIT-BACKUP record of it is pending here (each is
-  // truncated, so applied to the copy, or aborted by its coordinator). Returns the regions it serves from
-  // now on; the caller republishes to the members (Node::Republish) so they import them. `waiting_for`
-  // (if set) gets what the regions still served by nobody wait for.
-  absl::StatusOr<std::vector<uint32_t>> ServePromotedRegions(std::string* waiting_for = nullptr);
+  // primary of that it neither owns nor serves yet, once every peer connected to it and every one of
+  // `members` (the configuration's other members, client-only ones too) announced on every thread that it
+  // works from that map (node/config_applied.h; peers that connect later must work from it already:
+  // Node::RaiseEpochFloor), and then no COMMIT-BACKUP record of it is pending here (each is truncated, so
+  // applied to the copy, or aborted by its coordinator). A member not connected may owe this node records
+  // its dropped connection discarded: it sends them on its new connection ahead of its announcement.
+  // Returns the regions it serves from now on; the caller republishes to the members (Node::Republish) so
+  // they import them. `waiting_for` (if set) gets what the regions still served by nobody wait for.
+  absl::StatusOr<std::vector<uint32_t>> ServePromotedRegions(const std::vector<uint32_t>& members,
+                                                             std::string* waiting_for = nullptr);
   // Makes the copy of every region the node's map names this node a backup of, if it has none yet (zeroed
   // registered memory): a promotion then finds its copy made, rather than spending ~35 ms per 64 MiB
   // copy while the region is unavailable.

@@ -92,6 +92,7 @@ absl::Status TxnThread::Install() {
     stats_.truncate_messages += sent;
     return sent;
   });
+  thread_->AddConnectionListener([this](uint32_t peer) { SendOwed(peer); });
   thread_->AddPoller([this] {
     if (timers_.empty()) return size_t{0};
     const absl::Time now = clock_->Now();
@@ -126,7 +127,7 @@ void TxnThread::SendUntilWritten(uint32_t node, msg::MessageType type, std::stri
   ++stats_.resends;
   auto bytes = std::make_shared<const std::string>(std::move(message));
   auto again = [this, node, type, bytes, done, give_up, if_lost, still_wanted] {
-    After(options_.resend_interval, [this, node, type, bytes, done, give_up, if_lost, still_wanted] {
+    Owe(node, [this, node, type, bytes, done, give_up, if_lost, still_wanted] {
       SendUntilWritten(node, type, *bytes, done, give_up, if_lost, still_wanted);
     });
   };
@@ -138,6 +139,29 @@ void TxnThread::SendUntilWritten(uint32_t node, msg::MessageType type, std::stri
   if (if_lost) options.on_lost = [if_lost](absl::Status) { if_lost(); };
   if (absl::Status sent = messenger().Send(node, type, *bytes, std::move(options)); !sent.ok()) return again();
   messenger().Flush().IgnoreError();  // a failure reaches on_written
+}
+
+void TxnThread::Owe(uint32_t node, std::function<void()> send) {
+  const uint64_t ticket = next_owed_ticket_++;
+  owed_[node].emplace(ticket, std::move(send));
+  After(options_.resend_interval, [this, node, ticket] {
+    auto peer = owed_.find(node);
+    if (peer == owed_.end()) return;
+    auto it = peer->second.find(ticket);
+    if (it == peer->second.end()) return;  // already sent on a new connection
+    std::function<void()> send = std::move(it->second);
+    peer->second.erase(it);
+    if (peer->second.empty()) owed_.erase(peer);
+    send();
+  });
+}
+
+void TxnThread::SendOwed(uint32_t node) {
+  auto peer = owed_.find(node);
+  if (peer == owed_.end()) return;
+  std::map<uint64_t, std::function<void()>> sends = std::move(peer->second);
+  owed_.erase(peer);
+  for (auto& [ticket, send] : sends) send();  // in the order they were owed; a failure owes them again
 }
 
 std::function<void()> TxnThread::Redeliver(uint32_t node, msg::MessageType type, std::string message,

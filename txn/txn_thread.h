@@ -10,11 +10,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "platform/base/clock.h"
 #include "platform/node/node_thread.h"
@@ -145,7 +147,8 @@ class TxnThread {
   // Runs `task` on this thread once `delay` has passed (checked by a poller: not before, maybe later).
   void After(absl::Duration delay, std::function<void()> task);
   // Sends `message` to `node` until the fabric has written it into the node's memory: a send or write that
-  // fails is tried again every resend_interval while `node` is a member of this node's configuration.
+  // fails is tried again every resend_interval while `node` is a member of this node's configuration, and
+  // at once when a new connection to `node` is made, ahead of this thread's CONFIG-APPLIED on it (Owe).
   // `done(true)` once written, `done(false)` once `node` has left (recovery's business then) or, if it is
   // not written by then, at `give_up`. `if_lost` (if set) runs if a copy was written but its connection was
   // dropped before `node` consumed it (msg::SendOptions::on_lost): done has run then. `still_wanted` (if
@@ -162,6 +165,13 @@ class TxnThread {
                                   std::optional<TxnId> truncate = std::nullopt);
 
  private:
+  // `send` is owed to `node`: it runs after resend_interval, or sooner if a connection to `node` is made
+  // first (SendOwed). A promoted backup takes a peer's CONFIG-APPLIED on a new connection as a sign that
+  // every record planned under an older map was handled (node/config_applied.h): a record that was lost
+  // with the old connection must be ahead of it.
+  void Owe(uint32_t node, std::function<void()> send);
+  // Sends what is owed to `node`, in the order it was owed (NodeThread::AddConnectionListener).
+  void SendOwed(uint32_t node);
   // The participant's handlers.
   absl::Status OnRecord(const msg::Message& message, std::string* reply);
   // A validated record, handled by the participant (`type`: the message type it came as).
@@ -195,6 +205,9 @@ class TxnThread {
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;
   std::vector<std::pair<absl::Time, std::function<void()>>> timers_;
+  // Sends waiting for a connection to a node (Owe), by ticket: in the order they were owed.
+  absl::flat_hash_map<uint32_t, std::map<uint64_t, std::function<void()>>> owed_;
+  uint64_t next_owed_ticket_ = 0;
   LogEpochs* const epochs_;
   std::unique_ptr<EpochProtocol> protocol_;  // thread 0 only
 };

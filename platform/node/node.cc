@@ -329,7 +329,11 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
               !s.ok()) {
             return s;
           }
-          return thread.messenger().AddReceiveRing(id, *ring_region, my_ring, peer_credit);
+          if (absl::Status s = thread.messenger().AddReceiveRing(id, *ring_region, my_ring, peer_credit); !s.ok()) {
+            return s;
+          }
+          thread.PeerReady(id);  // before the thread's next turn announces its map on this connection
+          return absl::OkStatus();
         },
         options_.call_timeout);
     if (!connected.ok()) {

@@ -116,6 +116,10 @@ PeerConnection& NodeThread::AddPeer(uint32_t node_id, std::unique_ptr<fabric::En
   return connection;
 }
 
+void NodeThread::PeerReady(uint32_t peer) {
+  for (auto& listener : connection_listeners_) listener(peer);
+}
+
 void NodeThread::RemovePeer(uint32_t node_id) {
   auto it = peers_.find(node_id);
   if (it == peers_.end()) return;
@@ -212,12 +216,17 @@ size_t NodeThread::AnnounceConfiguration() {
   return announcements_.Announce(*messenger_, peer_ids(), epoch);
 }
 
-std::vector<uint32_t> NodeThread::PeersBehind(uint64_t epoch) {
+std::vector<uint32_t> NodeThread::PeersBehind(uint64_t epoch, const std::vector<uint32_t>& members) {
   region_map();
   std::vector<uint32_t> behind;
   for (uint32_t peer : peer_ids()) {
     if (announcements_.heard_from(peer) < epoch) behind.push_back(peer);
   }
+  for (uint32_t member : members) {
+    if (!peers_.contains(member)) behind.push_back(member);
+  }
+  std::sort(behind.begin(), behind.end());
+  behind.erase(std::unique(behind.begin(), behind.end()), behind.end());
   return behind;
 }
 

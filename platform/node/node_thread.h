@@ -108,14 +108,24 @@ class NodeThread {
   void AddPoller(absl::AnyInvocable<size_t()> poll) { pollers_.push_back(std::move(poll)); }
   // Adds a layer's state to Describe (e.g. the locks its participant holds). Kept until the thread stops.
   void AddDescriber(absl::AnyInvocable<std::string()> describe) { describers_.push_back(std::move(describe)); }
+  // Runs `listener` with the peer's id whenever a connection to it is ready (its messenger has the rings),
+  // before this thread announces its map there (config_applied.h): what a layer sends from it, such as
+  // records lost with the old connection, is ahead of the announcement in the ring. Kept until the thread
+  // stops.
+  void AddConnectionListener(absl::AnyInvocable<void(uint32_t peer)> listener) {
+    connection_listeners_.push_back(std::move(listener));
+  }
+  // The connection to `peer` is ready (node.cc, at the end of the task that made it): runs the listeners.
+  void PeerReady(uint32_t peer);
   PeerConnection* peer(uint32_t node_id);
   // Who holds what (memory/region_map.h), as of the node's latest configuration: taken anew only when the
   // node's RegionDirectory changed. The reference lasts until the next call (which may replace the map).
   const memory::RegionMap& region_map();
   // The peers connected to this thread whose thread of this index has not told it (on the current
-  // connection) that it works from region map `epoch` or later (config_applied.h), sorted. Refreshes
-  // region_map() first, so this thread itself works from the latest map afterwards.
-  std::vector<uint32_t> PeersBehind(uint64_t epoch);
+  // connection) that it works from region map `epoch` or later (config_applied.h), and those of `members`
+  // (other nodes) not connected to it at all, sorted. Refreshes region_map() first, so this thread itself works from the
+  // latest map afterwards.
+  std::vector<uint32_t> PeersBehind(uint64_t epoch, const std::vector<uint32_t>& members = {});
   // The latest configuration whose leavers the node has disconnected (memory::RegionDirectory::fenced).
   uint64_t fenced_epoch() const { return config_.regions->fenced(); }
   // Where a one-sided operation on `region` goes: the endpoint to its primary (region_map()) and the region
@@ -172,6 +182,7 @@ class NodeThread {
   std::unique_ptr<msg::Messenger> messenger_;
   std::vector<absl::AnyInvocable<size_t()>> pollers_;
   std::vector<absl::AnyInvocable<std::string()>> describers_;
+  std::vector<absl::AnyInvocable<void(uint32_t)>> connection_listeners_;
   uint64_t unrouted_ = 0;
   fabric::Completion completions_[64];  // Turn's, kept between turns
   std::shared_ptr<const memory::RegionMap> region_map_;  // on-thread copy of the directory's current map

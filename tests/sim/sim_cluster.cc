@@ -111,6 +111,7 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
     txn::TxnOptions txn;
     txn.backups = options.backups;
     txn.fill_bytes_per_second = options.fill_bytes_per_second;
+    txn.resend_interval = options.resend_interval;
     if (options.on_step) {
       const uint32_t id = static_cast<uint32_t>(i + 1);
       txn.on_step = [id, hook = options.on_step](std::string_view step) { hook(id, step); };
@@ -225,7 +226,7 @@ size_t SimCluster::Recover() {
       Record(absl::StrCat("node ", node.id(), " prepares backup copies: ", prepared.ToString()));
     }
     if (services_[i]->promotions_waiting().empty()) continue;
-    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions();
+    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions(followed_members_[i]);
     Record(absl::StrCat("node ", node.id(), " promotions: ",
                         now_served.ok() ? absl::StrJoin(*now_served, " ") : now_served.status().ToString()));
     if (!now_served.ok() || now_served->empty()) continue;

@@ -58,6 +58,7 @@ struct SimClusterOptions {
   absl::Duration lease_period = absl::Milliseconds(40);
   bool trace_history = false;  // SimOptions::trace_history
   uint64_t fill_bytes_per_second = 0;  // TxnOptions::fill_bytes_per_second (data recovery's pace)
+  absl::Duration resend_interval = absl::Milliseconds(5);  // TxnOptions::resend_interval
   // Called at every named step of the commit protocol on every node (TxnOptions::on_step).
   std::function<void(uint32_t node, std::string_view step)> on_step;
 };

@@ -191,6 +191,83 @@ absl::StatusOr<Outcome> PlanOvertakenBeforeCommitBackup(uint64_t seed) {
   return outcome;
 }
 
+// Node 3 commits "v1" to the object on node 2, on its thread 1. Node 1 stops reading node 3 on thread 1
+// just as node 3 sends its COMMIT-BACKUP (the first step of a disconnect: its messenger forgets node 3),
+// so the record lands in node 1's ring but is never read, and then drops the connection on that thread
+// (as Node::Disconnect does thread by thread; thread 0, which carries the leases, stays connected). The
+// commit succeeds (node 2 installs it), then node 2 crashes and node 1, whose copy lacks the commit, is
+// promoted. Node 3 notices the drop and connects again only once node 1 had time to serve the region; it
+// sends the record again on the new connection.
+absl::StatusOr<Outcome> CommittedRecordTheBackupDiscardedUnread(uint64_t seed) {
+  constexpr int kThread = 1;
+  SimCluster* raw = nullptr;
+  bool armed = false;
+  SimClusterOptions options;
+  options.seed = seed;
+  // Longer than node 1's retries of the promotion (a quarter lease period): the record, if it went after
+  // node 3's announcement on the new connection, would come too late.
+  options.resend_interval = absl::Milliseconds(30);
+  options.on_step = [&](uint32_t node, std::string_view step) {
+    if (!armed || node != 3 || step != "commit_backup") return;
+    armed = false;
+    if (absl::StatusOr<node::NodeThread*> one = raw->node(1).Thread(kThread); one.ok()) {
+      (*one)->messenger().RemovePeer(3).IgnoreError();
+    }
+  };
+  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(options);
+  if (!setup.ok()) return setup.status();
+  SimCluster& cluster = *setup->cluster;
+  raw = &cluster;
+  const object::ObjectRef ref = setup->ref;
+  const uint32_t region = ref.address.region;
+
+  Outcome outcome;
+  armed = true;
+  {
+    txn::Transaction tx = cluster.txns(3).Begin(kThread);
+    outcome.commit = tx.Write(ref, "v1");
+    if (outcome.commit.ok()) outcome.commit = tx.Commit();
+  }
+  cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
+  if (armed) return absl::InternalError("the commit never reached its COMMIT-BACKUP");
+  absl::Status dropped = cluster.node(1).RunOnThread(kThread, [](node::NodeThread& thread) {
+    thread.RemovePeer(3);
+    return absl::OkStatus();
+  });
+  if (!dropped.ok()) return dropped;
+  cluster.Stop(2);
+  auto promoted = [&cluster] {
+    return coordinator::FindMember(cluster.configuration(), 2) == nullptr &&
+           cluster.applied_epoch(1) == cluster.configuration().epoch();
+  };
+  if (!cluster.scheduler().RunUntil(promoted, absl::Seconds(10))) {
+    return absl::DeadlineExceededError("node 2 was never removed");
+  }
+  cluster.scheduler().RunFor(absl::Milliseconds(100));  // node 1 tries to serve the region, again and again
+  outcome.served_while_behind = cluster.node(1).Serves(region);
+  cluster.Record(absl::StrCat("served while node 3 was not connected: ", outcome.served_while_behind));
+  if (!outcome.served_while_behind) {
+    // Node 3 notices (its side goes: the record is lost, so owed again) and joins node 1 again.
+    if (absl::Status s = cluster.node(3).Disconnect(1); !s.ok()) return s;
+    if (absl::Status s = cluster.node(3).JoinInProcess(cluster.node(1)); !s.ok()) return s;
+    if (!cluster.scheduler().RunUntil([&] { return cluster.node(1).Serves(region); }, absl::Seconds(10))) {
+      return absl::DeadlineExceededError("node 1 never served the region after node 3 came back");
+    }
+  }
+  // Read the moment node 1 serves it (node 1's own region now: no message needed).
+  {
+    txn::Transaction tx = cluster.txns(1).Begin(0);
+    absl::StatusOr<std::string> read = tx.Read(ref);
+    cluster.Record(absl::StrCat("node 1 reads at once: ", read.ok() ? *read : read.status().ToString()));
+    outcome.reads.push_back(std::move(read));
+  }
+  cluster.scheduler().RunFor(absl::Milliseconds(50));  // node 3 imports the region; truncations settle
+  outcome.records_at_one =
+      SumOverThreads(cluster, 1, [region](txn::TxnThread& t) { return t.participant().BackupRecordsFor(region); });
+  ReadBack(cluster, ref, outcome);
+  return outcome;
+}
+
 void ExpectBothRead(const Outcome& outcome, std::string_view value) {
   ASSERT_EQ(outcome.reads.size(), 2u);
   for (const auto& read : outcome.reads) {
@@ -230,6 +307,28 @@ TEST(StalePlanTest, ACoordinatorSendsNoCommitBackupOnceItsMapNamesOtherReplicas)
     EXPECT_NE(first.commit.message().find("other replicas"), std::string_view::npos) << first.commit;
     EXPECT_EQ(first.records_at_one, 0u);
     ExpectBothRead(first, "v2");
+  }
+}
+
+// A committed transaction's COMMIT-BACKUP that the backup discarded unread, with a connection it dropped,
+// is sent again on the next connection. The backup, promoted meanwhile, serves the region only once that
+// member is connected again and has announced its configuration, which its sends owed since the drop come
+// ahead of (TxnThread::Owe): the commit is installed before anyone reads the region. (Node 1 served the
+// region without the commit, and the record came late.)
+TEST(StalePlanTest, ACommitBackupLostWithADroppedConnectionIsInstalledBeforeThePromotedBackupServes) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome first, CommittedRecordTheBackupDiscardedUnread(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome second, CommittedRecordTheBackupDiscardedUnread(seed));
+    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    ASSERT_OK(first.commit);
+    EXPECT_FALSE(first.served_while_behind) << "node 1 served the region while node 3 owed it a record";
+    EXPECT_EQ(first.records_at_one, 0u);
+    ASSERT_EQ(first.reads.size(), 3u);
+    for (const auto& read : first.reads) {
+      ASSERT_OK(read.status());
+      EXPECT_EQ(*read, "v1");
+    }
   }
 }
 
