@@ -13,7 +13,7 @@
 //   RETURN_IF_ERROR(c->Join(me));                 // returns once a configuration lists this node
 //   auto sub = c->Subscribe([](const Configuration& config) { ApplyNewConfiguration(config); });
 //   ASSIGN_OR_RETURN(RegionAllocation region, c->AllocateRegion(64 << 20, /*replicas=*/3));
-//   c->ReportSuspect(2);                          // node 2 stopped answering
+//   c->ReportSuspect(2, absl::ZeroDuration());    // node 2 stopped answering
 //   c->RemoveExpiredMember(3, incarnation);       // the CM: node 3's lease ran out
 //   RETURN_IF_ERROR(c->Leave());
 #ifndef FATHOM_COORDINATOR_COORDINATOR_H_
@@ -92,15 +92,18 @@ class Coordinator {
   // decide later). When `node_id` is the manager itself (a member that could not renew its lease there),
   // it is deposed: it loses the role, the next candidate takes it, and the new manager's leases decide
   // whether the old one is still a member (ZooKeeper: docs/formats/configuration.md). NotFound if it is not
-  // a member.
-  virtual absl::Status ReportSuspect(uint32_t node_id) = 0;
+  // a member. `unconfirmed_for`: how long this member has confirmed none of the manager's lease grants (since
+  // it accepted the last one; InfiniteDuration if it never did). A vote states it, so the successor knows
+  // when the old manager's own lease ends (DeposedByVotes); zero claims nothing.
+  virtual absl::Status ReportSuspect(uint32_t node_id, absl::Duration unconfirmed_for) = 0;
 
   // For a configuration manager that just took over from `node_id` (that incarnation): whether a majority
   // of the data members voted it out (ReportSuspect) within the vote window, so each of them confirmed
   // none of its grants since (LeaseOptions::vote_silence) and its own lease is over soon. If so, how long
-  // ago the vote that made the earliest majority was cast (by the coordination service's clock: the
-  // service's time of the ask minus the vote's); nullopt where there are no votes (the default,
-  // LocalCoordinator) or it lost the role otherwise (its session ended).
+  // before the ask the last grant its lease may still rest on was made at latest (by the coordination
+  // service's clock: each vote's time minus how long its voter had confirmed nothing, the best majority's
+  // latest); nullopt where there are no votes (the default, LocalCoordinator) or it lost the role otherwise
+  // (its session ended).
   virtual absl::StatusOr<std::optional<absl::Duration>> DeposedByVotes(uint32_t node_id, uint64_t incarnation) {
     (void)node_id;
     (void)incarnation;

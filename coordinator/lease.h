@@ -59,8 +59,9 @@ struct LeaseReply {
 
 // How long a member's requests to its CM go unanswered (at least two in a row) before it votes the CM out
 // (Coordinator::ReportSuspect): a quarter period, so a successor can grant before the member's lease lapses.
-// Its successor relies on the same figure (LeaseAgent::ShortenDeposedManager): every node of a cluster
-// runs with the same lease period.
+// The vote states how long the member had confirmed none of the CM's grants, from which its successor
+// bounds the old CM's lease (LeaseAgent::ShortenDeposedManager): every node of a cluster runs with the
+// same lease period.
 inline absl::Duration SuspicionSilence(absl::Duration period) { return period / 4; }
 
 std::string EncodeLeaseRequest(const LeaseRequest& request);

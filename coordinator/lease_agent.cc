@@ -276,23 +276,22 @@ std::optional<absl::Time> LeaseAgent::MajorityConfirmed(absl::Time now) const {
 }
 
 void LeaseAgent::ShortenDeposedManager(uint32_t node, uint64_t incarnation, absl::Time now) {
-  absl::StatusOr<std::optional<absl::Duration>> voted_ago = coordinator_->DeposedByVotes(node, incarnation);
+  absl::StatusOr<std::optional<absl::Duration>> grants_ago = coordinator_->DeposedByVotes(node, incarnation);
   const absl::Time answered = options_.clock->Now();
-  if (!voted_ago.ok() || !voted_ago->has_value()) return;  // its session ended, or unknown: the full period
-  // Each voter voted after SuspicionSilence without an answer from the old CM, and every grant it
-  // confirmed was made before that silence began (it confirms none after its vote: vote_silence). The old
-  // CM's own lease runs a period past grants a majority confirmed, and that majority meets the voters; so
-  // it ended at most a period minus the silence after the vote that made the majority, which ZooKeeper
-  // saw `voted_ago` before it answered. A tick more is the margin (clock rates, ZooKeeper's milliseconds).
-  const absl::Duration left =
-      std::max(absl::ZeroDuration(), options_.period - SuspicionSilence(options_.period) - **voted_ago);
-  const absl::Time expires = answered + left + options_.period / 8;
+  if (!grants_ago.ok() || !grants_ago->has_value()) return;  // its session ended, or unknown: the full period
+  // Each voter states how long it had confirmed none of the old CM's grants when it voted (it confirms
+  // none after its vote either: vote_silence). The old CM's own lease runs a period past grants a
+  // majority confirmed, and that majority meets the voters; so it ends at most a period after the latest
+  // grant the best majority of voters may have confirmed, which ZooKeeper puts `grants_ago` before it
+  // answered. The margin covers clock rates and ZooKeeper's milliseconds (a sixteenth: 125 ms at 2 s).
+  const absl::Duration left = std::max(absl::ZeroDuration(), options_.period - **grants_ago);
+  const absl::Time expires = answered + left + options_.period / 16;
   MutexLock lock(&mu_);
   table_.ExpireBy(node, incarnation, expires);
   tick_by_ = std::min(tick_by_, expires + absl::Milliseconds(1));
-  StderrLog("lease: node %u took over from node %u, which a majority voted out %s before ZooKeeper answered (in "
-            "%s): it is removed in %s unless it renews",
-            node_->id(), node, absl::FormatDuration(**voted_ago).c_str(), absl::FormatDuration(answered - now).c_str(),
+  StderrLog("lease: node %u took over from node %u, which a majority voted out; the last grant its lease may "
+            "rest on was made %s before ZooKeeper answered (in %s): it is removed in %s unless it renews",
+            node_->id(), node, absl::FormatDuration(**grants_ago).c_str(), absl::FormatDuration(answered - now).c_str(),
             absl::FormatDuration(expires - answered).c_str());
 }
 
@@ -370,6 +369,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
   absl::StatusOr<LeaseReply> reply = Request(manager, manager_channel, EncodeLeaseRequest(request), timeout);
   if (!reply.ok()) {
     absl::Duration silent;
+    absl::Duration unconfirmed_for;
     {
       MutexLock lock(&mu_);
       ++counters_.request_failures;
@@ -394,10 +394,12 @@ void LeaseAgent::MemberTick(absl::Time now) {
       // From the vote on, none of this CM's grants is confirmed (vote_silence): see ShortenDeposedManager.
       voted_against_ = {manager, manager_incarnation};
       silent_until_ = now + options_.vote_silence;
+      // Every grant of this CM it confirmed (echoed) was made before the last one arrived.
+      unconfirmed_for = granted_by_ == voted_against_ ? options_.clock->Now() - granted_at_ : absl::InfiniteDuration();
     }
     StderrLog("lease: node %u suspects the CM (node %u): no answer for %s", node_->id(), manager,
             absl::FormatDuration(silent).c_str());
-    if (absl::Status s = coordinator_->ReportSuspect(manager); !s.ok()) {
+    if (absl::Status s = coordinator_->ReportSuspect(manager, unconfirmed_for); !s.ok()) {
       StderrLog("lease: node %u reporting the CM (node %u): %s", node_->id(), manager, s.ToString().c_str());
     }
     return;
@@ -410,6 +412,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
     const bool first_from_this_cm = granted_by_ != from;
     granted_by_ = from;
     grant_token_ = reply->grant;
+    granted_at_ = options_.clock->Now();
     // Renewals follow the CM's pace (period()); at most every 250 us, whatever a CM says.
     granted_period_nanos_.store(absl::ToInt64Nanoseconds(std::max(reply->period, absl::Milliseconds(1))),
                                 std::memory_order_relaxed);

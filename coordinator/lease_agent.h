@@ -206,6 +206,7 @@ class LeaseAgent {
   // LeaseRequest::confirms).
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
   uint64_t grant_token_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time granted_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // when that grant arrived
   // The CM this member voted out last, and until when it confirms none of its grants (vote_silence).
   std::pair<uint32_t, uint64_t> voted_against_ ABSL_GUARDED_BY(mu_) = {0, 0};
   absl::Time silent_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

@@ -219,7 +219,8 @@ absl::StatusOr<RegionAllocation> LocalCoordinator::AllocateRegion(uint64_t size_
   return out;
 }
 
-absl::Status LocalCoordinator::ReportSuspect(uint32_t node_id) {
+absl::Status LocalCoordinator::ReportSuspect(uint32_t node_id, absl::Duration unconfirmed_for) {
+  (void)unconfirmed_for;  // no votes here: a live handle is never deposed
   if (FindMember(service_->configuration(), node_id) == nullptr) {
     return absl::NotFoundError(absl::StrCat("node ", node_id, " is not a member"));
   }

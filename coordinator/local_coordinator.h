@@ -84,7 +84,7 @@ class LocalCoordinator final : public Coordinator {
   std::unique_ptr<Subscription> Subscribe(Callback callback) override;
   absl::StatusOr<Configuration> Update(const Mutation& mutation) override;
   absl::StatusOr<RegionAllocation> AllocateRegion(uint64_t size_bytes, int replicas) override;
-  absl::Status ReportSuspect(uint32_t node_id) override;
+  absl::Status ReportSuspect(uint32_t node_id, absl::Duration unconfirmed_for) override;
   absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
                                    ExpiredMember expired = ExpiredMember::kUnseen) override;
   CoordinatorState state() const override;

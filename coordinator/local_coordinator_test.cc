@@ -87,8 +87,8 @@ TEST(LocalCoordinatorTest, MembersJoinAndLeaveAndTheFirstIsManager) {
   ASSERT_TRUE(c->Leave().ok());
   EXPECT_EQ(Ids(*a->GetConfiguration()), (std::vector<uint32_t>{1}));
   EXPECT_EQ(c->Leave().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(a->ReportSuspect(3).code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(a->ReportSuspect(1).ok());  // alive: stays
+  EXPECT_EQ(a->ReportSuspect(3, absl::ZeroDuration()).code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(a->ReportSuspect(1, absl::ZeroDuration()).ok());  // alive: stays
   EXPECT_EQ(Ids(*a->GetConfiguration()), (std::vector<uint32_t>{1}));
 }
 

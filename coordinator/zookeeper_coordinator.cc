@@ -794,7 +794,7 @@ absl::StatusOr<RegionAllocation> ZooKeeperCoordinator::AllocateRegion(uint64_t s
   return out;
 }
 
-absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id) {
+absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id, absl::Duration unconfirmed_for) {
   uint64_t incarnation;
   {
     MutexLock lock(&mu_);
@@ -808,14 +808,15 @@ absl::Status ZooKeeperCoordinator::ReportSuspect(uint32_t node_id) {
     }
     incarnation = suspect->incarnation();
   }
-  return DeposeManager(node_id, incarnation);
+  return DeposeManager(node_id, incarnation, unconfirmed_for);
 }
 
-absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t incarnation) {
+absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t incarnation,
+                                                 absl::Duration unconfirmed_for) {
   HandleLease lease(this);
   if (!lease.status().ok()) return lease.status();
   zhandle_t* zh = lease.get();
-  absl::StatusOr<bool> majority = VoteAgainstManager(zh, node_id, incarnation);
+  absl::StatusOr<bool> majority = VoteAgainstManager(zh, node_id, incarnation, unconfirmed_for);
   if (!majority.ok() || !*majority) return majority.status();
   // Only that incarnation's session: its registration names the incarnation, and its election znode
   // has the same ephemeral owner. A restarted process (another session) is left alone.
@@ -849,7 +850,8 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
 // ephemeral znode suspicions/<cm>-<incarnation>/<voter>, and the CM is deposed only once a majority of the
 // data members (the CM counted, never voting) voted within suspicion_window. Only a data member of the
 // configuration as ZooKeeper holds it now votes: a member removed while it was cut off has no say.
-absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation) {
+absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation,
+                                                              absl::Duration unconfirmed_for) {
   std::optional<MemberInfo> me;
   {
     MutexLock lock(&mu_);
@@ -874,15 +876,20 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   int rc = zoo_create(zh, dir.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
   if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", dir));
   const std::string mine = absl::StrCat(dir, "/", me->node_id());
-  rc = zoo_create(zh, mine.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0);
-  if (rc == ZNODEEXISTS) rc = zoo_set(zh, mine.c_str(), nullptr, -1, -1);  // a fresh vote: a new mtime
+  // The silence it states, in whole milliseconds rounded down (its mtime comes later still): the
+  // successor counts the old CM's lease from the vote's time minus it (DeposedByVotes).
+  const std::string silence =
+      absl::StrCat(absl::ToInt64Milliseconds(std::clamp(unconfirmed_for, absl::ZeroDuration(), options_.suspicion_window)));
+  const int silence_bytes = static_cast<int>(silence.size());
+  rc = zoo_create(zh, mine.c_str(), silence.data(), silence_bytes, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0);
+  if (rc == ZNODEEXISTS) rc = zoo_set(zh, mine.c_str(), silence.data(), silence_bytes, -1);  // a fresh vote: a new mtime
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("vote ", mine));
   Stat my_stat{};
   rc = zoo_exists(zh, mine.c_str(), 0, &my_stat);
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("stat ", mine));
-  absl::StatusOr<std::vector<int64_t>> vote_times = VoteTimes(zh, dir, config, node_id, my_stat.mtime);
-  if (!vote_times.ok()) return vote_times.status();
-  const int votes = static_cast<int>(vote_times->size());
+  absl::StatusOr<std::vector<Vote>> cast = Votes(zh, dir, config, node_id, my_stat.mtime);
+  if (!cast.ok()) return cast.status();
+  const int votes = static_cast<int>(cast->size());
   int data_members = 0;
   for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
   const int needed = data_members / 2 + 1;
@@ -891,27 +898,37 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   return votes >= needed;
 }
 
-absl::StatusOr<std::vector<int64_t>> ZooKeeperCoordinator::VoteTimes(zhandle_t* zh, const std::string& dir,
-                                                                      const Configuration& config, uint32_t node_id,
-                                                                      int64_t now_ms) {
+absl::StatusOr<std::vector<ZooKeeperCoordinator::Vote>> ZooKeeperCoordinator::Votes(zhandle_t* zh,
+                                                                                     const std::string& dir,
+                                                                                     const Configuration& config,
+                                                                                     uint32_t node_id, int64_t now_ms) {
   std::vector<std::string> voters;
-  std::vector<int64_t> times;
+  std::vector<Vote> votes;
   int rc = Children(zh, dir, nullptr, nullptr, &voters);
-  if (rc == ZNONODE) return times;
+  if (rc == ZNONODE) return votes;
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
-  const int64_t oldest_ms = now_ms - absl::ToInt64Milliseconds(options_.suspicion_window);
+  const int64_t window_ms = absl::ToInt64Milliseconds(options_.suspicion_window);
   for (const std::string& voter : voters) {
     uint32_t id = 0;
     if (!absl::SimpleAtoi(voter, &id) || id == node_id) continue;
     const MemberInfo* m = FindMember(config, id);
     if (m == nullptr || m->client_only()) continue;
+    std::string data;
     Stat stat{};
-    if (zoo_exists(zh, (dir + "/" + voter).c_str(), 0, &stat) == ZOK && stat.mtime >= oldest_ms) {
-      times.push_back(stat.mtime);
+    rc = GetData(zh, dir + "/" + voter, nullptr, nullptr, &data, &stat, 64);
+    if (rc != ZOK || stat.mtime < now_ms - window_ms) continue;
+    // The silence the voter states (configuration.md, Deposition). Anything else states none: the vote
+    // then says only that it was cast, the latest its voter may have confirmed a grant.
+    int64_t silence_ms = 0;
+    if (!data.empty() && (!absl::SimpleAtoi(data, &silence_ms) || silence_ms < 0 || silence_ms > window_ms)) {
+      StderrLog("coordinator %s: vote %s/%s states no silence (%zu bytes): counted as none", root_.c_str(),
+                dir.c_str(), voter.c_str(), data.size());
+      silence_ms = 0;
     }
+    votes.push_back({stat.mtime, stat.mtime - silence_ms});
   }
-  std::sort(times.begin(), times.end());
-  return times;
+  std::sort(votes.begin(), votes.end(), [](const Vote& a, const Vote& b) { return a.cast_ms < b.cast_ms; });
+  return votes;
 }
 
 // The votes are compared in ZooKeeper's time (mtimes), never with this node's clock: "now" there is the
@@ -934,15 +951,18 @@ absl::StatusOr<std::optional<absl::Duration>> ZooKeeperCoordinator::DeposedByVot
   rc = zoo_exists(zh, dir.c_str(), 0, &now);
   if (rc == ZNONODE) return std::nullopt;
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("stat ", dir));
-  absl::StatusOr<std::vector<int64_t>> vote_times = VoteTimes(zh, dir, config, node_id, now.mtime);
-  if (!vote_times.ok()) return vote_times.status();
+  absl::StatusOr<std::vector<Vote>> votes = Votes(zh, dir, config, node_id, now.mtime);
+  if (!votes.ok()) return votes.status();
   int data_members = 0;
   for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
   const size_t needed = static_cast<size_t>(data_members / 2 + 1);
-  if (vote_times->size() < needed) return std::nullopt;
-  // The earliest majority of votes meets the majority the old CM's lease rests on: its last vote is the
-  // one that counts.
-  return absl::Milliseconds(std::max<int64_t>(0, now.mtime - (*vote_times)[needed - 1]));
+  if (votes->size() < needed) return std::nullopt;
+  // Any majority of voters meets the majority the old CM's lease rests on, and each voter confirmed no
+  // grant made after its `confirmed_until_ms`: the majority whose latest such time is earliest counts.
+  std::vector<int64_t> confirmed_until;
+  for (const Vote& vote : *votes) confirmed_until.push_back(vote.confirmed_until_ms);
+  std::sort(confirmed_until.begin(), confirmed_until.end());
+  return absl::Milliseconds(std::max<int64_t>(0, now.mtime - confirmed_until[needed - 1]));
 }
 
 void ZooKeeperCoordinator::SetFailureWitness(FailureWitness witness) {

@@ -89,7 +89,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   // member cut off alone cannot), deletes its election znode (if it still belongs to the suspected
   // incarnation's session), so the next candidate takes the role; the deposed CM, if alive, sees it and
   // steps down. FailedPrecondition if this node is no data member of the configuration in ZooKeeper.
-  absl::Status ReportSuspect(uint32_t node_id) override;
+  absl::Status ReportSuspect(uint32_t node_id, absl::Duration unconfirmed_for) override;
   absl::StatusOr<std::optional<absl::Duration>> DeposedByVotes(uint32_t node_id, uint64_t incarnation) override;
   // One multi-op: {my election znode still exists, delete members/<id> if it holds `incarnation`, set
   // config at the version read}; retried when the configuration changed meanwhile.
@@ -139,13 +139,20 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status Elect(zhandle_t* zh);
   absl::Status ReadConfig(zhandle_t* zh);
   absl::Status Reconcile(zhandle_t* zh);
-  absl::Status DeposeManager(uint32_t node_id, uint64_t incarnation);
+  absl::Status DeposeManager(uint32_t node_id, uint64_t incarnation, absl::Duration unconfirmed_for);
   // Records this member's vote against the CM; true once a majority of the data members voted.
-  absl::StatusOr<bool> VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation);
-  // The times (ZooKeeper's clock, ms) of the votes in `dir` (suspicions/<cm>-<incarnation>) by data members
-  // of `config` but `node_id`, at most the suspicion window older than `now_ms`; earliest first.
-  absl::StatusOr<std::vector<int64_t>> VoteTimes(zhandle_t* zh, const std::string& dir, const Configuration& config,
-                                                 uint32_t node_id, int64_t now_ms);
+  absl::StatusOr<bool> VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation,
+                                          absl::Duration unconfirmed_for);
+  // One vote in suspicions/<cm>-<incarnation> (ZooKeeper's clock, ms): when it was cast (its mtime), and
+  // by when, at latest, its voter accepted the last grant it confirmed (mtime minus the silence it states).
+  struct Vote {
+    int64_t cast_ms = 0;
+    int64_t confirmed_until_ms = 0;
+  };
+  // The votes in `dir` by data members of `config` but `node_id`, at most the suspicion window older than
+  // `now_ms`; earliest cast first.
+  absl::StatusOr<std::vector<Vote>> Votes(zhandle_t* zh, const std::string& dir, const Configuration& config,
+                                          uint32_t node_id, int64_t now_ms);
   // Reads and decodes /config: nullopt when it does not exist yet; `version` gets the znode version.
   absl::StatusOr<std::optional<Configuration>> FetchConfig(zhandle_t* zh, int* version, bool watch);
   void Accept(const Configuration& config) ABSL_LOCKS_EXCLUDED(mu_);

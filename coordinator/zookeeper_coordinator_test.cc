@@ -184,7 +184,7 @@ TEST_F(ZooKeeperCoordinatorTest, ALeavingMemberIsRemoved) {
   fprintf(stderr, "member removal (Leave -> configuration without it everywhere): %s\n",
           absl::FormatDuration(absl::Now() - start).c_str());
   EXPECT_EQ(nodes_[2]->Leave().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(nodes_[0]->ReportSuspect(3).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(nodes_[0]->ReportSuspect(3, absl::ZeroDuration()).code(), absl::StatusCode::kNotFound);
   // It may join again.
   ASSERT_TRUE(nodes_[2]->Join(Member(3)).ok());
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
@@ -376,7 +376,7 @@ TEST_F(ZooKeeperCoordinatorTest, AnExpiredMemberIsRemovedForGoodUntilItJoinsAgai
   EXPECT_EQ(zoo_exists(raw, "/fathom/test/members/3", 0, nullptr), ZNONODE);
   zookeeper_close(raw);
   EXPECT_EQ(nodes_[2]->state(), CoordinatorState::kConnected);
-  EXPECT_EQ(cm->ReportSuspect(2).code(), absl::StatusCode::kOk);
+  EXPECT_EQ(cm->ReportSuspect(2, absl::ZeroDuration()).code(), absl::StatusCode::kOk);
   absl::SleepFor(absl::Seconds(1));
   EXPECT_TRUE(AllSee({1, 2}));
   // Joining again (Leave, then Join) brings it back.
@@ -398,7 +398,7 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id), nullptr);
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}) && Manager() == nodes_[0].get(); }));
   // One vote of three is no majority: node 3 alone may be the one cut off (FaRM's probe).
-  ASSERT_TRUE(nodes_[2]->ReportSuspect(1).ok());
+  ASSERT_TRUE(nodes_[2]->ReportSuspect(1, absl::ZeroDuration()).ok());
   absl::SleepFor(absl::Milliseconds(500));
   EXPECT_EQ(Manager(), nodes_[0].get());
   const uint64_t first_cm = Member(1).incarnation();
@@ -412,15 +412,16 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   client_member.set_client_only(true);
   ASSERT_TRUE((*client)->Join(client_member).ok());
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3, 9}); }));
-  const absl::Status refused = (*client)->ReportSuspect(1);
+  const absl::Status refused = (*client)->ReportSuspect(1, absl::ZeroDuration());
   EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
   ASSERT_TRUE((*client)->Leave().ok());
   client->reset();
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
   EXPECT_EQ(Manager(), nodes_[0].get());
-  // Node 2's vote is the second of three data members: a majority.
+  // Node 2's vote is the second of three data members: a majority. It states that node 2 confirmed none
+  // of node 1's grants for the last 300 ms.
   const absl::Time majority_voted = absl::Now();
-  ASSERT_TRUE(nodes_[1]->ReportSuspect(1).ok());
+  ASSERT_TRUE(nodes_[1]->ReportSuspect(1, absl::Milliseconds(300)).ok());
   ASSERT_TRUE(Eventually([&] {
     absl::StatusOr<Configuration> c = nodes_[2]->GetConfiguration();
     return Manager() == nodes_[1].get() && c.ok() && c->manager_id() == 2;
@@ -429,20 +430,36 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   EXPECT_EQ(nodes_[0]->state(), CoordinatorState::kConnected);
   // The new CM can tell its predecessor went by a majority's votes (and so its lease is over soon);
   // nobody voted against node 3, nor against another incarnation of node 1.
-  // How long ago is counted from the vote that made the majority (node 2's), not node 3's, 500 ms older:
-  // the old CM's lease ends an interval after it.
+  // The last grant the old CM's lease may rest on was made when node 2 last confirmed one (its vote minus
+  // the 300 ms it states): node 3's vote, 500 ms older and stating no silence, is earlier still, and any
+  // majority of voters includes one of the two.
   deposed = nodes_[1]->DeposedByVotes(1, first_cm);
   const absl::Duration since_majority = absl::Now() - majority_voted;
   ASSERT_TRUE(deposed.ok()) << deposed.status();
   ASSERT_TRUE(deposed->has_value());
-  EXPECT_GE(**deposed, absl::ZeroDuration());
-  EXPECT_LE(**deposed, since_majority + absl::Milliseconds(2)) << "counted from an older vote";
+  EXPECT_GE(**deposed, absl::Milliseconds(300)) << "the stated silence was not counted";
+  EXPECT_LE(**deposed, since_majority + absl::Milliseconds(302)) << "counted from an older vote";
   // In ZooKeeper's time: asked again at least 200 ms later, the vote is at least that much older.
   absl::SleepFor(absl::Milliseconds(200));
   absl::StatusOr<std::optional<absl::Duration>> later = nodes_[1]->DeposedByVotes(1, first_cm);
   ASSERT_TRUE(later.ok()) << later.status();
   ASSERT_TRUE(later->has_value());
   EXPECT_GE(**later - **deposed, absl::Milliseconds(198));
+  // A vote whose stated silence is not a count of milliseconds within the vote window states none: it
+  // bounds the old CM's lease from its own time (rewritten now, so fresh).
+  zhandle_t* raw = RawClient();
+  const std::string vote = absl::StrCat("/fathom/test/suspicions/1-", first_cm, "/2");
+  for (const std::string& lie : std::vector<std::string>{"abc", "-300", "99999999", std::string(100, '7'), ""}) {
+    SCOPED_TRACE(absl::StrCat("vote data \"", lie, "\""));
+    const absl::Time rewritten = absl::Now();
+    ASSERT_EQ(zoo_set(raw, vote.c_str(), lie.data(), static_cast<int>(lie.size()), -1), ZOK);
+    later = nodes_[1]->DeposedByVotes(1, first_cm);
+    const absl::Duration since_rewritten = absl::Now() - rewritten;
+    ASSERT_TRUE(later.ok()) << later.status();
+    ASSERT_TRUE(later->has_value());
+    EXPECT_LE(**later, since_rewritten + absl::Milliseconds(2)) << "a silence was counted";
+  }
+  zookeeper_close(raw);
   deposed = nodes_[1]->DeposedByVotes(3, Member(3).incarnation());
   ASSERT_TRUE(deposed.ok()) << deposed.status();
   EXPECT_FALSE(deposed->has_value());
@@ -461,11 +478,11 @@ TEST_F(ZooKeeperCoordinatorTest, ASuspectedManagerIsDeposedAndTheNextCandidateTa
   }));
   // Node 1's and node 3's votes against the new CM depose that one in turn: node 3 is next, node 1
   // queued behind it.
-  ASSERT_TRUE(nodes_[0]->ReportSuspect(2).ok());
-  ASSERT_TRUE(nodes_[2]->ReportSuspect(2).ok());
+  ASSERT_TRUE(nodes_[0]->ReportSuspect(2, absl::ZeroDuration()).ok());
+  ASSERT_TRUE(nodes_[2]->ReportSuspect(2, absl::ZeroDuration()).ok());
   ASSERT_TRUE(Eventually([&] { return Manager() == nodes_[2].get(); }));
   // A report against a member that is not the CM only makes the CM look at the members again.
-  ASSERT_TRUE(nodes_[0]->ReportSuspect(2).ok());
+  ASSERT_TRUE(nodes_[0]->ReportSuspect(2, absl::ZeroDuration()).ok());
   absl::SleepFor(absl::Milliseconds(500));
   EXPECT_EQ(Manager(), nodes_[2].get());
   EXPECT_TRUE(AllSee({1, 2, 3}));

@@ -555,7 +555,22 @@ coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& conf
     log_waiting(absl::StrCat("cannot serve a promoted region yet: ", served.status().ToString()));
   } else {
     if (!waiting_for.empty()) log_waiting(absl::StrCat("promoted regions wait: ", waiting_for));
-    for (uint32_t region : *served) Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)"));
+    // How long the promotion waited (in earlier passes) and for what, last: the regions' unavailability.
+    const absl::Time now = absl::Now();
+    for (uint32_t region : *served) {
+      Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)",
+                       promotion_waiting_since_ == absl::InfinitePast()
+                           ? ""
+                           : absl::StrCat(" after waiting ", absl::FormatDuration(now - promotion_waiting_since_),
+                                          " (last for: ", promotion_waited_for_, ")")));
+    }
+    if (waiting_for.empty()) {
+      promotion_waiting_since_ = absl::InfinitePast();
+      promotion_waited_for_.clear();
+    } else {
+      if (promotion_waiting_since_ == absl::InfinitePast()) promotion_waiting_since_ = now;
+      promotion_waited_for_ = waiting_for;
+    }
     result.served_new = !served->empty();
     if (result.served_new) {
       // The follower republishes them to every member before the rest (fills, transaction recovery,

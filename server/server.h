@@ -155,6 +155,9 @@ class Server {
   // The follower thread's only: when Recover last logged why it could not fill or promote yet (a backup
   // that has not seen the configuration refuses, and is asked again at every configuration).
   absl::Time recovery_logged_ = absl::InfinitePast();
+  // The follower thread's only: since when promoted regions wait, and for what, last (logged when served).
+  absl::Time promotion_waiting_since_ = absl::InfinitePast();
+  std::string promotion_waited_for_;
 
   ServerOptions options_;
   uint32_t id_ = 0;
