@@ -435,6 +435,8 @@ EOF
     echo "node $id: $(grep "^READY" "$dir/node-$id.out")"
   done
 
+  local tcp_flag=""  # data commands join the cluster: over its fabric
+  [[ "$transports" == *tcp* ]] && tcp_flag=" --tcp"
   cat <<EOF
 
 cluster '$cluster' is up: $nodes node(s), transports $transports, $backups backup(s) per region, ZooKeeper $zk
@@ -443,6 +445,9 @@ $([[ $netns -eq 1 ]] && echo "each node in its own network namespace; for client
 
   $dir/bin/fathomctl status --zk=$zk --cluster=$cluster --token_file=$dir/token
   $dir/bin/fathomctl regions --zk=$zk --cluster=$cluster
+  $dir/bin/fathomctl table create kv --zk=$zk --cluster=$cluster --token_file=$dir/token
+  $dir/bin/fathomctl put kv hello world --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
+  $dir/bin/fathomctl get kv hello --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
   tools/cluster.sh stop $dir
 EOF
 }

@@ -24,8 +24,9 @@ trap '"$cluster_sh" stop "$dir" >/dev/null 2>&1 || true' EXIT
 
 "$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=1s --memory=64M --region_size=64M \
   --threads=1 2>&1 | tail -n 3 && fail "an unknown flag was accepted"
-"$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=1s --memory=64M --threads=1 ||
-  fail "start failed"
+"$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=1s --memory=64M --threads=1 \
+  >"$TEST_TMPDIR/start.out" || fail "start failed"
+cat "$TEST_TMPDIR/start.out"
 zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
 
 # Waits (generously: the machine may be loaded) until `fathomctl status` reports `want` members.
@@ -39,6 +40,24 @@ wait_members() {
   done
 }
 wait_members 3
+
+# A key round-trips through the commands start printed, as a user would paste them.
+printed() { grep -m1 -- "fathomctl $1" "$TEST_TMPDIR/start.out" || fail "start printed no 'fathomctl $1' line"; }
+eval "$(printed 'table create')" >/dev/null || fail "the printed table create failed"
+eval "$(printed put)" || fail "the printed put failed"
+[[ "$(eval "$(printed get)")" == world ]] || fail "the printed get did not print world"
+ctl=("$bin/fathomctl" --zk="$zk" --cluster=local --token_file="$dir/token")
+printf 'two\nlines' | "${ctl[@]}" put kv multi - || fail "put from standard input failed"
+[[ "$("${ctl[@]}" get kv multi)" == $'two\nlines' ]] || fail "the value from standard input did not round-trip"
+"${ctl[@]}" delete kv hello || fail "delete failed"
+status=0
+"${ctl[@]}" get kv hello 2>"$TEST_TMPDIR/get.err" || status=$?
+[[ $status -eq 3 ]] || fail "get of a deleted key exited $status, not 3"
+grep -q "no such key" "$TEST_TMPDIR/get.err" || fail "get of a deleted key said: $(cat "$TEST_TMPDIR/get.err")"
+status=0
+"${ctl[@]}" get nosuchtable hello 2>"$TEST_TMPDIR/get.err" || status=$?
+[[ $status -eq 1 ]] || fail "get from an unknown table exited $status, not 1"
+grep -q "table create nosuchtable" "$TEST_TMPDIR/get.err" || fail "no hint for an unknown table: $(cat "$TEST_TMPDIR/get.err")"
 
 # Whether `pid` runs (a killed process whose parent has not reaped it yet is a zombie: not running).
 running() {

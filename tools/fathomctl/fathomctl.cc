@@ -8,6 +8,7 @@
 //   fathomctl table drop NAME   --zk=... --cluster=... --token_file=...
 //   fathomctl table list        --zk=... --cluster=... --token_file=... [--json]
 //   fathomctl table resize NAME [--buckets=N]   --zk=... --cluster=... --token_file=... [--json]
+//   fathomctl get TABLE KEY | put TABLE KEY VALUE|- | delete TABLE KEY   --zk=... --cluster=... --token_file=...
 //
 // status: epoch, configuration manager, every member (control address, fabric, memory, incarnation) with
 // a few live numbers from its Stats (peers connected, connected to ZooKeeper, epoch applied, uptime), the
@@ -19,11 +20,14 @@
 // table: the cluster's kv tables, through a member's control service (server/table_client.h); buckets hold 8
 // keys each. Numbers left 0 take kv's defaults (a resize: twice the current buckets). A resize rebuilds
 // the table while clients go on using it and returns once the new generation is published.
+// get, put, delete: one key (data_commands.h): fathomctl joins the cluster as a client-only member for the
+// call (over shared memory, or UCX tcp with --tcp, as the members run). get prints the value and a newline.
 // Human-readable aligned columns by default; --json prints one line of JSON (shapes: report.h).
 // Exit codes: 0 done (`status` with some members unreachable too), 1 the configuration could not be read
 // (ZooKeeper unreachable, no such cluster, corrupt configuration), `status` reached no member at all (it
 // still prints what it read), or a table call failed (unknown table, name taken, no member reachable,
-// entries that do not fit a smaller table), 2 bad usage (including a bad table name or option).
+// entries that do not fit a smaller table), or a data command failed (no cluster, no such table), 2 bad
+// usage (including a bad table name or option), 3 get or delete of a key the table does not hold.
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -37,6 +41,7 @@
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/control/table_validation.h"
 #include "tools/fathomctl/cluster_reader.h"
+#include "tools/fathomctl/data_commands.h"
 #include "tools/fathomctl/member_stats.h"
 #include "tools/fathomctl/replicas.h"
 #include "tools/fathomctl/report.h"
@@ -58,6 +63,7 @@ ABSL_FLAG(uint64_t, buckets, 0,
 ABSL_FLAG(uint32_t, inline_bytes, 0, "table create: key + value up to this sit in the bucket (0: kv's default)");
 ABSL_FLAG(uint32_t, max_key_bytes, 0, "table create: longest key (0: kv's default, 1024)");
 ABSL_FLAG(uint32_t, max_value_bytes, 0, "table create: longest value (0: kv's default)");
+ABSL_FLAG(bool, tcp, false, "get/put/delete: join over UCX tcp (the members run --transports=tcp)");
 ABSL_FLAG(absl::Duration, table_timeout, absl::Seconds(120),
           "table: how long a member may take (a create writes every bucket)");
 
@@ -65,7 +71,7 @@ namespace fathom::fathomctl {
 namespace {
 
 constexpr char kUsage[] =
-    "fathomctl: look at a Fathom cluster.\n"
+    "fathomctl: look at a Fathom cluster, and read or write its keys.\n"
     "  fathomctl status  --zk=HOST:PORT --cluster=NAME --token_file=FILE [--json] [--stats=false]\n"
     "  fathomctl regions --zk=HOST:PORT --cluster=NAME [--json]\n"
     "  fathomctl replicas --zk=HOST:PORT --cluster=NAME --token_file=FILE [--wait=30s]\n"
@@ -74,6 +80,9 @@ constexpr char kUsage[] =
     "  fathomctl table drop NAME --zk=... --cluster=... --token_file=FILE\n"
     "  fathomctl table list --zk=... --cluster=... --token_file=FILE [--json]\n"
     "  fathomctl table resize NAME [--buckets=N] --zk=... --cluster=... --token_file=FILE [--json]\n"
+    "  fathomctl get TABLE KEY --zk=... --cluster=... --token_file=FILE [--json] [--tcp]\n"
+    "  fathomctl put TABLE KEY VALUE|- --zk=... --cluster=... --token_file=FILE [--json] [--tcp]\n"
+    "  fathomctl delete TABLE KEY --zk=... --cluster=... --token_file=FILE [--json] [--tcp]\n"
     "More: fathomctl --help, and the header of tools/fathomctl/fathomctl.cc.";
 
 int Usage(const std::string& message) {
@@ -150,6 +159,23 @@ int RunTable(const std::vector<std::string>& args) {
   return 0;
 }
 
+// fathomctl get|put|delete: args are {verb, TABLE, KEY[, VALUE]}.
+int RunData(const std::vector<std::string>& args) {
+  absl::StatusOr<DataCommand> command = ParseDataCommand(args, std::cin);
+  if (!command.ok()) return Usage(std::string(command.status().message()));
+  auto token = ReadToken(absl::StrCat(args[0], " needs the cluster token to join the cluster (--token_file or --token)"));
+  if (!token.ok()) return Usage(std::string(token.status().message()));
+  ClientOptions options;
+  options.zookeeper = absl::GetFlag(FLAGS_zk);
+  options.cluster = absl::GetFlag(FLAGS_cluster);
+  options.token = *token;
+  options.tcp = absl::GetFlag(FLAGS_tcp);
+  const DataResult result = RunDataCommand(options, *command, absl::GetFlag(FLAGS_json));
+  std::cout << result.out << std::flush;
+  if (!result.err.empty()) std::cerr << "fathomctl: " << result.err << std::endl;
+  return result.exit_code;
+}
+
 // fathomctl replicas: 0 once every region's replicas agree, 1 if they still differ after --wait.
 int RunReplicas() {
   auto token = ReadToken("replicas needs the cluster token to ask members for digests (--token_file or --token)");
@@ -213,6 +239,11 @@ int main(int argc, char** argv) {
   std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
   const std::vector<std::string> args(parsed.begin() + 1, parsed.end());
   if (!args.empty() && args[0] == "table") return fathom::fathomctl::RunTable(args);
-  if (args.size() != 1) return fathom::fathomctl::Usage("give one command: status, regions, replicas or table");
+  if (!args.empty() && (args[0] == "get" || args[0] == "put" || args[0] == "delete")) {
+    return fathom::fathomctl::RunData(args);
+  }
+  if (args.size() != 1) {
+    return fathom::fathomctl::Usage("give one command: status, regions, replicas, table, get, put or delete");
+  }
   return fathom::fathomctl::Run(args[0]);
 }
