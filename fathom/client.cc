@@ -15,7 +15,9 @@ kv::TableOptions KvOptions(const TableOptions& options) {
   return kv;
 }
 
-Table Wrap(kv::Table table) { return Table(std::make_shared<const Table::Impl>(Table::Impl{std::move(table)})); }
+Table Wrap(kv::Table table, absl::Duration retry_deadline) {
+  return Table(std::make_shared<const Table::Impl>(Table::Impl{std::move(table), retry_deadline}));
+}
 
 }  // namespace
 
@@ -39,6 +41,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   if (!joined.ok()) return joined.status();
   auto impl = std::make_unique<Impl>();
   impl->member = std::move(*joined);
+  impl->retry_deadline = options.retry_deadline;
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
@@ -67,17 +70,17 @@ absl::StatusOr<Table> Client::CreateTable(std::string_view name, const TableOpti
     request.set_buckets(options.buckets);
     auto created = impl_->member->CreateTable(name, request);
     if (!created.ok()) return created.status();
-    return Wrap(*std::move(created));
+    return Wrap(*std::move(created), impl_->retry_deadline);
   }
   auto created = kv::Table::Create(impl_->transactions(), impl_->catalog(), std::string(name), KvOptions(options));
   if (!created.ok()) return created.status();
-  return Wrap(*std::move(created));
+  return Wrap(*std::move(created), impl_->retry_deadline);
 }
 
 absl::StatusOr<Table> Client::OpenTable(std::string_view name) {
   auto opened = kv::Table::Open(impl_->transactions(), impl_->catalog(), name);
   if (!opened.ok()) return opened.status();
-  return Wrap(*std::move(opened));
+  return Wrap(*std::move(opened), impl_->retry_deadline);
 }
 
 absl::StatusOr<Table> Client::OpenOrCreateTable(std::string_view name, const TableOptions& options) {

@@ -49,7 +49,9 @@ class Client {
   absl::Status DropTable(std::string_view name);
 
   // Runs `body` in a transaction and commits it; on a conflict, runs it again (with backoff) a bounded
-  // number of times, then returns Aborted. An error returned by `body` aborts and is returned.
+  // number of times, then returns Aborted. An error returned by `body` aborts and is returned. Unlike a
+  // Table's calls, a transaction is not tried again on Unavailable: its commit's outcome may be unknown
+  // (it may have committed), and only the caller knows whether running `body` twice is harmless.
   absl::Status Transact(absl::FunctionRef<absl::Status(Transaction&)> body);
 
   struct Impl;  // internal (fathom/internal.h)

@@ -19,6 +19,7 @@ struct Client::Impl {
   std::unique_ptr<server::ClientMember> member;
   std::unique_ptr<server::EmbeddedCluster> embedded;
   kv::InProcessCatalog embedded_catalog;  // an embedded cluster's table names
+  absl::Duration retry_deadline;          // ClientOptions::retry_deadline
 
   // Embedded: node 1's layer (any node may coordinate; one keeps a Table's handle and a transaction's
   // node the same).
@@ -30,6 +31,7 @@ struct Client::Impl {
 
 struct Table::Impl {
   kv::Table table;
+  absl::Duration retry_deadline;  // ClientOptions::retry_deadline (embedded clusters: none)
 };
 
 struct Transaction::Impl {

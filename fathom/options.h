@@ -21,6 +21,10 @@ struct ClientOptions {
   bool tcp = false;                // the members run --transports=tcp (default: shared memory, one host)
   absl::Duration join_timeout = absl::Seconds(30);
   absl::Duration lease_period = absl::Seconds(2);  // the members' --lease_period
+  // A Table's Get, Put or Delete that fails because the cluster is recovering (a member died and its
+  // regions move to their backups: Unavailable, DeadlineExceeded) is tried again, with backoff, for up to
+  // this long after its first failure; only then is the failure returned. Zero: never again.
+  absl::Duration retry_deadline = absl::Seconds(10);
 };
 
 // A cluster in this process, for tests and trying things out: `nodes` servers over UCX shared memory,

@@ -1,15 +1,30 @@
 // See table.h.
 #include "fathom/table.h"
 
+#include <functional>
+
 #include "fathom/internal.h"
+#include "fathom/retry.h"
 
 namespace fathom {
+namespace {
 
-absl::StatusOr<std::string> Table::Get(std::string_view key) const { return impl_->table.Get(key); }
+uint64_t JitterSeed(std::string_view key) { return std::hash<std::string_view>()(key); }
 
-absl::Status Table::Put(std::string_view key, std::string_view value) const { return impl_->table.Put(key, value); }
+}  // namespace
 
-absl::Status Table::Delete(std::string_view key) const { return impl_->table.Delete(key); }
+absl::StatusOr<std::string> Table::Get(std::string_view key) const {
+  return RetryTransient(impl_->retry_deadline, JitterSeed(key), [&] { return impl_->table.Get(key); });
+}
+
+// Writing the same value again is harmless, also after an attempt whose commit's outcome was unknown.
+absl::Status Table::Put(std::string_view key, std::string_view value) const {
+  return RetryTransient(impl_->retry_deadline, JitterSeed(key), [&] { return impl_->table.Put(key, value); });
+}
+
+absl::Status Table::Delete(std::string_view key) const {
+  return RetryTransient(impl_->retry_deadline, JitterSeed(key), [&] { return impl_->table.Delete(key); });
+}
 
 const std::string& Table::name() const { return impl_->table.name(); }
 

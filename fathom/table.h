@@ -7,8 +7,10 @@
 //   RETURN_IF_ERROR(users.Delete("alice"));             // NotFound if absent
 //
 // Errors: InvalidArgument for an empty or oversized key or value, NotFound for a missing key, Aborted when
-// a write kept conflicting, Unavailable when a node is unreachable (retry), ResourceExhausted when the
-// table is full.
+// a write kept conflicting, Unavailable when a node stayed unreachable (each call is tried again through a
+// failure the cluster recovers from, for ClientOptions::retry_deadline), ResourceExhausted when the table
+// is full. A Delete tried again after an attempt whose commit's outcome was unknown may find the key
+// already gone: NotFound.
 #ifndef FATHOM_FATHOM_TABLE_H_
 #define FATHOM_FATHOM_TABLE_H_
 
