@@ -63,6 +63,21 @@ void ReadBack(SimCluster& cluster, const object::ObjectRef& ref, Outcome& outcom
   outcome.history = cluster.history();
 }
 
+// Node 2 crashes; once the CM removed it and node 1 applied that configuration (node 1 is the primary of
+// node 2's region by it), node 1 tries to serve the region, again and again, for 100 ms.
+absl::Status CrashNodeTwoAndLetNodeOneTryToServe(SimCluster& cluster) {
+  cluster.Stop(2);
+  auto promoted = [&cluster] {
+    return coordinator::FindMember(cluster.configuration(), 2) == nullptr &&
+           cluster.applied_epoch(1) == cluster.configuration().epoch();
+  };
+  if (!cluster.scheduler().RunUntil(promoted, absl::Seconds(10))) {
+    return absl::DeadlineExceededError("node 2 was never removed");
+  }
+  cluster.scheduler().RunFor(absl::Milliseconds(100));
+  return absl::OkStatus();
+}
+
 // Node 3's thread 1 runs a transaction that reads an object of node 1 and writes the one of node 2. It
 // locks at node 2 and stops while it validates its read (frozen), and node 3 applies no new
 // configuration. Node 2 crashes and is removed; node 1 is promoted. Then node 3's thread sends its
@@ -109,15 +124,8 @@ absl::StatusOr<Outcome> CommitBackupFromAMemberBehind(uint64_t seed) {
     return absl::InternalError(absl::StrCat("the commit never reached its validation: ",
                                             commit.has_value() ? commit->ToString() : "still running"));
   }
-  cluster.Stop(2);  // it granted the lock: validation comes after
-  auto promoted = [&cluster] {
-    return coordinator::FindMember(cluster.configuration(), 2) == nullptr &&
-           cluster.applied_epoch(1) == cluster.configuration().epoch();
-  };
-  if (!cluster.scheduler().RunUntil(promoted, absl::Seconds(10))) {
-    return absl::DeadlineExceededError("node 2 was never removed");
-  }
-  cluster.scheduler().RunFor(absl::Milliseconds(100));  // node 1 tries to serve the region, again and again
+  // It granted the lock: validation comes after.
+  if (absl::Status s = CrashNodeTwoAndLetNodeOneTryToServe(cluster); !s.ok()) return s;
   Outcome outcome;
   outcome.served_while_behind = cluster.node(1).Serves(region);
   cluster.Record(absl::StrCat("served while node 3 was behind: ", outcome.served_while_behind));
@@ -235,15 +243,7 @@ absl::StatusOr<Outcome> CommittedRecordTheBackupDiscardedUnread(uint64_t seed) {
     return absl::OkStatus();
   });
   if (!dropped.ok()) return dropped;
-  cluster.Stop(2);
-  auto promoted = [&cluster] {
-    return coordinator::FindMember(cluster.configuration(), 2) == nullptr &&
-           cluster.applied_epoch(1) == cluster.configuration().epoch();
-  };
-  if (!cluster.scheduler().RunUntil(promoted, absl::Seconds(10))) {
-    return absl::DeadlineExceededError("node 2 was never removed");
-  }
-  cluster.scheduler().RunFor(absl::Milliseconds(100));  // node 1 tries to serve the region, again and again
+  if (absl::Status s = CrashNodeTwoAndLetNodeOneTryToServe(cluster); !s.ok()) return s;
   outcome.served_while_behind = cluster.node(1).Serves(region);
   cluster.Record(absl::StrCat("served while node 3 was not connected: ", outcome.served_while_behind));
   if (!outcome.served_while_behind) {

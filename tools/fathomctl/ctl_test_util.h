@@ -2,8 +2,6 @@
 #ifndef FATHOM_TOOLS_FATHOMCTL_CTL_TEST_UTIL_H_
 #define FATHOM_TOOLS_FATHOMCTL_CTL_TEST_UTIL_H_
 
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -44,49 +42,6 @@ inline CtlResult RunCtl(const std::vector<std::string>& args, absl::Duration tim
     absl::StrAppend(&result.output, *line, "\n");
   }
   (*process)->Wait(absl::Seconds(5)).IgnoreError();
-  return result;
-}
-
-struct CtlSplitResult {
-  int exit_code = -1;
-  std::string out;  // stdout, byte for byte
-  std::string err;  // stderr
-};
-
-// Runs fathomctl with `args`, standard input from `stdin_path` (/dev/null if empty), and keeps standard
-// output and standard error apart (in files under `scratch_dir`).
-inline CtlSplitResult RunCtlSplit(const std::vector<std::string>& args, const std::string& scratch_dir,
-                                  const std::string& stdin_path = "", absl::Duration timeout = absl::Seconds(60)) {
-  const std::string out_path = scratch_dir + "/ctl.out", err_path = scratch_dir + "/ctl.err";
-  std::string command = absl::StrCat("'", ::fathom::testing::RunfilePath("tools/fathomctl/fathomctl"), "'");
-  for (const std::string& a : args) absl::StrAppend(&command, " '", a, "'");
-  absl::StrAppend(&command, " <'", stdin_path.empty() ? "/dev/null" : stdin_path, "' >'", out_path, "' 2>'", err_path,
-                  "'; echo \"EXIT=$?\"");
-  CtlSplitResult result;
-  auto process = ::fathom::testing::Subprocess::Start({"/bin/sh", "-c", command});
-  if (!process.ok()) {
-    result.err = process.status().ToString();
-    return result;
-  }
-  const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    auto line = (*process)->ReadLine(deadline - absl::Now());
-    if (!line.ok()) {
-      result.err = absl::StrCat("[", line.status().ToString(), "]");
-      return result;
-    }
-    if (line->rfind("EXIT=", 0) == 0) {
-      result.exit_code = std::stoi(line->substr(5));
-      break;
-    }
-  }
-  (*process)->Wait(absl::Seconds(5)).IgnoreError();
-  auto slurp = [](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  };
-  result.out = slurp(out_path);
-  result.err = slurp(err_path);
   return result;
 }
 
