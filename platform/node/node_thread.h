@@ -123,8 +123,8 @@ class NodeThread {
   const memory::RegionMap& region_map();
   // The peers connected to this thread whose thread of this index has not told it (on the current
   // connection) that it works from region map `epoch` or later (config_applied.h), and those of `members`
-  // (other nodes) not connected to it at all, sorted. Refreshes region_map() first, so this thread itself works from the
-  // latest map afterwards.
+  // (other nodes) not connected to it at all, sorted. Refreshes region_map() first, so this thread itself
+  // works from the latest map afterwards.
   std::vector<uint32_t> PeersBehind(uint64_t epoch, const std::vector<uint32_t>& members = {});
   // The latest configuration whose leavers the node has disconnected (memory::RegionDirectory::fenced).
   uint64_t fenced_epoch() const { return config_.regions->fenced(); }
