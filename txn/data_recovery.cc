@@ -47,7 +47,8 @@ size_t FillRecordBytes(const node::Node& node) {
 constexpr absl::Duration kFillBurst = absl::Milliseconds(250);
 // The bytes `rate` (per second) allows in `elapsed`, at most a burst's worth (so an infinite gap is fine).
 int64_t BytesAllowed(uint64_t rate, absl::Duration elapsed) {
-  return static_cast<int64_t>(static_cast<double>(rate) * absl::ToDoubleSeconds(std::min(elapsed, kFillBurst)));
+  const double seconds = absl::ToDoubleSeconds(std::min(elapsed, kFillBurst));
+  return static_cast<int64_t>(static_cast<double>(rate) * seconds);
 }
 
 // Copies the objects of `memory` from `*cursor` on to `backup`, in FILL records of configuration `epoch`;
