@@ -4,6 +4,7 @@
 // promoted to the region's primary: a COMMIT-BACKUP planned for node 1 as a backup must then either be
 // handled by node 1 before it serves the region, or never be sent (node/config_applied.h).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,25 +33,63 @@ struct Outcome {
   uint64_t history = 0;
 };
 
+// A fault that runs once, when node 3's commit next reaches `step` after the test arms it.
+struct Fault {
+  std::string_view step;
+  std::function<void(SimCluster&, const object::ObjectRef&)> run;
+  bool armed = false;       // set by the test; cleared as the fault runs
+  SimCluster* cluster = nullptr;
+  object::ObjectRef ref;
+};
+
 // The run's cluster, with node 2's region backed up by node 1 and one object in it committed ("v0").
 struct Setup {
   std::unique_ptr<SimCluster> cluster;
   object::ObjectRef ref;
+  std::shared_ptr<Fault> fault;  // arm with fault->armed = true
 };
 
-absl::StatusOr<Setup> StartWithAnObjectOnTwo(SimClusterOptions options) {
+absl::StatusOr<Setup> StartWithAnObjectOnTwo(uint64_t seed, std::string_view fault_step,
+                                             std::function<void(SimCluster&, const object::ObjectRef&)> fault,
+                                             SimClusterOptions options = {}) {
   Setup setup;
+  setup.fault = std::make_shared<Fault>(Fault{fault_step, std::move(fault)});
+  options.seed = seed;
+  options.on_step = [f = setup.fault](uint32_t node, std::string_view step) {
+    if (!f->armed || node != 3 || step != f->step) return;
+    f->armed = false;
+    f->run(*f->cluster, f->ref);
+  };
   auto started = SimCluster::Start(options);
   if (!started.ok()) return started.status();
   setup.cluster = std::move(*started);
+  setup.fault->cluster = setup.cluster.get();
   absl::StatusOr<uint32_t> backup = BackupOfOwnRegion(setup.cluster->configuration(), 2);
   if (!backup.ok()) return backup.status();
   if (*backup != 1) return absl::FailedPreconditionError("node 2's region is not backed up by node 1");
   absl::StatusOr<object::ObjectRef> ref = CommitNewObject(*setup.cluster, /*coordinator=*/3, /*on_node=*/2, "v0");
   if (!ref.ok()) return ref.status();
   setup.ref = *ref;
+  setup.fault->ref = *ref;
   setup.cluster->scheduler().RunFor(absl::Milliseconds(5));  // its truncation reaches node 1
   return setup;
+}
+
+// Node 3 writes "v1" to the setup's object and commits, on its thread `thread`, with the setup's fault
+// armed. The commit's status, or InternalError if the commit never reached the fault's step.
+absl::StatusOr<absl::Status> CommitV1FromNodeThree(Setup& setup, int thread) {
+  setup.fault->armed = true;
+  absl::Status commit;
+  {
+    txn::Transaction tx = setup.cluster->txns(3).Begin(thread);
+    commit = tx.Write(setup.ref, "v1");
+    if (commit.ok()) commit = tx.Commit();
+  }
+  setup.cluster->Record(absl::StrCat("commit: ", commit.ToString()));
+  if (setup.fault->armed) {
+    return absl::InternalError(absl::StrCat("the commit never reached its ", std::string(setup.fault->step), " step"));
+  }
+  return commit;
 }
 
 void ReadBack(SimCluster& cluster, const object::ObjectRef& ref, Outcome& outcome) {
@@ -84,19 +123,12 @@ absl::Status CrashNodeTwoAndLetNodeOneTryToServe(SimCluster& cluster) {
 // COMMIT-BACKUP to node 1, still the backup by the only map node 3 has, and only then node 3 learns the
 // new configuration.
 absl::StatusOr<Outcome> CommitBackupFromAMemberBehind(uint64_t seed) {
-  SimCluster* raw = nullptr;
-  bool armed = false;
-  SimClusterOptions options;
-  options.seed = seed;
-  options.on_step = [&](uint32_t node, std::string_view step) {
-    if (!armed || node != 3 || step != "validate") return;
-    armed = false;
-    raw->scheduler().Freeze(*raw->node(3).Thread(1));  // after this turn: the validating read still goes out
-  };
-  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(options);
+  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(seed, "validate", [](SimCluster& c, const object::ObjectRef&) {
+    c.scheduler().Freeze(*c.node(3).Thread(1));  // after this turn: the validating read still goes out
+  });
   if (!setup.ok()) return setup.status();
   SimCluster& cluster = *setup->cluster;
-  raw = &cluster;
+  bool& armed = setup->fault->armed;
   const object::ObjectRef ref = setup->ref;
   const uint32_t region = ref.address.region;
 
@@ -150,39 +182,26 @@ absl::StatusOr<Outcome> CommitBackupFromAMemberBehind(uint64_t seed) {
 // Node 3 learns, between its LOCK and its COMMIT-BACKUP, a configuration in which node 1 is no longer the
 // region's backup but its primary (as after node 2's removal; here only node 3's map says so).
 absl::StatusOr<Outcome> PlanOvertakenBeforeCommitBackup(uint64_t seed) {
-  SimCluster* raw = nullptr;
-  bool armed = false;
-  uint32_t region = 0;
-  SimClusterOptions options;
-  options.seed = seed;
-  options.on_step = [&](uint32_t node, std::string_view step) {
-    if (!armed || node != 3 || step != "commit_backup") return;
-    armed = false;
-    coordinator::Configuration next = raw->configuration();
-    next.set_epoch(next.epoch() + 1);
-    for (coordinator::RegionPlacement& placed : *next.mutable_regions()) {
-      if (placed.region_id() != region) continue;
-      placed.set_primary(1);
-      placed.clear_backups();
-    }
-    raw->node(3).region_directory().Set(coordinator::RegionMapOf(next));
-  };
-  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(options);
+  absl::StatusOr<Setup> setup =
+      StartWithAnObjectOnTwo(seed, "commit_backup", [](SimCluster& c, const object::ObjectRef& ref) {
+        coordinator::Configuration next = c.configuration();
+        next.set_epoch(next.epoch() + 1);
+        for (coordinator::RegionPlacement& placed : *next.mutable_regions()) {
+          if (placed.region_id() != ref.address.region) continue;
+          placed.set_primary(1);
+          placed.clear_backups();
+        }
+        c.node(3).region_directory().Set(coordinator::RegionMapOf(next));
+      });
   if (!setup.ok()) return setup.status();
   SimCluster& cluster = *setup->cluster;
-  raw = &cluster;
   const object::ObjectRef ref = setup->ref;
-  region = ref.address.region;
+  const uint32_t region = ref.address.region;
 
   Outcome outcome;
-  armed = true;
-  {
-    txn::Transaction tx = cluster.txns(3).Begin(0);
-    outcome.commit = tx.Write(ref, "v1");
-    if (outcome.commit.ok()) outcome.commit = tx.Commit();
-  }
-  cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
-  if (armed) return absl::InternalError("the commit never reached its COMMIT-BACKUP");
+  absl::StatusOr<absl::Status> commit = CommitV1FromNodeThree(*setup, 0);
+  if (!commit.ok()) return commit.status();
+  outcome.commit = *commit;
   cluster.node(3).region_directory().Set(coordinator::RegionMapOf(cluster.configuration()));
   cluster.scheduler().RunFor(absl::Milliseconds(5));
   outcome.records_at_one =
@@ -208,36 +227,27 @@ absl::StatusOr<Outcome> PlanOvertakenBeforeCommitBackup(uint64_t seed) {
 // sends the record again on the new connection.
 absl::StatusOr<Outcome> CommittedRecordTheBackupDiscardedUnread(uint64_t seed) {
   constexpr int kThread = 1;
-  SimCluster* raw = nullptr;
-  bool armed = false;
   SimClusterOptions options;
-  options.seed = seed;
   // Longer than node 1's retries of the promotion (a quarter lease period): the record, if it went after
   // node 3's announcement on the new connection, would come too late.
   options.resend_interval = absl::Milliseconds(30);
-  options.on_step = [&](uint32_t node, std::string_view step) {
-    if (!armed || node != 3 || step != "commit_backup") return;
-    armed = false;
-    if (absl::StatusOr<node::NodeThread*> one = raw->node(1).Thread(kThread); one.ok()) {
-      (*one)->messenger().RemovePeer(3).IgnoreError();
-    }
-  };
-  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(options);
+  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(
+      seed, "commit_backup",
+      [](SimCluster& c, const object::ObjectRef&) {
+        if (absl::StatusOr<node::NodeThread*> one = c.node(1).Thread(kThread); one.ok()) {
+          (*one)->messenger().RemovePeer(3).IgnoreError();
+        }
+      },
+      options);
   if (!setup.ok()) return setup.status();
   SimCluster& cluster = *setup->cluster;
-  raw = &cluster;
   const object::ObjectRef ref = setup->ref;
   const uint32_t region = ref.address.region;
 
   Outcome outcome;
-  armed = true;
-  {
-    txn::Transaction tx = cluster.txns(3).Begin(kThread);
-    outcome.commit = tx.Write(ref, "v1");
-    if (outcome.commit.ok()) outcome.commit = tx.Commit();
-  }
-  cluster.Record(absl::StrCat("commit: ", outcome.commit.ToString()));
-  if (armed) return absl::InternalError("the commit never reached its COMMIT-BACKUP");
+  absl::StatusOr<absl::Status> commit = CommitV1FromNodeThree(*setup, kThread);
+  if (!commit.ok()) return commit.status();
+  outcome.commit = *commit;
   absl::Status dropped = cluster.node(1).RunOnThread(kThread, [](node::NodeThread& thread) {
     thread.RemovePeer(3);
     return absl::OkStatus();
