@@ -111,6 +111,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   std::shared_ptr<TxState> tx_;
   DoneCallback done_;
   const bool sync_;
+  absl::Time started_;  // when Start ran: the commit latency (CoordinatorStats::commit_latency)
   uint64_t log_epoch_ = 0;    // the primaries granted the locks in it (0: no log epochs)
   size_t lock_replies_ = 0;   // granted
   absl::Time epoch_retry_deadline_ = absl::InfinitePast();  // set at the first refusal

@@ -303,6 +303,7 @@ void CommitOperation::Finish(absl::Status status) {
   CoordinatorStats& stats = thread_.stats();
   if (status.ok()) {
     ++stats.committed;
+    stats.commit_latency.Record(thread_.clock().Now() - started_);
   } else if (absl::IsAborted(status)) {
     ++stats.aborted;
   } else {
@@ -318,7 +319,10 @@ void CommitOperation::WaitDurable(absl::Time give_up) {
   if (durable >= log_epoch_ || thread_.clock().Now() >= give_up) {
     ++(durable >= log_epoch_ ? thread_.stats().committed : thread_.stats().failed);
     DoneCallback done = std::move(done_);
-    if (durable >= log_epoch_) return done(absl::OkStatus());
+    if (durable >= log_epoch_) {
+      thread_.stats().commit_latency.Record(thread_.clock().Now() - started_);
+      return done(absl::OkStatus());
+    }
     return done(absl::DeadlineExceededError(absl::StrCat(
         id_.ToString(), " committed in log epoch ", log_epoch_, ", which is not durable after ",
         absl::FormatDuration(thread_.options().sync_timeout), " (every member's SSD log has epochs up to ", durable,

@@ -23,6 +23,7 @@ CommitOperation::Replica& ReplicaFor(std::vector<CommitOperation::Replica>& repl
 void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, bool sync, DoneCallback done) {
   auto op = std::make_shared<CommitOperation>(thread, std::move(tx), sync, std::move(done));
   op->id_ = thread.NextId();
+  op->started_ = thread.clock().Now();
   if (op->tx_->writes.empty()) {
     thread.Settle(op->id_.counter);  // it writes no record anywhere
     return op->ValidateReadOnly();

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "platform/base/clock.h"
+#include "platform/metrics/histogram.h"
 #include "platform/node/node_thread.h"
 #include "txn/backup_store.h"
 #include "txn/epoch_protocol.h"
@@ -54,6 +55,8 @@ struct CoordinatorStats {
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
+  // Start to OK of read-write commits (sync ones until durable).
+  metrics::LatencyHistogram commit_latency;
 
   CoordinatorStats& operator+=(const CoordinatorStats& o) {
     started += o.started;
@@ -75,6 +78,7 @@ struct CoordinatorStats {
     execution_reads += o.execution_reads;
     local_reads += o.local_reads;
     local_read_retries += o.local_read_retries;
+    commit_latency += o.commit_latency;
     return *this;
   }
 };

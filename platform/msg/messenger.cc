@@ -535,6 +535,16 @@ MsgCounters Messenger::counters() const {
   return total;
 }
 
+Messenger::RingOccupancy Messenger::send_ring_occupancy() const {
+  RingOccupancy total;
+  for (const auto& [id, peer] : peers_) {
+    if (peer->sender == nullptr) continue;
+    total.used_bytes += peer->sender->tail() - peer->sender->credited();
+    total.capacity_bytes += peer->sender->geometry().capacity();
+  }
+  return total;
+}
+
 RingSender* Messenger::sender(NodeId peer) {
   Peer* state = FindPeer(peer);
   return state == nullptr ? nullptr : state->sender.get();

@@ -164,6 +164,13 @@ class Messenger {
   size_t pending_calls() const { return pending_.size(); }
   // The sum of every receive ring's counters (messages the layers above rejected included).
   MsgCounters counters() const;
+  // The send rings to every peer: bytes queued or written that the peer has not consumed as far as this
+  // side last read its credit (an upper bound: the credit is read when a ring looks full), and their size.
+  struct RingOccupancy {
+    uint64_t used_bytes = 0;
+    uint64_t capacity_bytes = 0;
+  };
+  RingOccupancy send_ring_occupancy() const;
   // One line per peer (health, ring positions, messages waiting to be written, calls pending) and per
   // receive ring: what an operator needs when operations stop completing (fathomd's SIGUSR1 dump).
   std::string Describe() const;

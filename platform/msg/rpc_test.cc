@@ -104,6 +104,33 @@ TEST(RpcTest, OneWayMessagesArriveInOrder) {
   EXPECT_EQ(cluster.messenger(1).stats().one_way_sent, 2000u);
 }
 
+TEST(RpcTest, RingOccupancyCountsWhatThePeerHasNotConsumed) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimMsgCluster cluster(ClusterOptions(seed));
+  ASSERT_OK(cluster.Start(2));
+  int got = 0;
+  ASSERT_OK(cluster.messenger(2).Register(kNote, [&](const Message&, std::string*) {
+    ++got;
+    return absl::OkStatus();
+  }));
+  const Messenger::RingOccupancy empty = cluster.messenger(1).send_ring_occupancy();
+  ASSERT_GT(empty.capacity_bytes, 0u);
+  EXPECT_EQ(empty.used_bytes, 0u);
+  // Node 2 does not poll: its ring fills up.
+  int sent = 0;
+  while (cluster.messenger(1).Send(2, kNote, Pattern(sent, 200)).ok()) ++sent;
+  const Messenger::RingOccupancy full = cluster.messenger(1).send_ring_occupancy();
+  EXPECT_EQ(full.capacity_bytes, empty.capacity_bytes);
+  EXPECT_GE(full.used_bytes, empty.capacity_bytes / 2) << sent << " messages sent";
+  EXPECT_LE(full.used_bytes, empty.capacity_bytes);
+  // Once node 2 consumed them and its credit reached node 1, most of the ring counts as free again.
+  ASSERT_TRUE(cluster.PumpUntil([&] {
+    cluster.messenger(1).sender(2)->ReadCredit();
+    return got == sent && cluster.messenger(1).send_ring_occupancy().used_bytes < empty.capacity_bytes / 2;
+  }));
+}
+
 TEST(RpcTest, QueuedCallsGoOutInOneWrite) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(SeedTrace(seed));

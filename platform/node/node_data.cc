@@ -176,6 +176,9 @@ std::map<std::string, uint64_t> Node::Counters() {
           c["msg.replies_sent"] = s.replies_sent;
           c["msg.timeouts"] = s.timeouts;
           c["msg.peer_failures"] = s.peer_failures;
+          const msg::Messenger::RingOccupancy rings = t->messenger().send_ring_occupancy();
+          c["msg.send_ring_used_bytes"] = rings.used_bytes;
+          c["msg.send_ring_bytes"] = rings.capacity_bytes;
           const object::ReadStats& r = t->reader().stats();
           c["object.remote_reads"] = r.reads;
           c["object.remote_copies"] = r.copies;
