@@ -11,7 +11,9 @@
 // runs again)); with --peers it joins every peer listed (waiting up
 // to --join_timeout for them). Then it prints "READY node=<id> control=<host:port>" on stdout and serves
 // until SIGTERM, SIGINT or a Shutdown call (SIGUSR1 logs its connections and rings; SIGUSR2 arms or
-// disarms the test-only --crash_at_record). With --zk it also
+// disarms the test-only --crash_at_record). With --metrics_port it serves Prometheus metrics at
+// http://--metrics_host:PORT/metrics (docs/formats/metrics.md) and adds " metrics=<host:port>" to READY.
+// With --zk it also
 // serves the control service's table calls
 // (fathomctl table create|drop|list) with the kv API, the tables' names kept in the configuration. Exit codes: 0 clean stop, 1 a runtime
 // failure (port in use, peer unreachable, memory not available, a damaged log), 2 bad flags.
@@ -44,9 +46,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "platform/metrics/http_endpoint.h"
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/node_options.h"
 #include "server/crash_at_record.h"
+#include "server/metrics_page.h"
 #include "server/server.h"
 
 ABSL_FLAG(uint32_t, node_id, 0, "this node's id, 1..65535 (required)");
@@ -98,6 +102,12 @@ ABSL_FLAG(bool, log_fsync, false,
 ABSL_FLAG(std::string, txn_members, "",
           "without --zk: the nodes that hold data and replicas, id,id,... (default: this node and --peers); "
           "every node of the cluster must list the same. With --zk the configuration says.");
+ABSL_FLAG(int, metrics_port, -1,
+          "serve Prometheus metrics over HTTP at http://HOST:PORT/metrics (-1: off; 0: a free port, printed in "
+          "the READY line)");
+ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
+          "address the metrics endpoint listens on (0.0.0.0 or :: for every interface: the page is not "
+          "authenticated)");
 ABSL_FLAG(std::string, crash_at_record, "",
           "tests only: KIND:N (KIND lock, commit_backup, commit_primary, abort or truncate); while armed (each "
           "SIGUSR2 arms or disarms) the node kills itself (SIGKILL) the Nth time it handled a transaction record "
@@ -201,10 +211,30 @@ int Run() {
     return 1;
   }
   node::Node& node = (*server)->node();
+  std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
+  if (const int port = absl::GetFlag(FLAGS_metrics_port); port >= 0) {
+    metrics::HttpEndpointOptions metrics_options;
+    metrics_options.host = absl::GetFlag(FLAGS_metrics_host);
+    metrics_options.port = port;
+    Server* serving = server->get();
+    auto endpoint = metrics::HttpEndpoint::Start(metrics_options, [serving] { return MetricsPage(*serving); });
+    if (!endpoint.ok()) {
+      Log(id, absl::StrCat("--metrics_port: ", endpoint.status().ToString()));
+      (*server)->Stop();
+      return absl::IsInvalidArgument(endpoint.status()) ? 2 : 1;
+    }
+    metrics_endpoint = *std::move(endpoint);
+  }
   std::vector<std::string> connected;
   for (uint32_t peer : node.connected_peers()) connected.push_back(absl::StrCat(peer));
   Log(id, absl::StrCat("ready; peers: [", absl::StrJoin(connected, ","), "]"));
-  std::cout << "READY node=" << id << " control=" << node.control_address() << std::endl;
+  std::cout << "READY node=" << id << " control=" << node.control_address();
+  if (metrics_endpoint != nullptr) {
+    const std::string host = absl::GetFlag(FLAGS_metrics_host);
+    std::cout << " metrics=" << (host.find(':') == std::string::npos ? host : absl::StrCat("[", host, "]")) << ":"
+              << metrics_endpoint->port();
+  }
+  std::cout << std::endl;
 
   // Signals were blocked before any thread started, so only this loop sees them.
   sigset_t signals;
@@ -229,6 +259,7 @@ int Run() {
     if (node.shutdown_requested()) reason = "a Shutdown call";
   }
   Log(id, absl::StrCat("stopping (", reason, ")"));
+  if (metrics_endpoint != nullptr) metrics_endpoint->Stop();  // its page reads the server
   (*server)->Stop();
   Log(id, "stopped");
   return 0;

@@ -111,8 +111,9 @@ class Server {
 
   node::Node& node() { return *node_; }
   uint32_t id() const { return id_; }
-  // REQUIRES: attach_transactions.
+  // REQUIRES: has_transactions() (attach_transactions).
   txn::TransactionService& transactions() { return *txns_; }
+  bool has_transactions() const { return txns_ != nullptr; }
   // Null for a static cluster.
   coordinator::Coordinator* coordinator() { return coordinator_; }
   coordinator::MembershipFollower* follower() { return follower_.get(); }

@@ -23,8 +23,8 @@ PACKAGES=(
   memcached redis-server libmemcached-dev libhiredis-dev
   # comparison plots (PNG)
   gnuplot-nox
-  # used by tests and scripts (free ports, process control, network namespaces)
-  procps iproute2 python3
+  # used by tests and scripts (free ports, process control, network namespaces, scraping metrics)
+  procps iproute2 python3 curl
 )
 
 log() { echo "bootstrap: $*" >&2; }

@@ -17,9 +17,11 @@
 # and copies them to DIR/bin, so rebuilding later does not change a running cluster. It creates DIR (default:
 # a fresh /tmp/fathom-cluster.XXXXXX), writes a zoo.cfg on a free loopback port and a random cluster token
 # (DIR/token, mode 600), starts ZooKeeper (DIR/zookeeper.log) and the nodes (--zk, --listen=127.0.0.1:0;
-# DIR/node-<id>.log, stdout in DIR/node-<id>.out), waits until every node printed READY, and prints the
-# fathomctl command to look at it. Process ids are in DIR/*.pid. Every process is started in its own session,
-# so closing the terminal does not stop the cluster.
+# DIR/node-<id>.log, stdout in DIR/node-<id>.out; each serves Prometheus metrics on a free port of its
+# address, --metrics_port=0), waits until every node printed READY, and prints the fathomctl commands to
+# look at it and the curl command for node 1's metrics (each node's is in its READY line). Process ids
+# are in DIR/*.pid. Every process is started in its own session, so closing the terminal does not stop
+# the cluster.
 #
 # `stop` sends SIGTERM to the nodes, then ZooKeeper, and SIGKILL to whatever is still running after a grace
 # period (10 s). It only signals processes whose command line mentions DIR, so a stale pid file cannot hit an
@@ -417,7 +419,8 @@ EOF
       printf '%s\n' "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" \
         --listen="$([[ $netns -eq 1 ]] && echo "10.213.$k.$id" || echo 127.0.0.1):0" \
         --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
-        --lease_period="$lease_period" --lease_channel="$lease_channel" --backups="$backups"
+        --lease_period="$lease_period" --lease_channel="$lease_channel" --backups="$backups" \
+        --metrics_port=0 --metrics_host="$([[ $netns -eq 1 ]] && echo "10.213.$k.$id" || echo 127.0.0.1)"
       if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
       if [[ ${#extra[@]} -gt 0 ]]; then printf '%s\n' "${extra[@]}"; fi
     } >"$dir/node-$id.cmd"
@@ -435,6 +438,8 @@ EOF
     echo "node $id: $(grep "^READY" "$dir/node-$id.out")"
   done
 
+  local metrics
+  metrics="$(grep -o "metrics=[^ ]*" "$dir/node-1.out" | tail -n 1)"
   local tcp_flag=""  # data commands join the cluster: over its fabric
   [[ "$transports" == *tcp* ]] && tcp_flag=" --tcp"
   cat <<EOF
@@ -448,6 +453,7 @@ $([[ $netns -eq 1 ]] && echo "each node in its own network namespace; for client
   $dir/bin/fathomctl table create kv --zk=$zk --cluster=$cluster --token_file=$dir/token
   $dir/bin/fathomctl put kv hello world --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
   $dir/bin/fathomctl get kv hello --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
+  curl -s http://${metrics#metrics=}/metrics
   tools/cluster.sh stop $dir
 EOF
 }

@@ -59,6 +59,23 @@ status=0
 [[ $status -eq 1 ]] || fail "get from an unknown table exited $status, not 1"
 grep -q "table create nosuchtable" "$TEST_TMPDIR/get.err" || fail "no hint for an unknown table: $(cat "$TEST_TMPDIR/get.err")"
 
+# The printed curl shows node 1's metrics; every node serves its own (its READY line says where). The
+# puts and the delete above locked their keys at their primaries.
+page=$(eval "$(grep -m1 -- "curl -s http" "$TEST_TMPDIR/start.out")") || fail "the printed curl failed"
+grep -q '^fathom_configuration_epoch{node="1"} [1-9]' <<<"$page" || fail "no configuration epoch in: $page"
+grep -q '^# TYPE fathom_txn_commit_seconds histogram$' <<<"$page" || fail "no commit latency histogram in: $page"
+locks=0
+for id in 1 2 3; do
+  address=$(grep -o "metrics=[^ ]*" "$dir/node-$id.out" | tail -n 1)
+  granted=$(curl -sf "http://${address#metrics=}/metrics" | sed -n "s/^fathom_locks_granted_total{node=\"$id\"} //p")
+  [[ -n "$granted" ]] || fail "node $id's metrics have no fathom_locks_granted_total"
+  locks=$((locks + granted))
+done
+((locks >= 3)) || fail "the nodes granted $locks locks for two puts and a delete"
+status=0
+curl -sf "http://${address#metrics=}/nothing" >/dev/null || status=$?
+[[ $status -eq 22 ]] || fail "curl of an unknown path exited $status, not 22 (an HTTP error)"
+
 # Whether `pid` runs (a killed process whose parent has not reaped it yet is a zombie: not running).
 running() {
   local state

@@ -1,0 +1,122 @@
+#include "server/metrics_page.h"
+
+#include <cstdint>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "platform/metrics/exposition.h"
+
+namespace fathom::server {
+namespace {
+
+using metrics::Labels;
+
+// counters[name], or nothing if the node did not report it (no log, no coordinator, ...).
+void GaugeOf(metrics::Exposition& page, const std::map<std::string, uint64_t>& counters, const std::string& counter,
+             std::string_view name, std::string_view help, const Labels& labels) {
+  if (auto it = counters.find(counter); it != counters.end()) page.Gauge(name, help, labels, it->second);
+}
+
+void CounterOf(metrics::Exposition& page, const std::map<std::string, uint64_t>& counters,
+               const std::string& counter, std::string_view name, std::string_view help, const Labels& labels) {
+  if (auto it = counters.find(counter); it != counters.end()) page.Counter(name, help, labels, it->second);
+}
+
+void AddTransactions(metrics::Exposition& page, const txn::TxnStats& stats, const Labels& node) {
+  const txn::CoordinatorStats& c = stats.coordinator;
+  const txn::ParticipantStats& p = stats.participant;
+  page.Counter("fathom_txn_commits_total", "Read-write transactions this node coordinated that committed.", node,
+               c.committed);
+  page.Counter("fathom_txn_read_only_commits_total", "Read-only transactions that validated.", node,
+               c.read_only_committed);
+  const std::string aborts_help = "Transactions that did not commit, by reason: conflict (a lock or validation "
+                                  "failed; retrying may succeed) or error (unavailable, invalid, ...).";
+  Labels conflict = node, error = node;
+  conflict.emplace_back("reason", "conflict");
+  error.emplace_back("reason", "error");
+  page.Counter("fathom_txn_aborts_total", aborts_help, conflict, c.aborted);
+  page.Counter("fathom_txn_aborts_total", aborts_help, error, c.failed);
+  page.Histogram("fathom_txn_commit_seconds", "Start of commit to OK of read-write transactions.", node,
+                 c.commit_latency);
+  const std::string reads_help = "Object reads in transactions' execution: local, or one-sided from another node.";
+  Labels local = node, remote = node;
+  local.emplace_back("where", "local");
+  remote.emplace_back("where", "remote");
+  page.Counter("fathom_txn_reads_total", reads_help, local, c.local_reads);
+  page.Counter("fathom_txn_reads_total", reads_help, remote, c.execution_reads);
+  page.Counter("fathom_txn_validate_reads_total", "One-sided reads validating read sets at commit.", node,
+               c.validate_reads);
+  page.Counter("fathom_lock_conflicts_total", "LOCK records this node refused (the object was locked or changed).",
+               node, p.locks_refused);
+  page.Counter("fathom_locks_granted_total", "LOCK records this node granted.", node, p.locks_granted);
+  page.Gauge("fathom_txn_log_entries", "Transaction records this node keeps, not truncated yet.", node,
+             static_cast<double>(stats.log_entries));
+}
+
+}  // namespace
+
+std::string MetricsPage(Server& server) {
+  metrics::Exposition page;
+  const Labels node = {{"node", absl::StrCat(server.id())}};
+  // What the control service's Stats call answers (fathomctl status): the node's counters and its sources'.
+  const control::StatsResponse stats = server.node().OnStats();
+  const std::map<std::string, uint64_t> counters(stats.counters().begin(), stats.counters().end());
+  page.Gauge("fathom_uptime_seconds", "Time since this node started.", node, stats.uptime_micros() / 1e6);
+
+  GaugeOf(page, counters, "coordinator.epoch", "fathom_configuration_epoch",
+          "The newest configuration this node has read from ZooKeeper.", node);
+  GaugeOf(page, counters, "coordinator.applied_epoch", "fathom_configuration_applied_epoch",
+          "The configuration this node follows (has applied).", node);
+  GaugeOf(page, counters, "coordinator.members", "fathom_configuration_members", "Members of that configuration.",
+          node);
+  GaugeOf(page, counters, "coordinator.manager", "fathom_configuration_manager",
+          "1 if this node is the configuration manager.", node);
+  if (server.catalog() != nullptr) {
+    if (auto tables = server.catalog()->List(); tables.ok()) {
+      page.Gauge("fathom_tables", "Tables in the catalog.", node, static_cast<double>(tables->size()));
+    }
+  }
+
+  if (server.has_transactions()) {
+    if (auto stats = server.transactions().Stats(); stats.ok()) AddTransactions(page, *stats, node);
+  }
+
+  GaugeOf(page, counters, "msg.send_ring_used_bytes", "fathom_ring_used_bytes",
+          "Bytes in the send rings to peers not yet consumed (as last credited: an upper bound).", node);
+  GaugeOf(page, counters, "msg.send_ring_bytes", "fathom_ring_bytes", "Size of the send rings to peers.", node);
+  GaugeOf(page, counters, "memory.region_bytes", "fathom_memory_region_bytes",
+          "Memory this node holds as regions it serves.", node);
+  GaugeOf(page, counters, "memory.carved_bytes", "fathom_memory_carved_bytes",
+          "Region memory carved into object slabs.", node);
+  GaugeOf(page, counters, "memory.region_copy_bytes", "fathom_memory_backup_bytes",
+          "Memory this node holds as backup copies of other nodes' regions.", node);
+  CounterOf(page, counters, "memory.slot_bytes_allocated", "fathom_memory_allocated_bytes_total",
+            "Bytes of object slots allocated.", node);
+  CounterOf(page, counters, "memory.slot_bytes_freed", "fathom_memory_freed_bytes_total",
+            "Bytes of object slots freed.", node);
+  CounterOf(page, counters, "log.bytes", "fathom_log_bytes_total", "Bytes written to the SSD log.", node);
+  GaugeOf(page, counters, "log.lag_records", "fathom_log_lag_records", "Records waiting to be written to the SSD log.",
+          node);
+  GaugeOf(page, counters, "log.lag_micros", "fathom_log_lag_microseconds",
+          "Age of the oldest record waiting for the SSD log.", node);
+  GaugeOf(page, counters, "lease.held", "fathom_lease_held", "1 while this node holds its lease.", node);
+  CounterOf(page, counters, "lease.grants", "fathom_lease_grants_total",
+            "Lease renewals this node granted (as configuration manager).", node);
+  CounterOf(page, counters, "lease.grants_received", "fathom_lease_renewals_total",
+            "Lease renewals this node received from the configuration manager.", node);
+  CounterOf(page, counters, "lease.suspicions", "fathom_lease_suspicions_total",
+            "Times this node suspected a member or the configuration manager.", node);
+  CounterOf(page, counters, "lease.lapses", "fathom_lease_lapses_total", "Times this node's lease lapsed.", node);
+
+  // Everything the Stats call reports, as it is.
+  for (const auto& [dotted, value] : counters) {
+    auto [name, labels] = metrics::FromDottedName(dotted);
+    labels.insert(labels.begin(), node.front());
+    page.Untyped(absl::StrCat("fathom_stats_", name.substr(sizeof("fathom_") - 1)),
+                 "A counter of the node's Stats call (fathomctl status), named after it.", labels,
+                 static_cast<double>(value));
+  }
+  return page.Text();
+}
+
+}  // namespace fathom::server

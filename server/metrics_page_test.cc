@@ -1,0 +1,141 @@
+// MetricsPage: a node's page is valid Prometheus text and counts what the node did; served over HTTP by
+// the endpoint fathomd runs.
+#include "server/metrics_page.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "platform/metrics/http_endpoint.h"
+
+namespace fathom::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kToken[] = "metrics-page-test-token-0123456789";
+
+ServerOptions Options(uint32_t id) {
+  ServerOptions options;
+  options.node.node_id = id;
+  options.node.cluster_token = kToken;
+  options.node.listen_address = "127.0.0.1:0";
+  options.node.memory_bytes = 4 << 20;
+  options.node.region_bytes = 4 << 20;
+  options.node.worker_threads = 1;
+  options.transports = "sm";
+  return options;
+}
+
+absl::Status WriteNew(txn::TransactionService& txns, uint32_t node) {
+  txn::Transaction tx = txns.Begin();
+  auto ref = tx.Alloc(8, {.node = node});
+  if (!ref.ok()) return ref.status();
+  if (absl::Status s = tx.Write(*ref, std::string(8, 'x')); !s.ok()) return s;
+  return tx.Commit();
+}
+
+// Checks the page against the text format: every family's TYPE comes before its samples, every sample
+// line is `name{labels} value` with a number, and returns the samples by their name and labels.
+std::map<std::string, double> Samples(const std::string& page) {
+  static const std::regex kSample(R"(([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"\\]*",?)*\})? (\S+))");
+  std::map<std::string, double> samples;
+  std::set<std::string> typed;
+  for (absl::string_view line : absl::StrSplit(page, '\n', absl::SkipEmpty())) {
+    const std::string text(line);
+    if (text.rfind("# HELP ", 0) == 0) continue;
+    if (text.rfind("# TYPE ", 0) == 0) {
+      const std::vector<std::string> parts = absl::StrSplit(text, ' ');
+      EXPECT_EQ(parts.size(), 4u) << text;
+      if (parts.size() == 4) EXPECT_TRUE(typed.insert(parts[2]).second) << "family typed twice: " << text;
+      continue;
+    }
+    std::smatch match;
+    if (!std::regex_match(text, match, kSample)) {
+      ADD_FAILURE() << "not a sample line: " << text;
+      continue;
+    }
+    std::string family = match[1];
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      if (!typed.count(family) && absl::EndsWith(family, suffix)) family.resize(family.size() - strlen(suffix));
+    }
+    EXPECT_TRUE(typed.count(family)) << "sample before its TYPE: " << text;
+    double value = 0;
+    if (match[4] == "+Inf") value = HUGE_VAL;
+    else EXPECT_TRUE(absl::SimpleAtod(std::string(match[4]), &value)) << text;
+    samples[std::string(match[1]) + std::string(match[2])] = value;
+  }
+  return samples;
+}
+
+std::string Get(int port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return "";
+  }
+  (void)!send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, static_cast<size_t>(n));
+  close(fd);
+  return response;
+}
+
+TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
+  ServerOptions first = Options(1);
+  first.txn_members = {1, 2};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> one, Server::Start(std::move(first)));
+  ServerOptions second = Options(2);
+  second.node.peers.push_back({1, one->node().control_address()});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> two, Server::Start(std::move(second)));
+
+  for (int i = 0; i < 3; ++i) ASSERT_OK(WriteNew(one->transactions(), 2));
+
+  std::map<std::string, double> at_one = Samples(MetricsPage(*one));
+  EXPECT_EQ(at_one["fathom_txn_commits_total{node=\"1\"}"], 3);
+  EXPECT_EQ(at_one["fathom_txn_commit_seconds_count{node=\"1\"}"], 3);
+  EXPECT_EQ(at_one["fathom_txn_commit_seconds_bucket{node=\"1\",le=\"+Inf\"}"], 3);
+  EXPECT_GT(at_one["fathom_txn_commit_seconds_sum{node=\"1\"}"], 0);
+  EXPECT_EQ(at_one.count("fathom_txn_aborts_total{node=\"1\",reason=\"conflict\"}"), 1u);
+  EXPECT_GT(at_one["fathom_ring_bytes{node=\"1\"}"], 0);
+  EXPECT_GT(at_one["fathom_stats_msg_messages{node=\"1\"}"], 0);
+  EXPECT_EQ(at_one["fathom_memory_region_bytes{node=\"1\"}"], 4 << 20);
+  EXPECT_GT(at_one["fathom_uptime_seconds{node=\"1\"}"], 0);
+  EXPECT_EQ(at_one.count("fathom_configuration_epoch{node=\"1\"}"), 0u) << "a static cluster has no coordinator";
+
+  // Node 2 is the objects' primary: it granted their locks and committed nothing itself.
+  std::map<std::string, double> at_two = Samples(MetricsPage(*two));
+  EXPECT_EQ(at_two["fathom_locks_granted_total{node=\"2\"}"], 3);
+  EXPECT_EQ(at_two["fathom_lock_conflicts_total{node=\"2\"}"], 0);
+  EXPECT_EQ(at_two["fathom_txn_commits_total{node=\"2\"}"], 0);
+
+  // Served as fathomd serves it.
+  Server* server = one.get();
+  ASSERT_OK_AND_ASSIGN(auto endpoint, metrics::HttpEndpoint::Start({}, [server] { return MetricsPage(*server); }));
+  const std::string response = Get(endpoint->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(response, HasSubstr("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(response, HasSubstr("\nfathom_txn_commits_total{node=\"1\"} 3\n"));
+  endpoint->Stop();
+  two->Stop();
+  one->Stop();
+}
+
+}  // namespace
+}  // namespace fathom::server
