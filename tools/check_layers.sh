@@ -17,6 +17,7 @@ declare -A forbidden=(
   [//fathom]="//bench //tools //tests"
   [//bench]="//tools //tests"
   [//examples]="//bench //tools //tests"
+  [//resp]="//bench //tools //tests"
 )
 
 failed=0
