@@ -12,9 +12,10 @@
 #   tools/cluster.sh zk-start DIR            start ZooKeeper again, on its port and with its data
 #   tools/cluster.sh partition DIR N SECONDS cut node N off the network (--netns clusters), then heal
 #
-# Run it from the repository root. `start` uses bazel-out's opt binaries of //server:fathomd and
-# //tools/fathomctl:fathomctl (builds them with `bazel build -c opt` when missing, or always with --build)
-# and copies them to DIR/bin, so rebuilding later does not change a running cluster. It creates DIR (default:
+# Run it from the repository root. `start` uses bazel-out's opt binaries of //server:fathomd,
+# //tools/fathomctl:fathomctl and //resp:fathom-resp (the Redis-protocol gateway; builds them with
+# `bazel build -c opt` when missing, or always with --build) and copies them to DIR/bin, so rebuilding
+# later does not change a running cluster. It creates DIR (default:
 # a fresh /tmp/fathom-cluster.XXXXXX), writes a zoo.cfg on a free loopback port and a random cluster token
 # (DIR/token, mode 600), starts ZooKeeper (DIR/zookeeper.log) and the nodes (--zk, --listen=127.0.0.1:0;
 # DIR/node-<id>.log, stdout in DIR/node-<id>.out; each serves Prometheus metrics on a free port of its
@@ -29,7 +30,7 @@
 #
 # --fathomd_flag=FLAG (repeatable) adds FLAG to every fathomd command line (tests: --crash_at_record).
 # --data_dir gives every node an SSD log in DIR/data/node-<id> (fathomd --data_dir). --bin=BINDIR takes
-# fathomd and fathomctl from BINDIR instead of building them. Each node's command line is kept in
+# fathomd, fathomctl and (if there) fathom-resp from BINDIR instead of building them. Each node's command line is kept in
 # DIR/node-<id>.cmd, which `restart` runs again (appending to its .log and .out; it waits for READY).
 # The fault verbs (kill, pause, restart, zk-stop, zk-start, partition) inject what the recovery tests need.
 #
@@ -355,19 +356,20 @@ cmd_start() {
     [[ "$transports" == sm ]] && transports=tcp  # the default; namespaces matter only to the network
   fi
 
-  local fathomd fathomctl
+  local fathomd fathomctl resp
   if [[ -n "$bin" ]]; then
     [[ $build -eq 0 ]] || die "--bin and --build exclude each other"
-    fathomd="$bin/fathomd" fathomctl="$bin/fathomctl"
+    fathomd="$bin/fathomd" fathomctl="$bin/fathomctl" resp="$bin/fathom-resp"
   else
     [[ -f WORKSPACE && -d platform/node ]] || die "run it from the repository root (or give --bin)"
-    local targets=(//server:fathomd //tools/fathomctl:fathomctl) out
+    local targets=(//server:fathomd //tools/fathomctl:fathomctl //resp:fathom-resp) out
     out=$(bazel info -c opt bazel-bin 2>/dev/null) || die "bazel info failed"
-    if [[ $build -eq 1 || ! -x "$out/server/fathomd" || ! -x "$out/tools/fathomctl/fathomctl" ]]; then
+    if [[ $build -eq 1 || ! -x "$out/server/fathomd" || ! -x "$out/tools/fathomctl/fathomctl" ||
+          ! -x "$out/resp/fathom-resp" ]]; then
       echo "building ${targets[*]} (-c opt)"
       bazel build -c opt "${targets[@]}" >&2 || die "bazel build failed"
     fi
-    fathomd="$out/server/fathomd" fathomctl="$out/tools/fathomctl/fathomctl"
+    fathomd="$out/server/fathomd" fathomctl="$out/tools/fathomctl/fathomctl" resp="$out/resp/fathom-resp"
   fi
   [[ -x "$fathomd" && -x "$fathomctl" ]] || die "no fathomd and fathomctl executables ($fathomd, $fathomctl)"
 
@@ -380,6 +382,7 @@ cmd_start() {
   fi
   mkdir -p "$dir/bin" "$dir/zookeeper-data"
   cp "$fathomd" "$fathomctl" "$dir/bin/"
+  [[ -x "$resp" ]] && cp "$resp" "$dir/bin/"  # the Redis-protocol gateway, optional with --bin
   (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/token" && echo >>"$dir/token")
 
   local port host=127.0.0.1 k=""
@@ -454,6 +457,8 @@ $([[ $netns -eq 1 ]] && echo "each node in its own network namespace; for client
   $dir/bin/fathomctl put kv hello world --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
   $dir/bin/fathomctl get kv hello --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
   curl -s http://${metrics#metrics=}/metrics
+$([[ -x "$dir/bin/fathom-resp" ]] && echo "  $dir/bin/fathom-resp --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag --port=6380 &
+  redis-cli -p 6380 SET greeting hello")
   tools/cluster.sh stop $dir
 EOF
 }
