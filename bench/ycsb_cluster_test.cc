@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/ycsb_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/util/fathomd_process.h"
 #include "tests/util/zk_cluster.h"
@@ -164,6 +165,20 @@ TEST_F(YcsbClusterTest, TheDriverJoinsRunsAndLeaves) {
   ASSERT_EQ(c.exit_code, 0) << c.text;
   EXPECT_EQ(Count(c, "run [READ], Return=OK"), 2000) << c.text;
   EXPECT_EQ(Settled(3).incarnations, before.incarnations);
+}
+
+// A load past what the members' memory holds (3 × 64 MiB, two copies of each 10 KB record) ends with a
+// non-zero exit and says why: out of memory, on which node, and what to do.
+TEST_F(YcsbClusterTest, ALoadPastTheClustersMemoryFailsAndSaysWhy) {
+  Settled(3);
+  const Output load = RunYcsb(Join({"--workload=a", "--phase=load", "--threads=2", "--seed=3", "-p",
+                                    "recordcount=20000", "-p", "fieldcount=10", "-p", "fieldlength=1000"}));
+  EXPECT_EQ(load.exit_code, 1) << load.text;
+  EXPECT_GT(Count(load, "load [INSERT], Return=OK"), 100) << load.text;
+  EXPECT_THAT(load.text, ::testing::HasSubstr("RESOURCE_EXHAUSTED: node ")) << load.text;
+  EXPECT_THAT(load.text, ::testing::HasSubstr("all 64 MiB of its 4 region(s)")) << load.text;
+  EXPECT_THAT(load.text, ::testing::HasSubstr("is out of memory")) << load.text;
+  EXPECT_THAT(load.text, ::testing::HasSubstr("more --memory")) << load.text;
 }
 
 TEST_F(YcsbClusterTest, ClearErrorsWithoutACluster) {

@@ -482,6 +482,12 @@ absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply)
 
 absl::StatusOr<object::ObjectRef> TxnThread::ReserveHere(uint32_t payload_capacity) {
   auto ref = participant_.Reserve(payload_capacity);
+  if (absl::IsResourceExhausted(ref.status())) {
+    // No object size in the text: a load's errors group by message (one line per node).
+    return absl::ResourceExhaustedError(absl::StrCat("node ", node_id_, " is out of memory (", ref.status().message(),
+                                                     "; freed slots of other sizes are not reused): give the "
+                                                     "nodes more --memory, or add nodes"));
+  }
   if (!ref.ok()) return ref;
   // After this node failed and came back, recovery gave its regions to other nodes: a slot here would be
   // committed at their primary, which did not reserve it.

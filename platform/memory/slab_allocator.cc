@@ -54,7 +54,11 @@ absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {
     return Slab{GlobalAddress{cursor.region->id(), static_cast<uint32_t>(index * slab_bytes_)}, slab_bytes_,
                 size_class};
   }
-  return absl::ResourceExhaustedError(absl::StrCat("no free slab left in ", regions_.size(), " regions"));
+  uint64_t bytes = 0;
+  for (const RegionCursor& cursor : regions_) bytes += cursor.region->size();
+  const std::string size = bytes % (1 << 20) == 0 ? absl::StrCat(bytes >> 20, " MiB") : absl::StrCat(bytes, " bytes");
+  return absl::ResourceExhaustedError(
+      absl::StrCat("no free slab left: all ", size, " of its ", regions_.size(), " region(s) are carved into slabs"));
 }
 
 absl::Status SlabSource::Claim(GlobalAddress address, int size_class) {
