@@ -45,6 +45,7 @@
 #include "bench/ycsb/memory_backend.h"
 #include "bench/ycsb/properties.h"
 #include "bench/ycsb/redis_backend.h"
+#include "fathom/cluster_file_flags.h"
 #include "bench/ycsb/report.h"
 #include "bench/ycsb/runner.h"
 #include "bench/ycsb/server_process.h"
@@ -69,6 +70,9 @@ ABSL_FLAG(std::string, zk, "",
           "fathom backend: ZooKeeper host:port[,...] of a running fathomd cluster to join as a client-only member "
           "(its --zk); empty: start an embedded cluster");
 ABSL_FLAG(std::string, cluster, "fathom", "fathom backend with --zk: the cluster's name (its --cluster)");
+ABSL_FLAG(std::string, cluster_file, "",
+          "fathom backend: a cluster file (tools/cluster.sh writes DIR/cluster): --zk, --cluster, --token_file and "
+          "--fathom_fabric from it, unless given");
 ABSL_FLAG(std::string, token, "", "fathom backend with --zk: cluster token (prefer --token_file)");
 ABSL_FLAG(std::string, token_file, "", "fathom backend with --zk: file holding the cluster token");
 ABSL_FLAG(uint32_t, fathom_node_id, 0, "fathom backend with --zk: this client's node id; 0: the highest free one");
@@ -168,6 +172,8 @@ absl::Status Main(int argc, char** argv) {
   ASSIGN_OR_RETURN(YcsbArgs ycsb_args, ExtractYcsbArgs(&argc, argv));
   absl::SetProgramUsageMessage("YCSB core workload driver; see bench/ycsb_main.cc");
   absl::ParseCommandLine(argc, argv);
+  RETURN_IF_ERROR(fathom::FillFlagsFromClusterFile(absl::GetFlag(FLAGS_cluster_file),
+                                                   {.tcp = "", .fabric = "fathom_fabric"}));
 
   // Properties: the workload file, then --props, then -p (later wins, as YCSB applies -p after -P).
   std::string workload_path = ycsb_args.properties_file;

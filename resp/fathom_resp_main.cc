@@ -3,6 +3,7 @@
 //
 //   fathom-resp --zk=127.0.0.1:2181 --cluster=local --token_file=DIR/token [--port=6380] [--table=redis]
 //               [--require_auth] [--tcp] [--host=127.0.0.1]
+//   fathom-resp --cluster_file=DIR/cluster ...       (what tools/cluster.sh wrote)
 //   redis-cli -p 6380 SET greeting hello
 //
 // It joins the cluster as a client-only member (fathom::Client), opens --table (creating it with
@@ -24,12 +25,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "fathom/client.h"
+#include "fathom/cluster_file_flags.h"
 #include "platform/node/control/cluster_token.h"
 #include "resp/gateway_server.h"
 #include "resp/session.h"
 
 ABSL_FLAG(std::string, zk, "127.0.0.1:2181", "ZooKeeper connect string host:port[,host:port] (the nodes' --zk)");
 ABSL_FLAG(std::string, cluster, "fathom", "cluster name (the nodes' --cluster)");
+ABSL_FLAG(std::string, cluster_file, "",
+          "a cluster file (tools/cluster.sh writes DIR/cluster): --zk, --cluster, --token_file and --tcp from it, "
+          "unless given");
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
 ABSL_FLAG(std::string, token_file, "", "file holding the cluster token");
 ABSL_FLAG(bool, tcp, false, "join over UCX tcp (the members run --transports=tcp)");
@@ -115,6 +120,10 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("fathom-resp: a Redis-protocol gateway to a Fathom cluster. See resp/fathom_resp_main.cc.");
   absl::ParseCommandLine(argc, argv);
+  if (absl::Status s = fathom::FillFlagsFromClusterFile(absl::GetFlag(FLAGS_cluster_file), {}); !s.ok()) {
+    std::cerr << "fathom-resp: " << s.message() << std::endl;
+    return 2;
+  }
   // Blocked before any thread starts, so only Run's sigwait sees them.
   sigset_t signals;
   sigemptyset(&signals);

@@ -15,9 +15,11 @@
 # Run it from the repository root. `start` uses bazel-out's opt binaries of //server:fathomd,
 # //tools/fathomctl:fathomctl and //resp:fathom-resp (the Redis-protocol gateway; builds them with
 # `bazel build -c opt` when missing, or always with --build) and copies them to DIR/bin, so rebuilding
-# later does not change a running cluster. It creates DIR (default:
-# a fresh /tmp/fathom-cluster.XXXXXX), writes a zoo.cfg on a free loopback port and a random cluster token
-# (DIR/token, mode 600), starts ZooKeeper (DIR/zookeeper.log) and the nodes (--zk, --listen=127.0.0.1:0;
+# later does not change a running cluster. It creates DIR (default: a fresh /tmp/fathom-cluster.XXXXXX),
+# writes a zoo.cfg on a free loopback port, a random cluster token (DIR/token, mode 600) and a cluster file
+# for clients (DIR/cluster: ZooKeeper address, cluster name, token file, transports; fathomctl,
+# fathom-resp and the YCSB driver take --cluster_file=DIR/cluster), starts ZooKeeper (DIR/zookeeper.log)
+# and the nodes (--zk, --listen=127.0.0.1:0;
 # DIR/node-<id>.log, stdout in DIR/node-<id>.out; each serves Prometheus metrics on a free port of its
 # address, --metrics_port=0), waits until every node printed READY, and prints the fathomctl commands to
 # look at it and the curl command for node 1's metrics (each node's is in its READY line). Process ids
@@ -411,6 +413,10 @@ EOF
   done
   local zk="$host:$port"
   echo "$zk" >"$dir/zk"
+  # How clients reach it: fathomctl, fathom-resp and the YCSB driver take --cluster_file=DIR/cluster
+  # (docs/formats/cluster-file.md).
+  printf '# written by tools/cluster.sh start\nzk=%s\ncluster=%s\ntoken_file=token\ntransports=%s\nlease_period=%s\n' \
+    "$zk" "$cluster" "$transports" "$lease_period" >"$dir/cluster"
   echo "ZooKeeper on $zk"
 
   local id
@@ -443,21 +449,19 @@ EOF
 
   local metrics
   metrics="$(grep -o "metrics=[^ ]*" "$dir/node-1.out" | tail -n 1)"
-  local tcp_flag=""  # data commands join the cluster: over its fabric
-  [[ "$transports" == *tcp* ]] && tcp_flag=" --tcp"
   cat <<EOF
 
 cluster '$cluster' is up: $nodes node(s), transports $transports, $backups backup(s) per region, ZooKeeper $zk
 run directory: $dir
 $([[ $netns -eq 1 ]] && echo "each node in its own network namespace; for clients here: export $(cat "$dir/env")")
 
-  $dir/bin/fathomctl status --zk=$zk --cluster=$cluster --token_file=$dir/token
-  $dir/bin/fathomctl regions --zk=$zk --cluster=$cluster
-  $dir/bin/fathomctl table create kv --zk=$zk --cluster=$cluster --token_file=$dir/token
-  $dir/bin/fathomctl put kv hello world --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
-  $dir/bin/fathomctl get kv hello --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag
+  $dir/bin/fathomctl status --cluster_file=$dir/cluster
+  $dir/bin/fathomctl regions --cluster_file=$dir/cluster
+  $dir/bin/fathomctl table create kv --cluster_file=$dir/cluster
+  $dir/bin/fathomctl put kv hello world --cluster_file=$dir/cluster
+  $dir/bin/fathomctl get kv hello --cluster_file=$dir/cluster
   curl -s http://${metrics#metrics=}/metrics
-$([[ -x "$dir/bin/fathom-resp" ]] && echo "  $dir/bin/fathom-resp --zk=$zk --cluster=$cluster --token_file=$dir/token$tcp_flag --port=6380 &
+$([[ -x "$dir/bin/fathom-resp" ]] && echo "  $dir/bin/fathom-resp --cluster_file=$dir/cluster --port=6380 &
   redis-cli -p 6380 SET greeting hello")
   tools/cluster.sh stop $dir
 EOF

@@ -46,6 +46,14 @@ printed() { grep -m1 -- "fathomctl $1" "$TEST_TMPDIR/start.out" || fail "start p
 eval "$(printed 'table create')" >/dev/null || fail "the printed table create failed"
 eval "$(printed put)" || fail "the printed put failed"
 [[ "$(eval "$(printed get)")" == world ]] || fail "the printed get did not print world"
+# The cluster file's values give way to flags given on the command line.
+status=0
+"$bin/fathomctl" get kv hello --cluster_file="$dir/cluster" --cluster=nosuch 2>"$TEST_TMPDIR/get.err" || status=$?
+[[ $status -eq 1 ]] || fail "--cluster=nosuch beside --cluster_file exited $status, not 1"
+status=0
+"$bin/fathomctl" status --cluster_file="$dir/nosuchfile" 2>"$TEST_TMPDIR/get.err" || status=$?
+[[ $status -eq 2 ]] || fail "a missing cluster file exited $status, not 2"
+grep -q "cannot read cluster file" "$TEST_TMPDIR/get.err" || fail "a missing cluster file said: $(cat "$TEST_TMPDIR/get.err")"
 ctl=("$bin/fathomctl" --zk="$zk" --cluster=local --token_file="$dir/token")
 printf 'two\nlines' | "${ctl[@]}" put kv multi - || fail "put from standard input failed"
 [[ "$("${ctl[@]}" get kv multi)" == $'two\nlines' ]] || fail "the value from standard input did not round-trip"

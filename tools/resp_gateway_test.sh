@@ -27,10 +27,9 @@ trap cleanup EXIT
 
 "$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --memory=64M --threads=1 >"$TEST_TMPDIR/start.out" ||
   fail "cluster start failed"
-grep -q "fathom-resp --zk=" "$TEST_TMPDIR/start.out" || fail "start printed no fathom-resp line"
-zk=$(cat "$dir/zk")
+grep -q "fathom-resp --cluster_file=" "$TEST_TMPDIR/start.out" || fail "start printed no fathom-resp line"
 
-"$dir/bin/fathom-resp" --zk="$zk" --cluster=local --token_file="$dir/token" --port=0 \
+"$dir/bin/fathom-resp" --cluster_file="$dir/cluster" --port=0 \
   >"$TEST_TMPDIR/resp.out" 2>"$TEST_TMPDIR/resp.err" &
 resp_pid=$!
 deadline=$((SECONDS + 120))

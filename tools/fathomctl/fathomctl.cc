@@ -42,6 +42,7 @@
 #include "platform/node/control/table_validation.h"
 #include "tools/fathomctl/cluster_reader.h"
 #include "tools/fathomctl/data_commands.h"
+#include "fathom/cluster_file_flags.h"
 #include "tools/fathomctl/member_stats.h"
 #include "tools/fathomctl/replicas.h"
 #include "tools/fathomctl/report.h"
@@ -49,6 +50,9 @@
 #include "tools/fathomctl/table_report.h"
 
 ABSL_FLAG(std::string, zk, "127.0.0.1:2181", "ZooKeeper connect string host:port[,host:port]");
+ABSL_FLAG(std::string, cluster_file, "",
+          "a cluster file (tools/cluster.sh writes DIR/cluster): --zk, --cluster, --token_file and --tcp from it, "
+          "unless given");
 ABSL_FLAG(std::string, cluster, "fathom", "cluster name (the nodes' --cluster)");
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
 ABSL_FLAG(std::string, token_file, "", "file holding the cluster token (its first line)");
@@ -237,6 +241,9 @@ int Run(const std::string& command) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(fathom::fathomctl::kUsage);
   std::vector<char*> parsed = absl::ParseCommandLine(argc, argv);
+  if (absl::Status s = fathom::FillFlagsFromClusterFile(absl::GetFlag(FLAGS_cluster_file), {}); !s.ok()) {
+    return fathom::fathomctl::Usage(std::string(s.message()));
+  }
   const std::vector<std::string> args(parsed.begin() + 1, parsed.end());
   if (!args.empty() && args[0] == "table") return fathom::fathomctl::RunTable(args);
   if (!args.empty() && (args[0] == "get" || args[0] == "put" || args[0] == "delete")) {
