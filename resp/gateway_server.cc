@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/mutex.h"
 #include "resp/reply.h"
 
 namespace fathom::resp {
@@ -92,7 +93,7 @@ void GatewayServer::Stop() {
   if (acceptor_.joinable()) acceptor_.join();
   std::list<Connection> connections;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     // Wakes every connection thread out of recv; each closes its own descriptor.
     for (Connection& c : connections_) {
       if (!c.done) shutdown(c.fd, SHUT_RDWR);
@@ -114,7 +115,7 @@ void GatewayServer::Accept() {
     if (fd < 0) continue;
     const int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     Reap();
     if (connections_.size() >= options_.max_clients) {
       if (context_.stats != nullptr) context_.stats->refused_connections.fetch_add(1, std::memory_order_relaxed);
@@ -174,7 +175,7 @@ void GatewayServer::Serve(Connection* connection) {
     if (!out.empty() && !SendAll(fd, out)) break;
   }
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     close(fd);  // under the lock: Stop never shuts down a descriptor number that was reused
     connection->done = true;
   }

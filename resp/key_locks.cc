@@ -4,6 +4,8 @@
 #include <functional>
 #include <string>
 
+#include "platform/base/mutex.h"
+
 namespace fathom::resp {
 
 KeyLocks::Held KeyLocks::Lock(const std::vector<std::string_view>& keys) {
@@ -15,6 +17,7 @@ KeyLocks::Held KeyLocks::Lock(const std::vector<std::string_view>& keys) {
   Held held;
   for (size_t stripe : stripes) {
     mutexes_[stripe].Lock();
+    TsanAcquire(&mutexes_[stripe]);  // Debian's Abseil is not visible to TSan (platform/base/mutex.h)
     held.held_.push_back(&mutexes_[stripe]);
   }
   return held;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "platform/base/mutex.h"
 
 namespace fathom::resp {
 
@@ -26,7 +27,10 @@ class KeyLocks {
     Held(Held&& other) noexcept : held_(std::move(other.held_)) {}
     Held& operator=(Held&&) = delete;
     ~Held() {
-      for (auto it = held_.rbegin(); it != held_.rend(); ++it) (*it)->Unlock();
+      for (auto it = held_.rbegin(); it != held_.rend(); ++it) {
+        TsanRelease(*it);
+        (*it)->Unlock();
+      }
     }
 
    private:
