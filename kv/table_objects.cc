@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "platform/base/status_macros.h"
 #include "platform/memory/region_map.h"
+#include "platform/node/control/table_name.h"
 #include "platform/memory/size_classes.h"
 
 namespace fathom::kv {
@@ -19,7 +20,8 @@ constexpr uint32_t kBucketsPerChunk = 512;
 }  // namespace
 
 absl::Status CheckTableOptions(std::string_view name, const TableOptions& o) {
-  if (name.empty()) return absl::InvalidArgumentError("a kv table needs a name");
+  // The one rule (the control service checks it too): a table made through the API lists like any other.
+  RETURN_IF_ERROR(control::ValidateTableName(name));
   if (o.kind != IndexKind::kHopscotch && o.kind != IndexKind::kCuckoo) {
     return absl::InvalidArgumentError("unknown kv index kind");
   }

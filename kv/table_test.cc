@@ -405,6 +405,11 @@ TEST_P(TableTest, BadInputGetsClearErrors) {
   EXPECT_NE(std::string(s.message()).find("nope"), std::string::npos) << s;
   EXPECT_TRUE(absl::IsAlreadyExists(Table::Create(txns(2), catalog_, "limits").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(Table::Create(txns(1), catalog_, "").status()));
+  // The control service's name rule: a table made here must list like one made by fathomctl.
+  for (const char* name : {"a/b", ".hidden", "with space", "tab\tle"}) {
+    const absl::Status s = Table::Create(txns(1), catalog_, name).status();
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << name << ": " << s;
+  }
   EXPECT_TRUE(absl::IsInvalidArgument(Table::Create(txns(1), catalog_, "one", With({.buckets = 1})).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(
       Table::Create(txns(1), catalog_, "c2", {.kind = IndexKind::kCuckoo, .buckets = 2}).status()));

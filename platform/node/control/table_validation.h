@@ -11,16 +11,13 @@
 
 #include "absl/status/status.h"
 #include "platform/node/control/control.pb.h"
+#include "platform/node/control/table_name.h"  // ValidateTableName
 
 namespace fathom::control {
 
-inline constexpr size_t kMaxTableNameBytes = 128;
 // The wire's bound on a new table's buckets (2 KiB each by default: 128 GiB); kv allows 2^32.
 inline constexpr uint64_t kMaxTableBuckets = uint64_t{1} << 26;
 
-// 1..kMaxTableNameBytes bytes of [A-Za-z0-9_.-], not starting with '.': printable in any report and safe
-// in a file name.
-absl::Status ValidateTableName(std::string_view name);
 // The name, a known kind, and numbers in range (0: kv's default). kv checks what depends on the
 // combination (key and value must fit one object).
 absl::Status ValidateCreateTableRequest(const CreateTableRequest& request);
