@@ -187,6 +187,10 @@ TEST_F(YcsbClusterTest, ClearErrorsWithoutACluster) {
   EXPECT_EQ(out.exit_code, 1);
   out = RunYcsb({"--workload=b", "--zk=" + zk_->connect_string(), "--cluster=ycsb", "-p", "recordcount=10"});
   EXPECT_EQ(out.exit_code, 1);  // no token
+  // A run-only phase does not make the table it would read: it says to load first, and nothing is created.
+  out = RunYcsb(Join({"--workload=c", "--phase=run", "--fathom_table=neverloaded", "-p", "recordcount=10"}));
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(Settled(3).tables, 0);
   // Threads that do not match the members' cannot connect: a bounded, explained failure.
   out = RunYcsb({"--workload=b", "--zk=" + zk_->connect_string(), "--cluster=ycsb", absl::StrCat("--token=", kToken),
                  "--fathom_threads=1", "-p", "recordcount=10"});

@@ -255,6 +255,7 @@ absl::Status Main(int argc, char** argv) {
       remote_options.member.listen = absl::GetFlag(FLAGS_fathom_listen);
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;
+      remote_options.create_table = do_load;  // a run alone must find the table a load made
       remote_options.seed = absl::GetFlag(FLAGS_seed) | 1;
       remote_options.retry_deadline = fathom_options.retry_deadline;
       if (const std::string crash = absl::GetFlag(FLAGS_crash_at_step); !crash.empty()) {

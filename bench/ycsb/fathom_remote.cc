@@ -30,9 +30,19 @@ absl::Status RemoteFathom::Start() {
   id_ = client_->id();
   threads_ = client_->threads();
   data_members_ = client_->server().data_members();
-  // Sized as the embedded cluster's tables: 8 keys per bucket, filled to about half.
-  auto table = client_->OpenOrCreateTable(options_.table,
-                                          std::max<uint64_t>(64, std::max<uint64_t>(options_.records, 1000) / 4));
+  absl::StatusOr<kv::Table> table;
+  if (options_.create_table) {
+    // Sized as the embedded cluster's tables: 8 keys per bucket, filled to about half.
+    table = client_->OpenOrCreateTable(options_.table,
+                                       std::max<uint64_t>(64, std::max<uint64_t>(options_.records, 1000) / 4));
+  } else {
+    table = kv::Table::Open(client_->transactions(), client_->catalog(), options_.table);
+    if (absl::IsNotFound(table.status())) {
+      return absl::NotFoundError(absl::StrCat("table '", options_.table, "' is not on cluster '",
+                                              options_.member.cluster, "': a run-only phase reads the records an "
+                                              "earlier load wrote; load them first (--phase=load or both)"));
+    }
+  }
   if (!table.ok()) return table.status();
   tables_.push_back(std::move(*table));
   for (int t = 0; t < threads_; ++t) {

@@ -33,6 +33,8 @@ struct RemoteFathomOptions {
   server::ClientMemberOptions member;  // the cluster to join (its --zk, --cluster, token, fabric, ...)
   std::string table = "usertable";
   uint64_t records = 0;  // sizes the table if the driver creates it
+  // False (a run-only phase): the table must exist; NotFound says to load it first.
+  bool create_table = true;
   uint64_t seed = 1;     // retry jitter of the lanes
   absl::Duration retry_deadline = absl::Seconds(10);  // FathomAsyncBackend's
 };
