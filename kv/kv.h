@@ -81,6 +81,9 @@ struct TableOptions {
 // A resize: a new generation of the table (new root, buckets, epoch + 1) built beside the old one.
 struct ResizeOptions {
   uint64_t buckets = 0;  // 0: twice the current count
+  // Non-zero: resize only the generation of this epoch; FailedPrecondition if the table is at another
+  // (so a retried request cannot resize twice).
+  uint64_t from_epoch = 0;
   // The old generation's buckets, chunks and root are freed this long after the new one is published.
   // Freeing at once would be safe too (a freed object reads as stale and the reader refetches the table);
   // the grace spares readers still on the old generation those failed reads.

@@ -180,6 +180,10 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
   };
   ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
   ASSIGN_OR_RETURN(std::shared_ptr<TableState> old, LoadState(txns, info));
+  if (options.from_epoch != 0 && old->epoch() != options.from_epoch) {
+    return absl::FailedPreconditionError(absl::StrCat("kv table \"", info.name, "\" is at epoch ", old->epoch(),
+                                                      ", not ", options.from_epoch, ": resized since"));
+  }
   Root root = old->root;
   root.buckets = options.buckets != 0 ? options.buckets : old->root.buckets * 2;
   root.epoch = old->epoch() + 1;

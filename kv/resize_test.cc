@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kv/kv.h"
 #include "kv/kv_cluster_test.h"
@@ -362,6 +363,23 @@ TEST_P(ResizeTest, ConcurrentResizesMakeOneTable) {
   ExpectStoredKeys("twice", model);
   ASSERT_OK_AND_ASSIGN(std::string v, t.Get("key7"));
   EXPECT_EQ(v, "v");
+}
+
+// A resize asked again (its first answer lost) names the generation it meant: it does not resize twice.
+TEST_P(ResizeTest, AResizeFromAnEpochRunsOnlyOnThatGeneration) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "once", With({.buckets = 8})));
+  ASSERT_OK(Table::Resize(txns(1), catalog_, "once", {.from_epoch = 1}));
+  const absl::Status again = Table::Resize(txns(2), catalog_, "once", {.from_epoch = 1});
+  EXPECT_TRUE(absl::IsFailedPrecondition(again)) << again;
+  EXPECT_THAT(std::string(again.message()), ::testing::HasSubstr("is at epoch 2, not 1"));
+  ASSERT_OK_AND_ASSIGN(TableInfo info, catalog_.Find("once"));
+  EXPECT_EQ(info.epoch, 2u);
+  ASSERT_OK_AND_ASSIGN(Table reopened, Table::Open(txns(2), catalog_, "once"));
+  EXPECT_EQ(reopened.buckets(), 16u);
+  ASSERT_OK(Table::Resize(txns(2), catalog_, "once", {.from_epoch = 2}));
+  ASSERT_OK_AND_ASSIGN(info, catalog_.Find("once"));
+  EXPECT_EQ(info.epoch, 3u);
 }
 
 TEST_P(ResizeTest, BadInputGetsClearErrors) {
