@@ -45,6 +45,7 @@ absl::StatusOr<control::DropTableResponse> TableAdmin::Drop(const control::DropT
 absl::StatusOr<control::ResizeTableResponse> TableAdmin::Resize(const control::ResizeTableRequest& request) {
   kv::ResizeOptions options;
   options.buckets = request.buckets();  // 0: twice the current count
+  options.from_epoch = request.from_epoch();  // 0: whatever it is now
   if (absl::Status resized = kv::Table::Resize(*txns_, *catalog_, request.name(), options); !resized.ok()) {
     return resized;
   }

@@ -24,28 +24,53 @@ std::vector<const coordinator::MemberInfo*> Candidates(const coordinator::Config
   return members;
 }
 
-// Runs `call` on the first member that can be reached.
+// What asking the members gave: the answer, and whether an earlier attempt may have run the call.
 template <typename T>
-absl::StatusOr<T> OnSomeMember(const coordinator::Configuration& config, const TableCallOptions& options,
-                               const std::function<absl::StatusOr<T>(control::ControlClient&)>& call) {
+struct Attempts {
+  absl::StatusOr<T> result;
+  bool maybe_ran = false;
+};
+
+// Runs `call` on the first member that answers something other than Unavailable.
+template <typename T>
+Attempts<T> OnSomeMember(const coordinator::Configuration& config, const TableCallOptions& options,
+                         const std::function<absl::StatusOr<T>(control::ControlClient&)>& call) {
   const std::vector<const coordinator::MemberInfo*> members = Candidates(config);
   if (members.empty()) {
-    return absl::UnavailableError(absl::StrCat("the cluster has no member that holds data (configuration epoch ",
-                                               config.epoch(), ")"));
+    return {absl::UnavailableError(absl::StrCat("the cluster has no member that holds data (configuration epoch ",
+                                                config.epoch(), ")"))};
   }
   std::vector<std::string> tried;
+  bool maybe_ran = false;
   for (const coordinator::MemberInfo* member : members) {
     control::ControlClientOptions client_options;
     client_options.target = member->control_address();
     client_options.cluster_token = options.token;
     client_options.call_timeout = options.timeout;
     auto client = control::ControlClient::Create(client_options);
-    if (!client.ok()) return client.status();
+    if (!client.ok()) return {client.status(), maybe_ran};
     absl::StatusOr<T> result = call(**client);
-    if (!absl::IsUnavailable(result.status())) return result;
+    if (options.lose_answer && options.lose_answer(static_cast<int>(tried.size()))) {
+      result = absl::UnavailableError("the answer was lost (test)");
+    }
+    if (!absl::IsUnavailable(result.status())) return {std::move(result), maybe_ran};
+    maybe_ran = true;
     tried.push_back(absl::StrCat("node ", member->node_id(), ": ", result.status().message()));
   }
-  return absl::UnavailableError(absl::StrCat("no member answered: ", absl::StrJoin(tried, "; ")));
+  return {absl::UnavailableError(absl::StrCat("no member answered: ", absl::StrJoin(tried, "; "))), maybe_ran};
+}
+
+// The table named `name` as the members list it now; NotFound if none is.
+absl::StatusOr<control::TableSummary> Listed(const coordinator::Configuration& config, const std::string& name,
+                                             const TableCallOptions& options) {
+  TableCallOptions plain = options;
+  plain.lose_answer = nullptr;
+  auto tables = ListTables(config, plain);
+  if (!tables.ok()) return tables.status();
+  for (const control::TableSummary& t : *tables) {
+    if (t.name() == name) return t;
+  }
+  return absl::NotFoundError(absl::StrCat("no kv table named \"", name, "\""));  // as kv says it
 }
 
 absl::Status CheckSummary(const control::TableSummary& t) {
@@ -58,18 +83,11 @@ absl::Status CheckSummary(const control::TableSummary& t) {
   return absl::OkStatus();
 }
 
-// A call that answers with one table (create, resize): the request checked first, the answer after.
-template <typename Request, typename Response>
-absl::StatusOr<control::TableSummary> TableCall(const coordinator::Configuration& config,
-                                                const TableCallOptions& options, const Request& request,
-                                                const absl::Status& valid,
-                                                absl::StatusOr<Response> (control::ControlClient::*call)(const Request&)) {
-  if (!valid.ok()) return valid;
-  auto response = OnSomeMember<Response>(config, options,
-                                         [&](control::ControlClient& c) { return (c.*call)(request); });
-  if (!response.ok()) return response.status();
-  if (absl::Status s = CheckSummary(response->table()); !s.ok()) return s;
-  return response->table();
+// The table a create or resize answered with, checked.
+absl::StatusOr<control::TableSummary> Checked(const absl::StatusOr<control::TableSummary>& table) {
+  if (!table.ok()) return table.status();
+  if (absl::Status s = CheckSummary(*table); !s.ok()) return s;
+  return *table;
 }
 
 }  // namespace
@@ -91,8 +109,19 @@ std::string TableKindName(control::TableIndexKind kind) {
 absl::StatusOr<control::TableSummary> CreateTable(const coordinator::Configuration& config,
                                                   const control::CreateTableRequest& request,
                                                   const TableCallOptions& options) {
-  return TableCall(config, options, request, control::ValidateCreateTableRequest(request),
-                   &control::ControlClient::CreateTable);
+  if (absl::Status s = control::ValidateCreateTableRequest(request); !s.ok()) return s;
+  Attempts<control::CreateTableResponse> created = OnSomeMember<control::CreateTableResponse>(
+      config, options, [&](control::ControlClient& c) { return c.CreateTable(request); });
+  if (created.result.ok()) return Checked(created.result->table());
+  if (!absl::IsAlreadyExists(created.result.status()) || !created.maybe_ran) return created.result.status();
+  // An attempt whose answer was lost may have made it: the table as asked for is this call's.
+  absl::StatusOr<control::TableSummary> table = Listed(config, request.name(), options);
+  const control::TableIndexKind kind =
+      request.kind() == control::TABLE_INDEX_UNSPECIFIED ? control::TABLE_INDEX_HOPSCOTCH : request.kind();
+  if (table.ok() && table->kind() == kind && (request.buckets() == 0 || table->buckets() == request.buckets())) {
+    return Checked(*table);
+  }
+  return created.result.status();
 }
 
 absl::Status DropTable(const coordinator::Configuration& config, const std::string& name,
@@ -100,17 +129,19 @@ absl::Status DropTable(const coordinator::Configuration& config, const std::stri
   if (absl::Status s = control::ValidateTableName(name); !s.ok()) return s;
   control::DropTableRequest request;
   request.set_name(name);
-  return OnSomeMember<control::DropTableResponse>(config, options,
-                                                  [&](control::ControlClient& c) { return c.DropTable(request); })
-      .status();
+  Attempts<control::DropTableResponse> dropped = OnSomeMember<control::DropTableResponse>(
+      config, options, [&](control::ControlClient& c) { return c.DropTable(request); });
+  // NotFound after an attempt whose answer was lost: that attempt dropped it.
+  if (absl::IsNotFound(dropped.result.status()) && dropped.maybe_ran) return absl::OkStatus();
+  return dropped.result.status();
 }
 
 absl::StatusOr<std::vector<control::TableSummary>> ListTables(const coordinator::Configuration& config,
                                                               const TableCallOptions& options) {
-  auto response = OnSomeMember<control::ListTablesResponse>(config, options,
-                                                            [](control::ControlClient& c) { return c.ListTables(); });
-  if (!response.ok()) return response.status();
-  std::vector<control::TableSummary> tables(response->tables().begin(), response->tables().end());
+  Attempts<control::ListTablesResponse> listed = OnSomeMember<control::ListTablesResponse>(
+      config, options, [](control::ControlClient& c) { return c.ListTables(); });
+  if (!listed.result.ok()) return listed.result.status();
+  std::vector<control::TableSummary> tables(listed.result->tables().begin(), listed.result->tables().end());
   for (const control::TableSummary& t : tables) {
     if (absl::Status s = CheckSummary(t); !s.ok()) return s;
   }
@@ -120,8 +151,21 @@ absl::StatusOr<std::vector<control::TableSummary>> ListTables(const coordinator:
 absl::StatusOr<control::TableSummary> ResizeTable(const coordinator::Configuration& config,
                                                   const control::ResizeTableRequest& request,
                                                   const TableCallOptions& options) {
-  return TableCall(config, options, request, control::ValidateResizeTableRequest(request),
-                   &control::ControlClient::ResizeTable);
+  if (absl::Status s = control::ValidateResizeTableRequest(request); !s.ok()) return s;
+  control::ResizeTableRequest from = request;
+  if (from.from_epoch() == 0) {
+    absl::StatusOr<control::TableSummary> now = Listed(config, request.name(), options);
+    if (!now.ok()) return now.status();
+    from.set_from_epoch(now->epoch());
+  }
+  Attempts<control::ResizeTableResponse> resized = OnSomeMember<control::ResizeTableResponse>(
+      config, options, [&](control::ControlClient& c) { return c.ResizeTable(from); });
+  if (resized.result.ok()) return Checked(resized.result->table());
+  if (!absl::IsFailedPrecondition(resized.result.status()) || !resized.maybe_ran) return resized.result.status();
+  // Past the epoch it started from after an attempt whose answer was lost: that attempt resized it.
+  absl::StatusOr<control::TableSummary> table = Listed(config, request.name(), options);
+  if (table.ok() && table->epoch() > from.from_epoch()) return Checked(*table);
+  return resized.result.status();
 }
 
 }  // namespace fathom::server

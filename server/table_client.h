@@ -9,11 +9,16 @@
 //   ASSIGN_OR_RETURN(control::TableSummary grown, ResizeTable(config, resize_request, options));
 //
 // Which member: the data members (client-only ones hold no catalog work), the configuration manager
-// first, then by id; the next one is tried only when a member could not be reached (Unavailable), so a
-// create (or resize) is never sent twice after it may have run. Replies are checked (names, kinds) before use.
+// first, then by id; the next one is tried when a member answers Unavailable. Unavailable does not prove
+// the call did not run (a connection can reset after the member got it), so the calls are safe to repeat:
+// a create that then finds its table AlreadyExists with the options asked for returns it; a drop that
+// then finds NotFound is done; a resize names the epoch it starts from (ResizeTableRequest.from_epoch,
+// filled from a listing when 0), so a repeat cannot resize twice, and one that finds the table past that
+// epoch returns it. Replies are checked (names, kinds) before use.
 #ifndef FATHOM_SERVER_TABLE_CLIENT_H_
 #define FATHOM_SERVER_TABLE_CLIENT_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +33,9 @@ namespace fathom::server {
 struct TableCallOptions {
   std::string token;
   absl::Duration timeout = absl::Seconds(60);  // a create writes every bucket: give it time
+  // Tests only: when it returns true for an attempt (0, 1, ...), that attempt's answer is lost after the
+  // member ran the call, as if the connection reset (the caller sees Unavailable and asks the next member).
+  std::function<bool(int attempt)> lose_answer;
 };
 
 // Parses "hopscotch" / "cuckoo"; InvalidArgument otherwise.
