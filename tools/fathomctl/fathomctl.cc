@@ -44,6 +44,7 @@
 #include "tools/fathomctl/data_commands.h"
 #include "fathom/cluster_file_flags.h"
 #include "tools/fathomctl/member_stats.h"
+#include "tools/fathomctl/progress.h"
 #include "tools/fathomctl/replicas.h"
 #include "tools/fathomctl/report.h"
 #include "server/table_client.h"
@@ -145,15 +146,19 @@ int RunTable(const std::vector<std::string>& args) {
   const server::TableCallOptions options{*token, absl::GetFlag(FLAGS_table_timeout)};
   const bool json = absl::GetFlag(FLAGS_json);
   if (sub == "create") {
-    auto table = server::CreateTable(*config, create, options);
+    auto table = WithProgress(absl::StrCat("creating table ", args[2]), std::cerr,
+                              [&] { return server::CreateTable(*config, create, options); });
     if (!table.ok()) return Failed(absl::StrCat("table create ", args[2]), table.status());
     std::cout << (json ? FormatTableJson(*table) : FormatCreatedText(*table));
   } else if (sub == "resize") {
-    auto table = server::ResizeTable(*config, resize, options);
+    auto table = WithProgress(absl::StrCat("resizing table ", args[2]), std::cerr,
+                              [&] { return server::ResizeTable(*config, resize, options); });
     if (!table.ok()) return Failed(absl::StrCat("table resize ", args[2]), table.status());
     std::cout << (json ? FormatTableJson(*table) : FormatResizedText(*table));
   } else if (sub == "drop") {
-    if (absl::Status s = server::DropTable(*config, args[2], options); !s.ok()) return Failed(absl::StrCat("table drop ", args[2]), s);
+    const absl::Status s = WithProgress(absl::StrCat("dropping table ", args[2]), std::cerr,
+                                        [&] { return server::DropTable(*config, args[2], options); });
+    if (!s.ok()) return Failed(absl::StrCat("table drop ", args[2]), s);
     std::cout << (json ? absl::StrCat("{\"dropped\":", JsonString(args[2]), "}\n") : absl::StrCat("dropped table ", args[2], "\n"));
   } else {
     auto tables = server::ListTables(*config, options);
