@@ -85,7 +85,7 @@ TEST(RequestParserTest, LengthsOverTheLimitsAreRefusedBeforeTheirBytesArrive) {
 }
 
 TEST(RequestParserTest, AnIncompleteCommandWaitsForMore) {
-  for (const std::string& partial : {"*2\r\n$3\r\nGET\r\n", "*2\r\n$3\r\nGE", "*2", "PING"}) {
+  for (const char* partial : {"*2\r\n$3\r\nGET\r\n", "*2\r\n$3\r\nGE", "*2", "PING"}) {
     ASSERT_OK_AND_ASSIGN(std::vector<Command> commands, ParseAll(partial));
     EXPECT_TRUE(commands.empty()) << partial;
   }

@@ -58,7 +58,9 @@ std::map<std::string, double> Samples(const std::string& page) {
     if (text.rfind("# TYPE ", 0) == 0) {
       const std::vector<std::string> parts = absl::StrSplit(text, ' ');
       EXPECT_EQ(parts.size(), 4u) << text;
-      if (parts.size() == 4) EXPECT_TRUE(typed.insert(parts[2]).second) << "family typed twice: " << text;
+      if (parts.size() == 4) {
+        EXPECT_TRUE(typed.insert(parts[2]).second) << "family typed twice: " << text;
+      }
       continue;
     }
     std::smatch match;
