@@ -1,6 +1,5 @@
 #include "resp/gateway_server.h"
 
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -13,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/listen_socket.h"
 #include "platform/base/mutex.h"
 #include "resp/reply.h"
 
@@ -33,45 +33,15 @@ bool SendAll(int fd, std::string_view data) {
 
 absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(const GatewayOptions& options,
                                                                      const SessionContext& context) {
-  if (options.port < 0 || options.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("--port ", options.port, " is not in 0..65535"));
-  }
   if (options.max_clients == 0) return absl::InvalidArgumentError("--max_clients must be at least 1");
   if (context.client == nullptr || context.table == nullptr) {
     return absl::InvalidArgumentError("the gateway needs a client and a table");
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = absl::StrCat(options.port);
-  if (const int rc = getaddrinfo(options.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--host '", options.host, "' does not resolve: ", gai_strerror(rc)));
-  }
+  absl::StatusOr<ListeningSocket> socket = ListenTcp(options.host, options.port, 511);
+  if (!socket.ok()) return socket.status();
   std::unique_ptr<GatewayServer> server(new GatewayServer(options, context));
-  std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr && server->listen_fd_ < 0; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 511) == 0) {
-      server->listen_fd_ = fd;
-    } else {
-      why = std::strerror(errno);
-      close(fd);
-    }
-  }
-  freeaddrinfo(found);
-  if (server->listen_fd_ < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.host, ":", options.port, ": ", why));
-  }
-  sockaddr_storage bound{};
-  socklen_t length = sizeof(bound);
-  getsockname(server->listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length);
-  server->port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                                    : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  server->listen_fd_ = socket->fd;
+  server->port_ = socket->port;
   server->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (server->wake_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
   GatewayServer* self = server.get();

@@ -11,16 +11,42 @@ namespace {
 
 using metrics::Labels;
 
-// counters[name], or nothing if the node did not report it (no log, no coordinator, ...).
-void GaugeOf(metrics::Exposition& page, const std::map<std::string, uint64_t>& counters, const std::string& counter,
-             std::string_view name, std::string_view help, const Labels& labels) {
-  if (auto it = counters.find(counter); it != counters.end()) page.Gauge(name, help, labels, it->second);
-}
+// A Stats counter served under a name of its own, typed. Those the node does not report (no log, no
+// coordinator, ...) are left out.
+struct Named {
+  const char* counter;
+  const char* name;
+  bool monotonic;  // a counter; else a gauge
+  const char* help;
+};
 
-void CounterOf(metrics::Exposition& page, const std::map<std::string, uint64_t>& counters,
-               const std::string& counter, std::string_view name, std::string_view help, const Labels& labels) {
-  if (auto it = counters.find(counter); it != counters.end()) page.Counter(name, help, labels, it->second);
-}
+constexpr Named kNamed[] = {
+    {"coordinator.epoch", "fathom_configuration_epoch", false,
+     "The newest configuration this node has read from ZooKeeper."},
+    {"coordinator.applied_epoch", "fathom_configuration_applied_epoch", false,
+     "The configuration this node follows (has applied)."},
+    {"coordinator.members", "fathom_configuration_members", false, "Members of that configuration."},
+    {"coordinator.manager", "fathom_configuration_manager", false, "1 if this node is the configuration manager."},
+    {"msg.send_ring_used_bytes", "fathom_ring_used_bytes", false,
+     "Bytes in the send rings to peers not yet consumed (as last credited: an upper bound)."},
+    {"msg.send_ring_bytes", "fathom_ring_bytes", false, "Size of the send rings to peers."},
+    {"memory.region_bytes", "fathom_memory_region_bytes", false, "Memory this node holds as regions it serves."},
+    {"memory.carved_bytes", "fathom_memory_carved_bytes", false, "Region memory carved into object slabs."},
+    {"memory.region_copy_bytes", "fathom_memory_backup_bytes", false,
+     "Memory this node holds as backup copies of other nodes' regions."},
+    {"memory.slot_bytes_allocated", "fathom_memory_allocated_bytes_total", true, "Bytes of object slots allocated."},
+    {"memory.slot_bytes_freed", "fathom_memory_freed_bytes_total", true, "Bytes of object slots freed."},
+    {"log.bytes", "fathom_log_bytes_total", true, "Bytes written to the SSD log."},
+    {"log.lag_records", "fathom_log_lag_records", false, "Records waiting to be written to the SSD log."},
+    {"log.lag_micros", "fathom_log_lag_microseconds", false, "Age of the oldest record waiting for the SSD log."},
+    {"lease.held", "fathom_lease_held", false, "1 while this node holds its lease."},
+    {"lease.grants", "fathom_lease_grants_total", true, "Lease renewals this node granted (as configuration manager)."},
+    {"lease.grants_received", "fathom_lease_renewals_total", true,
+     "Lease renewals this node received from the configuration manager."},
+    {"lease.suspicions", "fathom_lease_suspicions_total", true,
+     "Times this node suspected a member or the configuration manager."},
+    {"lease.lapses", "fathom_lease_lapses_total", true, "Times this node's lease lapsed."},
+};
 
 void AddTransactions(metrics::Exposition& page, const txn::TxnStats& stats, const Labels& node) {
   const txn::CoordinatorStats& c = stats.coordinator;
@@ -63,14 +89,12 @@ std::string MetricsPage(Server& server) {
   const std::map<std::string, uint64_t> counters(stats.counters().begin(), stats.counters().end());
   page.Gauge("fathom_uptime_seconds", "Time since this node started.", node, stats.uptime_micros() / 1e6);
 
-  GaugeOf(page, counters, "coordinator.epoch", "fathom_configuration_epoch",
-          "The newest configuration this node has read from ZooKeeper.", node);
-  GaugeOf(page, counters, "coordinator.applied_epoch", "fathom_configuration_applied_epoch",
-          "The configuration this node follows (has applied).", node);
-  GaugeOf(page, counters, "coordinator.members", "fathom_configuration_members", "Members of that configuration.",
-          node);
-  GaugeOf(page, counters, "coordinator.manager", "fathom_configuration_manager",
-          "1 if this node is the configuration manager.", node);
+  for (const Named& n : kNamed) {
+    auto it = counters.find(n.counter);
+    if (it == counters.end()) continue;
+    if (n.monotonic) page.Counter(n.name, n.help, node, static_cast<double>(it->second));
+    else page.Gauge(n.name, n.help, node, static_cast<double>(it->second));
+  }
   if (server.catalog() != nullptr) {
     if (auto tables = server.catalog()->List(); tables.ok()) {
       page.Gauge("fathom_tables", "Tables in the catalog.", node, static_cast<double>(tables->size()));
@@ -78,35 +102,8 @@ std::string MetricsPage(Server& server) {
   }
 
   if (server.has_transactions()) {
-    if (auto stats = server.transactions().Stats(); stats.ok()) AddTransactions(page, *stats, node);
+    if (auto txn_stats = server.transactions().Stats(); txn_stats.ok()) AddTransactions(page, *txn_stats, node);
   }
-
-  GaugeOf(page, counters, "msg.send_ring_used_bytes", "fathom_ring_used_bytes",
-          "Bytes in the send rings to peers not yet consumed (as last credited: an upper bound).", node);
-  GaugeOf(page, counters, "msg.send_ring_bytes", "fathom_ring_bytes", "Size of the send rings to peers.", node);
-  GaugeOf(page, counters, "memory.region_bytes", "fathom_memory_region_bytes",
-          "Memory this node holds as regions it serves.", node);
-  GaugeOf(page, counters, "memory.carved_bytes", "fathom_memory_carved_bytes",
-          "Region memory carved into object slabs.", node);
-  GaugeOf(page, counters, "memory.region_copy_bytes", "fathom_memory_backup_bytes",
-          "Memory this node holds as backup copies of other nodes' regions.", node);
-  CounterOf(page, counters, "memory.slot_bytes_allocated", "fathom_memory_allocated_bytes_total",
-            "Bytes of object slots allocated.", node);
-  CounterOf(page, counters, "memory.slot_bytes_freed", "fathom_memory_freed_bytes_total",
-            "Bytes of object slots freed.", node);
-  CounterOf(page, counters, "log.bytes", "fathom_log_bytes_total", "Bytes written to the SSD log.", node);
-  GaugeOf(page, counters, "log.lag_records", "fathom_log_lag_records", "Records waiting to be written to the SSD log.",
-          node);
-  GaugeOf(page, counters, "log.lag_micros", "fathom_log_lag_microseconds",
-          "Age of the oldest record waiting for the SSD log.", node);
-  GaugeOf(page, counters, "lease.held", "fathom_lease_held", "1 while this node holds its lease.", node);
-  CounterOf(page, counters, "lease.grants", "fathom_lease_grants_total",
-            "Lease renewals this node granted (as configuration manager).", node);
-  CounterOf(page, counters, "lease.grants_received", "fathom_lease_renewals_total",
-            "Lease renewals this node received from the configuration manager.", node);
-  CounterOf(page, counters, "lease.suspicions", "fathom_lease_suspicions_total",
-            "Times this node suspected a member or the configuration manager.", node);
-  CounterOf(page, counters, "lease.lapses", "fathom_lease_lapses_total", "Times this node's lease lapsed.", node);
 
   // Everything the Stats call reports, as it is.
   for (const auto& [dotted, value] : counters) {

@@ -2,10 +2,6 @@
 // the endpoint fathomd runs.
 #include "server/metrics_page.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <map>
 #include <regex>
@@ -18,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
 #include "platform/metrics/http_endpoint.h"
+#include "platform/metrics/http_test_client.h"
 
 namespace fathom::server {
 namespace {
@@ -81,25 +78,6 @@ std::map<std::string, double> Samples(const std::string& page) {
   return samples;
 }
 
-std::string Get(int port, const std::string& request) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    close(fd);
-    return "";
-  }
-  (void)!send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string response;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, static_cast<size_t>(n));
-  close(fd);
-  return response;
-}
-
 TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   ServerOptions first = Options(1);
   first.txn_members = {1, 2};
@@ -131,7 +109,7 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   // Served as fathomd serves it.
   Server* server = one.get();
   ASSERT_OK_AND_ASSIGN(auto endpoint, metrics::HttpEndpoint::Start({}, [server] { return MetricsPage(*server); }));
-  const std::string response = Get(endpoint->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+  const std::string response = metrics::testing::Exchange(endpoint->port(), "GET /metrics HTTP/1.1\r\n\r\n");
   EXPECT_THAT(response, HasSubstr("HTTP/1.1 200 OK\r\n"));
   EXPECT_THAT(response, HasSubstr("\nfathom_txn_commits_total{node=\"1\"} 3\n"));
   endpoint->Stop();

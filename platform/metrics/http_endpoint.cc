@@ -1,7 +1,5 @@
 #include "platform/metrics/http_endpoint.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -12,6 +10,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/listen_socket.h"
 #include "platform/metrics/http_request.h"
 
 namespace fathom::metrics {
@@ -60,47 +59,17 @@ std::string Response(int status, std::string_view body, bool with_body) {
 
 absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(HttpEndpointOptions options,
                                                                    std::function<std::string()> page) {
-  if (options.host.empty()) return absl::InvalidArgumentError("the metrics host is empty");
-  if (options.port < 0 || options.port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("metrics port ", options.port, " is not in 0..65535"));
-  }
   if (options.read_timeout <= absl::ZeroDuration() || options.max_request_bytes < 64) {
     return absl::InvalidArgumentError("the metrics endpoint needs a positive read timeout and ≥ 64 request bytes");
   }
   if (!page) return absl::InvalidArgumentError("the metrics endpoint needs a page");
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = absl::StrCat(options.port);
-  if (const int rc = getaddrinfo(options.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metrics host '", options.host, "' does not resolve: ", gai_strerror(rc)));
+  absl::StatusOr<ListeningSocket> socket = ListenTcp(options.host, options.port, 16);
+  if (!socket.ok()) {
+    return absl::Status(socket.status().code(), absl::StrCat("metrics endpoint: ", socket.status().message()));
   }
   std::unique_ptr<HttpEndpoint> endpoint(new HttpEndpoint());
-  std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr && endpoint->listen_fd_ < 0; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 16) == 0) {
-      endpoint->listen_fd_ = fd;
-    } else {
-      why = std::strerror(errno);
-      close(fd);
-    }
-  }
-  freeaddrinfo(found);
-  if (endpoint->listen_fd_ < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen for metrics on ", options.host, ":", options.port, ": ", why));
-  }
-  sockaddr_storage bound{};
-  socklen_t length = sizeof(bound);
-  getsockname(endpoint->listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length);
-  endpoint->port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  endpoint->listen_fd_ = socket->fd;
+  endpoint->port_ = socket->port;
   endpoint->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (endpoint->wake_fd_ < 0) return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
   endpoint->options_ = std::move(options);

@@ -1,7 +1,5 @@
 #include "platform/metrics/http_endpoint.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
 #include "platform/metrics/http_request.h"
+#include "platform/metrics/http_test_client.h"
 
 namespace fathom::metrics {
 namespace {
@@ -21,37 +20,9 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-int Connect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
+using testing::Exchange;
 
-// Sends `request` (and closes the sending half if asked), then reads until the server closes.
-std::string Exchange(int port, const std::string& request, bool shut_write = false) {
-  const int fd = Connect(port);
-  if (fd < 0) return "connect failed";
-  size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;  // the server may answer and close before reading everything
-    sent += static_cast<size_t>(n);
-  }
-  if (shut_write) shutdown(fd, SHUT_WR);
-  std::string response;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, static_cast<size_t>(n));
-  close(fd);
-  return response;
-}
+int Connect(int port) { return testing::ConnectLoopback(port); }
 
 class HttpEndpointTest : public ::testing::Test {
  protected:
