@@ -25,7 +25,9 @@ absl::StatusOr<FathomdProcess> WaitForReady(int node_id, std::unique_ptr<Subproc
   if (line->rfind(prefix, 0) != 0) {
     return absl::InternalError(absl::StrCat("fathomd node ", node_id, " printed '", *line, "' instead of READY"));
   }
-  return FathomdProcess{std::move(process), line->substr(prefix.size())};
+  // The control address ends at the next field, if any (" metrics=..." with --metrics_port).
+  const std::string rest = line->substr(prefix.size());
+  return FathomdProcess{std::move(process), rest.substr(0, rest.find(' '))};
 }
 
 absl::StatusOr<FathomdProcess> StartFathomd(int node_id, const std::vector<std::string>& flags,
