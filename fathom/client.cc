@@ -1,8 +1,12 @@
 // See client.h.
 #include "fathom/client.h"
 
+#include <functional>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "fathom/internal.h"
+#include "fathom/retry.h"
 #include "platform/node/control/cluster_token.h"
 
 namespace fathom {
@@ -97,11 +101,22 @@ absl::Status Client::DropTable(std::string_view name) {
 }
 
 absl::Status Client::Transact(absl::FunctionRef<absl::Status(Transaction&)> body) {
-  return txn::RunTransaction(impl_->transactions(), [&](txn::Transaction& tx) -> absl::Status {
-    Transaction::Impl impl{tx};
-    Transaction transaction(&impl);
-    return body(transaction);
-  });
+  // A transient failure is tried again only if the commit certainly took no effect (running the body
+  // twice is then the same as running it once).
+  auto certainly_not_committed = [](const absl::Status& s) { return IsTransient(s) && !txn::MayHaveCommitted(s); };
+  const uint64_t jitter_seed = std::hash<std::thread::id>()(std::this_thread::get_id());  // threads apart
+  return RetryTransient(
+      impl_->retry_deadline, jitter_seed,
+      [&] {
+        return txn::RunTransaction(impl_->transactions(), [&](txn::Transaction& tx) -> absl::Status {
+          Transaction::Impl impl{tx};
+          Transaction transaction(&impl);
+          return body(transaction);
+        });
+      },
+      certainly_not_committed);
 }
+
+bool MayHaveCommitted(const absl::Status& status) { return txn::MayHaveCommitted(status); }
 
 }  // namespace fathom

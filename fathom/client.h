@@ -49,9 +49,11 @@ class Client {
   absl::Status DropTable(std::string_view name);
 
   // Runs `body` in a transaction and commits it; on a conflict, runs it again (with backoff) a bounded
-  // number of times, then returns Aborted. An error returned by `body` aborts and is returned. Unlike a
-  // Table's calls, a transaction is not tried again on Unavailable: its commit's outcome may be unknown
-  // (it may have committed), and only the caller knows whether running `body` twice is harmless.
+  // number of times, then returns Aborted. An error returned by `body` aborts and is returned. Through a
+  // failure (Unavailable, DeadlineExceeded: a member died, a region moves to its backup) it is run again
+  // with backoff for ClientOptions::retry_deadline, but only while the failed commit certainly took no
+  // effect: an error for which MayHaveCommitted() is true is returned at once, since only the caller
+  // knows whether running `body` twice is harmless.
   absl::Status Transact(absl::FunctionRef<absl::Status(Transaction&)> body);
 
   struct Impl;  // internal (fathom/internal.h)
@@ -60,6 +62,12 @@ class Client {
   explicit Client(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// True for an error of Transact (or of a Table's Put or Delete, after its own retries) whose commit may
+// nonetheless have taken effect: every replica needed may hold it but none acknowledged in time, or this
+// client's lease lapsed before it did (the cluster's recovery then decides). Any other error means the
+// transaction certainly took no effect. Read the keys again to find out.
+bool MayHaveCommitted(const absl::Status& status);
 
 }  // namespace fathom
 

@@ -26,17 +26,19 @@ const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
   return result.status();
 }
 
-// Runs `attempt` until it ends in anything but a transient failure, or `deadline` has passed since its
-// first failure (then its last failure is returned). Between tries it sleeps a doubling backoff (1 ms ..
-// 100 ms), jittered by `jitter_seed` (a caller's key hash, say) so that clients do not retry in step.
-template <typename Attempt>
-auto RetryTransient(absl::Duration deadline, uint64_t jitter_seed, Attempt attempt) -> decltype(attempt()) {
+// Runs `attempt` until it ends in anything `retry` does not accept (by default: anything but a transient
+// failure), or `deadline` has passed since its first failure (then its last failure is returned). Between
+// tries it sleeps a doubling backoff (1 ms .. 100 ms), jittered by `jitter_seed` (a caller's key hash, say)
+// so that clients do not retry in step.
+template <typename Attempt, typename Retry = bool (*)(const absl::Status&)>
+auto RetryTransient(absl::Duration deadline, uint64_t jitter_seed, Attempt attempt, Retry retry = &IsTransient)
+    -> decltype(attempt()) {
   auto result = attempt();
-  if (!IsTransient(StatusOf(result)) || deadline <= absl::ZeroDuration()) return result;
+  if (!retry(StatusOf(result)) || deadline <= absl::ZeroDuration()) return result;
   const absl::Time give_up = absl::Now() + deadline;
   absl::Duration backoff = absl::Milliseconds(1);
   uint64_t state = jitter_seed | 1;
-  while (IsTransient(StatusOf(result)) && absl::Now() < give_up) {
+  while (retry(StatusOf(result)) && absl::Now() < give_up) {
     state ^= state << 13;  // xorshift64: a jitter in [0.5, 1.5) of the backoff
     state ^= state >> 7;
     state ^= state << 17;

@@ -23,7 +23,14 @@ absl::Status Table::Put(std::string_view key, std::string_view value) const {
 }
 
 absl::Status Table::Delete(std::string_view key) const {
-  return RetryTransient(impl_->retry_deadline, JitterSeed(key), [&] { return impl_->table.Delete(key); });
+  // An attempt that may have deleted the key makes a later NotFound this call's own doing.
+  bool may_have_deleted = false;
+  return RetryTransient(impl_->retry_deadline, JitterSeed(key), [&] {
+    absl::Status s = impl_->table.Delete(key);
+    if (absl::IsNotFound(s) && may_have_deleted) return absl::OkStatus();
+    may_have_deleted |= txn::MayHaveCommitted(s);
+    return s;
+  });
 }
 
 const std::string& Table::name() const { return impl_->table.name(); }

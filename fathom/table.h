@@ -9,8 +9,9 @@
 // Errors: InvalidArgument for an empty or oversized key or value, NotFound for a missing key, Aborted when
 // a write kept conflicting, Unavailable when a node stayed unreachable (each call is tried again through a
 // failure the cluster recovers from, for ClientOptions::retry_deadline), ResourceExhausted when the table
-// is full. A Delete tried again after an attempt whose commit's outcome was unknown may find the key
-// already gone: NotFound.
+// is full. A Delete tried again after an attempt that may have deleted the key, and then finding it gone,
+// says OK. A Put or Delete that failed in the end may still have taken effect if MayHaveCommitted (client.h)
+// says so of its error.
 #ifndef FATHOM_FATHOM_TABLE_H_
 #define FATHOM_FATHOM_TABLE_H_
 

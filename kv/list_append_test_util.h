@@ -39,7 +39,7 @@ inline absl::StatusOr<std::vector<int64_t>> DecodeList(std::string_view text) {
 }
 
 // Appends `value` to the list at `key` in one transaction of `txns` (application threads). OK:
-// committed; Aborted: a conflict, definitely not committed; anything else: may or may not have.
+// committed; an error: not committed, unless txn::MayHaveCommitted says it may have been.
 inline absl::Status AppendToList(txn::TransactionService& txns, const Table& table, std::string_view key,
                                  int64_t value) {
   txn::Transaction tx = txns.Begin();
@@ -56,10 +56,11 @@ inline absl::Status AppendToList(txn::TransactionService& txns, const Table& tab
   return s;
 }
 
-// How an append's status goes into a history: ok, fail (Aborted) or info (unknown).
+// How an append's status goes into a history: ok, info when its commit may have taken effect
+// (txn::MayHaveCommitted), else fail (certainly not committed: the checker holds the layer to that).
 inline history::EventType AppendOutcome(const absl::Status& s) {
   if (s.ok()) return history::EventType::kOk;
-  return absl::IsAborted(s) ? history::EventType::kFail : history::EventType::kInfo;
+  return txn::MayHaveCommitted(s) ? history::EventType::kInfo : history::EventType::kFail;
 }
 
 // Checks a recorded list-append history against the lists read at the end (final_lists[k] is key k's,

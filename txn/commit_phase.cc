@@ -1,7 +1,10 @@
 // Commit, COMMIT-BACKUP and COMMIT-PRIMARY (and ABORT): the records that make the transaction durable in
 // f+1 memories and then visible, and the truncation that follows.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "txn/commit.h"
+#include "txn/outcome.h"
 
 namespace fathom::txn {
 
@@ -135,8 +138,8 @@ void CommitOperation::OnPrimaryWritten(size_t primary, absl::Status status) {
   if (!finished_) {
     // No primary has its record yet; the backups hold theirs, so it commits (below, or by recovery), but
     // when is not known here.
-    Finish(absl::UnavailableError(
-        absl::StrCat("COMMIT-PRIMARY reached no primary (", first_error_.message(), "); outcome unknown")));
+    Finish(MayHaveCommittedError(absl::UnavailableError(
+        absl::StrCat("COMMIT-PRIMARY reached no primary (", first_error_.message(), "); outcome unknown"))));
   }
   if (first_error_.ok()) return Truncate();
   // A primary that did not take its COMMIT-PRIMARY still holds its locks, and the backups' records are
@@ -282,18 +285,26 @@ void CommitOperation::OnBackupAborted() {
 void CommitOperation::Finish(absl::Status status) {
   if (finished_) return;
   finished_ = true;
-  if (status.ok() && thread_.options().lease_lapsed && thread_.options().lease_lapsed()) {
+  const bool lapsed = thread_.options().lease_lapsed && thread_.options().lease_lapsed();
+  if (status.ok() && lapsed) {
     // A record written after the members drained this node never counts, and reads may be of regions
     // that moved (FaRM: a coordinator without a lease stops); recovery decides, so success is not ours.
     status = absl::UnavailableError(absl::StrCat(
         id_.ToString(), ": outcome unknown, this node's lease lapsed before its commit was acknowledged (the "
         "configuration manager may have removed it: recovery then decides its writes, and its reads may be stale)"));
+    if (!primaries_.empty()) status = MayHaveCommittedError(std::move(status));
+  } else if (!status.ok() && lapsed &&
+             std::any_of(backups_.begin(), backups_.end(), [](const Replica& b) { return b.sent && !b.local; })) {
+    // An abort after COMMIT-BACKUP is this coordinator's decision while it is a member (recovery decides
+    // only for coordinators that are gone); without a lease it may have been removed, and recovery may
+    // find a backup's record and commit (docs/recovery.md §5).
+    status = MayHaveCommittedError(std::move(status));
   }
   if (status.ok() && sync_) {
     if (thread_.log_epochs() == nullptr || log_epoch_ == 0) {
-      status = absl::FailedPreconditionError(absl::StrCat(
+      status = MayHaveCommittedError(absl::FailedPreconditionError(absl::StrCat(
           id_.ToString(), " committed, but sync durability needs log epochs (the SSD log on every node); it is "
-          "not known to be durable"));
+          "not known to be durable")));
     } else if (thread_.log_epochs()->durable() < log_epoch_) {
       ++thread_.stats().sync_waits;
       thread_.log_epochs()->RequestClose(log_epoch_);
@@ -323,10 +334,10 @@ void CommitOperation::WaitDurable(absl::Time give_up) {
       thread_.stats().commit_latency.Record(thread_.clock().Now() - started_);
       return done(absl::OkStatus());
     }
-    return done(absl::DeadlineExceededError(absl::StrCat(
+    return done(MayHaveCommittedError(absl::DeadlineExceededError(absl::StrCat(
         id_.ToString(), " committed in log epoch ", log_epoch_, ", which is not durable after ",
         absl::FormatDuration(thread_.options().sync_timeout), " (every member's SSD log has epochs up to ", durable,
-        "); it becomes durable when the logs catch up")));
+        "); it becomes durable when the logs catch up"))));
   }
   auto self = shared_from_this();
   thread_.After(thread_.options().sync_poll_interval, [self, give_up] { self->WaitDurable(give_up); });

@@ -84,10 +84,12 @@ void Transaction::SetDurability(Durability durability) {
 
 absl::Status Transaction::Commit() {
   auto state = state_;
-  return OnThread<bool>([state](TxnThread& t, std::function<void(absl::StatusOr<bool>)> done) {
-           t.Commit(state, [done](absl::Status s) { done(s.ok() ? absl::StatusOr<bool>(true) : s); });
-         })
-      .status();
+  absl::Status s = OnThread<bool>([state](TxnThread& t, std::function<void(absl::StatusOr<bool>)> done) {
+                     t.Commit(state, [done](absl::Status s) { done(s.ok() ? absl::StatusOr<bool>(true) : s); });
+                   }).status();
+  // No answer within the wait: the commit goes on without us, and may commit.
+  if (absl::IsDeadlineExceeded(s)) s = MayHaveCommittedError(std::move(s));
+  return s;
 }
 
 void Transaction::Abort() {

@@ -41,6 +41,7 @@
 #include "txn/backup_store.h"
 #include "txn/participant.h"
 #include "txn/log_epochs.h"
+#include "txn/outcome.h"
 #include "txn/txn_options.h"
 #include "txn/txn_thread.h"
 
@@ -87,7 +88,9 @@ class Transaction {
   // Runs the commit protocol. After Commit (whatever it returns) the transaction is finished. With
   // kSync, also DeadlineExceeded: committed, but its log epoch not on every member's disk within
   // TxnOptions::sync_timeout (it becomes durable when the logs catch up), or FailedPrecondition if the
-  // layer runs no log epochs (no SSD log).
+  // layer runs no log epochs (no SSD log). The error of a commit that may have taken effect (outcome
+  // unknown, or committed but not known durable) carries txn::MayHaveCommitted (outcome.h); any other
+  // error took no effect.
   absl::Status Commit();
   void Abort();
   bool finished() const;

@@ -224,6 +224,7 @@ TEST(TxnFailureTest, ADeadBackupFailsOnlyTheCommitsThatNeedIt) {
     ASSERT_OK(tx.Write(on_2, EncodeInt(20)));
     absl::Status s = tx.Commit();
     EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+    EXPECT_FALSE(MayHaveCommitted(s)) << "aborted by its live coordinator: running it again is safe";
   }
   {
     Transaction tx = cluster->service(1).Begin();
@@ -262,9 +263,12 @@ TEST(TxnLeaseTest, ACommitAfterTheLeaseLapsedIsReportedUnknown) {
   absl::Status s = write.Commit();
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
   EXPECT_NE(std::string(s.message()).find("lease lapsed"), std::string::npos) << s;
+  EXPECT_TRUE(MayHaveCommitted(s)) << "recovery may commit it: a caller must not run it again blindly";
   Transaction read = cluster->service(1).Begin();
   ASSERT_OK(read.Read(ref).status());
-  EXPECT_TRUE(absl::IsUnavailable(read.Commit()));
+  absl::Status read_only = read.Commit();
+  EXPECT_TRUE(absl::IsUnavailable(read_only)) << read_only;
+  EXPECT_FALSE(MayHaveCommitted(read_only)) << "a read-only transaction writes nothing";
   lapsed->store(false);  // renewed
   Transaction again = cluster->service(1).Begin();
   ASSERT_OK(again.Write(ref, EncodeInt(3)));

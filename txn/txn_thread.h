@@ -116,7 +116,8 @@ class TxnThread {
   // The commit protocol (commit.h). OK, Aborted (conflict: retry), Unavailable (a replica is unreachable
   // or the outcome is unknown), InvalidArgument; for Durability::kSync also FailedPrecondition (no log
   // epochs) and DeadlineExceeded (committed, but its log epoch not durable within sync_timeout). While a
-  // log epoch closes, primaries refuse locks; the commit locks again itself (epoch_retries).
+  // log epoch closes, primaries refuse locks; the commit locks again itself (epoch_retries). An error of
+  // a commit that may have taken effect carries txn::MayHaveCommitted (outcome.h).
   void Commit(std::shared_ptr<TxState> tx, DoneCallback done);
   // Gives back what the transaction reserved; no messages to primaries are needed (nothing is locked).
   void Abort(TxState& tx);

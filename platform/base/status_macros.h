@@ -2,8 +2,12 @@
 #ifndef FATHOM_PLATFORM_BASE_STATUS_MACROS_H_
 #define FATHOM_PLATFORM_BASE_STATUS_MACROS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/string_view.h"
 
 #define FATHOM_CONCAT_INNER_(a, b) a##b
 #define FATHOM_CONCAT_(a, b) FATHOM_CONCAT_INNER_(a, b)
@@ -22,5 +26,22 @@
   auto tmp = (expr);                           \
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(tmp).value()
+
+namespace fathom {
+
+// A copy of `status` that shares no memory with it: code, message and payloads (such as
+// txn::MayHaveCommitted's mark) copied byte for byte. For a status handed to another thread: the shared
+// representation's reference count is touched inside Debian's Abseil, where ThreadSanitizer cannot see
+// it, so a rep shared by two threads looks racy.
+inline absl::Status UnsharedCopy(const absl::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  absl::Status copy(status.code(), std::string(status.message()));
+  status.ForEachPayload([&copy](absl::string_view type_url, const absl::Cord& payload) {
+    copy.SetPayload(std::string(type_url), absl::Cord(std::string(payload)));
+  });
+  return copy;
+}
+
+}  // namespace fathom
 
 #endif  // FATHOM_PLATFORM_BASE_STATUS_MACROS_H_

@@ -25,6 +25,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "platform/base/mutex.h"
+#include "platform/base/status_macros.h"
 #include "platform/fabric/fabric.h"
 #include "platform/memory/region.h"
 #include "platform/memory/region_map.h"
@@ -211,9 +212,7 @@ absl::StatusOr<T> NodeThread::StartAndWait(absl::AnyInvocable<void(std::function
   };
   auto shared = std::make_shared<Shared>();
   std::function<void(absl::StatusOr<T>)> done = [shared](absl::StatusOr<T> r) {
-    // An error goes over as a fresh Status: its shared representation's reference count is also touched
-    // inside Debian's Abseil, where ThreadSanitizer cannot see it, so a rep shared by two threads looks racy.
-    if (!r.ok()) r = absl::Status(r.status().code(), std::string(r.status().message()));
+    if (!r.ok()) r = UnsharedCopy(r.status());  // an error goes over to the waiting thread as a fresh Status
     MutexLock lock(&shared->mu);
     if (!shared->result.has_value()) shared->result = std::move(r);
     shared->cv.Signal();

@@ -168,6 +168,7 @@ TEST(CommitFaultsTest, AnUnknownOutcomeGivesBackItsLogRoom) {
     ASSERT_TRUE(second.ok()) << second.status();
     EXPECT_EQ(first->history, second->history) << "the runs diverged";
     EXPECT_TRUE(absl::IsUnavailable(first->commit)) << first->commit;
+    EXPECT_TRUE(txn::MayHaveCommitted(first->commit)) << "every backup holds the record: it commits";
     EXPECT_EQ(first->set_aside_to_2, 0u);
     EXPECT_EQ(first->set_aside_to_3, 0u);
   }
@@ -189,6 +190,7 @@ TEST(CommitFaultsTest, AnAbortThatDidNotArriveIsSentAgain) {
     ASSERT_TRUE(second.ok()) << second.status();
     EXPECT_EQ(first->history, second->history) << "the runs diverged";
     EXPECT_TRUE(absl::IsAborted(first->commit)) << first->commit;
+    EXPECT_FALSE(txn::MayHaveCommitted(first->commit)) << "refused at LOCK: nothing to commit anywhere";
     ASSERT_TRUE(first->three_after.ok()) << first->three_after.status();
     EXPECT_EQ(first->three_after->substr(0, 7), "three-0");
   }

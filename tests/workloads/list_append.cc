@@ -98,12 +98,13 @@ absl::StatusOr<ListAppendResult> RunListAppend(const std::vector<TransactionServ
           if (s.ok()) {
             recorder.Complete(process, history::EventType::kOk, done);
             ++result.ok;
-          } else if (absl::IsAborted(s)) {
-            recorder.Complete(process, history::EventType::kFail, ops);
-            ++result.failed;
-          } else if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
+          } else if (MayHaveCommitted(s)) {
             recorder.Complete(process, history::EventType::kInfo, ops);
             ++result.info;
+          } else if (absl::IsAborted(s) || absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
+            // Certainly not committed (the checker holds the layer to that).
+            recorder.Complete(process, history::EventType::kFail, ops);
+            ++result.failed;
           } else {
             recorder.Complete(process, history::EventType::kInfo, ops);
             if (failure.ok()) failure = s;

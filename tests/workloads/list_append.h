@@ -1,7 +1,8 @@
 // The list-append workload (Jepsen/Elle): a few keys, each an object holding a list of integers;
 // transactions of 1-4 random micro-ops (append a value unique to the key, or read the whole list) from
 // every node. Every attempt is recorded as a history (docs/formats/history.md): ok with what it read,
-// fail when Commit said Aborted (nothing was installed), info when the outcome is unknown. The history is
+// info when Commit's error says it may have committed (txn::MayHaveCommitted), fail for any other abort or
+// failure (nothing was installed, which the checker then holds the layer to). The history is
 // then checked for strict serializability (tests/history).
 #ifndef FATHOM_TXN_WORKLOADS_LIST_APPEND_H_
 #define FATHOM_TXN_WORKLOADS_LIST_APPEND_H_
