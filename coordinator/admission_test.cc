@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "coordinator/placement.h"
 #include "coordinator/remap.h"
@@ -188,6 +190,33 @@ TEST(AdmissionTest, AFillingBackupIsPromotedOnlyOnceFilled) {
   ASSERT_TRUE(DropReplicasOf(&c, primary));
   ASSERT_NE(FindRegion(c, region), nullptr);
   EXPECT_EQ(FindRegion(c, region)->primary(), backup);
+}
+
+// A primary marks every copy it finished in one pass with one configuration (FinishFillingUpdate):
+// each configuration costs every member an apply and holds up transactions planned under the last one.
+TEST(AdmissionTest, OneUpdateFinishesEveryCopyAPassMade) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 4, 1)).ok());  // four regions each
+  RemoveMember(&c, 3);
+  ASSERT_TRUE(DropReplicasOf(&c, 3));
+  // Some primary now has at least two regions with a backup filling (its own, and node 3's it took over).
+  std::map<uint32_t, std::vector<std::pair<uint32_t, uint32_t>>> filling_by_primary;
+  for (const RegionPlacement& r : c.regions()) {
+    for (uint32_t b : r.filling()) filling_by_primary[r.primary()].emplace_back(r.region_id(), b);
+  }
+  auto most = std::max_element(filling_by_primary.begin(), filling_by_primary.end(),
+                               [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+  ASSERT_NE(most, filling_by_primary.end());
+  const uint32_t primary = most->first;
+  const std::vector<std::pair<uint32_t, uint32_t>> copies = most->second;
+  ASSERT_GE(copies.size(), 2u) << "the premise: one primary fills two regions";
+
+  const uint32_t other = primary == 1 ? 2 : 1;
+  EXPECT_TRUE(absl::IsAlreadyExists(FinishFillingUpdate(other, copies)(c))) << "only the primary finishes its fills";
+  ASSERT_TRUE(FinishFillingUpdate(primary, copies)(c).ok());
+  for (const auto& [region, backup] : copies) EXPECT_EQ(FindRegion(c, region)->filling_size(), 0) << region;
+  ASSERT_TRUE(ValidateConfiguration(c).ok()) << ValidateConfiguration(c);
+  EXPECT_TRUE(absl::IsAlreadyExists(FinishFillingUpdate(primary, copies)(c))) << "nothing left to finish";
 }
 
 // Only a backup that is still a member is promoted; with no replica left the region is lost.

@@ -76,11 +76,15 @@ bool FinishFilling(Configuration* config, uint32_t region_id, uint32_t primary, 
   return false;
 }
 
-std::function<absl::Status(Configuration&)> FinishFillingUpdate(uint32_t region_id, uint32_t primary,
-                                                                uint32_t backup) {
-  return [=](Configuration& config) {
-    if (!FinishFilling(&config, region_id, primary, backup)) {
-      return absl::AlreadyExistsError(absl::StrCat("node ", backup, " no longer fills region ", region_id));
+std::function<absl::Status(Configuration&)> FinishFillingUpdate(
+    uint32_t primary, std::vector<std::pair<uint32_t, uint32_t>> filled) {
+  return [primary, filled = std::move(filled)](Configuration& config) {
+    bool changed = false;
+    for (const auto& [region, backup] : filled) changed |= FinishFilling(&config, region, primary, backup);
+    if (!changed) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("none of the ", filled.size(), " copies is of a region node ", primary,
+                       " is primary of, to a backup still filling it"));
     }
     return absl::OkStatus();
   };

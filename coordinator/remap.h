@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "coordinator/configuration.h"
@@ -29,9 +31,12 @@ void AddFillingBackups(Configuration* config);
 // `backup` holds all of `region`'s data, copied by `primary`: it is no longer filling. False (nothing
 // changed) if the region's primary is another node by now, or `backup` is not filling it.
 bool FinishFilling(Configuration* config, uint32_t region_id, uint32_t primary, uint32_t backup);
-// FinishFilling as a Coordinator::Update mutation: AlreadyExists (nothing written) if it changes nothing.
-std::function<absl::Status(Configuration&)> FinishFillingUpdate(uint32_t region_id, uint32_t primary,
-                                                                uint32_t backup);
+// FinishFilling of every (region, backup) pair `primary` copied, as one Coordinator::Update mutation: one
+// configuration however many copies a pass finished (each configuration makes every member apply and
+// announce it, and holds up the transactions planned under the one before). AlreadyExists (nothing
+// written) if it changes nothing.
+std::function<absl::Status(Configuration&)> FinishFillingUpdate(
+    uint32_t primary, std::vector<std::pair<uint32_t, uint32_t>> filled);
 
 }  // namespace fathom::coordinator
 

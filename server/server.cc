@@ -589,12 +589,16 @@ coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& conf
     if (!filled.ok()) {
       log_waiting(absl::StrCat("cannot fill a new backup yet: ", filled.status().ToString()));
     } else {
-      for (const auto& [region, backup] : *filled) {
+      std::vector<std::pair<uint32_t, uint32_t>> copies;
+      for (const auto& [region, backup] : *filled) copies.emplace_back(region, backup);
+      if (!copies.empty()) {
         absl::StatusOr<coordinator::Configuration> marked =
-            coordinator_->Update(coordinator::FinishFillingUpdate(region, id_, backup));
-        Log(absl::StrCat("copied region ", region, " to its new backup, node ", backup, ": ",
-                         marked.ok() ? absl::StrCat("done in configuration ", marked->epoch())
-                                     : marked.status().ToString()));
+            coordinator_->Update(coordinator::FinishFillingUpdate(id_, copies));
+        for (const auto& [region, backup] : copies) {
+          Log(absl::StrCat("copied region ", region, " to its new backup, node ", backup, ": ",
+                           marked.ok() ? absl::StrCat("done in configuration ", marked->epoch())
+                                       : marked.status().ToString()));
+        }
       }
     }
   }

@@ -204,13 +204,19 @@ size_t SimCluster::Recover() {
     if (services_[i]->fills_waiting()) {
       absl::StatusOr<std::vector<txn::TransactionService::Filled>> filled = services_[i]->FillBackups();
       if (!filled.ok()) Record(absl::StrCat("node ", node.id(), " fills: ", filled.status().ToString()));
+      std::vector<std::pair<uint32_t, uint32_t>> copies;
       for (const auto& [region, backup] : filled.ok() ? *filled : std::vector<txn::TransactionService::Filled>{}) {
+        copies.emplace_back(region, backup);
+      }
+      if (!copies.empty()) {
         const uint32_t id = node.id();
         absl::StatusOr<coordinator::Configuration> marked =
-            coordinators_[i]->Update(coordinator::FinishFillingUpdate(region, id, backup));
-        Record(absl::StrCat("node ", id, " filled region ", region, " at node ", backup, ": ",
-                            marked.ok() ? absl::StrCat(marked->epoch()) : marked.status().ToString()));
-        ++served;
+            coordinators_[i]->Update(coordinator::FinishFillingUpdate(id, copies));
+        for (const auto& [region, backup] : copies) {
+          Record(absl::StrCat("node ", id, " filled region ", region, " at node ", backup, ": ",
+                              marked.ok() ? absl::StrCat(marked->epoch()) : marked.status().ToString()));
+          ++served;
+        }
       }
     }
     // Transaction recovery (the CM only): a round per thread until one settles in this configuration.
