@@ -76,6 +76,19 @@ TEST_F(FabricConformanceTest, ReadSeesPeerMemory) {
   }
 }
 
+// AllocateRegion's memory reads as zero, also where a region written and freed just before was (a
+// fabric that reused memory without clearing it would show its bytes), and through a peer's reads.
+TEST_F(FabricConformanceTest, AllocatedRegionsAreZero) {
+  constexpr size_t kSize = 4 << 20;
+  for (int round = 0; round < 3; ++round) {
+    auto region = env_->local().AllocateRegion(kSize);
+    ASSERT_TRUE(region.ok()) << region.status();
+    const std::byte* data = (*region)->data();
+    EXPECT_TRUE(std::all_of(data, data + kSize, [](std::byte b) { return b == std::byte{0}; })) << "round " << round;
+    std::memset((*region)->data(), 0xA5, kSize);  // freed dirty: the next round must not see it
+  }
+}
+
 TEST_F(FabricConformanceTest, TransfersFromOneByteTo16MiB) {
   Link link = Connect();
   ASSERT_NE(link.endpoint, nullptr);
