@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fault_run.sh: what one fault does to a running cluster under load, as a user would see it. Starts 3 fathomd
 # over UCX shared memory (tools/cluster.sh, lease 2 s), loads YCSB-B's 10K records, runs YCSB-B with 8
-# threads and one progress line per second for ~40 s, injects FAULT at ~10 s, then reads records back with
+# threads and one progress line per second for 30 s, injects FAULT at ~10 s, then reads records back with
 # YCSB-C and stops the cluster. Prints the driver's exit status, its [ERRORS] lines, throughput per
 # second and the recovery times of tools/recovery_timeline.py (a plot in /tmp/fault-FAULT.svg); the whole
 # output is in /tmp/fault-FAULT.*.
@@ -35,7 +35,7 @@ victim=3
 [[ "$victim" == "$cm" ]] && victim=2
 [[ "$fault" == kill-cm ]] && victim=$cm
 echo "CM: node $cm; fault: $fault on node $victim"
-"$ycsb" "${common[@]}" --phase=run --status_interval_s=1 -p operationcount=4000000 --timeline_out="$out.timeline" \
+"$ycsb" "${common[@]}" --phase=run --status_interval_s=1 -p operationcount=100000000 -p maxexecutiontime=30 --timeline_out="$out.timeline" \
   >"$out.run" 2>"$out.err" &
 driver=$!
 sleep 10
