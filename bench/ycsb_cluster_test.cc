@@ -52,6 +52,7 @@ class YcsbClusterTest : public ::testing::Test {
     coordinator::ZooKeeperCoordinatorOptions options;
     options.connect_string = zk_->connect_string();
     options.cluster = "ycsb";
+    options.token = kToken;  // the cluster's znodes are open to its token's credentials only
     auto observer = coordinator::ZooKeeperCoordinator::Create(options);
     ASSERT_TRUE(observer.ok()) << observer.status();
     observer_ = std::move(*observer);

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/remap.h"
+#include "coordinator/zookeeper_acl.h"
 #include "absl/time/clock.h"
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
@@ -50,6 +51,11 @@ absl::Status ZooStatus(int rc, const std::string& what) {
       return absl::AlreadyExistsError(message);
     case ZBADVERSION:
       return absl::AbortedError(message);
+    case ZNOAUTH:
+    case ZAUTHFAILED:
+      return absl::PermissionDeniedError(absl::StrCat(
+          message, " (the cluster's znodes are open only to the credentials derived from its token: is the token "
+          "this cluster's?)"));
     default:
       return absl::InternalError(message);
   }
@@ -108,8 +114,27 @@ class ZooKeeperCoordinator::HandleLease {
   zhandle_t* zh_ = nullptr;
 };
 
+struct ZooKeeperCoordinator::ClusterAcl {
+  ZooKeeperCredentials credentials;
+  std::string scheme = "digest";
+  ACL entry{};
+  ACL_vector vector{};
+};
+
 ZooKeeperCoordinator::ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options)
-    : options_(std::move(options)), root_(absl::StrCat("/fathom/", options_.cluster)) {}
+    : options_(std::move(options)), root_(absl::StrCat("/fathom/", options_.cluster)) {
+  if (!options_.token.empty()) {
+    acl_ = std::make_unique<ClusterAcl>();
+    acl_->credentials = ZooKeeperCredentialsFor(options_.token);
+    acl_->entry.perms = ZOO_PERM_ALL;
+    acl_->entry.id.scheme = acl_->scheme.data();
+    acl_->entry.id.id = acl_->credentials.acl_id.data();
+    acl_->vector.count = 1;
+    acl_->vector.data = &acl_->entry;
+  }
+}
+
+ACL_vector* ZooKeeperCoordinator::Acl() const { return acl_ != nullptr ? &acl_->vector : &ZOO_OPEN_ACL_UNSAFE; }
 
 absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Create(
     ZooKeeperCoordinatorOptions options) {
@@ -128,6 +153,8 @@ absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Crea
     MutexLock lock(&c->mu_);
     zh = c->zh_;
   }
+  // A wrong token is refused at once, not retried until some timeout.
+  if (absl::Status paths = c->EnsurePaths(zh); absl::IsPermissionDenied(paths)) return paths;
   c->Step(zh);  // paths and the current configuration, before Create returns
   c->worker_ = std::thread([p = c.get()] { p->Run(); });
   return c;
@@ -173,6 +200,15 @@ absl::Status ZooKeeperCoordinator::Open(const std::string& session) {
   if (zh == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("zookeeper_init(\"", options_.connect_string, "\"): ", strerror(errno)));
+  }
+  if (acl_ != nullptr) {
+    // Queued ahead of every request on this handle, and sent again by the client on each reconnect.
+    const std::string& auth = acl_->credentials.auth;
+    if (int rc = zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
+        rc != ZOK) {
+      zookeeper_close(zh);
+      return ZooStatus(rc, "adding the cluster's ZooKeeper credentials");
+    }
   }
   MutexLock lock(&mu_);
   zh_ = zh;
@@ -354,10 +390,12 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
 }
 
 absl::Status ZooKeeperCoordinator::EnsurePaths(zhandle_t* zh) {
+  // /fathom is shared by every cluster on this ZooKeeper (each under its own token): open.
   for (const std::string& path :
        {std::string("/fathom"), root_, root_ + "/members", root_ + "/election", root_ + "/left",
         root_ + "/suspicions"}) {
-    int rc = zoo_create(zh, path.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+    int rc = zoo_create(zh, path.c_str(), nullptr, -1, path == "/fathom" ? &ZOO_OPEN_ACL_UNSAFE : Acl(), 0,
+                        nullptr, 0);
     if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", path));
   }
   return absl::OkStatus();
@@ -377,7 +415,7 @@ absl::Status ZooKeeperCoordinator::Register(zhandle_t* zh) {
   // A Leave of an earlier registration left a marker (left/<id>): this one may fail, not leave.
   int rc = zoo_delete(zh, absl::StrCat(root_, "/left/", member.node_id()).c_str(), -1);
   if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", root_, "/left/", member.node_id()));
-  rc = zoo_create(zh, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+  rc = zoo_create(zh, path.c_str(), data.data(), static_cast<int>(data.size()), Acl(),
                   ZOO_EPHEMERAL, nullptr, 0);
   absl::Status status = ZooStatus(rc, absl::StrCat("create ", path));
   if (rc == ZNODEEXISTS) {
@@ -437,7 +475,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
     if (mine.empty()) {
       const std::string data = absl::StrCat(node_id);
       char created[512];
-      rc = zoo_create(zh, (dir + "/" + prefix).c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+      rc = zoo_create(zh, (dir + "/" + prefix).c_str(), data.data(), static_cast<int>(data.size()), Acl(),
                       ZOO_EPHEMERAL | ZOO_SEQUENCE, created, sizeof created);
       if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", dir, "/", prefix));
       mine = std::string(created).substr(dir.size() + 1);
@@ -651,7 +689,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   char created[512];
   if (version < 0) {
     zoo_create_op_init(&ops[1], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()),
-                       &ZOO_OPEN_ACL_UNSAFE, 0, created, sizeof created);
+                       Acl(), 0, created, sizeof created);
   } else {
     zoo_set_op_init(&ops[1], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
   }
@@ -729,7 +767,7 @@ absl::Status ZooKeeperCoordinator::Leave() {
   // Says "left on purpose" before the registration goes, so the CM moves nothing (a vanished registration
   // without it may be a failure: SetFailureWitness).
   int rc = zoo_create(lease.get(), left_path.c_str(), incarnation.data(), static_cast<int>(incarnation.size()),
-                      &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+                      Acl(), 0, nullptr, 0);
   if (rc == ZNODEEXISTS) rc = zoo_set(lease.get(), left_path.c_str(), incarnation.data(), static_cast<int>(incarnation.size()), -1);
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", left_path));
   rc = zoo_delete(lease.get(), member_path.c_str(), -1);
@@ -774,7 +812,7 @@ absl::StatusOr<Configuration> ZooKeeperCoordinator::Update(const Mutation& mutat
                                                        kMaxEncodedConfigurationBytes));
     }
     int rc = version < 0 ? zoo_create(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()),
-                                      &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0)
+                                      Acl(), 0, nullptr, 0)
                          : zoo_set(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version);
     if (rc == ZOK) {
       Accept(next);
@@ -873,7 +911,7 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
     return false;  // another CM already
   }
   const std::string dir = absl::StrCat(root_, "/suspicions/", node_id, "-", incarnation);
-  int rc = zoo_create(zh, dir.c_str(), nullptr, -1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0);
+  int rc = zoo_create(zh, dir.c_str(), nullptr, -1, Acl(), 0, nullptr, 0);
   if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", dir));
   const std::string mine = absl::StrCat(dir, "/", me->node_id());
   // The silence it states, in whole milliseconds rounded down (its mtime comes later still): the
@@ -881,7 +919,7 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   const std::string silence =
       absl::StrCat(absl::ToInt64Milliseconds(std::clamp(unconfirmed_for, absl::ZeroDuration(), options_.suspicion_window)));
   const int silence_bytes = static_cast<int>(silence.size());
-  rc = zoo_create(zh, mine.c_str(), silence.data(), silence_bytes, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, nullptr, 0);
+  rc = zoo_create(zh, mine.c_str(), silence.data(), silence_bytes, Acl(), ZOO_EPHEMERAL, nullptr, 0);
   if (rc == ZNODEEXISTS) rc = zoo_set(zh, mine.c_str(), silence.data(), silence_bytes, -1);  // a fresh vote: a new mtime
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("vote ", mine));
   Stat my_stat{};

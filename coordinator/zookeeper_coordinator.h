@@ -44,12 +44,17 @@
 #include "coordinator/subscribers.h"
 
 typedef struct _zhandle zhandle_t;
+struct ACL_vector;
 
 namespace fathom::coordinator {
 
 struct ZooKeeperCoordinatorOptions {
   std::string connect_string;  // "host:port[,host:port...]"
   std::string cluster = "fathom";
+  // The cluster token: the session adds the digest credentials derived from it, and the cluster's znodes
+  // (/fathom/<cluster> and below) are created readable and writable by those only (zookeeper_acl.h).
+  // Empty: open ACLs (tests that read the znodes with a plain client).
+  std::string token;
   // Asked of the server, which clamps it to 2..20 of its ticks.
   absl::Duration session_timeout = absl::Seconds(10);
   // Create fails (Unavailable, naming connect_string) when no session is up within this.
@@ -159,8 +164,13 @@ class ZooKeeperCoordinator final : public Coordinator {
   void Wake() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   HandleContext* context() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return contexts_.back().get(); }
 
+  // The ACL of the cluster's znodes: digest, from options_.token (zookeeper_acl.h); open without a token.
+  struct ClusterAcl;
+  ACL_vector* Acl() const;
+
   const ZooKeeperCoordinatorOptions options_;
   const std::string root_;
+  std::unique_ptr<ClusterAcl> acl_;  // null: open
   SubscriberList subscribers_;
 
   mutable absl::Mutex mu_;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "coordinator/zookeeper_acl.h"
 #include "gtest/gtest.h"
 #include "tests/zookeeper/zookeeper_server.h"
 
@@ -45,6 +46,8 @@ bool Eventually(const std::function<bool()>& done, absl::Duration timeout = absl
 
 void QuietLog(const char*) {}
 
+constexpr char kToken[] = "zookeeper-coordinator-test-token";
+
 class ZooKeeperCoordinatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -63,6 +66,7 @@ class ZooKeeperCoordinatorTest : public ::testing::Test {
     ZooKeeperCoordinatorOptions options;
     options.connect_string = zk_->connect_string();
     options.cluster = "test";
+    options.token = kToken;
     options.session_timeout = absl::Seconds(6);
     options.connect_timeout = absl::Seconds(20);
     return options;
@@ -95,9 +99,13 @@ class ZooKeeperCoordinatorTest : public ::testing::Test {
     }
     return true;
   }
-  // A raw client for poking at the znodes.
-  zhandle_t* RawClient() {
+  // A raw client for poking at the znodes, with the credentials of `token` (none if empty).
+  zhandle_t* RawClient(const std::string& token = kToken) {
     zhandle_t* zh = zookeeper_init2(zk_->connect_string().c_str(), nullptr, 6000, nullptr, nullptr, 0, QuietLog);
+    if (!token.empty()) {
+      const std::string auth = ZooKeeperCredentialsFor(token).auth;
+      EXPECT_EQ(zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr), ZOK);
+    }
     Eventually([&] { return zoo_state(zh) == ZOO_CONNECTED_STATE; });
     return zh;
   }
@@ -121,6 +129,49 @@ TEST_F(ZooKeeperCoordinatorTest, ThreeNodesJoinOneManagerListsAll) {
   EXPECT_FALSE((*observer)->is_manager());
   // A second coordinator cannot join with a live member's id.
   EXPECT_EQ((*observer)->Join(Member(2)).code(), absl::StatusCode::kAlreadyExists);
+}
+
+// A cluster's znodes carry a digest ACL derived from its token: a client without the credentials can
+// neither read nor write them, a coordinator with another token is refused at once and says why, and the
+// ACL holds a hash, never the token. /fathom stays open, so another cluster under its own token fits.
+TEST_F(ZooKeeperCoordinatorTest, TheClusterZnodesAreOpenOnlyToItsToken) {
+  ASSERT_NE(AddNode(1), nullptr);
+  zhandle_t* stranger = RawClient("");
+  char buf[64];
+  int len = sizeof buf;
+  EXPECT_EQ(zoo_get(stranger, "/fathom/test/config", 0, buf, &len, nullptr), ZNOAUTH);
+  EXPECT_EQ(zoo_create(stranger, "/fathom/test/members/9", "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, nullptr, 0), ZNOAUTH);
+  EXPECT_EQ(zoo_set(stranger, "/fathom/test/config", "x", 1, -1), ZNOAUTH);
+  zookeeper_close(stranger);
+
+  zhandle_t* insider = RawClient();
+  std::string config(64 << 10, '\0');
+  len = static_cast<int>(config.size());
+  EXPECT_EQ(zoo_get(insider, "/fathom/test/config", 0, config.data(), &len, nullptr), ZOK);
+  ACL_vector acl{};
+  Stat stat{};
+  ASSERT_EQ(zoo_get_acl(insider, "/fathom/test", &acl, &stat), ZOK);
+  ASSERT_EQ(acl.count, 1);
+  EXPECT_STREQ(acl.data[0].id.scheme, "digest");
+  EXPECT_EQ(std::string(acl.data[0].id.id), ZooKeeperCredentialsFor(kToken).acl_id);
+  EXPECT_EQ(std::string(acl.data[0].id.id).find(kToken), std::string::npos) << "the token itself is in the ACL";
+  deallocate_ACL_vector(&acl);
+  zookeeper_close(insider);
+
+  ZooKeeperCoordinatorOptions wrong = Options();
+  wrong.token = "some-other-cluster-token";
+  const absl::Time started = absl::Now();
+  auto refused = ZooKeeperCoordinator::Create(wrong);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("token"), absl::string_view::npos) << refused.status();
+  EXPECT_LT(absl::Now() - started, wrong.connect_timeout) << "refused only after a timeout";
+
+  ZooKeeperCoordinatorOptions other = Options();
+  other.cluster = "other";
+  other.token = "some-other-cluster-token";
+  auto neighbour = ZooKeeperCoordinator::Create(other);
+  EXPECT_TRUE(neighbour.ok()) << neighbour.status();
 }
 
 TEST_F(ZooKeeperCoordinatorTest, AClientOnlyMemberIsListedButNeverManages) {

@@ -88,6 +88,7 @@ absl::Status ClientMember::Start() {
   coordinator::ZooKeeperCoordinatorOptions zk;
   zk.connect_string = options_.zookeeper;
   zk.cluster = options_.cluster;
+  zk.token = options_.token;
   zk.connect_timeout = options_.join_timeout;
   zk.join_timeout = options_.join_timeout;
   // As fathomd's: its session outlives a ZooKeeper outage the members' leases ride through (its lease is

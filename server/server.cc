@@ -183,6 +183,7 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
     coordinator::ZooKeeperCoordinatorOptions zk;
     zk.connect_string = o.zookeeper;
     zk.cluster = o.node.cluster_name;
+    zk.token = o.node.cluster_token;
     zk.session_timeout = o.zookeeper_session_timeout;
     // Leases outlive a ZooKeeper outage: the CM keeps granting them while its session may still live,
     // and stops a lease of its own (and one more for margin) before the server could elect another CM.

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "coordinator/zookeeper_acl.h"
 
 namespace fathom::fathomctl {
 namespace {
@@ -48,6 +49,13 @@ absl::StatusOr<coordinator::Configuration> ReadClusterConfiguration(const Cluste
     return absl::InvalidArgumentError(
         absl::StrCat("cannot use ZooKeeper connect string '", zk, "' (malformed, or a host that does not resolve)"));
   }
+  if (!options.token.empty()) {
+    const std::string auth = coordinator::ZooKeeperCredentialsFor(options.token).auth;
+    if (int rc = zoo_add_auth(session.get(), "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
+        rc != ZOK) {
+      return absl::InternalError(absl::StrCat("adding the cluster's ZooKeeper credentials: ", ZooError(rc)));
+    }
+  }
   const absl::Time deadline = absl::Now() + options.connect_timeout;
   while (zoo_state(session.get()) != ZOO_CONNECTED_STATE) {
     if (absl::Now() >= deadline) {
@@ -81,6 +89,11 @@ absl::StatusOr<coordinator::Configuration> ReadClusterConfiguration(const Cluste
   if (rc == ZNONODE) {
     return absl::NotFoundError(absl::StrCat("cluster '", options.cluster, "' in ZooKeeper at ", zk,
                                             " has no configuration yet (no ", path, ")"));
+  }
+  if (rc == ZNOAUTH) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "ZooKeeper at ", zk, " refused to show ", path, ": a cluster's znodes are open only to its token's ",
+        "credentials", options.token.empty() ? " (give --token_file or --cluster_file)" : " (is this the cluster's token?)"));
   }
   if (rc != ZOK) return absl::UnavailableError(absl::StrCat("ZooKeeper at ", zk, ": get ", path, ": ", ZooError(rc)));
   data.resize(len > 0 ? len : 0);

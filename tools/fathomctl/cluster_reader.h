@@ -25,6 +25,9 @@ namespace fathom::fathomctl {
 struct ClusterReadOptions {
   std::string connect_string;  // "host:port[,host:port...]"
   std::string cluster = "fathom";
+  // The cluster token: the session adds the ZooKeeper credentials derived from it
+  // (coordinator/zookeeper_acl.h), without which a cluster's znodes cannot be read. Empty: none.
+  std::string token;
   // How long to wait for a ZooKeeper session; also bounds each read.
   absl::Duration connect_timeout = absl::Seconds(5);
 };

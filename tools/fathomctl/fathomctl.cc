@@ -1,7 +1,7 @@
 // fathomctl: looks at a Fathom cluster — its configuration in ZooKeeper and its members' live Stats.
 //
 //   fathomctl status  --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token [--json]
-//   fathomctl regions --zk=127.0.0.1:2181 --cluster=prod [--json]
+//   fathomctl regions --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token [--json]
 //   fathomctl replicas --zk=127.0.0.1:2181 --cluster=prod --token_file=/etc/fathom/token [--wait=30s]
 //   fathomctl table create NAME [--kind=hopscotch|cuckoo] [--buckets=N] [--inline_bytes=N]
 //                               [--max_key_bytes=N] [--max_value_bytes=N]   --zk=... --cluster=... --token_file=...
@@ -13,7 +13,7 @@
 // status: epoch, configuration manager, every member (control address, fabric, memory, incarnation) with
 // a few live numbers from its Stats (peers connected, connected to ZooKeeper, epoch applied, uptime), the
 // regions and their replicas. A member whose Stats fail is shown as unreachable, with the reason.
-// regions: region id, size, primary, backups (ZooKeeper only; no token needed).
+// regions: region id, size, primary, backups (ZooKeeper only; the token opens the cluster's znodes).
 // replicas: asks every member to digest the replicas it holds and checks that each region's primary and
 // backups (those not still filling) agree; asks again every second until they do or --wait has passed
 // (commits settle lazily: backups apply at truncation). Exit 1 if they still differ.
@@ -78,7 +78,7 @@ namespace {
 constexpr char kUsage[] =
     "fathomctl: look at a Fathom cluster, and read or write its keys.\n"
     "  fathomctl status  --zk=HOST:PORT --cluster=NAME --token_file=FILE [--json] [--stats=false]\n"
-    "  fathomctl regions --zk=HOST:PORT --cluster=NAME [--json]\n"
+    "  fathomctl regions --zk=HOST:PORT --cluster=NAME --token_file=FILE [--json]\n"
     "  fathomctl replicas --zk=HOST:PORT --cluster=NAME --token_file=FILE [--wait=30s]\n"
     "  fathomctl table create NAME [--kind=hopscotch|cuckoo] [--buckets=N] [--inline_bytes=N]\n"
     "                              [--max_key_bytes=N] [--max_value_bytes=N] --zk=... --cluster=... --token_file=FILE\n"
@@ -104,6 +104,8 @@ ClusterReadOptions ReadOptions() {
   options.connect_string = absl::GetFlag(FLAGS_zk);
   options.cluster = absl::GetFlag(FLAGS_cluster);
   options.connect_timeout = absl::GetFlag(FLAGS_zk_timeout);
+  // The cluster's znodes are open to its token's credentials only; a read without them says so.
+  if (auto token = ReadToken(""); token.ok()) options.token = *token;
   return options;
 }
 

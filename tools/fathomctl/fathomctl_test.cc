@@ -162,12 +162,25 @@ TEST_F(FathomctlTest, StatusOfALiveCluster) {
   EXPECT_NE(text.output.find("  0 rec/0us\n"), std::string::npos) << text.output;  // node 1
   EXPECT_NE(text.output.find("  off\n"), std::string::npos) << text.output;        // node 2
 
-  // A wrong token: every member is unreachable (PermissionDenied). The status is printed, and the exit
-  // code says that no member answered.
+  // A wrong token: ZooKeeper refuses to show the cluster's znodes (their ACL is the token's digest).
   Result denied = RunCtl({"status", flags[0], flags[1], "--token=not-the-cluster-token-at-all"});
   EXPECT_EQ(denied.exit_code, 1) << denied.output;
-  EXPECT_NE(denied.output.find("none of the 2 members answered"), std::string::npos) << denied.output;
-  EXPECT_NE(denied.output.find("node 1 unreachable: PERMISSION_DENIED"), std::string::npos) << denied.output;
+  EXPECT_NE(denied.output.find("PERMISSION_DENIED"), std::string::npos) << denied.output;
+  EXPECT_NE(denied.output.find("token"), std::string::npos) << denied.output;
+  Result no_token = RunCtl({"regions", flags[0], flags[1]});
+  EXPECT_EQ(no_token.exit_code, 1) << no_token.output;
+  EXPECT_NE(no_token.output.find("--token_file"), std::string::npos) << no_token.output;
+
+  // Every member stopped (SIGSTOP): none answers. The status is printed, and the exit code says that no
+  // member answered.
+  for (auto& node : nodes) node->Signal(SIGSTOP);
+  args = {"status", "--rpc_timeout=1s"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  Result silent = RunCtl(args);
+  for (auto& node : nodes) node->Signal(SIGCONT);
+  EXPECT_EQ(silent.exit_code, 1) << silent.output;
+  EXPECT_NE(silent.output.find("none of the 2 members answered"), std::string::npos) << silent.output;
+  EXPECT_NE(silent.output.find("node 1 unreachable"), std::string::npos) << silent.output;
 
   for (auto& node : nodes) {
     node->Signal(SIGTERM);
