@@ -202,12 +202,14 @@ absl::Status ZooKeeperCoordinator::Open(const std::string& session) {
         absl::StrCat("zookeeper_init(\"", options_.connect_string, "\"): ", strerror(errno)));
   }
   if (acl_ != nullptr) {
-    // Queued ahead of every request on this handle, and sent again by the client on each reconnect.
+    // Queued ahead of every request on this handle, and sent again by the client on each reconnect. A
+    // handle whose session already expired refuses (ZINVALIDSTATE): it is kept, and its expiry event
+    // opens a new session as for any other handle (the credentials go with that one).
     const std::string& auth = acl_->credentials.auth;
     if (int rc = zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
         rc != ZOK) {
-      zookeeper_close(zh);
-      return ZooStatus(rc, "adding the cluster's ZooKeeper credentials");
+      StderrLog("coordinator %s: %s", root_.c_str(),
+                ZooStatus(rc, "adding the cluster's ZooKeeper credentials").ToString().c_str());
     }
   }
   MutexLock lock(&mu_);
