@@ -201,17 +201,6 @@ absl::Status ZooKeeperCoordinator::Open(const std::string& session) {
     return absl::InvalidArgumentError(
         absl::StrCat("zookeeper_init(\"", options_.connect_string, "\"): ", strerror(errno)));
   }
-  if (acl_ != nullptr) {
-    // Queued ahead of every request on this handle, and sent again by the client on each reconnect. A
-    // handle whose session already expired refuses (ZINVALIDSTATE): it is kept, and its expiry event
-    // opens a new session as for any other handle (the credentials go with that one).
-    const std::string& auth = acl_->credentials.auth;
-    if (int rc = zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
-        rc != ZOK) {
-      StderrLog("coordinator %s: %s", root_.c_str(),
-                ZooStatus(rc, "adding the cluster's ZooKeeper credentials").ToString().c_str());
-    }
-  }
   MutexLock lock(&mu_);
   zh_ = zh;
   // A connection event that came before zh_ was set found connected_ set already; fill in the session.
@@ -229,15 +218,28 @@ bool ZooKeeperCoordinator::WaitConnected(absl::Time deadline) {
 
 void ZooKeeperCoordinator::Watcher(zhandle_t* zh, int type, int state, const char* path, void* context) {
   auto* ctx = static_cast<HandleContext*>(context);
-  ctx->self->OnEvent(ctx->generation, type, state, path != nullptr ? path : "");
+  ctx->self->OnEvent(zh, ctx->generation, type, state, path != nullptr ? path : "");
 }
 
 // On the ZooKeeper client's thread: record and wake the worker, nothing else.
-void ZooKeeperCoordinator::OnEvent(uint64_t generation, int type, int state, const std::string& path) {
+void ZooKeeperCoordinator::OnEvent(zhandle_t* zh, uint64_t generation, int type, int state, const std::string& path) {
   MutexLock lock(&mu_);
   if (generation != generation_ || closed_) return;
   if (type == ZOO_SESSION_EVENT) {
     if (state == ZOO_CONNECTED_STATE) {
+      if (acl_ != nullptr && authenticated_generation_ != generation) {
+        // Once per handle, when it first connects (the client refuses credentials before that), and ahead
+        // of every request: none is made before connected_ is set below. The client sends them again on
+        // each reconnect of this handle.
+        const std::string& auth = acl_->credentials.auth;
+        if (int rc = zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
+            rc == ZOK) {
+          authenticated_generation_ = generation;
+        } else {
+          StderrLog("coordinator %s: %s", root_.c_str(),
+                    ZooStatus(rc, "adding the cluster's ZooKeeper credentials").ToString().c_str());
+        }
+      }
       connected_ = true;
       if (zh_ != nullptr) session_id_ = zoo_client_id(zh_)->client_id;
       // Watches may have been missed while away: look at everything again.

@@ -128,7 +128,7 @@ class ZooKeeperCoordinator final : public Coordinator {
 
   explicit ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options);
   static void Watcher(zhandle_t* zh, int type, int state, const char* path, void* context);
-  void OnEvent(uint64_t generation, int type, int state, const std::string& path);
+  void OnEvent(zhandle_t* zh, uint64_t generation, int type, int state, const std::string& path);
   // A new handle; on `session` (the bytes of an existing session's clientid_t: it keeps its ephemeral
   // znodes) if not empty.
   absl::Status Open(const std::string& session = "") ABSL_LOCKS_EXCLUDED(mu_);
@@ -176,6 +176,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
   zhandle_t* zh_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint64_t authenticated_generation_ ABSL_GUARDED_BY(mu_) = 0;  // the handle that has the credentials
   int leases_ ABSL_GUARDED_BY(mu_) = 0;  // API calls using zh_ right now
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::unique_ptr<HandleContext>> contexts_ ABSL_GUARDED_BY(mu_);

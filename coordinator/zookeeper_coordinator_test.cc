@@ -102,11 +102,11 @@ class ZooKeeperCoordinatorTest : public ::testing::Test {
   // A raw client for poking at the znodes, with the credentials of `token` (none if empty).
   zhandle_t* RawClient(const std::string& token = kToken) {
     zhandle_t* zh = zookeeper_init2(zk_->connect_string().c_str(), nullptr, 6000, nullptr, nullptr, 0, QuietLog);
-    if (!token.empty()) {
+    Eventually([&] { return zoo_state(zh) == ZOO_CONNECTED_STATE; });
+    if (!token.empty()) {  // once connected: the client refuses credentials before
       const std::string auth = ZooKeeperCredentialsFor(token).auth;
       EXPECT_EQ(zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr), ZOK);
     }
-    Eventually([&] { return zoo_state(zh) == ZOO_CONNECTED_STATE; });
     return zh;
   }
 

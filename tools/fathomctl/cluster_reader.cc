@@ -49,13 +49,6 @@ absl::StatusOr<coordinator::Configuration> ReadClusterConfiguration(const Cluste
     return absl::InvalidArgumentError(
         absl::StrCat("cannot use ZooKeeper connect string '", zk, "' (malformed, or a host that does not resolve)"));
   }
-  if (!options.token.empty()) {
-    const std::string auth = coordinator::ZooKeeperCredentialsFor(options.token).auth;
-    if (int rc = zoo_add_auth(session.get(), "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
-        rc != ZOK) {
-      return absl::InternalError(absl::StrCat("adding the cluster's ZooKeeper credentials: ", ZooError(rc)));
-    }
-  }
   const absl::Time deadline = absl::Now() + options.connect_timeout;
   while (zoo_state(session.get()) != ZOO_CONNECTED_STATE) {
     if (absl::Now() >= deadline) {
@@ -63,6 +56,14 @@ absl::StatusOr<coordinator::Configuration> ReadClusterConfiguration(const Cluste
                                                  absl::FormatDuration(options.connect_timeout), ")"));
     }
     absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (!options.token.empty()) {
+    // Only once connected (the client refuses credentials before that); sent ahead of the reads below.
+    const std::string auth = coordinator::ZooKeeperCredentialsFor(options.token).auth;
+    if (int rc = zoo_add_auth(session.get(), "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
+        rc != ZOK) {
+      return absl::UnavailableError(absl::StrCat("adding the cluster's ZooKeeper credentials: ", ZooError(rc)));
+    }
   }
 
   const std::string root = absl::StrCat("/fathom/", options.cluster);
