@@ -221,7 +221,8 @@ void ZooKeeperCoordinator::Watcher(zhandle_t* zh, int type, int state, const cha
   ctx->self->OnEvent(zh, ctx->generation, type, state, path != nullptr ? path : "");
 }
 
-// On the ZooKeeper client's thread: record and wake the worker, nothing else.
+// On the ZooKeeper client's thread: record, give a newly connected handle the credentials, and wake the
+// worker; nothing else.
 void ZooKeeperCoordinator::OnEvent(zhandle_t* zh, uint64_t generation, int type, int state, const std::string& path) {
   MutexLock lock(&mu_);
   if (generation != generation_ || closed_) return;
