@@ -154,8 +154,13 @@ absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Crea
     zh = c->zh_;
   }
   // A wrong token is refused at once, not retried until some timeout.
-  if (absl::Status paths = c->EnsurePaths(zh); absl::IsPermissionDenied(paths)) return paths;
-  c->Step(zh);  // paths and the current configuration, before Create returns
+  const absl::Status paths = c->EnsurePaths(zh);
+  if (absl::IsPermissionDenied(paths)) return paths;
+  {
+    MutexLock lock(&c->mu_);
+    c->paths_ready_ = paths.ok();  // Step makes them only if this failed
+  }
+  c->Step(zh);  // the current configuration, before Create returns
   c->worker_ = std::thread([p = c.get()] { p->Run(); });
   return c;
 }
