@@ -256,6 +256,11 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
         if (absl::Status s = NoteRead(tx, ref, object->header.version()); !s.ok()) return done(s);
         done(ToString(object->payload));
       });
+  // Too many reads in flight on this thread's worker is transient, like a full ring: the caller retries
+  // the transaction (Aborted) rather than taking it for memory exhausted.
+  if (absl::IsResourceExhausted(started)) {
+    return done(absl::AbortedError(absl::StrCat("read of ", ref.address.ToString(), " not started: ", started.message())));
+  }
   if (!started.ok()) done(started);
 }
 
