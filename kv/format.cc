@@ -198,7 +198,7 @@ std::string EncodeRoot(const Root& root) {
   AppendLe<uint32_t>(out, static_cast<uint32_t>(root.chunks.size()));
   AppendLe<uint32_t>(out, root.buckets_per_chunk);
   AppendLe<uint32_t>(out, root.grow_at_permille);
-  AppendLe<uint32_t>(out, 0);
+  AppendLe<uint32_t>(out, root.directory_levels);
   for (const object::ObjectRef& ref : root.chunks) PutRef(out, ref);
   return out;
 }
@@ -225,12 +225,17 @@ absl::StatusOr<Root> DecodeRoot(std::string_view bytes) {
   root.buckets_per_chunk = LoadLe<uint32_t>(bytes.data() + 44);
   root.grow_at_permille = LoadLe<uint32_t>(bytes.data() + 48);
   if (root.grow_at_permille > 1000) return bad("grow load");
-  if (LoadLe<uint32_t>(bytes.data() + 52) != 0) return bad("reserved field");
+  root.directory_levels = LoadLe<uint32_t>(bytes.data() + 52);
+  if (root.directory_levels > 1) return bad("directory levels");
   if (bytes.size() != kRootHeaderBytes + size_t{chunks} * kRefBytes) return bad("length");
-  if (root.buckets < 2 || root.buckets_per_chunk == 0 || root.buckets_per_chunk > kMaxBucketsPerChunk ||
-      (root.buckets + root.buckets_per_chunk - 1) / root.buckets_per_chunk != chunks) {
+  if (root.buckets < 2 || root.buckets_per_chunk == 0 || root.buckets_per_chunk > kMaxBucketsPerChunk) {
     return bad("bucket count");
   }
+  // The root's references: the chunks, or directories of buckets_per_chunk chunk references each.
+  const uint64_t expected = root.directory_levels == 0
+                                ? root.chunk_count()
+                                : (root.chunk_count() + root.buckets_per_chunk - 1) / root.buckets_per_chunk;
+  if (expected != chunks) return bad("bucket count");
   for (uint32_t i = 0; i < chunks; ++i) root.chunks.push_back(GetRef(bytes, kRootHeaderBytes + i * kRefBytes));
   return root;
 }

@@ -33,6 +33,8 @@ inline constexpr uint16_t kRootFormat = 2;  // 2: grow_at_permille (resize)
 inline constexpr size_t kRootHeaderBytes = 56;
 inline constexpr uint32_t kRootCapacity = 4096;  // slot bytes of every root object
 inline constexpr uint32_t kMaxBucketsPerChunk = 65536;
+// References a root holds (its slot, less the object and root headers).
+inline constexpr size_t kMaxRootRefs = (kRootCapacity - object::kHeaderBytes - kRootHeaderBytes) / kRefBytes;
 // Bucket flags (byte 2 of the header). A frozen bucket belongs to a table being resized: PUT/DELETE
 // that read it are rejected (they retry on the new table once it is published); GETs still trust it.
 inline constexpr uint8_t kBucketFrozen = 1;
@@ -103,7 +105,8 @@ uint64_t ValueObjectChecksum(std::string_view payload);
 absl::StatusOr<std::string_view> CheckValueObject(std::string_view payload, std::string_view key,
                                                   uint32_t value_bytes, uint64_t checksum);
 
-// The root object: the table's descriptor and the references of its chunks of bucket references.
+// The root object: the table's descriptor and the references of its chunks of bucket references, or,
+// for a table with more chunks than a root holds, of its directories of chunk references.
 struct Root {
   IndexKind kind = IndexKind::kHopscotch;
   uint64_t buckets = 0;
@@ -115,7 +118,13 @@ struct Root {
   uint32_t buckets_per_chunk = 0;
   // Load (entries per slot, in thousandths) past which an insert grows the table; 0: never.
   uint32_t grow_at_permille = 0;
+  // 0: `chunks` are the chunks. 1: `chunks` are directories, each the references of up to
+  // buckets_per_chunk chunks (directory k holds chunks [k * buckets_per_chunk, ...)).
+  uint32_t directory_levels = 0;
   std::vector<object::ObjectRef> chunks;
+
+  // ceil(buckets / buckets_per_chunk): the chunk objects, behind directories or not.
+  uint64_t chunk_count() const { return (buckets + buckets_per_chunk - 1) / buckets_per_chunk; }
 };
 std::string EncodeRoot(const Root& root);
 absl::StatusOr<Root> DecodeRoot(std::string_view bytes);

@@ -132,7 +132,9 @@ TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
   bad[49] = 0x10;  // a grow load over 1000 permille
   EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
   bad = bytes;
-  bad[52] = 1;  // reserved
+  bad[52] = 1;  // directories: 3 chunks would take one, not 3
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
+  bad[52] = 2;  // no such level
   EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
   // The index kind: both kinds round trip; any other byte is DataLoss.
   root.kind = IndexKind::kCuckoo;
@@ -143,6 +145,22 @@ TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
     bad[6] = static_cast<char>(kind);
     EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status())) << kind;
   }
+}
+
+TEST(KvFormatTest, ARootOfDirectoriesRoundTripsAndMustNameThemAll) {
+  Root root;
+  root.buckets = 200'000'000;  // 390,625 chunks of 512: 763 directories of 512 chunks
+  root.buckets_per_chunk = 512;
+  root.directory_levels = 1;
+  for (int i = 0; i < 763; ++i) root.chunks.push_back(object::ObjectRef{memory::GlobalAddress{0x10001, 64u * i}, 1, 8192});
+  ASSERT_OK_AND_ASSIGN(Root back, DecodeRoot(EncodeRoot(root)));
+  EXPECT_EQ(back.directory_levels, 1u);
+  EXPECT_EQ(back.chunk_count(), 390'625u);
+  EXPECT_EQ(back.chunks, root.chunks);
+  root.chunks.pop_back();  // one directory short
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(EncodeRoot(root)).status()));
+  root.directory_levels = 0;  // 762 references cannot be 390,625 chunks
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(EncodeRoot(root)).status()));
 }
 
 }  // namespace

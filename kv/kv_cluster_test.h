@@ -55,11 +55,13 @@ class KvClusterTest : public ::testing::TestWithParam<FabricAndIndex> {
     seed_ = fabric::sim::TestSeed();
     txn::TxnOptions txn;
     txn.lease_lapsed = [lapsed = lease_lapsed_] { return lapsed->load(); };
-    auto cluster = txn::testing::TxnCluster::Start(txn::testing::TestClusterOptions(fabric(), seed_), txn);
+    auto cluster = txn::testing::TxnCluster::Start(txn::testing::TestClusterOptions(fabric(), seed_, MemoryBytes()), txn);
     ASSERT_TRUE(cluster.ok()) << cluster.status();
     cluster_ = std::move(*cluster);
   }
 
+  // Each node's memory for objects.
+  virtual uint64_t MemoryBytes() const { return 16 << 20; }
   txn::TransactionService& txns(uint32_t node) { return cluster_->service(node); }
   static txn::testing::TestFabric fabric() { return std::get<0>(GetParam()); }
   static IndexKind kind() { return std::get<1>(GetParam()); }

@@ -28,6 +28,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "kv/batches.h"
 #include "kv/kv.h"
 #include "kv/operation.h"
 #include "kv/table_objects.h"
@@ -50,6 +51,9 @@ constexpr size_t kRewriteBytes = 8192;
 constexpr size_t kCopyBuckets = 6;
 constexpr size_t kCopyBucketBytes = kCopyBuckets * 2048;
 constexpr size_t kCopyEntries = 48;
+// Old buckets read before their entries are inserted: enough to group entries by new home well, few
+// enough that their entries stay a small part of memory.
+constexpr size_t kCopyWindow = 8192;
 constexpr absl::Duration kPoll = absl::Milliseconds(1);
 // After a publish whose answer was lost: how often and how long to ask the catalog what happened.
 constexpr int kFindAttempts = 50;
@@ -67,91 +71,137 @@ txn::RetryOptions Persistent() {
   return retry;
 }
 
-// Rewrites every bucket of `refs` through `change` (which may refuse with an error), in transactions of
-// at most kRewriteBytes of payload. `change` returns OK to write, or an error to stop.
+// Rewrites every bucket of `refs` through `change` (which may refuse with an error), `per_transaction`
+// buckets to a transaction (fewer when large buckets would pass kRewriteBytes), several transactions
+// at once after the first (which holds bucket 0: whoever freezes it owns the resize).
 absl::Status RewriteBuckets(txn::TransactionService& txns, const std::vector<object::ObjectRef>& refs,
-                            size_t per_transaction, const std::function<absl::Status(Bucket&)>& change) {
-  size_t at = 0;
-  while (at < refs.size()) {
-    size_t next = at;
-    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-      const std::vector<object::ObjectRef> batch(refs.begin() + at,
-                                                 refs.begin() + std::min(refs.size(), at + per_transaction));
-      ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
-      size_t written = 0;
-      next = at;
-      for (size_t i = 0; i < batch.size(); ++i) {
-        ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(bytes[i]));
-        RETURN_IF_ERROR(change(bucket));
-        const std::string encoded = EncodeBucket(bucket);
-        if (i > 0 && written + encoded.size() > kRewriteBytes) break;  // the rest in the next transaction
-        RETURN_IF_ERROR(tx.Write(batch[i], encoded));
-        written += encoded.size();
-        next = at + i + 1;
+                            size_t per_transaction, std::function<absl::Status(Bucket&)> change) {
+  if (refs.empty()) return absl::OkStatus();
+  // A bucket's encoding never exceeds its payload capacity, so this many always fit kRewriteBytes.
+  const size_t per = std::clamp<size_t>(kRewriteBytes / refs[0].payload_capacity(), 1, per_transaction);
+  auto shared_change = std::make_shared<const std::function<absl::Status(Bucket&)>>(std::move(change));
+  auto batch_at = [&refs, per, shared_change](size_t first) -> BatchBody {
+    auto batch = std::make_shared<const std::vector<object::ObjectRef>>(
+        refs.begin() + first, refs.begin() + std::min(refs.size(), first + per));
+    return [batch, change = shared_change](txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx,
+                                           txn::DoneCallback body_done) {
+      thread.ReadMany(tx, *batch, [&thread, tx, batch, change, body_done](absl::StatusOr<std::vector<std::string>> bytes) {
+        if (!bytes.ok()) return body_done(bytes.status());
+        for (size_t i = 0; i < batch->size(); ++i) {
+          absl::StatusOr<Bucket> bucket = DecodeBucket((*bytes)[i]);
+          if (!bucket.ok()) return body_done(bucket.status());
+          if (absl::Status s = (*change)(*bucket); !s.ok()) return body_done(s);
+          if (absl::Status s = thread.Write(*tx, (*batch)[i], EncodeBucket(*bucket)); !s.ok()) return body_done(s);
+        }
+        body_done(absl::OkStatus());
+      });
+    };
+  };
+  BatchOptions options;
+  options.retry = Persistent();
+  RETURN_IF_ERROR(RunBatches(txns, 1, [&](size_t) { return batch_at(0); }, options));
+  const size_t rest = refs.size() > per ? (refs.size() - per + per - 1) / per : 0;
+  return RunBatches(txns, rest, [&](size_t i) { return batch_at((i + 1) * per); }, options);
+}
+
+using KeyedEntries = std::vector<std::pair<std::string, Entry>>;
+
+// A transaction that reads old buckets `batch` and leaves their entries, with their keys (an out-of-line
+// entry's key is in its value object), in `out`.
+BatchBody ReadEntries(std::shared_ptr<const std::vector<object::ObjectRef>> batch, std::shared_ptr<KeyedEntries> out) {
+  return [batch, out](txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
+    thread.ReadMany(tx, *batch, [&thread, tx, out, body_done](absl::StatusOr<std::vector<std::string>> bytes) {
+      if (!bytes.ok()) return body_done(bytes.status());
+      auto entries = std::make_shared<KeyedEntries>();
+      std::vector<object::ObjectRef> values;
+      for (const std::string& b : *bytes) {
+        absl::StatusOr<Bucket> bucket = DecodeBucket(b);
+        if (!bucket.ok()) return body_done(bucket.status());
+        for (const Entry& e : bucket->entries) {
+          entries->emplace_back(e.is_inline ? e.key : std::string(), e);
+          if (!e.is_inline) values.push_back(e.ref);
+        }
       }
-      return absl::OkStatus();
-    }, Persistent()));
-    at = next;
-  }
-  return absl::OkStatus();
+      thread.ReadMany(tx, values, [entries, out, body_done](absl::StatusOr<std::vector<std::string>> payloads) {
+        if (!payloads.ok()) return body_done(payloads.status());
+        size_t next = 0;
+        for (auto& [key, e] : *entries) {
+          if (e.is_inline) continue;
+          const std::string& payload = (*payloads)[next++];
+          if (payload.size() < 4 + size_t{e.key_bytes}) {
+            return body_done(absl::DataLossError("kv value object shorter than its key"));
+          }
+          key = payload.substr(4, e.key_bytes);
+        }
+        *out = std::move(*entries);  // the last attempt's (each attempt reads the same frozen buckets)
+        body_done(absl::OkStatus());
+      });
+    });
+  };
 }
 
-// One old bucket's entries with their keys (an out-of-line entry's key is in its value object).
-absl::StatusOr<std::vector<std::pair<std::string, Entry>>> EntriesOf(txn::Transaction& tx, const Bucket& bucket) {
-  std::vector<std::pair<std::string, Entry>> out;
-  for (const Entry& e : bucket.entries) {
-    if (e.is_inline) {
-      out.emplace_back(e.key, e);
-      continue;
-    }
-    ASSIGN_OR_RETURN(std::string payload, tx.Read(e.ref));
-    if (payload.size() < 4 + size_t{e.key_bytes}) return absl::DataLossError("kv value object shorter than its key");
-    out.emplace_back(payload.substr(4, e.key_bytes), e);
-  }
-  return out;
+// A transaction that inserts `entries` into the unpublished `to`.
+BatchBody InsertEntries(std::shared_ptr<const TableState> to, std::shared_ptr<const KeyedEntries> entries) {
+  return [to, entries](txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
+    auto ops = AsyncOps(thread, tx);
+    // One after the other: each may move entries the next one looks at.
+    auto insert = std::make_shared<std::function<void(size_t)>>();
+    // The pending insert's callback holds the chain; the chain holds itself only weakly (no cycle).
+    *insert = [to, entries, ops, body_done, weak = std::weak_ptr<std::function<void(size_t)>>(insert)](size_t i) {
+      if (i == entries->size()) return body_done(absl::OkStatus());
+      InsertEntry(to, ops, (*entries)[i].first, (*entries)[i].second,
+                  [self = weak.lock(), i, body_done](absl::Status s) {
+                    if (!s.ok()) return body_done(s);
+                    (*self)(i + 1);
+                  });
+    };
+    (*insert)(0);
+  };
 }
 
-// Copies every entry of the frozen `from` into the unpublished `to`.
+// Copies every entry of the frozen `from` into the unpublished `to`: the old buckets a window at a time,
+// read by parallel transactions, then their entries inserted by parallel transactions, grouped by new
+// home bucket (a commit writes whole buckets: the fewer it touches, the fewer transactions the copy takes).
 absl::Status CopyEntries(txn::TransactionService& txns, const TableState& from,
                          const std::shared_ptr<const TableState>& to) {
   const size_t max_homes =
       std::clamp<size_t>(kCopyBucketBytes / std::max<size_t>(to->root.bucket_capacity, 1), 1, kCopyBuckets);
-  for (size_t at = 0; at < from.bucket_refs.size(); at += kRewriteRead) {
-    const std::vector<object::ObjectRef> batch(
-        from.bucket_refs.begin() + at, from.bucket_refs.begin() + std::min(from.bucket_refs.size(), at + kRewriteRead));
-    std::vector<std::pair<std::string, Entry>> entries;
-    RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-      entries.clear();
-      ASSIGN_OR_RETURN(std::vector<std::string> bytes, tx.ReadMany(batch));
-      for (const std::string& b : bytes) {
-        ASSIGN_OR_RETURN(Bucket bucket, DecodeBucket(b));
-        ASSIGN_OR_RETURN(auto some, EntriesOf(tx, bucket));
-        entries.insert(entries.end(), some.begin(), some.end());
-      }
-      return absl::OkStatus();
-    }));
-    // By new home bucket, so each transaction fills a few buckets with many entries (its commit writes
-    // whole buckets: the fewer it touches, the fewer transactions the copy takes).
+  const std::vector<object::ObjectRef>& old = from.bucket_refs;
+  // Inserts that run together conflict when their displacements meet (cuckoo's reach the whole table):
+  // one at a time in small tables, up to 8 in large ones, retried as long as the freeze is.
+  BatchOptions insert_options;
+  insert_options.in_flight = std::clamp<size_t>(to->root.buckets / 4096, 1, 8);
+  insert_options.retry = Persistent();
+  for (size_t window = 0; window < old.size(); window += kCopyWindow) {
+    const size_t end = std::min(old.size(), window + kCopyWindow);
+    std::vector<std::shared_ptr<KeyedEntries>> read;
+    std::vector<BatchBody> reads;
+    for (size_t at = window; at < end; at += kRewriteRead) {
+      read.push_back(std::make_shared<KeyedEntries>());
+      reads.push_back(ReadEntries(std::make_shared<const std::vector<object::ObjectRef>>(
+                                      old.begin() + at, old.begin() + std::min(end, at + kRewriteRead)),
+                                  read.back()));
+    }
+    RETURN_IF_ERROR(RunBatches(txns, reads.size(), [&reads](size_t i) { return reads[i]; }));
+    KeyedEntries entries;
+    for (const auto& r : read) std::move(r->begin(), r->end(), std::back_inserter(entries));
     auto home = [&to](const std::pair<std::string, Entry>& e) { return to->index->Home(e.second.hash); };
     std::stable_sort(entries.begin(), entries.end(), [&](const auto& a, const auto& b) { return home(a) < home(b); });
+    std::vector<BatchBody> inserts;
     for (size_t e = 0; e < entries.size();) {
-      size_t end = e;
-      for (size_t homes = 0; end < entries.size() && end - e < kCopyEntries; ++end) {
-        if (end == e || home(entries[end]) != home(entries[end - 1])) {
+      size_t stop = e;
+      for (size_t homes = 0; stop < entries.size() && stop - e < kCopyEntries; ++stop) {
+        if (stop == e || home(entries[stop]) != home(entries[stop - 1])) {
           if (homes == max_homes) break;
           ++homes;
         }
       }
-      RETURN_IF_ERROR(txn::RunTransaction(txns, [&](txn::Transaction& tx) -> absl::Status {
-        for (size_t i = e; i < end; ++i) {
-          absl::Status put = absl::InternalError("kv copy did not finish");
-          InsertEntry(to, BlockingOps(tx), entries[i].first, entries[i].second, [&put](absl::Status s) { put = s; });
-          RETURN_IF_ERROR(put);
-        }
-        return absl::OkStatus();
-      }));
-      e = end;
+      inserts.push_back(InsertEntries(to, std::make_shared<const KeyedEntries>(
+                                              std::make_move_iterator(entries.begin() + e),
+                                              std::make_move_iterator(entries.begin() + stop))));
+      e = stop;
     }
+    RETURN_IF_ERROR(RunBatches(txns, inserts.size(), [&inserts](size_t i) { return inserts[i]; }, insert_options));
   }
   return absl::OkStatus();
 }

@@ -30,6 +30,8 @@ struct TableState {
   object::ObjectRef root_ref;
   Root root;
   std::vector<object::ObjectRef> bucket_refs;
+  // The chunks holding bucket_refs: root.chunks, or the chunks its directories name.
+  std::vector<object::ObjectRef> chunk_refs;
   std::unique_ptr<Index> index;
 
   uint64_t epoch() const { return root.epoch; }

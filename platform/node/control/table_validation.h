@@ -15,7 +15,8 @@
 
 namespace fathom::control {
 
-// The wire's bound on a new table's buckets (2 KiB each by default: 128 GiB); kv allows 2^32.
+// The wire's bound on a new table's buckets (2 KiB each by default: 128 GiB); kv takes at most
+// 65,536,000 (what a root's directories name: docs/formats/kv.md) and refuses more (InvalidArgument).
 inline constexpr uint64_t kMaxTableBuckets = uint64_t{1} << 26;
 
 // The name, a known kind, and numbers in range (0: kv's default). kv checks what depends on the
