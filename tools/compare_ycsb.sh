@@ -17,12 +17,13 @@
 #
 # Options: --records N (100000) --ops N (200000) --threads N (16: every system gets N concurrent clients)
 #          --sweep "1 4 16 64" (client counts for the throughput plot, workload B) --reps N (3; the tables
-#          quote the median run) --systems "..." (all six) --out DIR (raw JSON reports) --doc FILE
-#          (docs/benchmarks.md) --img DIR
+#          quote the median run) --scale "10000 100000 1000000" (record counts for the scale table and plot,
+#          workloads B and C, one run each; "" skips them) --systems "..." (all six) --out DIR (raw JSON
+#          reports) --doc FILE (docs/benchmarks.md) --img DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-records=100000 ops=200000 threads=16 sweep="1 2 4 8 16 32 64" reps=3
+records=100000 ops=200000 threads=16 sweep="1 2 4 8 16 32 64" reps=3 scale="10000 100000 1000000"
 default_systems="fathom-deployed-shm fathom-deployed-tcp fathom-embedded-shm fathom-embedded-tcp memcached redis"
 systems="$default_systems"
 out="" doc="docs/benchmarks.md" img="docs/img" quick=0
@@ -33,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --threads) threads="$2"; shift 2 ;;
     --sweep) sweep="$2"; shift 2 ;;
     --reps) reps="$2"; shift 2 ;;
+    --scale) scale="$2"; shift 2 ;;
     --systems) systems="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --doc) doc="$2"; shift 2 ;;
@@ -42,7 +44,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 if [[ $quick -eq 1 ]]; then
-  records=2000 ops=4000 threads=4 sweep="1 4" reps=1
+  records=2000 ops=4000 threads=4 sweep="1 4" reps=1 scale="1000 4000"
   doc="/tmp/compare_ycsb_quick.md" img="/tmp/compare_ycsb_quick_img"
 fi
 for system in $systems; do
@@ -66,10 +68,16 @@ stop_cluster() {
 trap stop_cluster EXIT
 trap 'stop_cluster; exit 130' INT TERM
 
-# run <system> <workload> <threads> <rep>: one driver run (load + run) into $out/<system>_<workload>_<threads>_<rep>.json
+# run <system> <workload> <threads> <rep> [<records>]: one driver run (load + run) into
+# $out/<system>_<workload>_<threads>_<rep>.json, or with <records> (a scale run) into
+# $out/scale/<system>_<workload>_<records>_1.json.
 run() {
-  local system="$1" workload="$2" n="$3" rep="$4" args=()
+  local system="$1" workload="$2" n="$3" rep="$4" count="${5:-$records}" args=()
   local json="$out/${system}_${workload}_${n}_${rep}.json"
+  [[ -n "${5:-}" ]] && json="$out/scale/${system}_${workload}_${count}_1.json"
+  # A deployed cluster's nodes hold both copies of count/4 2 KiB buckets and count 2 KiB records (each on
+  # one of three nodes), with room to spare: ~3 KiB per record per node, at least cluster.sh's 256M.
+  local memory_mib=$(( count * 3 / 1024 > 256 ? count * 3 / 1024 : 256 ))
   echo "compare_ycsb: $system workload=$workload threads=$n rep=$rep" >&2
   case "$system" in
     fathom-embedded-shm) args=(--backend=fathom --fathom_fabric=shm) ;;
@@ -79,6 +87,7 @@ run() {
       local fabric="${system##*-}"
       cluster="$(mktemp -d /tmp/compare_ycsb_cluster.XXXXXX)"
       if ! tools/cluster.sh start --dir="$cluster" --nodes=3 --transports="$([[ $fabric == shm ]] && echo sm || echo tcp)" \
+          --memory="${memory_mib}M" \
           >"${json%.json}.cluster" 2>&1; then
         echo "compare_ycsb: FAILED to start a cluster for $system (see ${json%.json}.cluster)" >&2
         rm -rf "$cluster"
@@ -90,7 +99,7 @@ run() {
     *) args=(--backend="$system") ;;
   esac
   "$bin" "${args[@]}" --workload="$workload" --threads="$n" --seed=$((rep * 1000 + n)) --status_interval_s=60 \
-    -p recordcount="$records" -p operationcount="$ops" --json_out="$json" >"${json%.json}.txt" 2>"${json%.json}.err" \
+    -p recordcount="$count" -p operationcount="$ops" --json_out="$json" >"${json%.json}.txt" 2>"${json%.json}.err" \
     || { echo "compare_ycsb: FAILED: $system $workload threads=$n (see ${json%.json}.err)" >&2; rm -f "$json"; }
   if [[ -n "$cluster" ]]; then
     tools/cluster.sh stop "$cluster" >>"${json%.json}.cluster" 2>&1 || true
@@ -113,7 +122,14 @@ for n in $sweep; do
   for system in $systems; do run "$system" b "$n" 1; done
 done
 
-command="tools/compare_ycsb.sh --records $records --ops $ops --threads $threads --sweep \"$sweep\" --reps $reps"
+mkdir -p "$out/scale"
+for count in $scale; do
+  for workload in b c; do
+    for system in $systems; do run "$system" "$workload" "$threads" 1 "$count"; done
+  done
+done
+
+command="tools/compare_ycsb.sh --records $records --ops $ops --threads $threads --sweep \"$sweep\" --reps $reps --scale \"$scale\""
 [[ "$systems" == "$default_systems" ]] || command+=" --systems \"$systems\""
 [[ $quick -eq 1 ]] && command="tools/compare_ycsb.sh --quick"
 python3 tools/ycsb_report.py --runs "$out" --doc "$doc" --img "$img" --threads "$threads" --command "$command"

@@ -4,7 +4,8 @@ docs/benchmarks.md (between "<!-- ycsb-comparison:begin -->" and "<!-- ycsb-comp
 plots drawn with gnuplot.
 
 Report files are named <system>_<workload>_<threads>_<rep>.json (system: one of SYSTEMS). Tables quote,
-per workload and system, the run with the median throughput of its reps.
+per workload and system, the run with the median throughput of its reps. The scale runs (YCSB-B and C at
+several record counts) are in the subdirectory scale/, named <system>_<workload>_<records>_1.json.
 """
 import argparse
 import datetime
@@ -281,6 +282,63 @@ plot {', '.join(plots)}
     return out
 
 
+def scale_table(scale):
+    """Rows per system and record count: YCSB-B and C throughput and read p50 / p99; non-OK returns."""
+    counts = sorted({records for (_, _, records) in scale})
+    rows = ["| system | records | YCSB-B ops/s | YCSB-B read p50 / p99 (µs) | YCSB-B update p50 / p99 (µs) | "
+            "YCSB-C ops/s | YCSB-C read p50 / p99 (µs) | non-OK returns |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    ran = {system for (system, _, _) in scale}
+    for system in SYSTEMS:
+        if system not in ran:
+            continue
+        for records in counts:  # a count with no report for this system shows as failed, not missing
+            b = scale.get((system, "b", records))
+            c = scale.get((system, "c", records))
+            b, c = (median_run(b) if b else None), (median_run(c) if c else None)
+            rows.append(f"| {system} | {records:,} | "
+                        f"{fmt_rate(b['throughput_ops_per_sec']) if b else 'failed'} | "
+                        f"{fmt_us(b['measurements'].get('READ')) if b else '–'} | "
+                        f"{fmt_us(b['measurements'].get('UPDATE')) if b else '–'} | "
+                        f"{fmt_rate(c['throughput_ops_per_sec']) if c else 'failed'} | "
+                        f"{fmt_us(c['measurements'].get('READ')) if c else '–'} | "
+                        f"{sum(errors(p) for p in (b, c) if p)} |")
+    return "\n".join(rows)
+
+
+def plot_scale(scale, img):
+    plots, data = [], []
+    for workload, style in (("b", "linespoints"), ("c", "linespoints dashtype 2")):
+        for system in SYSTEMS:
+            points = sorted((records, median_run(phases)["throughput_ops_per_sec"])
+                            for (s, w, records), phases in scale.items() if s == system and w == workload)
+            if not points:
+                continue
+            path = os.path.join(img, f"scale_{system}_{workload}.dat")
+            with open(path, "w") as f:
+                for records, rate in points:
+                    f.write(f"{records} {rate}\n")
+            data.append(path)
+            plots.append(f"'{path}' using 1:2 with {style} title '{system} YCSB-{workload.upper()}'")
+    if not plots:
+        return None
+    out = os.path.join(img, "ycsb_throughput_vs_records.png")
+    gnuplot(f"""set terminal pngcairo size 800,500
+set output '{out}'
+set title 'YCSB-B (solid) and C (dashed): throughput against records loaded'
+set xlabel 'records'
+set ylabel 'operations / s'
+set logscale x 10
+set logscale y 10
+set grid
+set key outside right
+plot {', '.join(plots)}
+""")
+    for path in data:
+        os.remove(path)
+    return out
+
+
 def machine():
     cpu = "unknown CPU"
     try:
@@ -315,7 +373,9 @@ def main():
     ap.add_argument("--command", required=True)
     args = ap.parse_args()
     runs = load_runs(args.runs)
-    if not runs:
+    scale_dir = os.path.join(args.runs, "scale")
+    scale = load_runs(scale_dir) if os.path.isdir(scale_dir) else {}
+    if not runs and not scale:
         sys.exit(f"ycsb_report: no reports in {args.runs}")
     doc_dir = os.path.dirname(os.path.abspath(args.doc))
     lines = [BEGIN, "", "## YCSB: Fathom beside memcached and Redis", "",
@@ -341,10 +401,18 @@ def main():
         tables += [f"### {title}", "", text, "", ratio_line(rates), ""]
     memory = load_memory(args.runs, args.threads)
     lines += goal_check(runs, summary, args.threads, memory) + tables + memory_table(memory)
+    scale_plot = plot_scale(scale, args.img) if scale else None
+    if scale:
+        lines += ["### Scale: YCSB-B and C at several record counts", "",
+                  f"The same systems and {args.threads} clients, one run each, loading the given number of "
+                  "records (1 KB each) into an empty store first; Fathom's table starts at records / 4 buckets, "
+                  "its nodes get memory in proportion. \"failed\": the run did not finish (its .err file in the "
+                  "raw reports says why).", "", scale_table(scale), ""]
     sweep = plot_sweep(runs, args.img)
     cdf = plot_cdf(runs, args.img, args.threads)
     for path, caption in ((sweep, "YCSB-B throughput against client threads"),
-                          (cdf, "YCSB-B read latency CDF")):
+                          (cdf, "YCSB-B read latency CDF"),
+                          (scale_plot, "YCSB-B and C throughput against records")):
         if path:
             lines += [f"![{caption}]({os.path.relpath(path, doc_dir)})", ""]
     lines.append(END)

@@ -36,6 +36,14 @@ write fathom-deployed-shm b 1 1 500000
 write redis b 1 1 20000
 write unknown-system b 8 1 9  # not a system: ignored
 
+# The scale runs: <system>_<workload>_<records>_1.json under scale/.
+mkdir -p "$dir/runs/scale"
+for r in 10000 100000; do
+  write redis b "$r" 1 $((r == 10000 ? 90000 : 80000)) && mv "$dir/runs/redis_b_${r}_1.json" "$dir/runs/scale/"
+  write redis c "$r" 1 95000 && mv "$dir/runs/redis_c_${r}_1.json" "$dir/runs/scale/"
+done
+write fathom-embedded-shm b 10000 1 400000 && mv "$dir/runs/fathom-embedded-shm_b_10000_1.json" "$dir/runs/scale/"
+
 printf '# Benchmarks\n\nHand-written intro.\n' >"$dir/docs/benchmarks.md"
 for attempt in 1 2; do
   python3 "$report" --runs "$dir/runs" --doc "$dir/docs/benchmarks.md" --img "$dir/docs/img" --threads 8 \
@@ -49,7 +57,7 @@ grep -q "| fathom-deployed-shm | 2,000,000 \[1,000,000–3,000,000\] | 2.5 / 7.5
   "$doc" || fail "the deployed row does not quote the median run, or its CPU columns are wrong"
 grep -q "| fathom-embedded-shm | 2,500,000 \[2,500,000–2,500,000\] | 2.5 / 7.5 | 25.0 / 75.0 | (in the driver) | 6.0 | 6.0 | 2 |" \
   "$doc" || fail "the embedded row counts its process twice"
-[[ "$(grep -n "| fathom-deployed-shm | 2,000" "$doc" | cut -d: -f1)" -lt "$(grep -n "| redis | 100,000" "$doc" | cut -d: -f1)" ]] \
+[[ "$(grep -n "| fathom-deployed-shm | 2,000" "$doc" | head -1 | cut -d: -f1)" -lt "$(grep -n "| redis | 100,000" "$doc" | head -1 | cut -d: -f1)" ]] \
   || fail "the deployed rows do not lead"
 grep -q "unknown-system" "$doc" && fail "a report of an unknown system was read"
 grep -q "Ratio to redis (the faster baseline): fathom-deployed-shm = \*\*20.0×\*\*; fathom-deployed-tcp = \*\*1.2×\*\*; fathom-embedded-shm = \*\*25.0×\*\*" "$doc" \
@@ -66,7 +74,11 @@ grep -q "Memory per record ≤ 1.2× Redis's, both copies counted: 4.0×, \*\*no
 grep -q "Embedded, bank transfers ≥ 10× Redis WATCH/MULTI/EXEC: 9.0×, \*\*not met\*\*" "$doc" || fail "bank target"
 grep -q "| memcached | not run: no multi-key transactions" "$doc" || fail "memcached's bank row"
 grep -q "tools/compare_ycsb.sh --test" "$doc" || fail "the command is not quoted"
-for png in ycsb_b_throughput_vs_clients.png ycsb_b_read_latency_cdf.png; do
+grep -q "| redis | 10,000 | 90,000 | 2.5 / 7.5 | 25.0 / 75.0 | 95,000 | 2.5 / 7.5 | 4 |" "$doc" || fail "scale row"
+grep -q "| redis | 100,000 | 80,000 |" "$doc" || fail "scale row at 100,000"
+grep -q "| fathom-embedded-shm | 10,000 | 400,000 | 2.5 / 7.5 | 25.0 / 75.0 | failed |" "$doc" || fail "a missing C run shows as failed"
+grep -q "| fathom-embedded-shm | 100,000 | failed |" "$doc" || fail "a record count with no run shows as failed"
+for png in ycsb_b_throughput_vs_clients.png ycsb_b_read_latency_cdf.png ycsb_throughput_vs_records.png; do
   [[ -s "$dir/docs/img/$png" ]] || fail "no plot $png"
   grep -q "(img/$png)" "$doc" || fail "plot $png not linked relative to the doc"
 done
