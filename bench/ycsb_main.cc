@@ -75,6 +75,11 @@ ABSL_FLAG(std::string, cluster_file, "",
           "--fathom_fabric from it, unless given");
 ABSL_FLAG(std::string, token, "", "fathom backend with --zk: cluster token (prefer --token_file)");
 ABSL_FLAG(std::string, token_file, "", "fathom backend with --zk: file holding the cluster token");
+ABSL_FLAG(std::string, tls_ca, "",
+          "fathom backend with --zk, members with TLS control services: the CA certificate (PEM) they chain to");
+ABSL_FLAG(std::string, tls_cert, "",
+          "with --tls_ca: a certificate (PEM) that CA signed, for the driver's own control service");
+ABSL_FLAG(std::string, tls_key, "", "with --tls_ca: --tls_cert's private key (PEM)");
 ABSL_FLAG(uint32_t, fathom_node_id, 0, "fathom backend with --zk: this client's node id; 0: the highest free one");
 ABSL_FLAG(std::string, fathom_listen, "127.0.0.1:0",
           "fathom backend with --zk: this client's control address, host:port (port 0: pick one); the members "
@@ -253,6 +258,13 @@ absl::Status Main(int argc, char** argv) {
       remote_options.member.threads = fathom_threads;  // 0: ask a member
       remote_options.member.node_id = absl::GetFlag(FLAGS_fathom_node_id);
       remote_options.member.listen = absl::GetFlag(FLAGS_fathom_listen);
+      remote_options.member.tls_ca_path = absl::GetFlag(FLAGS_tls_ca);
+      remote_options.member.tls = {.certificate_path = absl::GetFlag(FLAGS_tls_cert),
+                                   .private_key_path = absl::GetFlag(FLAGS_tls_key)};
+      if (remote_options.member.tls_ca_path.empty() != remote_options.member.tls.certificate_path.empty() ||
+          remote_options.member.tls.certificate_path.empty() != remote_options.member.tls.private_key_path.empty()) {
+        return absl::InvalidArgumentError("give all of --tls_ca, --tls_cert and --tls_key, or none");
+      }
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;
       remote_options.create_table = do_load;  // a run alone must find the table a load made

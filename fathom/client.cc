@@ -41,6 +41,13 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   member.tcp = options.tcp;
   member.join_timeout = options.join_timeout;
   member.lease_period = options.lease_period;
+  if (options.tls_ca_file.empty() != options.tls_cert_file.empty() ||
+      options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError(
+        "TLS needs all of ClientOptions.tls_ca_file, tls_cert_file and tls_key_file, or none of them");
+  }
+  member.tls_ca_path = options.tls_ca_file;
+  member.tls = {.certificate_path = options.tls_cert_file, .private_key_path = options.tls_key_file};
   auto joined = server::ClientMember::Join(member);
   if (!joined.ok()) return joined.status();
   auto impl = std::make_unique<Impl>();

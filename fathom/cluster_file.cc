@@ -45,6 +45,10 @@ absl::StatusOr<ClientOptions> ParseClusterFile(std::string_view text, std::strin
       options.cluster = value;
     } else if (key == "token_file") {
       options.token_file = value[0] == '/' || directory.empty() ? value : absl::StrCat(std::string(directory), "/", value);
+    } else if (key == "tls_ca" || key == "tls_cert" || key == "tls_key") {
+      std::string path = value[0] == '/' || directory.empty() ? value : absl::StrCat(std::string(directory), "/", value);
+      (key == "tls_ca" ? options.tls_ca_file : key == "tls_cert" ? options.tls_cert_file : options.tls_key_file) =
+          std::move(path);
     } else if (key == "transports") {
       options.tcp = value.find("tcp") != std::string::npos;
     } else if (key == "lease_period") {
@@ -57,6 +61,9 @@ absl::StatusOr<ClientOptions> ParseClusterFile(std::string_view text, std::strin
   }
   if (!seen.count("zk") || !seen.count("cluster")) {
     return absl::InvalidArgumentError("a cluster file needs zk= and cluster=");
+  }
+  if (seen.count("tls_ca") != seen.count("tls_cert") || seen.count("tls_cert") != seen.count("tls_key")) {
+    return absl::InvalidArgumentError("a cluster file gives all of tls_ca, tls_cert and tls_key, or none");
   }
   return options;
 }

@@ -7,7 +7,8 @@
 //
 // Lines `key=value`; blank lines and lines starting with '#' are skipped. Keys: zk (required), cluster
 // (required), token_file (relative paths are taken from the file's directory), transports (the members'
-// --transports: tcp in it means a tcp client), lease_period (an absl duration, e.g. 2s).
+// --transports: tcp in it means a tcp client), lease_period (an absl duration, e.g. 2s), tls_ca,
+// tls_cert, tls_key (all three or none; paths as token_file's: the control services use TLS).
 #ifndef FATHOM_FATHOM_CLUSTER_FILE_H_
 #define FATHOM_FATHOM_CLUSTER_FILE_H_
 

@@ -31,7 +31,10 @@ absl::Status FillFlagsFromClusterFile(const std::string& path, const ClusterFlag
   for (absl::Status s : {Fill(names.zk, file->zookeeper), Fill(names.cluster, file->cluster),
                          file->token_file.empty() ? absl::OkStatus() : Fill(names.token_file, file->token_file),
                          Fill(names.tcp, file->tcp ? "true" : "false"),
-                         Fill(names.fabric, file->tcp ? "tcp" : "shm")}) {
+                         Fill(names.fabric, file->tcp ? "tcp" : "shm"),
+                         file->tls_ca_file.empty() ? absl::OkStatus() : Fill(names.tls_ca, file->tls_ca_file),
+                         file->tls_cert_file.empty() ? absl::OkStatus() : Fill(names.tls_cert, file->tls_cert_file),
+                         file->tls_key_file.empty() ? absl::OkStatus() : Fill(names.tls_key, file->tls_key_file)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -20,6 +20,9 @@ struct ClusterFlagNames {
   std::string token_file = "token_file";
   std::string tcp = "tcp";        // a bool flag: true when the members run tcp
   std::string fabric = "";        // a string flag: "tcp" or "shm"
+  std::string tls_ca = "tls_ca";
+  std::string tls_cert = "tls_cert";
+  std::string tls_key = "tls_key";
 };
 
 // Nothing for an empty path. Errors: the file's (ReadClusterFile), or Internal for a flag name the

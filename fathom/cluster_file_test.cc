@@ -31,6 +31,14 @@ TEST(ClusterFileTest, WhatClusterShWritesIsRead) {
   ASSERT_OK_AND_ASSIGN(options, ParseClusterFile("zk=h:1\ncluster=c\ntoken_file=token\ntransports=sm", "/run/x"));
   EXPECT_EQ(options.token_file, "/run/x/token");
   EXPECT_FALSE(options.tcp);
+  EXPECT_EQ(options.tls_ca_file, "");
+  // A cluster.sh --tls cluster: the CA and the clients' certificate beside the file.
+  ASSERT_OK_AND_ASSIGN(options, ParseClusterFile("zk=h:1\ncluster=c\ntls_ca=tls/ca.crt\ntls_cert=/etc/n.crt\n"
+                                                 "tls_key=tls/node.key\n",
+                                                 "/run/x"));
+  EXPECT_EQ(options.tls_ca_file, "/run/x/tls/ca.crt");
+  EXPECT_EQ(options.tls_cert_file, "/etc/n.crt");
+  EXPECT_EQ(options.tls_key_file, "/run/x/tls/node.key");
 }
 
 TEST(ClusterFileTest, AnythingUnexpectedIsRefusedNamingTheLine) {
@@ -45,6 +53,8 @@ TEST(ClusterFileTest, AnythingUnexpectedIsRefusedNamingTheLine) {
       {"zk=h:1\ncluster=c\nlease_period=soon\n", "line 3: lease_period 'soon'"},
       {"zk=h:1\ncluster=c\nlease_period=-1s\n", "line 3: lease_period '-1s'"},
       {"cluster=c\n", "needs zk= and cluster="},
+      {"zk=h:1\ncluster=c\ntls_ca=ca.crt\n", "all of tls_ca, tls_cert and tls_key, or none"},
+      {"zk=h:1\ncluster=c\ntls_cert=n.crt\ntls_key=n.key\n", "all of tls_ca, tls_cert and tls_key, or none"},
       {"", "needs zk= and cluster="},
       {std::string(70000, '#'), "at most 65536"},
   };

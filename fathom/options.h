@@ -21,6 +21,12 @@ struct ClientOptions {
   bool tcp = false;                // the members run --transports=tcp (default: shared memory, one host)
   absl::Duration join_timeout = absl::Seconds(30);
   absl::Duration lease_period = absl::Seconds(2);  // the members' --lease_period
+  // The members' control services use TLS (fathomd --tls_cert/--tls_key/--tls_ca): the CA file their
+  // certificates chain to, and a certificate and key that CA signed for this client's own control service
+  // (the members call it to connect back). All three or none; PEM files.
+  std::string tls_ca_file;
+  std::string tls_cert_file;
+  std::string tls_key_file;
   // A Table's Get, Put or Delete that fails because the cluster is recovering (a member died and its
   // regions move to their backups: Unavailable, DeadlineExceeded) is tried again, with backoff, for up to
   // this long after its first failure; only then is the failure returned. Zero: never again.

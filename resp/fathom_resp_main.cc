@@ -38,6 +38,11 @@ ABSL_FLAG(std::string, cluster_file, "",
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
 ABSL_FLAG(std::string, token_file, "", "file holding the cluster token");
 ABSL_FLAG(bool, tcp, false, "join over UCX tcp (the members run --transports=tcp)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "the members' control services use TLS: the CA certificate (PEM) their certificates chain to");
+ABSL_FLAG(std::string, tls_cert, "",
+          "with --tls_ca: a certificate (PEM) that CA signed, for the gateway's own control service");
+ABSL_FLAG(std::string, tls_key, "", "with --tls_ca: --tls_cert's private key (PEM)");
 ABSL_FLAG(std::string, host, "127.0.0.1", "address to listen on (0.0.0.0 or :: for every interface)");
 ABSL_FLAG(int, port, 6380, "port to listen on (0: a free one, printed in the READY line)");
 ABSL_FLAG(std::string, table, "redis", "the Fathom table that holds the keys (created if missing)");
@@ -69,6 +74,9 @@ int Run() {
   client_options.cluster = absl::GetFlag(FLAGS_cluster);
   client_options.token = *token;
   client_options.tcp = absl::GetFlag(FLAGS_tcp);
+  client_options.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+  client_options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  client_options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(client_options);
   if (!client.ok()) {
     Log(absl::StrCat("cannot join cluster '", client_options.cluster, "' at ", client_options.zookeeper, ": ",

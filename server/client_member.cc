@@ -30,10 +30,11 @@ struct Shape {
 };
 
 // A member's Stats, through its control address.
-absl::StatusOr<control::StatsResponse> StatsOf(const coordinator::MemberInfo& member, const std::string& token) {
+absl::StatusOr<control::StatsResponse> StatsOf(const coordinator::MemberInfo& member, const ClientMemberOptions& options) {
   control::ControlClientOptions client_options;
   client_options.target = member.control_address();
-  client_options.cluster_token = token;
+  client_options.cluster_token = options.token;
+  client_options.tls_ca_path = options.tls_ca_path;
   client_options.call_timeout = absl::Seconds(5);
   auto client = control::ControlClient::Create(client_options);
   if (!client.ok()) return client.status();
@@ -41,11 +42,11 @@ absl::StatusOr<control::StatsResponse> StatsOf(const coordinator::MemberInfo& me
 }
 
 // From a data member's Stats (fathomd reports node.threads and txn.backups).
-absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config, const std::string& token) {
+absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config, const ClientMemberOptions& options) {
   absl::Status last = absl::UnavailableError("no data member");
   for (const coordinator::MemberInfo& member : config.members()) {
     if (member.client_only()) continue;
-    auto stats = StatsOf(member, token);
+    auto stats = StatsOf(member, options);
     if (!stats.ok()) {
       last = stats.status();
       continue;
@@ -104,7 +105,7 @@ absl::Status ClientMember::Start() {
                                                config.ok() ? "no member holds data" : config.status().ToString()));
   }
   id_ = options_.node_id != 0 ? options_.node_id : FreeNodeId(*config);
-  auto shape = MembersShape(*config, options_.token);
+  auto shape = MembersShape(*config, options_);
   if (!shape.ok()) return shape.status();
   if (options_.threads == 0) options_.threads = shape->threads;
 
@@ -113,6 +114,8 @@ absl::Status ClientMember::Start() {
   server.node.cluster_name = options_.cluster;
   server.node.cluster_token = options_.token;
   server.node.listen_address = options_.listen;
+  server.node.tls = options_.tls;
+  server.node.tls_ca_path = options_.tls_ca_path;
   server.node.memory_bytes = kClientMemoryBytes;
   server.node.region_bytes = kClientMemoryBytes;
   server.node.worker_threads = options_.threads;
@@ -154,6 +157,7 @@ absl::StatusOr<kv::Table> ClientMember::CreateTable(std::string_view name, contr
   if (!config.ok()) return config.status();
   TableCallOptions call;
   call.token = options_.token;
+  call.tls_ca_path = options_.tls_ca_path;
   call.timeout = std::max(options_.join_timeout, absl::Seconds(60));
   auto created = server::CreateTable(*config, request, call);
   if (!created.ok()) return created.status();
@@ -165,6 +169,7 @@ absl::Status ClientMember::DropTable(std::string_view name) {
   if (!config.ok()) return config.status();
   TableCallOptions call;
   call.token = options_.token;
+  call.tls_ca_path = options_.tls_ca_path;
   return server::DropTable(*config, std::string(name), call);
 }
 
@@ -184,7 +189,7 @@ absl::StatusOr<std::vector<control::StatsResponse>> ClientMember::DataMemberStat
   std::vector<control::StatsResponse> all;
   for (const coordinator::MemberInfo& member : config.members()) {
     if (member.client_only()) continue;
-    auto stats = StatsOf(member, options_.token);
+    auto stats = StatsOf(member, options_);
     if (!stats.ok()) {
       return absl::UnavailableError(
           absl::StrCat("node ", member.node_id(), " did not answer for its Stats: ", stats.status().message()));

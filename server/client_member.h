@@ -37,6 +37,10 @@ struct ClientMemberOptions {
   int threads = 0;                 // node threads, as the members' (fathomd --threads); 0: ask a member
   uint32_t node_id = 0;            // 0: the highest id no member has
   std::string listen = "127.0.0.1:0";
+  // The members' control services use TLS: the CA their certificates chain to. The members then call this
+  // node's control service with TLS too (to join it), so it serves `tls`, a certificate that CA signed.
+  std::string tls_ca_path;
+  control::ServerTlsFiles tls;
   absl::Duration lease_period = absl::Seconds(2);
   absl::Duration zookeeper_session_timeout = absl::Seconds(20);  // fathomd's default
   absl::Duration join_timeout = absl::Seconds(30);

@@ -46,6 +46,7 @@ Attempts<T> OnSomeMember(const coordinator::Configuration& config, const TableCa
     control::ControlClientOptions client_options;
     client_options.target = member->control_address();
     client_options.cluster_token = options.token;
+    client_options.tls_ca_path = options.tls_ca_path;
     client_options.call_timeout = options.timeout;
     auto client = control::ControlClient::Create(client_options);
     if (!client.ok()) return {client.status(), maybe_ran};

@@ -32,6 +32,7 @@ namespace fathom::server {
 
 struct TableCallOptions {
   std::string token;
+  std::string tls_ca_path;  // the members' control services use TLS: the CA their certificates chain to
   absl::Duration timeout = absl::Seconds(60);  // a create writes every bucket: give it time
   // Tests only: when it returns true for an attempt (0, 1, ...), that attempt's answer is lost after the
   // member ran the call, as if the connection reset (the caller sees Unavailable and asks the next member).

@@ -23,8 +23,9 @@ PACKAGES=(
   memcached redis-server libmemcached-dev libhiredis-dev
   # comparison plots (PNG)
   gnuplot-nox
-  # used by tests and scripts (free ports, process control, network namespaces, scraping metrics)
-  procps iproute2 python3 curl
+  # used by tests and scripts (free ports, process control, network namespaces, scraping metrics,
+  # cluster.sh --tls certificates)
+  procps iproute2 python3 curl openssl
 )
 
 log() { echo "bootstrap: $*" >&2; }

@@ -3,7 +3,7 @@
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
 #                          [--threads=2] [--lease_period=2s] [--lease_channel=true] [--backups=1] [--data_dir]
-#                          [--netns] [--fathomd_flag=FLAG ...] [--build | --bin=BINDIR]
+#                          [--netns] [--tls] [--fathomd_flag=FLAG ...] [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
 #   tools/cluster.sh kill DIR N              SIGKILL node N
 #   tools/cluster.sh pause DIR N SECONDS     SIGSTOP node N, then SIGCONT after SECONDS
@@ -30,6 +30,10 @@
 # period (10 s). It only signals processes whose command line mentions DIR, so a stale pid file cannot hit an
 # unrelated process. The directory (logs, data) is kept; remove it yourself.
 #
+# --tls makes a CA and one certificate for every node and client (DIR/tls: ca.crt, node.crt, node.key; the
+# certificate names 127.0.0.1, localhost and, with --netns, the nodes' and host's addresses): every fathomd
+# serves its control service with TLS (--tls_cert, --tls_key) and calls its peers' with it (--tls_ca), and
+# the cluster file names the three files, so the tools given --cluster_file use TLS too.
 # --fathomd_flag=FLAG (repeatable) adds FLAG to every fathomd command line (tests: --crash_at_record).
 # --data_dir gives every node an SSD log in DIR/data/node-<id> (fathomd --data_dir). --bin=BINDIR takes
 # fathomd, fathomctl and (if there) fathom-resp from BINDIR instead of building them. Each node's command line is kept in
@@ -325,9 +329,32 @@ cmd_stop() {
   echo "stopped; logs and data are still in $dir"
 }
 
+# make_certificates DIR K NODES: a CA and one node certificate it signed, in DIR/tls (keys mode 600).
+make_certificates() {
+  local dir="$1" k="$2" nodes="$3" names="IP:127.0.0.1,DNS:localhost" id
+  command -v openssl >/dev/null || die "--tls needs openssl (tools/bootstrap.sh installs it)"
+  if [[ -n "$k" ]]; then
+    names+=",IP:10.213.$k.254"
+    for id in $(seq 1 "$nodes"); do names+=",IP:10.213.$k.$id"; done
+  fi
+  mkdir -p "$dir/tls"
+  (
+    umask 077
+    cd "$dir/tls"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca.key -out ca.crt -days 30 \
+      -subj "/CN=fathom cluster CA" -addext basicConstraints=critical,CA:TRUE -addext keyUsage=keyCertSign 2>/dev/null
+    openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout node.key -out node.csr \
+      -subj "/CN=localhost" 2>/dev/null
+    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$names" >node.ext
+    openssl x509 -req -in node.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out node.crt -days 30 \
+      -extfile node.ext 2>/dev/null
+    rm -f node.csr node.ext ca.srl
+  ) || die "making the TLS certificates in $dir/tls failed"
+}
+
 cmd_start() {
   local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s backups=1 build=0 bin=""
-  local data=0 netns=0 lease_channel=true arg extra=()
+  local data=0 netns=0 tls=0 lease_channel=true arg extra=()
   for arg in "$@"; do
     case "$arg" in
       --nodes=*) nodes=${arg#*=} ;;
@@ -344,6 +371,7 @@ cmd_start() {
       --bin=*) bin=${arg#*=} ;;
       --data_dir) data=1 ;;
       --netns) netns=1 ;;
+      --tls) tls=1 ;;
       --fathomd_flag=-*) extra+=("${arg#*=}") ;;
       *) usage ;;
     esac
@@ -413,10 +441,12 @@ EOF
   done
   local zk="$host:$port"
   echo "$zk" >"$dir/zk"
+  if [[ $tls -eq 1 ]]; then make_certificates "$dir" "$k" "$nodes"; fi
   # How clients reach it: fathomctl, fathom-resp and the YCSB driver take --cluster_file=DIR/cluster
   # (docs/formats/cluster-file.md).
   printf '# written by tools/cluster.sh start\nzk=%s\ncluster=%s\ntoken_file=token\ntransports=%s\nlease_period=%s\n' \
     "$zk" "$cluster" "$transports" "$lease_period" >"$dir/cluster"
+  if [[ $tls -eq 1 ]]; then printf 'tls_ca=tls/ca.crt\ntls_cert=tls/node.crt\ntls_key=tls/node.key\n' >>"$dir/cluster"; fi
   echo "ZooKeeper on $zk"
 
   local id
@@ -431,6 +461,9 @@ EOF
         --lease_period="$lease_period" --lease_channel="$lease_channel" --backups="$backups" \
         --metrics_port=0 --metrics_host="$([[ $netns -eq 1 ]] && echo "10.213.$k.$id" || echo 127.0.0.1)"
       if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
+      if [[ $tls -eq 1 ]]; then
+        printf '%s\n' --tls_ca="$dir/tls/ca.crt" --tls_cert="$dir/tls/node.crt" --tls_key="$dir/tls/node.key"
+      fi
       if [[ ${#extra[@]} -gt 0 ]]; then printf '%s\n' "${extra[@]}"; fi
     } >"$dir/node-$id.cmd"
     launch_node "$dir" "$id"
@@ -451,7 +484,7 @@ EOF
   metrics="$(grep -o "metrics=[^ ]*" "$dir/node-1.out" | tail -n 1)"
   cat <<EOF
 
-cluster '$cluster' is up: $nodes node(s), transports $transports, $backups backup(s) per region, ZooKeeper $zk
+cluster '$cluster' is up: $nodes node(s), transports $transports, $backups backup(s) per region, ZooKeeper $zk$([[ $tls -eq 1 ]] && echo ", control services over TLS (CA $dir/tls/ca.crt)")
 run directory: $dir
 $([[ $netns -eq 1 ]] && echo "each node in its own network namespace; for clients here: export $(cat "$dir/env")")
 

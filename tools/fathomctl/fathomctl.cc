@@ -57,6 +57,12 @@ ABSL_FLAG(std::string, cluster_file, "",
 ABSL_FLAG(std::string, cluster, "fathom", "cluster name (the nodes' --cluster)");
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
 ABSL_FLAG(std::string, token_file, "", "file holding the cluster token (its first line)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "the members' control services use TLS: the CA certificate (PEM) their certificates chain to");
+ABSL_FLAG(std::string, tls_cert, "",
+          "get/put/delete join as a member, whose control service the members call: its certificate (PEM, "
+          "signed by --tls_ca's CA)");
+ABSL_FLAG(std::string, tls_key, "", "get/put/delete: --tls_cert's private key (PEM)");
 ABSL_FLAG(bool, json, false, "print one line of JSON instead of aligned columns");
 ABSL_FLAG(bool, stats, true, "status: ask every member for its Stats (needs the token)");
 ABSL_FLAG(absl::Duration, zk_timeout, absl::Seconds(5), "how long to wait for ZooKeeper");
@@ -145,7 +151,7 @@ int RunTable(const std::vector<std::string>& args) {
   if (!token.ok()) return Usage(std::string(token.status().message()));
   auto config = ReadClusterConfiguration(ReadOptions());
   if (!config.ok()) return Failed("no cluster reachable", config.status());
-  const server::TableCallOptions options{*token, absl::GetFlag(FLAGS_table_timeout)};
+  const server::TableCallOptions options{*token, absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_table_timeout)};
   const bool json = absl::GetFlag(FLAGS_json);
   if (sub == "create") {
     auto table = WithProgress(absl::StrCat("creating table ", args[2]), std::cerr,
@@ -181,6 +187,9 @@ int RunData(const std::vector<std::string>& args) {
   options.cluster = absl::GetFlag(FLAGS_cluster);
   options.token = *token;
   options.tcp = absl::GetFlag(FLAGS_tcp);
+  options.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
   const DataResult result = RunDataCommand(options, *command, absl::GetFlag(FLAGS_json));
   std::cout << result.out << std::flush;
   if (!result.err.empty()) std::cerr << "fathomctl: " << result.err << std::endl;
@@ -197,7 +206,7 @@ int RunReplicas() {
   for (;;) {
     auto config = ReadClusterConfiguration(ReadOptions());
     if (!config.ok()) return Failed("no cluster reachable", config.status());
-    const ReplicaReport report = CompareReplicas(*config, CollectMemberStats(*config, *token, timeout, true));
+    const ReplicaReport report = CompareReplicas(*config, CollectMemberStats(*config, *token, absl::GetFlag(FLAGS_tls_ca), timeout, true));
     if (report.identical || absl::Now() >= give_up) {
       std::cout << report.text;
       return report.identical ? 0 : 1;
@@ -230,7 +239,7 @@ int Run(const std::string& command) {
     return 0;
   }
   StatusView view{options.cluster, options.connect_string, *config, {}};
-  if (with_stats) view.stats = CollectMemberStats(*config, token, absl::GetFlag(FLAGS_rpc_timeout));
+  if (with_stats) view.stats = CollectMemberStats(*config, token, absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_rpc_timeout));
   std::cout << (json ? FormatStatusJson(view) : FormatStatusText(view));
   const bool none_answered =
       with_stats && !view.stats.empty() &&

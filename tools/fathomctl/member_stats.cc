@@ -10,13 +10,14 @@
 namespace fathom::fathomctl {
 namespace {
 
-MemberStats StatsOf(const coordinator::MemberInfo& member, const std::string& token, absl::Duration timeout,
-                    bool replica_digests) {
+MemberStats StatsOf(const coordinator::MemberInfo& member, const std::string& token, const std::string& tls_ca_path,
+                    absl::Duration timeout, bool replica_digests) {
   MemberStats result;
   result.node_id = member.node_id();
   control::ControlClientOptions options;
   options.target = member.control_address();
   options.cluster_token = token;
+  options.tls_ca_path = tls_ca_path;
   options.call_timeout = timeout;
   auto client = control::ControlClient::Create(options);
   if (!client.ok()) {
@@ -38,11 +39,12 @@ MemberStats StatsOf(const coordinator::MemberInfo& member, const std::string& to
 }  // namespace
 
 std::vector<MemberStats> CollectMemberStats(const coordinator::Configuration& config, const std::string& token,
+                                            const std::string& tls_ca_path,
                                             absl::Duration timeout, bool replica_digests) {
   std::vector<MemberStats> results(config.members_size());
   std::vector<std::thread> threads;
   for (int i = 0; i < config.members_size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = StatsOf(config.members(i), token, timeout, replica_digests); });
+    threads.emplace_back([&, i] { results[i] = StatsOf(config.members(i), token, tls_ca_path, timeout, replica_digests); });
   }
   for (std::thread& t : threads) t.join();
   return results;

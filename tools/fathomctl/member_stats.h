@@ -26,8 +26,10 @@ struct MemberStats {
 
 // One entry per member, in the configuration's member order; with `replica_digests`, each also digests the
 // replicas it holds (StatsRequest).
+// `tls_ca_path`: the members' control services use TLS, with certificates that CA signed ("": plaintext).
 std::vector<MemberStats> CollectMemberStats(const coordinator::Configuration& config, const std::string& token,
-                                            absl::Duration timeout, bool replica_digests = false);
+                                            const std::string& tls_ca_path, absl::Duration timeout,
+                                            bool replica_digests = false);
 
 }  // namespace fathom::fathomctl
 
