@@ -213,6 +213,29 @@ def gnuplot(script):
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
+def plot_lines(img, name, series, settings):
+    """A PNG img/name of line plots, one per (title, style, [(x, y), ...]) in series; settings: gnuplot
+    'set' lines (title, labels, scales, key)."""
+    plots, data = [], []
+    for i, (title, style, points) in enumerate(series):
+        path = os.path.join(img, f"{name}.{i}.dat")
+        with open(path, "w") as f:
+            for x, y in points:
+                f.write(f"{x} {y}\n")
+        data.append(path)
+        plots.append(f"'{path}' using 1:2 with {style} title '{title}'")
+    out = os.path.join(img, name)
+    gnuplot(f"""set terminal pngcairo size 800,500
+set output '{out}'
+{settings}
+set grid
+plot {', '.join(plots)}
+""")
+    for path in data:
+        os.remove(path)
+    return out
+
+
 def plot_sweep(runs, img):
     points = {}
     for (system, workload, threads), phases in runs.items():
@@ -220,32 +243,13 @@ def plot_sweep(runs, img):
             points.setdefault(system, []).append((threads, median_run(phases)["throughput_ops_per_sec"]))
     if not points:
         return None
-    data = []
-    plots = []
-    for system in SYSTEMS:
-        if system not in points:
-            continue
-        path = os.path.join(img, f"sweep_{system}.dat")
-        with open(path, "w") as f:
-            for t, r in sorted(points[system]):
-                f.write(f"{t} {r}\n")
-        data.append(path)
-        plots.append(f"'{path}' using 1:2 with linespoints title '{system}'")
-    out = os.path.join(img, "ycsb_b_throughput_vs_clients.png")
-    gnuplot(f"""set terminal pngcairo size 800,500
-set output '{out}'
-set title 'YCSB-B: throughput against concurrent clients'
+    series = [(system, "linespoints", sorted(points[system])) for system in SYSTEMS if system in points]
+    return plot_lines(img, "ycsb_b_throughput_vs_clients.png", series, """set title 'YCSB-B: throughput against concurrent clients'
 set xlabel 'concurrent clients (fathom: clients on node threads)'
 set ylabel 'operations / s'
 set logscale x 2
 set logscale y 10
-set grid
-set key left top
-plot {', '.join(plots)}
-""")
-    for path in data:
-        os.remove(path)
-    return out
+set key left top""")
 
 
 def plot_cdf(runs, img, threads, workload="b", op="READ"):
@@ -307,36 +311,21 @@ def scale_table(scale):
 
 
 def plot_scale(scale, img):
-    plots, data = [], []
+    series = []
     for workload, style in (("b", "linespoints"), ("c", "linespoints dashtype 2")):
         for system in SYSTEMS:
             points = sorted((records, median_run(phases)["throughput_ops_per_sec"])
                             for (s, w, records), phases in scale.items() if s == system and w == workload)
-            if not points:
-                continue
-            path = os.path.join(img, f"scale_{system}_{workload}.dat")
-            with open(path, "w") as f:
-                for records, rate in points:
-                    f.write(f"{records} {rate}\n")
-            data.append(path)
-            plots.append(f"'{path}' using 1:2 with {style} title '{system} YCSB-{workload.upper()}'")
-    if not plots:
+            if points:
+                series.append((f"{system} YCSB-{workload.upper()}", style, points))
+    if not series:
         return None
-    out = os.path.join(img, "ycsb_throughput_vs_records.png")
-    gnuplot(f"""set terminal pngcairo size 800,500
-set output '{out}'
-set title 'YCSB-B (solid) and C (dashed): throughput against records loaded'
+    return plot_lines(img, "ycsb_throughput_vs_records.png", series, """set title 'YCSB-B (solid) and C (dashed): throughput against records loaded'
 set xlabel 'records'
 set ylabel 'operations / s'
 set logscale x 10
 set logscale y 10
-set grid
-set key outside right
-plot {', '.join(plots)}
-""")
-    for path in data:
-        os.remove(path)
-    return out
+set key outside right""")
 
 
 def machine():
