@@ -26,7 +26,7 @@ class EndToEndTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(EndToEndTest, WorkloadALoadsAndRunsWithoutErrors) {
   const std::string json_path = std::string(std::getenv("TEST_TMPDIR")) + "/report_" + GetParam() + ".json";
   const Output out = RunYcsb({"--backend=" + GetParam(), "--workload=a", "--threads=2", "--seed=7",
-                              "--json_out=" + json_path, "-p", "operationcount=1000"});
+                              "--json_out=" + json_path, "-p", "recordcount=1000", "-p", "operationcount=1000"});
   ASSERT_EQ(out.exit_code, 0) << out.text;
   EXPECT_EQ(Count(out, "load [INSERT], Return=OK"), 1000) << out.text;
   EXPECT_EQ(Count(out, "load [INSERT], Operations"), 1000);

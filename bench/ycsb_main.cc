@@ -99,7 +99,7 @@ ABSL_FLAG(std::string, phase, "both",
 ABSL_FLAG(std::string, json_out, "", "also write the report as JSON to this path");
 ABSL_FLAG(uint64_t, seed, 0, "random seed; 0: pick one from the clock (printed to stderr)");
 ABSL_FLAG(int64_t, warmup_ops, 0, "unmeasured operations before the run phase's clock starts");
-ABSL_FLAG(int, status_interval_s, 10, "seconds between progress lines on stderr");
+ABSL_FLAG(int, status_interval_s, 3, "seconds between progress lines on stderr");
 ABSL_FLAG(std::string, timeline_out, "",
           "if set, the run phase writes '<unix ms> <operations done>' lines to this file every --timeline_ms "
           "(tools/recovery_timeline.py turns a fault run's into recovery times and a plot)");
@@ -389,6 +389,7 @@ absl::Status Main(int argc, char** argv) {
     for (const auto& [what, count] : result.measurements.not_found()) {
       std::cout << "[NOT-FOUND], " << count << ", " << what << "\n";
     }
+    std::cout << FormatSummary(result);
     std::cout << std::flush;
     results.push_back(std::move(result));
   }

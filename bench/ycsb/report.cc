@@ -79,6 +79,20 @@ std::string JsonLatency(const LatencyHistogram& h) {
 
 }  // namespace
 
+std::string FormatSummary(const PhaseResult& result) {
+  const Measurements& m = result.measurements;
+  std::string out = absl::StrFormat("[SUMMARY], %s, %d operations in %.1f s = %.0f ops/s", result.phase,
+                                    result.operations, absl::ToDoubleSeconds(result.runtime), result.Throughput());
+  for (Operation op : kOperations) {
+    const LatencyHistogram& h = m.Latencies(op, /*failed=*/false);
+    if (h.count() == 0) continue;
+    absl::StrAppend(&out, absl::StrFormat("; %s p50 %.1f us p99 %.1f us", OperationName(op),
+                                          h.ValueAtPercentile(50) / 1000.0, h.ValueAtPercentile(99) / 1000.0));
+  }
+  absl::StrAppend(&out, "; ", m.error_count(), m.error_count() == 1 ? " error\n" : " errors\n");
+  return out;
+}
+
 double PhaseResult::Throughput() const {
   const double seconds = absl::ToDoubleSeconds(runtime);
   return seconds > 0 ? static_cast<double>(operations) / seconds : 0.0;

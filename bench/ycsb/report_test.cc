@@ -18,6 +18,12 @@ PhaseResult Sample() {
   return result;
 }
 
+TEST(ReportTest, TheSummaryIsOneLineOfThroughputPercentilesAndErrors) {
+  EXPECT_EQ(FormatSummary(Sample()),
+            "[SUMMARY], run, 1000 operations in 2.0 s = 500 ops/s; READ p50 50.0 us p99 50.0 us; "
+            "UPDATE p50 80.0 us p99 80.0 us; 1 error\n");
+}
+
 TEST(ReportTest, TextFollowsYcsbFormat) {
   const std::string text = FormatYcsbText(Sample());
   const char* expected_lines[] = {
