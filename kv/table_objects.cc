@@ -16,7 +16,7 @@ namespace {
 constexpr int kObjectsPerTransaction = 64;  // keeps each commit's records small
 // 8 KiB of references per chunk (and directory) object: each is written by one transaction, whose
 // records must fit one ring message (a quarter of a 64 KiB ring). A 4 KiB root holds 250 references:
-// chunks up to 128,000 buckets, directories of chunks beyond, up to 65,536,000 buckets (2^29 slots).
+// chunks up to 128,000 buckets, directories of chunks beyond, up to 65,536,000 buckets (524,288,000 slots).
 constexpr uint32_t kBucketsPerChunk = 512;
 constexpr uint64_t kMaxBuckets = uint64_t{kMaxRootRefs} * kBucketsPerChunk * kBucketsPerChunk;
 
