@@ -1,46 +1,53 @@
 #include "kv/batches.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
+#include "platform/base/status_macros.h"
 
 namespace fathom::kv {
 namespace {
 
-// What the batches share with the waiting caller; kept alive by every batch's callbacks.
+// What the batches share; kept alive by every batch's callbacks.
 struct Progress {
   absl::Mutex mu;
-  absl::CondVar changed;
-  std::vector<BatchBody> bodies ABSL_GUARDED_BY(mu);  // filled in order; started in order
+  std::vector<BatchBody> bodies ABSL_GUARDED_BY(mu);  // started in order
   size_t next ABSL_GUARDED_BY(mu) = 0;
   size_t running ABSL_GUARDED_BY(mu) = 0;
-  size_t finished ABSL_GUARDED_BY(mu) = 0;
   absl::Status error ABSL_GUARDED_BY(mu);
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  std::function<void(absl::StatusOr<bool>)> done;  // set before the first batch starts
 };
 
 void Start(txn::TransactionService& txns, const std::shared_ptr<Progress>& progress, size_t index, BatchBody body,
            const txn::RetryOptions& retry);
 
-// Called when a batch ends: records its result and starts the next one, if any and no batch failed.
+// Called when a batch ends: records its result, starts the next batch if there is one and none failed,
+// and reports once the last running batch ended.
 void Ended(txn::TransactionService& txns, const std::shared_ptr<Progress>& progress, absl::Status s,
            const txn::RetryOptions& retry) {
   BatchBody next;
   size_t index = 0;
+  std::optional<absl::Status> report;
   {
     MutexLock lock(&progress->mu);
     progress->error.Update(s);
     --progress->running;
-    ++progress->finished;
     if (progress->error.ok() && progress->next < progress->bodies.size()) {
       index = progress->next++;
       next = std::move(progress->bodies[index]);
       ++progress->running;
+    } else if (progress->running == 0 && !progress->finished) {
+      progress->finished = true;
+      report = progress->error;
     }
-    progress->changed.SignalAll();
   }
   if (next) Start(txns, progress, index, std::move(next), retry);
+  if (report.has_value()) progress->done(report->ok() ? absl::StatusOr<bool>(true) : *report);
 }
 
 void Start(txn::TransactionService& txns, const std::shared_ptr<Progress>& progress, size_t index, BatchBody body,
@@ -63,34 +70,37 @@ absl::Status RunBatches(txn::TransactionService& txns, size_t count, const std::
                         const BatchOptions& options) {
   if (count == 0) return absl::OkStatus();
   auto progress = std::make_shared<Progress>();
-  std::vector<std::pair<size_t, BatchBody>> first;
   {
     MutexLock lock(&progress->mu);
     progress->bodies.reserve(count);
     for (size_t i = 0; i < count; ++i) progress->bodies.push_back(body_for(i));
-    while (progress->next < count && progress->running < std::max<size_t>(options.in_flight, 1)) {
-      first.emplace_back(progress->next, std::move(progress->bodies[progress->next]));
-      ++progress->next;
-      ++progress->running;
-    }
   }
-  for (auto& [index, body] : first) Start(txns, progress, index, std::move(body), options.retry);
-
-  MutexLock lock(&progress->mu);
-  size_t seen = progress->finished;
-  absl::Time stall_at = absl::Now() + options.stall;
-  while (progress->running > 0 || (progress->error.ok() && progress->next < count)) {
-    if (WaitWithDeadline(&progress->changed, &progress->mu, stall_at) && progress->finished == seen) {
-      return absl::DeadlineExceededError(absl::StrCat("no batch of a kv table's ", count, " finished within ",
-                                                      absl::FormatDuration(options.stall), " (", progress->finished,
-                                                      " done)"));
-    }
-    if (progress->finished != seen) {
-      seen = progress->finished;
-      stall_at = absl::Now() + options.stall;
-    }
+  ASSIGN_OR_RETURN(txn::TxnThread * first, txns.Thread(0));
+  // Started and awaited through node thread 0, so an Executor that runs the node threads itself (the
+  // simulation) runs them while this thread waits. Generous: a batch takes milliseconds.
+  const absl::Duration timeout = std::max(options.timeout, absl::Milliseconds(100) * static_cast<double>(count));
+  const size_t in_flight = std::max<size_t>(options.in_flight, 1);
+  const txn::RetryOptions retry = options.retry;
+  absl::StatusOr<bool> ran = first->thread().StartAndWait<bool>(
+      [&txns, progress, in_flight, retry](std::function<void(absl::StatusOr<bool>)> done) {
+        std::vector<std::pair<size_t, BatchBody>> starting;
+        {
+          MutexLock lock(&progress->mu);
+          progress->done = std::move(done);
+          while (progress->next < progress->bodies.size() && progress->running < in_flight) {
+            starting.emplace_back(progress->next, std::move(progress->bodies[progress->next]));
+            ++progress->next;
+            ++progress->running;
+          }
+        }
+        for (auto& [index, body] : starting) Start(txns, progress, index, std::move(body), retry);
+      },
+      timeout);
+  if (!ran.ok() && absl::IsDeadlineExceeded(ran.status())) {
+    return absl::DeadlineExceededError(absl::StrCat("a kv table's ", count, " batch transactions did not finish within ",
+                                                    absl::FormatDuration(timeout)));
   }
-  return progress->error;
+  return ran.status();
 }
 
 }  // namespace fathom::kv

@@ -31,12 +31,14 @@ struct BatchOptions {
   // dozen KiB per batch at most, so 8 stay well within a ring's 64 KiB per peer thread.
   size_t in_flight = 8;
   txn::RetryOptions retry;
-  // Given up (DeadlineExceeded) when no batch finishes for this long.
-  absl::Duration stall = absl::Minutes(2);
+  // Given up (DeadlineExceeded) after this long, or 100 ms per batch if that is longer; the batches run
+  // on without the caller then.
+  absl::Duration timeout = absl::Minutes(2);
 };
 
 // Runs batches 0..count-1, body_for(i) each, at most options.in_flight at once, round robin over the
-// node's threads, and waits for them. The first error stops new batches from starting and is returned
+// node's threads, and waits for them (through node thread 0, so a node Executor keeps running them: the
+// simulation's clusters do). Not from a node thread. The first error stops new batches from starting and is returned
 // once the running ones end; batches that ended well stay committed.
 absl::Status RunBatches(txn::TransactionService& txns, size_t count, const std::function<BatchBody(size_t)>& body_for,
                         const BatchOptions& options = {});
