@@ -51,6 +51,7 @@ eval "$(printed put)" || fail "the printed put failed"
 plain=("$bin/fathomctl" --zk="$(cat "$dir/zk")" --cluster=local --token_file="$dir/token")
 out=$("${plain[@]}" status 2>&1) || true
 [[ "$(grep -c ' unreachable ' <<<"$out")" -ge 3 ]] || fail "plaintext status reached members: $out"
+grep -q "give the CA it chains to" <<<"$out" || fail "plaintext status does not say TLS may be why: $out"
 status=0
 "${plain[@]}" get kv hello --table_timeout=20s >/dev/null 2>"$TEST_TMPDIR/plain.err" || status=$?
 [[ $status -ne 0 ]] || fail "a plaintext get succeeded against TLS members"

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/control/grpc_status.h"
@@ -37,6 +38,23 @@ absl::StatusOr<std::unique_ptr<ControlClient>> ControlClient::Create(ControlClie
   return std::unique_ptr<ControlClient>(new ControlClient(std::move(options), std::move(stub)));
 }
 
+// A call that failed before reaching the server because the two sides disagree on TLS says little
+// ("Socket closed", "Ssl handshake failed"): name the likely cause.
+absl::Status ControlClient::Failed(const grpc::Status& status, std::string_view call) const {
+  absl::Status failed = ToAbslStatus(status, call);
+  if (!absl::IsUnavailable(failed)) return failed;
+  const std::string message(failed.message());
+  std::string hint;
+  if (options_.tls_ca_path.empty() && absl::StrContains(message, "Socket closed")) {
+    hint = " (if its control service uses TLS, give the CA it chains to: --tls_ca, or tls_ca in the cluster file)";
+  } else if (!options_.tls_ca_path.empty() && absl::StrContains(message, "andshake")) {
+    hint = absl::StrCat(" (TLS with CA ", options_.tls_ca_path,
+                        ": does it serve plaintext? or a certificate that CA did not sign, for another name?)");
+  }
+  if (hint.empty()) return failed;
+  return absl::Status(failed.code(), absl::StrCat(message, hint));
+}
+
 ControlClient::ControlClient(ControlClientOptions options, std::unique_ptr<Control::Stub> stub)
     : options_(std::move(options)), stub_(std::move(stub)) {}
 
@@ -53,7 +71,7 @@ absl::StatusOr<NodeInfo> ControlClient::Join(const NodeInfo& self) {
   JoinResponse response;
   const std::string call = absl::StrCat("Control.Join to ", options_.target);
   grpc::Status status = stub_->Join(&context, request, &response);
-  if (!status.ok()) return ToAbslStatus(status, call);
+  if (!status.ok()) return Failed(status, call);
 
   // The peer is checked against what this node is, exactly as the server checks callers.
   NodeInfoExpectations expect{self.cluster_name(), self.protocol_version(),
@@ -70,7 +88,7 @@ absl::StatusOr<Response> ControlClient::Unary(const char* name, const Request& r
   Prepare(context);
   Response response;
   grpc::Status status = (stub_.get()->*method)(&context, request, &response);
-  if (!status.ok()) return ToAbslStatus(status, absl::StrCat("Control.", name, " to ", options_.target));
+  if (!status.ok()) return Failed(status, absl::StrCat("Control.", name, " to ", options_.target));
   return response;
 }
 
@@ -115,7 +133,8 @@ absl::Status ControlClient::Shutdown(std::string_view reason) {
   request.set_reason(std::string(reason));
   ShutdownResponse response;
   grpc::Status status = stub_->Shutdown(&context, request, &response);
-  return ToAbslStatus(status, absl::StrCat("Control.Shutdown to ", options_.target));
+  if (!status.ok()) return Failed(status, absl::StrCat("Control.Shutdown to ", options_.target));
+  return absl::OkStatus();
 }
 
 }  // namespace fathom::control

@@ -74,6 +74,8 @@ class ControlClient {
   ControlClient(ControlClientOptions options, std::unique_ptr<Control::Stub> stub);
   // A context with the token and this call's deadline.
   void Prepare(grpc::ClientContext& context) const;
+  // The call's failure as an absl::Status naming `call`, with a hint when TLS settings seem to disagree.
+  absl::Status Failed(const grpc::Status& status, std::string_view call) const;
 
   // One unary call: context with token and deadline, status mapped with the method's name.
   template <typename Request, typename Response, typename Method>

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "platform/node/control/control_client.h"
 #include "platform/node/control/control_server.h"
@@ -14,6 +15,8 @@
 
 namespace fathom::control {
 namespace {
+
+using ::testing::HasSubstr;
 
 using testing::FakeControlHandler;
 using testing::MakeSelfSignedCertificate;
@@ -103,6 +106,7 @@ TEST_F(ControlTlsTest, TlsClientToPlaintextServerFails) {
   ASSERT_NE(client, nullptr);
   absl::Status status = client->Join(SampleNodeInfo(1, 2)).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("does it serve plaintext?")) << status;
   EXPECT_EQ(handler_.total_calls(), 0);
 }
 
@@ -113,6 +117,7 @@ TEST_F(ControlTlsTest, PlaintextClientToTlsServerFails) {
   ASSERT_NE(client, nullptr);
   absl::Status status = client->Join(SampleNodeInfo(1, 2)).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("give the CA it chains to")) << status;
   EXPECT_EQ(handler_.total_calls(), 0);
 }
 
