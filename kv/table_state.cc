@@ -10,7 +10,7 @@ namespace {
 
 constexpr char kMovedPayload[] = "fathom.kv/table-moved";
 
-// Reads of a generation's objects in flight at once: a table of 2^26 buckets has 131,072 chunks, and a
+// Reads of a generation's objects in flight at once: a table of 65,536,000 buckets has 128,000 chunks, and a
 // node thread's fabric worker takes a few thousand operations at a time.
 constexpr size_t kReadsAtOnce = 512;
 
