@@ -6,21 +6,8 @@
 #   cluster_test.sh CLUSTER_SH FATHOMD FATHOMCTL
 set -euo pipefail
 
-cluster_sh=$1
-bin="$TEST_TMPDIR/bin"
-dir="$TEST_TMPDIR/cluster"
-mkdir -p "$bin"
-cp "$2" "$3" "$bin/"
-
-fail() {
-  echo "FAIL: $*" >&2
-  for log in "$dir"/node-*.log; do
-    echo "--- $log" >&2
-    tail -n 15 "$log" >&2 || true
-  done
-  exit 1
-}
-trap '"$cluster_sh" stop "$dir" >/dev/null 2>&1 || true' EXIT
+# shellcheck source=tools/cluster_test_lib.sh
+source "$(dirname "$0")/cluster_test_lib.sh" "$@"
 
 "$cluster_sh" start --nodes=3 --bin="$bin" --dir="$dir" --lease_period=1s --memory=64M --region_size=64M \
   --threads=1 2>&1 | tail -n 3 && fail "an unknown flag was accepted"
