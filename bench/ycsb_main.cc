@@ -261,10 +261,6 @@ absl::Status Main(int argc, char** argv) {
       remote_options.member.tls_ca_path = absl::GetFlag(FLAGS_tls_ca);
       remote_options.member.tls = {.certificate_path = absl::GetFlag(FLAGS_tls_cert),
                                    .private_key_path = absl::GetFlag(FLAGS_tls_key)};
-      if (remote_options.member.tls_ca_path.empty() != remote_options.member.tls.certificate_path.empty() ||
-          remote_options.member.tls.certificate_path.empty() != remote_options.member.tls.private_key_path.empty()) {
-        return absl::InvalidArgumentError("give all of --tls_ca, --tls_cert and --tls_key, or none");
-      }
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;
       remote_options.create_table = do_load;  // a run alone must find the table a load made

@@ -72,6 +72,12 @@ absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config, con
 absl::StatusOr<std::unique_ptr<ClientMember>> ClientMember::Join(ClientMemberOptions options) {
   if (options.zookeeper.empty()) return absl::InvalidArgumentError("joining a cluster needs ZooKeeper (host:port)");
   if (options.threads < 0) return absl::InvalidArgumentError("a negative thread count");
+  // The members call this node's control service back: with TLS it needs the CA and a certificate of its own.
+  if (options.tls_ca_path.empty() != options.tls.certificate_path.empty() ||
+      options.tls.certificate_path.empty() != options.tls.private_key_path.empty()) {
+    return absl::InvalidArgumentError("TLS needs the CA, a certificate and its key (--tls_ca, --tls_cert, "
+                                      "--tls_key), all three or none");
+  }
   if (options.node_id > coordinator::kMaxNodeId) {
     return absl::InvalidArgumentError(absl::StrCat("node id ", options.node_id, " is over ", coordinator::kMaxNodeId));
   }
