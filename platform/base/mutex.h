@@ -52,6 +52,24 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
   absl::Mutex* const mu_;
 };
 
+// absl::ReaderMutexLock, visible to ThreadSanitizer (as an acquire and a release, like MutexLock).
+class ABSL_SCOPED_LOCKABLE ReaderMutexLock {
+ public:
+  explicit ReaderMutexLock(absl::Mutex* mu) ABSL_SHARED_LOCK_FUNCTION(mu) : mu_(mu) {
+    mu_->ReaderLock();
+    TsanAcquire(mu_);
+  }
+  ~ReaderMutexLock() ABSL_UNLOCK_FUNCTION() {
+    TsanRelease(mu_);
+    mu_->ReaderUnlock();
+  }
+  ReaderMutexLock(const ReaderMutexLock&) = delete;
+  ReaderMutexLock& operator=(const ReaderMutexLock&) = delete;
+
+ private:
+  absl::Mutex* const mu_;
+};
+
 // cv->WaitWithDeadline(mu, deadline), with the unlock and relock it does inside made visible to TSan.
 // Returns true if the deadline passed. REQUIRES: mu held.
 inline bool WaitWithDeadline(absl::CondVar* cv, absl::Mutex* mu, absl::Time deadline)

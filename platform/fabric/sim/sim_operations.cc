@@ -12,45 +12,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "platform/fabric/racy_copy.h"
 #include "platform/fabric/sim/sim_core.h"
 
 namespace fathom::fabric::sim::internal {
 
 namespace {
 
-// A one-sided copy races with the owner's CPU by design (readers check what they copied). Under
-// ThreadSanitizer the side in registered memory is accessed with relaxed atomics, word by word where
-// aligned, as the owner's own accesses are (LocalObject), so TSan checks everything else; otherwise memcpy.
-void RacyCopy(std::byte* to, const std::byte* from, size_t length, bool to_is_shared) {
-#if defined(__SANITIZE_THREAD__)
-  size_t i = 0;
-  auto shared_address = [&](size_t at) { return reinterpret_cast<uintptr_t>(to_is_shared ? to + at : from + at); };
-  while (i < length) {
-    if (shared_address(i) % 8 == 0 && length - i >= 8) {
-      uint64_t word;
-      if (to_is_shared) {
-        std::memcpy(&word, from + i, 8);
-        std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(to + i)).store(word, std::memory_order_relaxed);
-      } else {
-        word = std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<std::byte*>(from + i)))
-                   .load(std::memory_order_relaxed);
-        std::memcpy(to + i, &word, 8);
-      }
-      i += 8;
-    } else {
-      if (to_is_shared) {
-        std::atomic_ref<std::byte>(to[i]).store(from[i], std::memory_order_relaxed);
-      } else {
-        to[i] = std::atomic_ref<std::byte>(const_cast<std::byte&>(from[i])).load(std::memory_order_relaxed);
-      }
-      ++i;
-    }
-  }
-#else
-  (void)to_is_shared;
-  std::memcpy(to, from, length);
-#endif
-}
 
 
 std::string Name(OpType type) { return std::string(OpTypeName(type)); }

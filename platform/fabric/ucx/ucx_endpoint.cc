@@ -52,6 +52,7 @@ void UcxEndpoint::Shutdown() {
   if (!health_.ok()) return;
   health_ = absl::CancelledError("endpoint closed");
   worker_->FailEndpointOps(this, health_);
+  batch_.Take();  // its ops were just failed
   for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
   unflushed_writes_.clear();
   // The UCX endpoint stays open until destruction: its remote keys must be destroyed before it, and a
@@ -72,6 +73,7 @@ void UcxEndpoint::Fail(absl::Status status) {
     // Writes never flushed have no UCX request that will complete them.
     for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
     unflushed_writes_.clear();
+    batch_.Take();  // its ops were just failed
   }
   CloseUcx(/*force=*/true);  // also one Shutdown left open (nothing once closed)
 }
@@ -150,6 +152,9 @@ absl::Status UcxEndpoint::PostRead(RemoteRegion region, uint64_t offset, void* d
   if (std::byte* mapped = regions_[region.index].mapped; mapped != nullptr) {
     return CopyMapped(OpType::kRead, destination, mapped + offset, length, context);
   }
+  if (worker_->messages() && length <= kMaxMessageOpBytes) {
+    return PostMessage(OpType::kRead, *remote, destination, nullptr, length, context);
+  }
   auto op = worker_->AcquireOp(this, OpType::kRead, context);
   if (!op.ok()) return op.status();
   PendingOp* p = *op;
@@ -175,6 +180,9 @@ absl::Status UcxEndpoint::PostWrite(RemoteRegion region, uint64_t offset, const 
   if (std::byte* mapped = regions_[region.index].mapped; mapped != nullptr) {
     doorbell_due_ = true;
     return CopyMapped(OpType::kWrite, mapped + offset, source, length, context);  // in the peer's memory once copied
+  }
+  if (worker_->messages() && length <= kMaxMessageOpBytes) {
+    return PostMessage(OpType::kWrite, *remote, nullptr, source, length, context);
   }
   auto op = worker_->AcquireOp(this, OpType::kWrite, context);
   if (!op.ok()) return op.status();
@@ -232,6 +240,10 @@ absl::Status UcxEndpoint::PostFetchAdd(RemoteRegion region, uint64_t offset, uin
 absl::Status UcxEndpoint::Flush() {
   if (!health_.ok()) return health_;
   if (doorbell_due_) RingDoorbell();
+  if (batch_.count() > 0 && !batch_due_) {
+    batch_due_ = true;
+    worker_->MarkDue(this);
+  }
   if (unflushed_writes_.empty()) return absl::OkStatus();
   auto* batch = new FlushBatch{worker_, std::move(unflushed_writes_)};
   unflushed_writes_.clear();

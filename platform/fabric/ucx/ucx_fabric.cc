@@ -3,6 +3,7 @@
 
 #include <sys/eventfd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -15,11 +16,29 @@ namespace fathom::fabric {
 namespace ucx_internal {
 namespace {
 
+// The transports UCX will use: those configured, else UCX_TLS; empty when UCX chooses.
+std::string EffectiveTransports(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  const char* env = std::getenv("UCX_TLS");
+  return env == nullptr ? "" : env;
+}
+
 class UcxRegion final : public Region {
  public:
-  UcxRegion(ucp_context_h context, ucp_mem_h memh, std::byte* data, size_t size, RegionDescriptor descriptor)
-      : context_(context), memh_(memh), data_(data), size_(size), descriptor_(std::move(descriptor)) {}
-  ~UcxRegion() override { ucp_mem_unmap(context_, memh_); }
+  UcxRegion(ucp_context_h context, ucp_mem_h memh, std::byte* data, size_t size, RegionDescriptor descriptor,
+            std::shared_ptr<RegionTable> table)
+      : context_(context),
+        memh_(memh),
+        data_(data),
+        size_(size),
+        descriptor_(std::move(descriptor)),
+        table_(std::move(table)) {
+    table_->Add(reinterpret_cast<uint64_t>(data_), size_);
+  }
+  ~UcxRegion() override {
+    table_->Remove(reinterpret_cast<uint64_t>(data_));  // waits for message reads and writes in it
+    ucp_mem_unmap(context_, memh_);
+  }
 
   std::byte* data() const override { return data_; }
   size_t size() const override { return size_; }
@@ -31,17 +50,61 @@ class UcxRegion final : public Region {
   std::byte* data_;
   size_t size_;
   RegionDescriptor descriptor_;
+  std::shared_ptr<RegionTable> table_;
 };
 
 }  // namespace
 
+void RegionTable::Add(uint64_t base, uint64_t length) {
+  fathom::MutexLock lock(&mu_);
+  auto at = std::lower_bound(regions_.begin(), regions_.end(), std::make_pair(base, uint64_t{0}));
+  regions_.insert(at, {base, length});
+}
+
+void RegionTable::Remove(uint64_t base) {
+  fathom::MutexLock lock(&mu_);
+  auto at = std::lower_bound(regions_.begin(), regions_.end(), std::make_pair(base, uint64_t{0}));
+  if (at != regions_.end() && at->first == base) regions_.erase(at);
+}
+
+bool RegionTable::Reader::Holds(uint64_t address, uint64_t length) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  const auto& regions = table_.regions_;
+  // The last region starting at or before `address`.
+  auto after = std::upper_bound(regions.begin(), regions.end(), std::make_pair(address, UINT64_MAX));
+  if (after == regions.begin()) return false;
+  const auto& [base, size] = *(after - 1);
+  const uint64_t offset = address - base;
+  return offset < size && length <= size - offset;
+}
+
+bool RemoteAccessByMessages(const UcxOptions& options) {
+  switch (options.remote_access) {
+    case UcxOptions::RemoteAccess::kMessages:
+      return true;
+    case UcxOptions::RemoteAccess::kOneSided:
+      return false;
+    case UcxOptions::RemoteAccess::kAuto:
+      break;
+  }
+  const std::string tls = EffectiveTransports(options.transports);
+  // UCX's own choice ("all", "^...", unset) may be an RDMA transport, which is truly one-sided.
+  if (tls.empty() || tls == "all") return false;
+  bool tcp = false;
+  for (absl::string_view name : absl::StrSplit(tls, ',')) {
+    if (!name.empty() && name[0] == '^') return false;
+    if (name == "tcp") {
+      tcp = true;
+    } else if (name != "sm" && name != "shm" && name != "posix" && name != "sysv" && name != "cma" &&
+               name != "knem" && name != "xpmem" && name != "self") {
+      return false;  // rc, ud, dc, ib, ...: RDMA
+    }
+  }
+  return tcp;
+}
+
 // True if every transport named (in options, else UCX_TLS) is a same-host one without peer-failure support.
 bool SharedMemoryOnly(const std::string& configured) {
-  std::string tls = configured;
-  if (tls.empty()) {
-    const char* env = std::getenv("UCX_TLS");
-    tls = env == nullptr ? "" : env;
-  }
+  const std::string tls = EffectiveTransports(configured);
   if (tls.empty() || tls == "all") return false;
   for (absl::string_view name : absl::StrSplit(tls, ',')) {
     if (!name.empty() && name[0] == '^') return false;  // "all but ...": may include tcp or verbs
@@ -110,7 +173,7 @@ absl::StatusOr<std::unique_ptr<Region>> UcxFabric::Map(void* address, size_t siz
   // lists only such methods): no memset, which would fault in every page of a region at once (~35 ms and
   // its whole size in memory per 64 MiB, while a failure's recovery makes new backup copies).
   auto* data = static_cast<std::byte*>(attr.address);
-  return std::make_unique<UcxRegion>(context_, memh, data, size, std::move(descriptor));
+  return std::make_unique<UcxRegion>(context_, memh, data, size, std::move(descriptor), regions_);
 }
 
 absl::StatusOr<std::unique_ptr<Worker>> UcxFabric::CreateWorker() {
@@ -126,12 +189,21 @@ absl::StatusOr<std::unique_ptr<Worker>> UcxFabric::CreateWorker() {
     ucp_worker_destroy(worker);
     return FromUcs(s, "ucp_worker_get_efd");
   }
-  auto result = std::make_unique<UcxWorker>(context_, worker, event_fd, options_, self_, shared_memory_only_);
+  auto result = std::make_unique<UcxWorker>(context_, worker, event_fd, options_, self_, shared_memory_only_,
+                                            messages_, regions_);
   if (absl::Status s = result->Init(); !s.ok()) return s;
   return result;
 }
 
 }  // namespace ucx_internal
+
+absl::StatusOr<UcxOptions::RemoteAccess> ParseRemoteAccess(std::string_view name) {
+  if (name == "auto") return UcxOptions::RemoteAccess::kAuto;
+  if (name == "messages") return UcxOptions::RemoteAccess::kMessages;
+  if (name == "one_sided") return UcxOptions::RemoteAccess::kOneSided;
+  return absl::InvalidArgumentError(
+      absl::StrCat("remote access '", std::string(name), "': expected auto, messages or one_sided"));
+}
 
 absl::StatusOr<std::unique_ptr<Fabric>> CreateUcxFabric(const UcxOptions& options) {
   using ucx_internal::FromUcs;

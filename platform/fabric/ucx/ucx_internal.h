@@ -9,11 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "platform/base/clock.h"
+#include "platform/base/mutex.h"
 #include "platform/fabric/fabric.h"
 #include "platform/fabric/ucx/process_identity.h"
+#include "platform/fabric/ucx/rma_messages.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
 
 namespace fathom::fabric::ucx_internal {
@@ -27,11 +31,42 @@ class UcxWorker;
 // shared-memory receiver through a socket; an awake one only finds it in its FIFO).
 constexpr unsigned kDoorbellMessageId = 1;
 
+// The regions this process has registered, so that a read or write arriving as a message (rma_messages.h)
+// touches only their bytes, and never those of a region being deregistered.
+class RegionTable {
+ public:
+  void Add(uint64_t base, uint64_t length);
+  void Remove(uint64_t base);
+
+  // Holds the table still while a message's reads and writes run: a region is not unmapped meanwhile.
+  class Reader {
+   public:
+    explicit Reader(RegionTable& table) : table_(table), lock_(&table.mu_) {}
+    // Whether a registered region holds bytes [address, address + length).
+    bool Holds(uint64_t address, uint64_t length) const;
+
+   private:
+    RegionTable& table_;
+    fathom::ReaderMutexLock lock_;
+  };
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::pair<uint64_t, uint64_t>> regions_ ABSL_GUARDED_BY(mu_);  // (base, length), by base
+};
+
+// Whether reads and writes into memory this process cannot map go as messages (see UcxOptions).
+bool RemoteAccessByMessages(const UcxOptions& options);
+
 class UcxFabric final : public Fabric {
  public:
   // `shared_memory_only`: the transports cannot detect peer failure (see process_identity.h).
   UcxFabric(ucp_context_h context, const UcxOptions& options, ProcessIdentity self, bool shared_memory_only)
-      : context_(context), options_(options), self_(std::move(self)), shared_memory_only_(shared_memory_only) {}
+      : context_(context),
+        options_(options),
+        self_(std::move(self)),
+        shared_memory_only_(shared_memory_only),
+        messages_(RemoteAccessByMessages(options)) {}
   ~UcxFabric() override;
 
   absl::StatusOr<std::unique_ptr<Region>> AllocateRegion(size_t size) override;
@@ -46,6 +81,8 @@ class UcxFabric final : public Fabric {
   UcxOptions options_;
   ProcessIdentity self_;
   bool shared_memory_only_;
+  bool messages_;
+  std::shared_ptr<RegionTable> regions_ = std::make_shared<RegionTable>();
 };
 
 // One posted operation that UCX has not completed yet. Slots live in the worker's pool, so their address
@@ -59,6 +96,11 @@ struct PendingOp {
   // Already reported to the caller (timed out, or its endpoint failed); UCX's callback only frees the slot.
   bool reported = false;
   bool in_use = false;
+  // Sent as a message (rma_messages.h): no UCX request holds the slot, so it is released once reported,
+  // and a late reply finds another sequence number.
+  bool message = false;
+  uint32_t sequence = 0;
+  void* message_destination = nullptr;  // a message read's: its reply's bytes go straight there
   uint64_t operand = 0;            // atomics: the value UCX reads from `buffer`
   uint64_t reply = 0;              // atomics: UCX's reply buffer; copied to old_value on success
   uint64_t* old_value = nullptr;   // caller's result slot for atomics
@@ -79,7 +121,7 @@ struct FlushBatch {
 class UcxWorker final : public Worker {
  public:
   UcxWorker(ucp_context_h context, ucp_worker_h worker, int event_fd, const UcxOptions& options,
-            ProcessIdentity self, bool shared_memory_only);
+            ProcessIdentity self, bool shared_memory_only, bool messages, std::shared_ptr<RegionTable> regions);
   ~UcxWorker() override;
 
   std::string address() const override { return address_; }
@@ -106,6 +148,23 @@ class UcxWorker final : public Worker {
   void TrackInFlight() { ++in_flight_; }
   void Forget(UcxEndpoint* endpoint);  // the endpoint is going away
   void FailEndpointOps(UcxEndpoint* endpoint, const absl::Status& status);
+  // Reports `op` (done or failed); a message op's slot is free at once (no UCX request holds it).
+  void Finish(PendingOp* op, const absl::Status& status);
+
+  // Reads and writes as messages (ucx_messages.cc).
+  bool messages() const { return messages_; }
+  // The id a message op's reply names: slot index and sequence number.
+  uint64_t MessageId(const PendingOp* op) const;
+  // The endpoint's batch goes out at the next Poll or Wait, with whatever else is posted until then.
+  void MarkDue(UcxEndpoint* endpoint);
+  void SendDue();
+  // A request or reply message given to UCX; its bytes are freed when UCX is done with them.
+  ucs_status_t SendMessage(ucp_ep_h ep, unsigned id, std::vector<std::byte> bytes, bool want_reply_ep);
+  static ucs_status_t OnRequest(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                                const ucp_am_recv_param_t* param);
+  static ucs_status_t OnReply(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                              const ucp_am_recv_param_t* param);
+  static void OnMessageSent(void* request, ucs_status_t status, void* user_data);
   // Keeps an endpoint's close request until UCX finishes it (checked in Poll, awaited in the destructor).
   void AdoptCloseRequest(void* request) { closing_.push_back(request); }
 
@@ -138,6 +197,10 @@ class UcxWorker final : public Worker {
   absl::Time next_expiry_scan_ = absl::InfinitePast();
   std::vector<UcxEndpoint*> endpoints_;
   std::vector<void*> closing_;  // ucp_ep_close_nbx requests still in progress
+  bool messages_;
+  std::shared_ptr<RegionTable> regions_;
+  std::vector<UcxEndpoint*> due_;  // endpoints with a batch to send
+  size_t sends_in_flight_ = 0;     // messages UCX still holds
 };
 
 class UcxEndpoint final : public Endpoint {
@@ -163,6 +226,9 @@ class UcxEndpoint final : public Endpoint {
   absl::Status health() const override { return health_; }
   void Shutdown() override;
 
+  // Sends the batch of message reads and writes (ucx_messages.cc).
+  void SendBatch();
+
   // Marks the endpoint failed (first failure wins), fails its outstanding operations and closes the UCX
   // endpoint so that UCX lets go of their buffers.
   void Fail(absl::Status status);
@@ -184,6 +250,9 @@ class UcxEndpoint final : public Endpoint {
   absl::Status CopyMapped(OpType type, void* to, const void* from, size_t length, uint64_t context);
   absl::Status PostAtomic(ucp_atomic_op_t opcode, OpType type, RemoteRegion region, uint64_t offset,
                           uint64_t operand, uint64_t reply_in, uint64_t* old_value, uint64_t context);
+  // A read or write as a message, added to the endpoint's batch (ucx_messages.cc).
+  absl::Status PostMessage(OpType type, uint64_t remote, void* destination, const void* source, size_t length,
+                           uint64_t context);
   void CloseUcx(bool force);
   // Wakes the peer's worker after writes into its mapped memory (kDoorbellMessageId).
   void RingDoorbell();
@@ -198,6 +267,8 @@ class UcxEndpoint final : public Endpoint {
   std::vector<Imported> regions_;
   std::vector<PendingOp*> unflushed_writes_;
   bool doorbell_due_ = false;  // a write into mapped memory since the last Flush
+  RequestBuilder batch_;       // message reads and writes not sent yet
+  bool batch_due_ = false;     // flushed: the worker sends it at its next Poll or Wait
 };
 
 }  // namespace fathom::fabric::ucx_internal

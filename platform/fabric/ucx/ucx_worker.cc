@@ -13,13 +13,16 @@
 namespace fathom::fabric::ucx_internal {
 
 UcxWorker::UcxWorker(ucp_context_h context, ucp_worker_h worker, int event_fd, const UcxOptions& options,
-                     ProcessIdentity self, bool shared_memory_only)
+                     ProcessIdentity self, bool shared_memory_only, bool messages,
+                     std::shared_ptr<RegionTable> regions)
     : context_(context),
       worker_(worker),
       event_fd_(event_fd),
       options_(options),
       self_(std::move(self)),
-      shared_memory_only_(shared_memory_only) {
+      shared_memory_only_(shared_memory_only),
+      messages_(messages),
+      regions_(std::move(regions)) {
   pool_.resize(options_.fabric.max_outstanding);
   free_.reserve(pool_.size());
   for (auto it = pool_.rbegin(); it != pool_.rend(); ++it) free_.push_back(&*it);
@@ -36,7 +39,7 @@ UcxWorker::~UcxWorker() {
   endpoints_.clear();
   // Let UCX finish closing and cancelling (bounded: a dead peer's close is forced anyway).
   const absl::Time deadline = options_.clock->Now() + options_.fabric.operation_timeout;
-  while ((in_flight_ > 0 || !closing_.empty()) && options_.clock->Now() < deadline) {
+  while ((in_flight_ > 0 || !closing_.empty() || sends_in_flight_ > 0) && options_.clock->Now() < deadline) {
     ucp_worker_progress(worker_);
     ReapClosed();
   }
@@ -60,6 +63,19 @@ absl::Status UcxWorker::Init() {
   doorbell.cb = &UcxWorker::OnDoorbell;
   if (ucs_status_t s = ucp_worker_set_am_recv_handler(worker_, &doorbell); s != UCS_OK) {
     return FromUcs(s, "ucp_worker_set_am_recv_handler");
+  }
+  // Peers' reads and writes as messages, and the replies to ours: served whatever this side's own setting.
+  for (auto [id, handler] : {std::pair{kRmaRequestMessageId, &UcxWorker::OnRequest},
+                             std::pair{kRmaReplyMessageId, &UcxWorker::OnReply}}) {
+    ucp_am_handler_param_t param{};
+    param.field_mask =
+        UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    param.id = id;
+    param.cb = handler;
+    param.arg = this;
+    if (ucs_status_t s = ucp_worker_set_am_recv_handler(worker_, &param); s != UCS_OK) {
+      return FromUcs(s, "ucp_worker_set_am_recv_handler");
+    }
   }
   return absl::OkStatus();
 }
@@ -102,6 +118,8 @@ absl::StatusOr<PendingOp*> UcxWorker::AcquireOp(UcxEndpoint* endpoint, OpType ty
   op->type = type;
   op->reported = false;
   op->in_use = true;
+  op->message = false;
+  ++op->sequence;
   op->old_value = nullptr;
   op->destination = nullptr;
   op->deadline = absl::InfiniteFuture();
@@ -161,11 +179,20 @@ void UcxWorker::Forget(UcxEndpoint* endpoint) {
     if (op.in_use && op.endpoint == endpoint) op.endpoint = nullptr;
   }
   endpoints_.erase(std::remove(endpoints_.begin(), endpoints_.end(), endpoint), endpoints_.end());
+  due_.erase(std::remove(due_.begin(), due_.end(), endpoint), due_.end());
 }
 
 void UcxWorker::FailEndpointOps(UcxEndpoint* endpoint, const absl::Status& status) {
   for (PendingOp& op : pool_) {
-    if (op.in_use && op.endpoint == endpoint) Report(&op, status);
+    if (op.in_use && op.endpoint == endpoint) Finish(&op, status);
+  }
+}
+
+void UcxWorker::Finish(PendingOp* op, const absl::Status& status) {
+  Report(op, status);
+  if (op->message) {
+    --in_flight_;
+    ReleaseOp(op);
   }
 }
 
@@ -180,8 +207,9 @@ void UcxWorker::ExpireOverdue() {
     absl::Status expired = absl::DeadlineExceededError(
         absl::StrCat(OpTypeName(op.type), " not completed within ",
                      absl::FormatDuration(options_.fabric.operation_timeout)));
-    Report(&op, expired);
-    if (op.endpoint != nullptr) op.endpoint->Fail(expired);
+    UcxEndpoint* endpoint = op.endpoint;
+    Finish(&op, expired);
+    if (endpoint != nullptr) endpoint->Fail(expired);
   }
 }
 
@@ -211,6 +239,7 @@ void UcxWorker::ProbePeers() {
 }
 
 size_t UcxWorker::Poll(absl::Span<Completion> out) {
+  if (!due_.empty()) SendDue();
   ucp_worker_progress(worker_);
   if (!closing_.empty()) ReapClosed();
   if (in_flight_ > 0) ExpireOverdue();
@@ -230,6 +259,7 @@ void UcxWorker::Wait(absl::Duration timeout) {
   const absl::Time start = clock->Now();
   const absl::Time deadline = start + timeout;
   const absl::Time spin_until = start + std::min(timeout, options_.fabric.spin_time);
+  if (!due_.empty()) SendDue();
   // Spin: cheap when completions or requests arrive within microseconds, as on a busy node.
   do {
     if (ready_.size() > ready_head_) return;

@@ -1,0 +1,105 @@
+// Reads and writes as messages: the byte format of the batches UcxFabric sends where a transport only
+// emulates one-sided operations (tcp), and of their replies. See docs/formats/fabric.md, "Reads and writes
+// as messages".
+//
+// Why: over tcp, UCX serves a one-sided get or put with the target's CPU anyway, one message and one
+// send() per operation, and a put needs a further flush round trip for remote completion. Batching every
+// read and write an endpoint was asked for between two polls into one active message, answered by one
+// reply, costs one send per batch on each side and gives writes their remote completion in the reply.
+//
+//   RequestBuilder batch;
+//   batch.AddRead(/*id=*/7, remote_address, 2048);
+//   batch.AddWrite(/*id=*/8, remote_address2, bytes, 64);
+//   std::vector<std::byte> wire = batch.Take();           // send as message kRmaRequestMessageId
+//   auto records = ParseRequest(wire);                      // at the target; InvalidArgument if malformed
+#ifndef FATHOM_PLATFORM_FABRIC_UCX_RMA_MESSAGES_H_
+#define FATHOM_PLATFORM_FABRIC_UCX_RMA_MESSAGES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace fathom::fabric::ucx_internal {
+
+constexpr unsigned kRmaRequestMessageId = 2;
+constexpr unsigned kRmaReplyMessageId = 3;
+constexpr uint32_t kRmaRequestMagic = 0x31515246;  // "FRQ1"
+constexpr uint32_t kRmaReplyMagic = 0x31505246;    // "FRP1"
+// Longer reads and writes go through UCX's own operations (which fragment and use rendezvous); a kv
+// bucket is at most 16 KiB.
+constexpr uint32_t kMaxMessageOpBytes = 32768;
+// A batch is sent once its request or its expected reply would grow past this.
+constexpr size_t kMaxBatchBytes = 65536;
+constexpr uint32_t kMaxBatchRecords = 4096;
+
+enum class RmaKind : uint8_t { kRead = 1, kWrite = 2 };
+// What the target did with one record.
+enum class RmaResult : uint8_t {
+  kOk = 0,
+  kNoRegion = 1,  // no region registered at the target holds the bytes (deregistered, or a lie)
+};
+
+struct RequestRecord {
+  RmaKind kind = RmaKind::kRead;
+  uint32_t length = 0;
+  uint64_t address = 0;  // in the target's address space
+  uint64_t id = 0;       // the requester's, echoed in the reply
+  const std::byte* data = nullptr;  // writes: `length` bytes inside the parsed batch
+};
+
+struct ReplyRecord {
+  uint64_t id = 0;
+  RmaResult result = RmaResult::kOk;
+  uint32_t length = 0;              // read bytes that follow (0 for writes and failures)
+  const std::byte* data = nullptr;  // inside the parsed reply
+};
+
+// Bytes a record occupies: the 24-byte request or 16-byte reply header, then its data padded to 8.
+size_t RequestRecordBytes(RmaKind kind, uint32_t length);
+size_t ReplyRecordBytes(RmaKind kind, uint32_t length);
+
+class RequestBuilder {
+ public:
+  void AddRead(uint64_t id, uint64_t address, uint32_t length);
+  void AddWrite(uint64_t id, uint64_t address, const void* data, uint32_t length);
+  uint32_t count() const { return count_; }
+  size_t bytes() const { return bytes_.size(); }
+  // What the reply to the batch so far will take.
+  size_t reply_bytes() const { return reply_bytes_; }
+  // The batch, header filled in; the builder is empty again.
+  std::vector<std::byte> Take();
+
+ private:
+  void Begin();
+  std::vector<std::byte> bytes_;
+  uint32_t count_ = 0;
+  size_t reply_bytes_ = 8;
+};
+
+class ReplyBuilder {
+ public:
+  explicit ReplyBuilder(size_t expected_bytes);
+  // A read that succeeded: returns where its `length` bytes go (the caller copies them: memory that may
+  // change meanwhile, a torn copy being the reader's to detect, as with a one-sided read).
+  std::byte* AddRead(uint64_t id, uint32_t length);
+  // A write done, or any record that failed.
+  void AddResult(uint64_t id, RmaResult result);
+  std::vector<std::byte> Take();
+
+ private:
+  std::vector<std::byte> bytes_;
+  uint32_t count_ = 0;
+};
+
+// Both reject, with InvalidArgument naming what is wrong, a batch with a wrong magic, a record count over
+// kMaxBatchRecords or not matching the records, an unknown kind or result, a length over
+// kMaxMessageOpBytes, data running past the end, or bytes left over. Records point into `bytes`.
+absl::StatusOr<std::vector<RequestRecord>> ParseRequest(absl::Span<const std::byte> bytes);
+absl::StatusOr<std::vector<ReplyRecord>> ParseReply(absl::Span<const std::byte> bytes);
+
+}  // namespace fathom::fabric::ucx_internal
+
+#endif  // FATHOM_PLATFORM_FABRIC_UCX_RMA_MESSAGES_H_

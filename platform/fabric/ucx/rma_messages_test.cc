@@ -1,0 +1,146 @@
+#include "platform/fabric/ucx/rma_messages.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "platform/base/byte_order.h"
+
+namespace fathom::fabric::ucx_internal {
+namespace {
+
+absl::Span<const std::byte> Bytes(const std::vector<std::byte>& v) { return absl::Span<const std::byte>(v); }
+
+std::vector<std::byte> SampleRequest(const std::vector<std::byte>& payload) {
+  RequestBuilder batch;
+  batch.AddRead(7, 0x1000, 2048);
+  batch.AddWrite(8, 0x2000, payload.data(), static_cast<uint32_t>(payload.size()));
+  batch.AddRead(9, 0x3000, 1);
+  return batch.Take();
+}
+
+TEST(RmaMessagesTest, RequestRoundTrips) {
+  std::vector<std::byte> payload(13);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte(i + 1);
+  RequestBuilder batch;
+  batch.AddRead(7, 0x1000, 2048);
+  batch.AddWrite(8, 0x2000, payload.data(), 13);
+  EXPECT_EQ(batch.count(), 2u);
+  EXPECT_EQ(batch.reply_bytes(), 8u + 16 + 2048 + 16);
+  std::vector<std::byte> wire = batch.Take();
+  EXPECT_EQ(batch.count(), 0u);
+  EXPECT_EQ(wire.size(), 8u + 24 + 24 + 16);  // 13 data bytes padded to 16
+  auto records = ParseRequest(Bytes(wire));
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_EQ((*records)[0].kind, RmaKind::kRead);
+  EXPECT_EQ((*records)[0].id, 7u);
+  EXPECT_EQ((*records)[0].address, 0x1000u);
+  EXPECT_EQ((*records)[0].length, 2048u);
+  EXPECT_EQ((*records)[1].kind, RmaKind::kWrite);
+  EXPECT_EQ((*records)[1].length, 13u);
+  EXPECT_EQ(std::memcmp((*records)[1].data, payload.data(), 13), 0);
+  // The builder starts a fresh batch after Take.
+  batch.AddRead(1, 2, 3);
+  auto again = ParseRequest(Bytes(batch.Take()));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->size(), 1u);
+}
+
+TEST(RmaMessagesTest, ReplyRoundTrips) {
+  std::vector<std::byte> data(5, std::byte{0xab});
+  ReplyBuilder reply(64);
+  std::memcpy(reply.AddRead(7, 5), data.data(), 5);
+  reply.AddResult(8, RmaResult::kOk);
+  reply.AddResult(9, RmaResult::kNoRegion);
+  std::vector<std::byte> wire = reply.Take();
+  auto records = ParseReply(Bytes(wire));
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 3u);
+  EXPECT_EQ((*records)[0].id, 7u);
+  EXPECT_EQ((*records)[0].length, 5u);
+  EXPECT_EQ((*records)[0].data[4], std::byte{0xab});
+  EXPECT_EQ((*records)[1].result, RmaResult::kOk);
+  EXPECT_EQ((*records)[1].length, 0u);
+  EXPECT_EQ((*records)[2].result, RmaResult::kNoRegion);
+}
+
+TEST(RmaMessagesTest, EveryTruncationIsRejected) {
+  std::vector<std::byte> payload(40, std::byte{1});
+  const std::vector<std::byte> wire = SampleRequest(payload);
+  for (size_t n = 0; n < wire.size(); ++n) {
+    std::vector<std::byte> cut(wire.begin(), wire.begin() + n);
+    EXPECT_TRUE(absl::IsInvalidArgument(ParseRequest(Bytes(cut)).status())) << n;
+  }
+  ReplyBuilder reply(64);
+  std::memcpy(reply.AddRead(7, 40), payload.data(), 40);
+  reply.AddResult(8, RmaResult::kOk);
+  const std::vector<std::byte> answer = reply.Take();
+  for (size_t n = 0; n < answer.size(); ++n) {
+    std::vector<std::byte> cut(answer.begin(), answer.begin() + n);
+    EXPECT_TRUE(absl::IsInvalidArgument(ParseReply(Bytes(cut)).status())) << n;
+  }
+}
+
+TEST(RmaMessagesTest, LiesAboutLengthsAndCountsAreRejected) {
+  std::vector<std::byte> payload(40, std::byte{1});
+  const std::vector<std::byte> wire = SampleRequest(payload);
+  auto with = [&](size_t at, auto value) {
+    std::vector<std::byte> bad = wire;
+    StoreLe(bad.data() + at, value);
+    return ParseRequest(Bytes(bad)).status();
+  };
+  EXPECT_TRUE(absl::IsInvalidArgument(with(0, uint32_t{0x12345678}))) << "magic";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{2}))) << "fewer records than there are";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{4}))) << "more records than there are";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{kMaxBatchRecords + 1})));
+  EXPECT_TRUE(absl::IsInvalidArgument(with(8, uint8_t{3}))) << "unknown kind";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(12, uint32_t{0}))) << "zero length";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(12, uint32_t{kMaxMessageOpBytes + 1}))) << "too long";
+  // The write's data length says more than the batch holds, or less than it holds.
+  EXPECT_TRUE(absl::IsInvalidArgument(with(8 + 24 + 4, uint32_t{4096})));
+  EXPECT_TRUE(absl::IsInvalidArgument(with(8 + 24 + 4, uint32_t{8})));
+  std::vector<std::byte> trailing = wire;
+  trailing.resize(trailing.size() + 8);
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseRequest(Bytes(trailing)).status()));
+
+  ReplyBuilder reply(64);
+  std::memcpy(reply.AddRead(7, 40), payload.data(), 40);
+  const std::vector<std::byte> answer = reply.Take();
+  auto reply_with = [&](size_t at, auto value) {
+    std::vector<std::byte> bad = answer;
+    StoreLe(bad.data() + at, value);
+    return ParseReply(Bytes(bad)).status();
+  };
+  EXPECT_TRUE(absl::IsInvalidArgument(reply_with(0, uint32_t{kRmaRequestMagic}))) << "a request is no reply";
+  EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 8, uint8_t{9}))) << "unknown result";
+  EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 8, uint8_t{1}))) << "a failure carrying data";
+  EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 12, uint32_t{48})));
+  EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 12, uint32_t{kMaxMessageOpBytes + 1})));
+}
+
+// Random flips never crash the parser, and whatever it accepts stays inside the bytes it was given.
+TEST(RmaMessagesTest, FlippedBytesNeverReachOutside) {
+  std::vector<std::byte> payload(40, std::byte{1});
+  const std::vector<std::byte> wire = SampleRequest(payload);
+  std::mt19937 random(42);
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::vector<std::byte> bad = wire;
+    const int flips = 1 + static_cast<int>(random() % 3);
+    for (int f = 0; f < flips; ++f) bad[random() % bad.size()] ^= std::byte(1u << (random() % 8));
+    auto records = ParseRequest(Bytes(bad));
+    if (!records.ok()) {
+      EXPECT_TRUE(absl::IsInvalidArgument(records.status()));
+      continue;
+    }
+    for (const RequestRecord& r : *records) {
+      if (r.kind != RmaKind::kWrite) continue;
+      EXPECT_GE(r.data, bad.data());
+      EXPECT_LE(r.data + r.length, bad.data() + bad.size());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fathom::fabric::ucx_internal

@@ -1,0 +1,189 @@
+// Reads and writes as messages (UcxOptions::RemoteAccess, docs/formats/fabric.md): an endpoint batches
+// them until its worker's next Poll or Wait, the target's worker serves a batch in its progress and
+// answers with one reply, and the reply completes them.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "platform/base/stderr_log.h"
+#include "platform/fabric/racy_copy.h"
+#include "platform/fabric/ucx/ucx_internal.h"
+#include "platform/fabric/ucx/ucx_status.h"
+
+namespace fathom::fabric::ucx_internal {
+
+// ---- Requester: batching and sending ----
+
+absl::Status UcxEndpoint::PostMessage(OpType type, uint64_t remote, void* destination, const void* source,
+                                      size_t length, uint64_t context) {
+  const RmaKind kind = type == OpType::kRead ? RmaKind::kRead : RmaKind::kWrite;
+  // A batch that would grow too large goes now; the record starts the next one.
+  if (batch_.count() > 0 &&
+      (batch_.count() >= kMaxBatchRecords || batch_.bytes() + RequestRecordBytes(kind, length) > kMaxBatchBytes ||
+       batch_.reply_bytes() + ReplyRecordBytes(kind, length) > kMaxBatchBytes)) {
+    SendBatch();
+    if (!health_.ok()) return health_;
+  }
+  auto op = worker_->AcquireOp(this, type, context);
+  if (!op.ok()) return op.status();
+  PendingOp* p = *op;
+  p->message = true;
+  p->length = length;
+  p->deadline = worker_->options().clock->Now() + worker_->options().fabric.operation_timeout;
+  worker_->TrackInFlight();
+  const uint64_t id = worker_->MessageId(p);
+  if (type == OpType::kRead) {
+    // The reply's bytes go straight to the caller's buffer, and only while the op is live (Report does
+    // not copy: no bounce buffer is involved).
+    batch_.AddRead(id, remote, static_cast<uint32_t>(length));
+    p->message_destination = destination;
+  } else {
+    batch_.AddWrite(id, remote, source, static_cast<uint32_t>(length));
+  }
+  return absl::OkStatus();
+}
+
+void UcxEndpoint::SendBatch() {
+  batch_due_ = false;
+  if (batch_.count() == 0) return;
+  std::vector<std::byte> bytes = batch_.Take();
+  if (!health_.ok()) return;  // its ops were failed with the endpoint
+  if (ucs_status_t s = worker_->SendMessage(ep_, kRmaRequestMessageId, std::move(bytes), /*want_reply_ep=*/true);
+      s != UCS_OK) {
+    Fail(FromUcs(s, "sending reads and writes"));
+  }
+}
+
+uint64_t UcxWorker::MessageId(const PendingOp* op) const {
+  return (static_cast<uint64_t>(op - pool_.data()) << 32) | op->sequence;
+}
+
+void UcxWorker::MarkDue(UcxEndpoint* endpoint) { due_.push_back(endpoint); }
+
+void UcxWorker::SendDue() {
+  // Swap first: a send that fails the endpoint must not touch the list being walked.
+  std::vector<UcxEndpoint*> due;
+  due.swap(due_);
+  for (UcxEndpoint* endpoint : due) endpoint->SendBatch();
+  if (due_.empty()) {
+    due.clear();
+    due_.swap(due);  // keep the capacity
+  }
+}
+
+namespace {
+struct SentMessage {
+  UcxWorker* worker;
+  std::vector<std::byte> bytes;
+};
+}  // namespace
+
+ucs_status_t UcxWorker::SendMessage(ucp_ep_h ep, unsigned id, std::vector<std::byte> bytes, bool want_reply_ep) {
+  auto* sent = new SentMessage{this, std::move(bytes)};
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.cb.send = &UcxWorker::OnMessageSent;
+  param.user_data = sent;
+  // Eager: the receiver gets the bytes in its handler (no rendezvous to complete), which a batch's bound
+  // (kMaxBatchBytes) keeps reasonable.
+  param.flags = UCP_AM_SEND_FLAG_EAGER | (want_reply_ep ? UCP_AM_SEND_FLAG_REPLY : 0);
+  ucs_status_ptr_t request = ucp_am_send_nbx(ep, id, nullptr, 0, sent->bytes.data(), sent->bytes.size(), &param);
+  if (UCS_PTR_IS_PTR(request)) {
+    ++sends_in_flight_;
+    return UCS_OK;
+  }
+  // Done at once, or failed. A failure later (in OnMessageSent) shows as the endpoint's: UCX reports a
+  // broken connection; a reply that is lost leaves the requester to its deadline.
+  delete sent;
+  return UCS_PTR_STATUS(request);
+}
+
+void UcxWorker::OnMessageSent(void* request, ucs_status_t, void* user_data) {
+  auto* sent = static_cast<SentMessage*>(user_data);
+  --sent->worker->sends_in_flight_;
+  delete sent;
+  ucp_request_free(request);
+}
+
+// ---- Target: serving a batch ----
+
+ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, size_t length,
+                                  const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxWorker*>(arg);
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+    // Requests are sent eager; a rendezvous one is not ours to serve.
+    StderrLog("fabric: a read/write request arrived by rendezvous; dropped");
+    ucp_am_data_release(self->worker_, data);
+    return UCS_OK;
+  }
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) == 0) {
+    StderrLog("fabric: a read/write request without a reply endpoint; dropped");
+    return UCS_OK;
+  }
+  auto records = ParseRequest(absl::Span<const std::byte>(static_cast<const std::byte*>(data), length));
+  if (!records.ok()) {
+    // Its reads and writes end at the requester's deadline, which fails that connection.
+    StderrLog("fabric: dropped a malformed read/write request: %s", records.status().ToString().c_str());
+    return UCS_OK;
+  }
+  size_t reply_bytes = 8;
+  for (const RequestRecord& r : *records) reply_bytes += ReplyRecordBytes(r.kind, r.length);
+  ReplyBuilder reply(reply_bytes);
+  {
+    RegionTable::Reader regions(*self->regions_);  // no region is unmapped while its bytes are copied
+    for (const RequestRecord& r : *records) {
+      if (!regions.Holds(r.address, r.length)) {
+        reply.AddResult(r.id, RmaResult::kNoRegion);
+      } else if (r.kind == RmaKind::kRead) {
+        RacyCopy(reply.AddRead(r.id, r.length), reinterpret_cast<const std::byte*>(r.address), r.length,
+                 /*to_is_shared=*/false);
+      } else {
+        RacyCopy(reinterpret_cast<std::byte*>(r.address), r.data, r.length, /*to_is_shared=*/true);
+        reply.AddResult(r.id, RmaResult::kOk);
+      }
+    }
+  }
+  // A reply that cannot be sent leaves the requester to its deadline (its connection is broken anyway).
+  self->SendMessage(param->reply_ep, kRmaReplyMessageId, reply.Take(), /*want_reply_ep=*/false);
+  return UCS_OK;
+}
+
+// ---- Requester: completing from the reply ----
+
+ucs_status_t UcxWorker::OnReply(void* arg, const void*, size_t, void* data, size_t length,
+                                const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxWorker*>(arg);
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+    StderrLog("fabric: a read/write reply arrived by rendezvous; dropped");
+    ucp_am_data_release(self->worker_, data);
+    return UCS_OK;
+  }
+  auto records = ParseReply(absl::Span<const std::byte>(static_cast<const std::byte*>(data), length));
+  if (!records.ok()) {
+    StderrLog("fabric: dropped a malformed read/write reply: %s", records.status().ToString().c_str());
+    return UCS_OK;
+  }
+  for (const ReplyRecord& r : *records) {
+    const uint64_t index = r.id >> 32;
+    if (index >= self->pool_.size()) continue;
+    PendingOp* op = &self->pool_[index];
+    // An op already ended (deadline, closed endpoint) has been released, and maybe reused since.
+    if (!op->in_use || !op->message || op->sequence != static_cast<uint32_t>(r.id)) continue;
+    UcxEndpoint* endpoint = op->endpoint;
+    absl::Status status;
+    if (r.result == RmaResult::kNoRegion) {
+      // Confined to this op, as for a deregistered region on any transport.
+      status = absl::NotFoundError(absl::StrCat(OpTypeName(op->type), ": no region at the peer holds these bytes"));
+    } else if ((op->type == OpType::kRead) != (r.length > 0) || (r.length > 0 && r.length != op->length)) {
+      status = absl::DataLossError(absl::StrCat(OpTypeName(op->type), " of ", op->length, " bytes answered with ",
+                                                r.length, " bytes"));
+    } else if (op->type == OpType::kRead) {
+      std::memcpy(op->message_destination, r.data, r.length);
+    }
+    const bool broken = absl::IsDataLoss(status);
+    self->Finish(op, status);  // reports it (OK too) and frees the slot
+    if (broken && endpoint != nullptr) endpoint->Fail(status);
+  }
+  return UCS_OK;
+}
+
+}  // namespace fathom::fabric::ucx_internal

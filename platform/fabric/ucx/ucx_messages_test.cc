@@ -1,0 +1,175 @@
+// Reads and writes as messages (UcxOptions::RemoteAccess): over tcp the target serves them from its
+// progress, only inside regions it has registered, and many posted before one Poll complete together.
+// The target's worker runs on a thread of its own, as a node thread does.
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "platform/fabric/racy_copy.h"
+#include "platform/fabric/ucx/ucx_fabric.h"
+
+namespace fathom::fabric {
+namespace {
+
+class UcxMessagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UcxOptions options;
+    options.transports = "tcp";
+    options.fabric.operation_timeout = absl::Seconds(20);
+    auto fabric = CreateUcxFabric(options);
+    ASSERT_TRUE(fabric.ok()) << fabric.status();
+    fabric_ = std::move(*fabric);
+    auto region = fabric_->AllocateRegion(1 << 20);
+    ASSERT_TRUE(region.ok()) << region.status();
+    region_ = std::move(*region);
+    for (size_t i = 0; i < region_->size(); ++i) region_->data()[i] = std::byte(i * 7);
+    auto target = fabric_->CreateWorker();
+    auto requester = fabric_->CreateWorker();
+    ASSERT_TRUE(target.ok() && requester.ok());
+    target_ = std::move(*target);
+    requester_ = std::move(*requester);
+    auto endpoint = requester_->Connect(target_->address());
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+    endpoint_ = std::move(*endpoint);
+    auto remote = endpoint_->ImportRegion(region_->descriptor());
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    remote_ = *remote;
+    serving_ = std::thread([this] {
+      Worker* target = target_.get();
+      while (!stop_.load()) target->Wait(absl::Milliseconds(20));
+    });
+  }
+
+  void TearDown() override {
+    // The requester's endpoint closes with the target still serving (a graceful close needs the peer).
+    endpoint_.reset();
+    requester_.reset();
+    stop_.store(true);
+    target_->Signal();
+    serving_.join();
+    target_.reset();
+  }
+
+  // Polls the requester until `count` completions arrive.
+  std::vector<Completion> Pump(size_t count) {
+    std::vector<Completion> done;
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    Completion batch[64];
+    while (done.size() < count && absl::Now() < deadline) {
+      size_t n = requester_->Poll(batch);
+      done.insert(done.end(), batch, batch + n);
+      if (n == 0) requester_->Wait(absl::Milliseconds(20));
+    }
+    return done;
+  }
+
+  // The region's bytes as this thread sees them (the target's thread writes them, unsynchronized).
+  std::vector<std::byte> Snapshot(size_t offset, size_t length) {
+    std::vector<std::byte> copy(length);
+    RacyCopy(copy.data(), region_->data() + offset, length, /*to_is_shared=*/false);
+    return copy;
+  }
+
+  std::unique_ptr<Fabric> fabric_;
+  std::unique_ptr<Region> region_;
+  std::unique_ptr<Worker> target_;
+  std::unique_ptr<Worker> requester_;
+  std::unique_ptr<Endpoint> endpoint_;
+  RemoteRegion remote_;
+  std::atomic<bool> stop_{false};
+  std::thread serving_;
+};
+
+TEST_F(UcxMessagesTest, ManyReadsAndWritesPostedBeforeOnePollAllComplete) {
+  constexpr int kOps = 300;  // more than one batch of 64 KiB
+  std::vector<std::vector<std::byte>> reads(kOps, std::vector<std::byte>(2048));
+  std::vector<std::byte> payload(1000);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = std::byte(255 - i % 256);
+  for (int i = 0; i < kOps; ++i) {
+    ASSERT_TRUE(endpoint_->PostRead(remote_, i * 2048, reads[i].data(), 2048, i).ok());
+    ASSERT_TRUE(endpoint_->PostWrite(remote_, 700000 + i * 1000, payload.data(), 1000, 1000 + i).ok());
+  }
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  EXPECT_EQ(requester_->outstanding(), 2u * kOps);
+  std::vector<Completion> done = Pump(2 * kOps);
+  ASSERT_EQ(done.size(), 2u * kOps);
+  std::vector<bool> seen(2 * kOps);
+  for (const Completion& c : done) {
+    ASSERT_TRUE(c.status.ok()) << c.status;
+    const size_t index = c.context >= 1000 ? kOps + c.context - 1000 : c.context;
+    ASSERT_LT(index, seen.size());
+    EXPECT_FALSE(seen[index]);
+    seen[index] = true;
+    EXPECT_EQ(c.type, c.context >= 1000 ? OpType::kWrite : OpType::kRead);
+  }
+  for (int i = 0; i < kOps; ++i) {
+    ASSERT_EQ(reads[i], Snapshot(i * 2048, 2048)) << i;
+    ASSERT_EQ(Snapshot(700000 + i * 1000, 1000), payload) << i;
+  }
+  EXPECT_EQ(requester_->outstanding(), 0u);
+}
+
+// A peer that lies about a region (its descriptor names bytes the target never registered) reads and
+// writes nothing: those operations fail alone with NotFound and the connection stays usable.
+TEST_F(UcxMessagesTest, BytesOutsideEveryRegisteredRegionAreNotFound) {
+  RegionDescriptor lie = region_->descriptor();
+  lie.base += region_->size();  // the bytes just past the region
+  auto outside = endpoint_->ImportRegion(lie);
+  ASSERT_TRUE(outside.ok()) << outside.status();
+  std::vector<std::byte> buffer(64, std::byte{0x5a});
+  ASSERT_TRUE(endpoint_->PostRead(*outside, 0, buffer.data(), 64, 1).ok());
+  const char secret[] = "not yours";
+  ASSERT_TRUE(endpoint_->PostWrite(*outside, 64, secret, sizeof secret, 2).ok());
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  std::vector<Completion> done = Pump(2);
+  ASSERT_EQ(done.size(), 2u);
+  for (const Completion& c : done) EXPECT_TRUE(absl::IsNotFound(c.status)) << c.status;
+  EXPECT_EQ(buffer[0], std::byte{0x5a}) << "a failed read left its buffer alone";
+  EXPECT_TRUE(endpoint_->health().ok()) << endpoint_->health();
+
+  std::vector<std::byte> good(64);
+  ASSERT_TRUE(endpoint_->PostRead(remote_, 4096, good.data(), 64, 3).ok());
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  done = Pump(1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_TRUE(done[0].status.ok()) << done[0].status;
+  EXPECT_EQ(good, Snapshot(4096, 64));
+}
+
+TEST_F(UcxMessagesTest, ARegionDeregisteredAtTheTargetIsNotFound) {
+  std::vector<std::byte> buffer(64);
+  region_.reset();
+  ASSERT_TRUE(endpoint_->PostRead(remote_, 0, buffer.data(), 64, 1).ok());
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  std::vector<Completion> done = Pump(1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_TRUE(absl::IsNotFound(done[0].status)) << done[0].status;
+  EXPECT_TRUE(endpoint_->health().ok());
+}
+
+// Over 32 KiB a read goes through UCX's own get; it still completes beside message reads.
+TEST_F(UcxMessagesTest, LongReadsUseUcxAndCompleteBesideMessages) {
+  std::vector<std::byte> big(100000), small(16);
+  ASSERT_TRUE(endpoint_->PostRead(remote_, 0, big.data(), big.size(), 1).ok());
+  ASSERT_TRUE(endpoint_->PostRead(remote_, 200000, small.data(), small.size(), 2).ok());
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  std::vector<Completion> done = Pump(2);
+  ASSERT_EQ(done.size(), 2u);
+  for (const Completion& c : done) EXPECT_TRUE(c.status.ok()) << c.status;
+  EXPECT_EQ(big, Snapshot(0, big.size()));
+  EXPECT_EQ(small, Snapshot(200000, small.size()));
+}
+
+TEST(UcxRemoteAccessTest, ParsesItsFlagValues) {
+  EXPECT_EQ(*ParseRemoteAccess("auto"), UcxOptions::RemoteAccess::kAuto);
+  EXPECT_EQ(*ParseRemoteAccess("messages"), UcxOptions::RemoteAccess::kMessages);
+  EXPECT_EQ(*ParseRemoteAccess("one_sided"), UcxOptions::RemoteAccess::kOneSided);
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseRemoteAccess("rdma").status()));
+}
+
+}  // namespace
+}  // namespace fathom::fabric
