@@ -220,8 +220,10 @@ absl::StatusOr<std::unique_ptr<Fabric>> CreateUcxFabric(const UcxOptions& option
   if (!options.transports.empty()) setup.Update(modify("TLS", options.transports));
   setup.Update(modify("KEEPALIVE_INTERVAL", ucx_internal::DurationForUcx(options.fabric.keepalive_interval)));
   // AllocateRegion's memory: shared memory (same-host peers map it), else anonymous mappings; never the
-  // heap or another memory domain's allocator, whose memory may not be zero.
-  setup.Update(modify("ALLOC_PRIO", "md:sysv,md:posix,huge,thp,mmap"));
+  // heap or another memory domain's allocator, whose memory may not be zero. Not "thp" either: UCX takes
+  // that from the heap (posix_memalign, then madvise), reused memory under ASan (tcp-only regions there read
+  // ASan's fill bytes) and under any allocator that keeps large blocks.
+  setup.Update(modify("ALLOC_PRIO", "md:sysv,md:posix,huge,mmap"));
   if (!setup.ok()) {
     ucp_config_release(config);
     return setup;
