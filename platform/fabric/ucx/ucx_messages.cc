@@ -104,17 +104,22 @@ void UcxWorker::OnMessageSent(void* request, ucs_status_t, void* user_data) {
   ucp_request_free(request);
 }
 
+namespace {
+// Requests and replies are sent eager; one that arrives by rendezvous is not ours: released unread.
+bool DroppedRendezvous(ucp_worker_h worker, void* data, const ucp_am_recv_param_t* param, const char* what) {
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) return false;
+  StderrLog("fabric: a read/write %s arrived by rendezvous; dropped", what);
+  ucp_am_data_release(worker, data);
+  return true;
+}
+}  // namespace
+
 // ---- Target: serving a batch ----
 
 ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, size_t length,
                                   const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxWorker*>(arg);
-  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
-    // Requests are sent eager; a rendezvous one is not ours to serve.
-    StderrLog("fabric: a read/write request arrived by rendezvous; dropped");
-    ucp_am_data_release(self->worker_, data);
-    return UCS_OK;
-  }
+  if (DroppedRendezvous(self->worker_, data, param, "request")) return UCS_OK;
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) == 0) {
     StderrLog("fabric: a read/write request without a reply endpoint; dropped");
     return UCS_OK;
@@ -152,11 +157,7 @@ ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, si
 ucs_status_t UcxWorker::OnReply(void* arg, const void*, size_t, void* data, size_t length,
                                 const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxWorker*>(arg);
-  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
-    StderrLog("fabric: a read/write reply arrived by rendezvous; dropped");
-    ucp_am_data_release(self->worker_, data);
-    return UCS_OK;
-  }
+  if (DroppedRendezvous(self->worker_, data, param, "reply")) return UCS_OK;
   auto records = ParseReply(absl::Span<const std::byte>(static_cast<const std::byte*>(data), length));
   if (!records.ok()) {
     StderrLog("fabric: dropped a malformed read/write reply: %s", records.status().ToString().c_str());
