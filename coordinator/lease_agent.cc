@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
-#include "platform/base/stderr_log.h"
+#include "platform/base/log.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -166,9 +166,9 @@ void LeaseAgent::Tick() {
       ++counters_.lapses;
       // An operator's (and fault_run's) record of a stall: this node serves no GET or commit until it holds
       // a lease again.
-      StderrLog("lease: node %u's lease lapsed (granted by node %u)", node_->id(), granted_by_.first);
+      LogWarning("lease", "node %u's lease lapsed (granted by node %u)", node_->id(), granted_by_.first);
     } else if (!held_ && holds && counters_.lapses > 0) {
-      StderrLog("lease: node %u holds a lease again (granted by node %u)", node_->id(), granted_by_.first);
+      LogInfo("lease", "node %u holds a lease again (granted by node %u)", node_->id(), granted_by_.first);
     }
     changed = holds != held_;
     held_ = holds;
@@ -200,7 +200,7 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     if (!majority && !expired.empty()) {
       if (heard.has_value() && now - minority_logged_ >= options_.period) {
         minority_logged_ = now;
-        StderrLog("lease: CM %u hears %d of %d data members, no majority: it removes no one", node_->id(),
+        LogWarning("lease", "CM %u hears %d of %d data members, no majority: it removes no one", node_->id(),
                   heard->first, heard->second);
       }
       ++counters_.minority_ticks;
@@ -218,11 +218,11 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     MutexLock lock(&mu_);
     if (removed.ok()) {
       ++counters_.expiries;
-      StderrLog("lease: node %u removed node %u: no renewal for %s (lease %s)%s", node_->id(), id,
+      LogWarning("lease", "node %u removed node %u: no renewal for %s (lease %s)%s", node_->id(), id,
               absl::FormatDuration(ages[id]).c_str(), absl::FormatDuration(options_.period).c_str(),
               seen[id] == ExpiredMember::kFailed ? "; its regions go to their backups" : "");
     } else {
-      StderrLog("lease: node %u could not remove node %u: %s", node_->id(), id, removed.ToString().c_str());
+      LogWarning("lease", "node %u could not remove node %u: %s", node_->id(), id, removed.ToString().c_str());
     }
     // Gone either way (removed, or not a member any more); a failed removal is retried once the
     // configuration lists it again (SetMembers).
@@ -289,7 +289,7 @@ void LeaseAgent::ShortenDeposedManager(uint32_t node, uint64_t incarnation, absl
   MutexLock lock(&mu_);
   table_.ExpireBy(node, incarnation, expires);
   tick_by_ = std::min(tick_by_, expires + absl::Milliseconds(1));
-  StderrLog("lease: node %u took over from node %u, which a majority voted out; the last grant its lease may "
+  LogWarning("lease", "node %u took over from node %u, which a majority voted out; the last grant its lease may "
             "rest on was made %s before ZooKeeper answered (in %s): it is removed in %s unless it renews",
             node_->id(), node, absl::FormatDuration(**grants_ago).c_str(), absl::FormatDuration(answered - now).c_str(),
             absl::FormatDuration(expires - answered).c_str());
@@ -375,7 +375,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
       ++counters_.request_failures;
       // Logged once per run of failures to one CM, so a dead CM does not flood the log.
       if (failing_ != manager) {
-        StderrLog("lease: node %u asking node %u for a lease: %s", node_->id(), manager,
+        LogWarning("lease", "node %u asking node %u for a lease: %s", node_->id(), manager,
                 reply.status().ToString().c_str());
         failures_in_row_ = 0;
         failing_since_ = now;
@@ -397,10 +397,10 @@ void LeaseAgent::MemberTick(absl::Time now) {
       // Every grant of this CM it confirmed (echoed) was made before the last one arrived.
       unconfirmed_for = granted_by_ == voted_against_ ? options_.clock->Now() - granted_at_ : absl::InfiniteDuration();
     }
-    StderrLog("lease: node %u suspects the CM (node %u): no answer for %s", node_->id(), manager,
+    LogWarning("lease", "node %u suspects the CM (node %u): no answer for %s", node_->id(), manager,
             absl::FormatDuration(silent).c_str());
     if (absl::Status s = coordinator_->ReportSuspect(manager, unconfirmed_for); !s.ok()) {
-      StderrLog("lease: node %u reporting the CM (node %u): %s", node_->id(), manager, s.ToString().c_str());
+      LogWarning("lease", "node %u reporting the CM (node %u): %s", node_->id(), manager, s.ToString().c_str());
     }
     return;
   }
@@ -427,7 +427,7 @@ void LeaseAgent::MemberTick(absl::Time now) {
   } else {
     ++counters_.refusals_received;
     if (counters_.refusals_received % 16 == 1) {  // a CM that keeps refusing (not the manager yet, not a member)
-      StderrLog("lease: node %u asking node %u for a lease: refused (%s)", node_->id(), manager,
+      LogWarning("lease", "node %u asking node %u for a lease: refused (%s)", node_->id(), manager,
               reply->verdict == LeaseVerdict::kNotManager ? "not the manager" : "not a member");
     }
   }

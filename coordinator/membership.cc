@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
-#include "platform/base/stderr_log.h"
+#include "platform/base/log.h"
 
 namespace fathom::coordinator {
 
@@ -108,6 +108,7 @@ void MembershipFollower::Loop() {
     if (done) {
       MutexLock lock(&mu_);
       applied_epoch_ = done_epoch;
+      SetLogConfiguration(node_->id(), done_epoch);
     }
     // The epoch counts as applied (a restart waits for that) while recovery may still wait: it is tried
     // again (backing off).
@@ -148,7 +149,7 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     const bool same_incarnation = joined == joined_.end() || listed == members.end() ||
                                   joined->second == listed->second->incarnation();
     if (member && listed != members.end() && same_incarnation) continue;
-    StderrLog("membership: node %u disconnects node %u (%s, epoch %llu)", node_->id(), peer,
+    LogInfo("membership", "node %u disconnects node %u (%s, epoch %llu)", node_->id(), peer,
               !member                   ? "this node is no member"
               : listed == members.end() ? "no member any more"
                                         : "another incarnation",
@@ -157,7 +158,7 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     node_->Disconnect(peer).IgnoreError();
     // Slow only when something waits for the peer (a removal's drain, a dead peer's endpoint): worth seeing.
     if (const absl::Duration took = absl::Now() - disconnecting; took > absl::Milliseconds(20)) {
-      StderrLog("membership: node %u disconnected node %u in %s", node_->id(), peer, absl::FormatDuration(took).c_str());
+      LogInfo("membership", "node %u disconnected node %u in %s", node_->id(), peer, absl::FormatDuration(took).c_str());
     }
     joined_.erase(peer);
   }
@@ -236,7 +237,7 @@ void MembershipFollower::Republish(const coordinator::Configuration& configurati
     }
     absl::Status republished = node_->Republish({member->node_id(), member->control_address()});
     if (!republished.ok()) {
-      StderrLog("membership: node %u cannot republish its regions to node %u yet: %s", node_->id(), *it,
+      LogInfo("membership", "node %u cannot republish its regions to node %u yet: %s", node_->id(), *it,
               republished.ToString().c_str());
       ++it;
       continue;
@@ -279,7 +280,7 @@ std::optional<uint64_t> MembershipFollower::Rejoin() {
   // already); Join registers afresh and returns once a configuration lists this node.
   coordinator_->Leave().IgnoreError();
   absl::Status joined = coordinator_->Join(*options_.rejoin_as);
-  StderrLog("membership: node %u was not in the configuration; joined again: %s", node_->id(),
+  LogInfo("membership", "node %u was not in the configuration; joined again: %s", node_->id(),
           joined.ToString().c_str());
   if (!joined.ok()) return std::nullopt;  // tried again (backing off)
   {

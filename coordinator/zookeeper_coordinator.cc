@@ -16,7 +16,7 @@
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
 #include "platform/base/mutex.h"
-#include "platform/base/stderr_log.h"
+#include "platform/base/log.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -26,11 +26,14 @@ namespace {
 constexpr char kCandidateElectionPrefix[] = "n_";
 constexpr char kClientElectionPrefix[] = "x_";
 
-// The client's own warnings and errors go to stderr; its chatter does not.
+// The client's own warnings and errors go to the log; its chatter does not. Its lines start with a time
+// stamp of their own ("2026-11-28 03:37:01,929:1003(0x7f2c821e36c0):ZOO_ERROR@..."): the log keeps them from
+// the level on.
 void ClientLog(const char* message) {
-  if (strstr(message, "ZOO_ERROR") != nullptr || strstr(message, "ZOO_WARN") != nullptr) {
-    StderrLog("%s", message);
-  }
+  const char* error = strstr(message, "ZOO_ERROR");
+  const char* warning = strstr(message, "ZOO_WARN");
+  if (error != nullptr) LogError("zookeeper", "%s", error);
+  if (error == nullptr && warning != nullptr) LogWarning("zookeeper", "%s", warning);
 }
 
 std::string ZooError(int rc) { return absl::StrCat(zerror(rc), " (", rc, ")"); }
@@ -242,8 +245,8 @@ void ZooKeeperCoordinator::OnEvent(zhandle_t* zh, uint64_t generation, int type,
             rc == ZOK) {
           authenticated_generation_ = generation;
         } else {
-          StderrLog("coordinator %s: %s", root_.c_str(),
-                    ZooStatus(rc, "adding the cluster's ZooKeeper credentials").ToString().c_str());
+          LogError("coordinator", "%s: %s", root_.c_str(),
+                   ZooStatus(rc, "adding the cluster's ZooKeeper credentials").ToString().c_str());
         }
       }
       connected_ = true;
@@ -311,7 +314,7 @@ void ZooKeeperCoordinator::Reopen() {
   zhandle_t* old;
   {
     MutexLock lock(&mu_);
-    StderrLog("coordinator %s: ZooKeeper session expired; opening a new one", root_.c_str());
+    LogWarning("coordinator", "%s: ZooKeeper session expired; opening a new one", root_.c_str());
     ++expirations_;
     while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
     old = zh_;
@@ -325,7 +328,7 @@ void ZooKeeperCoordinator::Reopen() {
   }
   if (old != nullptr) zookeeper_close(old);
   if (absl::Status s = Open(); !s.ok()) {
-    StderrLog("coordinator %s: %s", root_.c_str(), s.ToString().c_str());
+    LogWarning("coordinator", "%s: %s", root_.c_str(), s.ToString().c_str());
     absl::SleepFor(options_.retry_interval);
     MutexLock lock(&mu_);
     expired_ = true;  // try again
@@ -350,7 +353,7 @@ void ZooKeeperCoordinator::Reattach() {
   }
   zookeeper_close(old);  // not connected: the session is not closed
   if (absl::Status s = Open(session); !s.ok()) {
-    StderrLog("coordinator %s: %s", root_.c_str(), s.ToString().c_str());
+    LogWarning("coordinator", "%s: %s", root_.c_str(), s.ToString().c_str());
   }
 }
 
@@ -392,7 +395,7 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
   absl::Status reconciled = Reconcile(zh);
   if (!reconciled.ok() && reconciled.ToString() != last_reconcile_error_) {
     // Retried with backoff; said once per distinct error, so a CM that cannot reconfigure is visible.
-    StderrLog("coordinator %s: reconfiguring failed (will retry): %s", root_.c_str(),
+    LogError("coordinator", "%s: reconfiguring failed (will retry): %s", root_.c_str(),
             reconciled.ToString().c_str());
   }
   last_reconcile_error_ = reconciled.ok() ? "" : reconciled.ToString();
@@ -530,7 +533,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   MutexLock lock(&mu_);
   election_node_ = mine;
   if (manager && !is_manager_) {
-    StderrLog("coordinator %s: node %u is the configuration manager (%s)", root_.c_str(), node_id,
+    LogInfo("coordinator", "%s: node %u is the configuration manager (%s)", root_.c_str(), node_id,
             mine.c_str());
     reconcile_dirty_ = true;
   }
@@ -573,7 +576,7 @@ absl::Status ZooKeeperCoordinator::ReadConfig(zhandle_t* zh) {
   if (!config.ok() && absl::IsDataLoss(config.status())) {
     MutexLock lock(&mu_);
     if (config_status_.ToString() != config.status().ToString()) {
-      StderrLog("coordinator %s: %s; keeping epoch %llu", root_.c_str(), config.status().ToString().c_str(),
+      LogError("coordinator", "%s: %s; keeping epoch %llu", root_.c_str(), config.status().ToString().c_str(),
               static_cast<unsigned long long>(config_.has_value() ? config_->epoch() : 0));
     }
     config_status_ = config.status();
@@ -625,7 +628,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     uint32_t id = 0;
     if (!info.ParseFromString(data) || !ValidateMember(info).ok() || !absl::SimpleAtoi(child, &id) ||
         id != info.node_id()) {
-      StderrLog("coordinator %s: ignoring malformed member znode %s", root_.c_str(), child.c_str());
+      LogError("coordinator", "%s: ignoring malformed member znode %s", root_.c_str(), child.c_str());
       continue;
     }
     alive[id] = info;
@@ -668,7 +671,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     }
     RemoveMember(&next, id);
     if (failed) {
-      StderrLog("coordinator %s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups",
+      LogInfo("coordinator", "%s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups",
               root_.c_str(), id, static_cast<unsigned long long>(incarnation));
       DropReplicasOf(&next, id);
     }
@@ -678,7 +681,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     Configuration admitted = next;
     if (absl::Status s = AdmitMember(&admitted, info); !s.ok()) {
       // Left out (its znode stays; the member sees it is not listed): one bad member must not stop the rest.
-      StderrLog("coordinator %s: not admitting node %u: %s", root_.c_str(), id, s.ToString().c_str());
+      LogError("coordinator", "%s: not admitting node %u: %s", root_.c_str(), id, s.ToString().c_str());
       continue;
     }
     next = std::move(admitted);
@@ -705,7 +708,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   }
   rc = zoo_multi(zh, 2, ops, results);
   if (rc == ZOK) {
-    StderrLog("coordinator %s: CM %u wrote %s", root_.c_str(), my_id, Summary(next).c_str());
+    LogInfo("coordinator", "%s: CM %u wrote %s", root_.c_str(), my_id, Summary(next).c_str());
     Accept(next);
     return absl::OkStatus();
   }
@@ -887,7 +890,7 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
     if (rc != ZOK || stat.ephemeralOwner != member_stat.ephemeralOwner) continue;
     rc = zoo_delete(zh, path.c_str(), stat.version);
     if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", path));
-    StderrLog("coordinator %s: the CM (node %u) stopped answering: deposed it (deleted %s)", root_.c_str(),
+    LogInfo("coordinator", "%s: the CM (node %u) stopped answering: deposed it (deleted %s)", root_.c_str(),
             node_id, path.c_str());
   }
   return absl::OkStatus();
@@ -941,7 +944,7 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   int data_members = 0;
   for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
   const int needed = data_members / 2 + 1;
-  StderrLog("coordinator %s: node %u votes that the CM (node %u) stopped answering: %d of %d votes, %d needed",
+  LogInfo("coordinator", "%s: node %u votes that the CM (node %u) stopped answering: %d of %d votes, %d needed",
             root_.c_str(), me->node_id(), node_id, votes, data_members, needed);
   return votes >= needed;
 }
@@ -969,7 +972,7 @@ absl::StatusOr<std::vector<ZooKeeperCoordinator::Vote>> ZooKeeperCoordinator::Vo
     // then says only that it was cast, the latest its voter may have confirmed a grant.
     int64_t silence_ms = 0;
     if (!data.empty() && (!absl::SimpleAtoi(data, &silence_ms) || silence_ms < 0 || silence_ms > window_ms)) {
-      StderrLog("coordinator %s: vote %s/%s states no silence (%zu bytes): counted as none", root_.c_str(),
+      LogInfo("coordinator", "%s: vote %s/%s states no silence (%zu bytes): counted as none", root_.c_str(),
                 dir.c_str(), voter.c_str(), data.size());
       silence_ms = 0;
     }
@@ -1067,7 +1070,7 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
     zoo_set_op_init(&ops[n++], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
     rc = zoo_multi(lease.get(), n, ops, results);
     if (rc == ZOK) {
-      StderrLog("coordinator %s: CM %u removed node %u (lease expired): %s", root_.c_str(), my_id, node_id,
+      LogInfo("coordinator", "%s: CM %u removed node %u (lease expired): %s", root_.c_str(), my_id, node_id,
               Summary(next).c_str());
       Accept(next);
       return absl::OkStatus();

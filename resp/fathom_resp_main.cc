@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "fathom/client.h"
 #include "fathom/cluster_file_flags.h"
+#include "platform/base/log.h"
 #include "platform/node/control/cluster_token.h"
 #include "resp/gateway_server.h"
 #include "resp/session.h"
@@ -53,10 +54,7 @@ ABSL_FLAG(int, max_clients, 1000, "connections served at once; more are told so 
 namespace fathom::resp {
 namespace {
 
-void Log(const std::string& message) {
-  std::cerr << absl::FormatTime("%Y-%m-%d %H:%M:%E3S", absl::Now(), absl::LocalTimeZone()) << " fathom-resp: "
-            << message << std::endl;
-}
+void Log(const std::string& message, LogLevel level = LogLevel::kInfo) { LogLine(level, "fathom-resp", message); }
 
 int Run() {
   absl::StatusOr<std::string> token = control::TokenFromFlags(
@@ -80,14 +78,15 @@ int Run() {
   absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(client_options);
   if (!client.ok()) {
     Log(absl::StrCat("cannot join cluster '", client_options.cluster, "' at ", client_options.zookeeper, ": ",
-                     client.status().ToString()));
+                     client.status().ToString()), LogLevel::kError);
     return absl::IsInvalidArgument(client.status()) ? 2 : 1;
   }
   TableOptions table_options;
   table_options.buckets = absl::GetFlag(FLAGS_buckets);
   absl::StatusOr<Table> table = (*client)->OpenOrCreateTable(absl::GetFlag(FLAGS_table), table_options);
   if (!table.ok()) {
-    Log(absl::StrCat("cannot open table '", absl::GetFlag(FLAGS_table), "': ", table.status().ToString()));
+    Log(absl::StrCat("cannot open table '", absl::GetFlag(FLAGS_table), "': ", table.status().ToString()),
+        LogLevel::kError);
     return absl::IsInvalidArgument(table.status()) ? 2 : 1;
   }
   GatewayStats stats;
@@ -104,7 +103,7 @@ int Run() {
   options.max_clients = static_cast<size_t>(absl::GetFlag(FLAGS_max_clients));
   absl::StatusOr<std::unique_ptr<GatewayServer>> server = GatewayServer::Start(options, context);
   if (!server.ok()) {
-    Log(server.status().ToString());
+    Log(server.status().ToString(), LogLevel::kError);
     return absl::IsInvalidArgument(server.status()) ? 2 : 1;
   }
   const std::string host = options.host.find(':') == std::string::npos ? options.host : "[" + options.host + "]";

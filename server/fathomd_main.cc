@@ -46,6 +46,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "platform/base/log.h"
 #include "platform/metrics/http_endpoint.h"
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/node_options.h"
@@ -108,6 +109,9 @@ ABSL_FLAG(int, metrics_port, -1,
 ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
           "address the metrics endpoint listens on (0.0.0.0 or :: for every interface: the page is not "
           "authenticated)");
+ABSL_FLAG(std::string, log_level, "info",
+          "the least severe log lines written to stderr: debug, info, warning or error (format: "
+          "docs/formats/log-lines.md)");
 ABSL_FLAG(std::string, crash_at_record, "",
           "tests only: KIND:N (KIND lock, commit_backup, commit_primary, abort or truncate); while armed (each "
           "SIGUSR2 arms or disarms) the node kills itself (SIGKILL) the Nth time it handled a transaction record "
@@ -116,10 +120,7 @@ ABSL_FLAG(std::string, crash_at_record, "",
 namespace fathom::server {
 namespace {
 
-void Log(uint32_t node, const std::string& message) {
-  std::cerr << absl::FormatTime("%Y-%m-%d %H:%M:%E3S", absl::Now(), absl::LocalTimeZone()) << " fathomd[" << node
-            << "]: " << message << std::endl;
-}
+void Log(const std::string& message, LogLevel level = LogLevel::kInfo) { LogLine(level, "fathomd", message); }
 
 int BadFlags(const std::string& message) {
   std::cerr << "fathomd: " << message << "\n(see fathomd --help)" << std::endl;
@@ -195,8 +196,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
     if (!crash.ok()) return crash.status();
     options.transactions.on_record = CrashAtRecordHook(*crash, &crash_armed, [] { raise(SIGKILL); });
   }
-  const uint32_t id = node.node_id;
-  options.log_line = [id](const std::string& line) { Log(id, line); };
+  options.log_line = [](const std::string& line) { Log(line); };
   return options;
 }
 
@@ -204,10 +204,14 @@ int Run() {
   auto options = OptionsFromFlags();
   if (!options.ok()) return BadFlags(std::string(options.status().message()));
   const uint32_t id = options->node.node_id;
+  SetLogNode(id);
+  auto level = ParseLogLevel(absl::GetFlag(FLAGS_log_level));
+  if (!level.ok()) return BadFlags(absl::StrCat("--log_level: ", level.status().message()));
+  SetLogLevel(*level);
   auto server = Server::Start(*std::move(options));
   if (!server.ok()) {
     if (absl::IsInvalidArgument(server.status())) return BadFlags(std::string(server.status().message()));
-    Log(id, server.status().ToString());
+    Log(server.status().ToString(), LogLevel::kError);
     return 1;
   }
   node::Node& node = (*server)->node();
@@ -219,7 +223,7 @@ int Run() {
     Server* serving = server->get();
     auto endpoint = metrics::HttpEndpoint::Start(metrics_options, [serving] { return MetricsPage(*serving); });
     if (!endpoint.ok()) {
-      Log(id, absl::StrCat("--metrics_port: ", endpoint.status().ToString()));
+      Log(absl::StrCat("--metrics_port: ", endpoint.status().ToString()), LogLevel::kError);
       (*server)->Stop();
       return absl::IsInvalidArgument(endpoint.status()) ? 2 : 1;
     }
@@ -227,7 +231,7 @@ int Run() {
   }
   std::vector<std::string> connected;
   for (uint32_t peer : node.connected_peers()) connected.push_back(absl::StrCat(peer));
-  Log(id, absl::StrCat("ready; peers: [", absl::StrJoin(connected, ","), "]"));
+  Log(absl::StrCat("ready; peers: [", absl::StrJoin(connected, ","), "]"));
   std::cout << "READY node=" << id << " control=" << node.control_address();
   if (metrics_endpoint != nullptr) {
     const std::string host = absl::GetFlag(FLAGS_metrics_host);
@@ -249,19 +253,19 @@ int Run() {
     const int signal = sigtimedwait(&signals, nullptr, &tick);
     if (signal == SIGTERM || signal == SIGINT) reason = signal == SIGTERM ? "SIGTERM" : "SIGINT";
     // Its connections, rings and reads in flight: for an operator whose operations stopped completing.
-    if (signal == SIGUSR1) Log(id, absl::StrCat("state on SIGUSR1:\n", node.Describe()));
+    if (signal == SIGUSR1) Log(absl::StrCat("state on SIGUSR1:\n", node.Describe()));
     if (signal == SIGUSR2 && !absl::GetFlag(FLAGS_crash_at_record).empty()) {
       const bool armed = !crash_armed.load(std::memory_order_acquire);
       crash_armed.store(armed, std::memory_order_release);
-      Log(id, absl::StrCat("--crash_at_record=", absl::GetFlag(FLAGS_crash_at_record),
+      Log(absl::StrCat("--crash_at_record=", absl::GetFlag(FLAGS_crash_at_record),
                            armed ? " armed (SIGUSR2)" : " disarmed (SIGUSR2)"));
     }
     if (node.shutdown_requested()) reason = "a Shutdown call";
   }
-  Log(id, absl::StrCat("stopping (", reason, ")"));
+  Log(absl::StrCat("stopping (", reason, ")"));
   if (metrics_endpoint != nullptr) metrics_endpoint->Stop();  // its page reads the server
   (*server)->Stop();
-  Log(id, "stopped");
+  Log("stopped");
   return 0;
 }
 

@@ -17,8 +17,8 @@ PACKAGES=(
   librocksdb-dev
   # tests and benchmarks
   libbenchmark-dev libgtest-dev libgmock-dev
-  # checksums; TLS for the control plane (test certificates)
-  libxxhash-dev libssl-dev
+  # checksums; TLS for the control plane (test certificates); logs
+  libxxhash-dev libssl-dev libspdlog-dev
   # comparison baselines
   memcached redis-server libmemcached-dev libhiredis-dev
   # comparison plots (PNG)

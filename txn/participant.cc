@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/log.h"
 #include "platform/base/status_macros.h"
 
 namespace fathom::txn {
@@ -107,7 +108,7 @@ absl::Status Participant::CommitPrimary(const TxnId& id) {
     if (entry.op == WriteOp::kFree) {
       if (absl::Status s = allocator_->Free(entry.ref.address); !s.ok()) {
         ++stats_.errors;
-        fprintf(stderr, "txn: freeing %s after %s: %s\n", entry.ref.address.ToString().c_str(),
+        LogError("txn", "freeing %s after %s: %s", entry.ref.address.ToString().c_str(),
                 id.ToString().c_str(), s.ToString().c_str());
       }
     }
@@ -331,7 +332,7 @@ void Participant::ApplyBackup(const Record& record) {
     auto changed = backups_->Apply(entry, region_bytes_(entry.ref.address.region));
     if (!changed.ok()) {
       ++stats_.errors;
-      fprintf(stderr, "txn: backup of %s at %s: %s\n", record.id.ToString().c_str(),
+      LogError("txn", "backup of %s at %s: %s", record.id.ToString().c_str(),
               entry.ref.address.ToString().c_str(), changed.status().ToString().c_str());
       continue;
     }

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "platform/base/log.h"
 #include "platform/object/local_object.h"
 #include "txn/shared.h"
 #include "txn/slot_walk.h"
@@ -126,7 +127,7 @@ absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(c
       return absl::OkStatus();
     });
     if (!listed.ok()) {  // served anyway: those slots are only lost to allocation
-      fprintf(stderr, "txn: node %u listing the %zu freed slots of promoted region %u: %s\n", node.id(), freed.size(),
+      LogError("txn", "node %u listing the %zu freed slots of promoted region %u: %s", node.id(), freed.size(),
               region, listed.ToString().c_str());
     }
     served.push_back(region);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/log.h"
 #include "platform/base/status_macros.h"
 #include "txn/shared.h"
 #include "txn/txn.h"
@@ -159,7 +160,7 @@ void OrphanRecovery::Decide() {
     r.verdicts[key] = verdict;
     std::string holders;
     for (const Holder& h : found.second) absl::StrAppend(&holders, holders.empty() ? "" : ", ", h.node, " ", HoldKindName(h.kind));
-    fprintf(stderr, "txn recovery: node %u decides %s %s in configuration %llu (held: %s)\n", thread_.node_id(),
+    LogInfo("txn recovery", "node %u decides %s %s in configuration %llu (held: %s)", thread_.node_id(),
             found.first.ToString().c_str(), verdict == Verdict::kCommit ? "commit" : "abort",
             static_cast<unsigned long long>(r.epoch), holders.c_str());
   }

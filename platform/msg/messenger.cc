@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/status_macros.h"
-#include "platform/base/stderr_log.h"
+#include "platform/base/log.h"
 #include "platform/msg/context.h"
 
 namespace fathom::msg {
@@ -401,7 +401,7 @@ void Messenger::FailPeer(Peer& peer, const absl::Status& why) {
   if (!peer.health.ok()) return;
   ++stats_.peer_failures;
   peer.health = absl::UnavailableError(absl::StrCat("connection to node ", peer.id, " failed: ", why.ToString()));
-  StderrLog("msg: %s", std::string(peer.health.message()).c_str());
+  LogWarning("msg", "%s", std::string(peer.health.message()).c_str());
   peer.deferred.clear();
   peer.deferred_head = 0;
   pending_.TakeForPeer(peer.id, finished_);

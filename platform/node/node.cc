@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "platform/base/mutex.h"
-#include "platform/base/stderr_log.h"
+#include "platform/base/log.h"
 #include "platform/msg/ring_location.h"
 #include "platform/msg/shared_load.h"
 #include "platform/node/control/control_client.h"
@@ -116,6 +116,7 @@ absl::Status Node::Init() {
   for (int t = 0; t < options_.worker_threads; ++t) {
     NodeThread::Config config;
     config.index = t;
+    config.node_id = options_.node_id;
     config.fabric = fabric_.get();
     config.slab_source = slab_source_.get();
     config.data_regions = data;
@@ -553,7 +554,7 @@ absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
   // never verify: the ring would go bad after its timeout, and the repair would race the same way again.
   // Drop the connection and let the next join, made from a clean slate, publish what is current.
   if (Generation(peer_id) != published) {
-    StderrLog("node %u: the connection to node %u changed while joining it: joining again", options_.node_id, peer_id);
+    LogWarning("node", "node %u: the connection to node %u changed while joining it: joining again", options_.node_id, peer_id);
     if (connected_.contains(peer_id)) DisconnectLocked(peer_id).IgnoreError();
     return absl::UnavailableError(absl::StrCat("node ", peer_id, "'s connection changed while joining it (",
                                                connected.ok() ? "replaced" : connected.message(),

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/log.h"
 
 namespace fathom::node {
 
@@ -150,6 +151,7 @@ size_t NodeThread::RunTasks() {
 }
 
 void NodeThread::Loop() {
+  ScopedLogNode log_node(config_.node_id);  // an embedded cluster's nodes share the process
   absl::Time last_work = absl::InfinitePast();
   absl::Time busy_since = config_.clock->Now();
   constexpr absl::Duration kFirstSleep = absl::Microseconds(100);

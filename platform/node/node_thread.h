@@ -48,6 +48,7 @@ class NodeThread {
  public:
   struct Config {
     int index = 0;
+    uint32_t node_id = 0;  // for the log lines this thread writes
     fabric::Fabric* fabric = nullptr;
     memory::SlabSource* slab_source = nullptr;
     std::vector<memory::LocalRegion*> data_regions;

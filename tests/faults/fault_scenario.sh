@@ -74,7 +74,7 @@ fail() {
   echo "FAIL ($fault, workload $workload, $nodes nodes, f=$backups, $transports): $*" >&2
   for log in "$dir"/node-*.log; do
     echo "--- $log (last lines)" >&2
-    grep -v "^txn: freeing" "$log" | tail -n 20 >&2 || true
+    grep -v " txn: freeing" "$log" | tail -n 20 >&2 || true
   done
   for f in "$out"/run.out "$out"/run.err "$out"/verify.out; do
     [[ -f "$f" ]] && { echo "--- $f (last lines)" >&2; tail -n 15 "$f" >&2; }

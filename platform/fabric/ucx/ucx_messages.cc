@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "platform/base/stderr_log.h"
+#include "platform/base/log.h"
 #include "platform/fabric/racy_copy.h"
 #include "platform/fabric/ucx/ucx_internal.h"
 #include "platform/fabric/ucx/ucx_status.h"
@@ -108,7 +108,7 @@ namespace {
 // Requests and replies are sent eager; one that arrives by rendezvous is not ours: released unread.
 bool DroppedRendezvous(ucp_worker_h worker, void* data, const ucp_am_recv_param_t* param, const char* what) {
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) return false;
-  StderrLog("fabric: a read/write %s arrived by rendezvous; dropped", what);
+  LogError("fabric", "a read/write %s arrived by rendezvous; dropped", what);
   ucp_am_data_release(worker, data);
   return true;
 }
@@ -121,13 +121,13 @@ ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, si
   auto* self = static_cast<UcxWorker*>(arg);
   if (DroppedRendezvous(self->worker_, data, param, "request")) return UCS_OK;
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) == 0) {
-    StderrLog("fabric: a read/write request without a reply endpoint; dropped");
+    LogError("fabric", "a read/write request without a reply endpoint; dropped");
     return UCS_OK;
   }
   auto records = ParseRequest(absl::Span<const std::byte>(static_cast<const std::byte*>(data), length));
   if (!records.ok()) {
     // Its reads and writes end at the requester's deadline, which fails that connection.
-    StderrLog("fabric: dropped a malformed read/write request: %s", records.status().ToString().c_str());
+    LogError("fabric", "dropped a malformed read/write request: %s", records.status().ToString().c_str());
     return UCS_OK;
   }
   size_t reply_bytes = 8;
@@ -160,7 +160,7 @@ ucs_status_t UcxWorker::OnReply(void* arg, const void*, size_t, void* data, size
   if (DroppedRendezvous(self->worker_, data, param, "reply")) return UCS_OK;
   auto records = ParseReply(absl::Span<const std::byte>(static_cast<const std::byte*>(data), length));
   if (!records.ok()) {
-    StderrLog("fabric: dropped a malformed read/write reply: %s", records.status().ToString().c_str());
+    LogError("fabric", "dropped a malformed read/write reply: %s", records.status().ToString().c_str());
     return UCS_OK;
   }
   for (const ReplyRecord& r : *records) {
