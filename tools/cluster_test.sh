@@ -54,6 +54,24 @@ status=0
 [[ $status -eq 1 ]] || fail "get from an unknown table exited $status, not 1"
 grep -q "table create nosuchtable" "$TEST_TMPDIR/get.err" || fail "no hint for an unknown table: $(cat "$TEST_TMPDIR/get.err")"
 
+# txn: a transfer and reads in one transaction; gets see the script's own writes; one line per operation.
+"${ctl[@]}" put kv alice 100 && "${ctl[@]}" put kv bob 5 || fail "put of the accounts failed"
+out=$("${ctl[@]}" txn 'get kv alice; put kv alice 90; put kv bob 15; get kv bob; delete kv nobody') ||
+  fail "txn failed: $out"
+[[ "$out" == $'found\tkv\talice\t100\nput\tkv\talice\nput\tkv\tbob\nfound\tkv\tbob\t15\nmissing\tkv\tnobody' ]] ||
+  fail "txn printed: $out"
+[[ "$("${ctl[@]}" get kv alice)" == 90 && "$("${ctl[@]}" get kv bob)" == 15 ]] || fail "the txn's puts were not committed"
+json=$(printf 'get kv alice\ndelete kv bob\n' | "${ctl[@]}" txn - --json) || fail "txn from standard input failed: $json"
+[[ "$json" == '{"committed":true,"results":[{"op":"get","table":"kv","key":"alice","found":true,"value":"90"},{"op":"delete","table":"kv","key":"bob","found":true}]}' ]] ||
+  fail "txn --json printed: $json"
+status=0
+"${ctl[@]}" txn 'get kv alice; put nosuchtable k v' 2>"$TEST_TMPDIR/txn.err" || status=$?
+[[ $status -eq 1 ]] || fail "a txn on an unknown table exited $status, not 1"
+grep -q "table create nosuchtable" "$TEST_TMPDIR/txn.err" || fail "no hint for an unknown table: $(cat "$TEST_TMPDIR/txn.err")"
+status=0
+"${ctl[@]}" txn 'get kv alice; scan kv' 2>"$TEST_TMPDIR/txn.err" || status=$?
+[[ $status -eq 2 ]] || fail "a bad txn script exited $status, not 2"
+
 # The printed curl shows node 1's metrics; every node serves its own (its READY line says where). The
 # puts and the delete above locked their keys at their primaries.
 page=$(eval "$(grep -m1 -- "curl -s http" "$TEST_TMPDIR/start.out")") || fail "the printed curl failed"

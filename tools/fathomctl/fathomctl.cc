@@ -9,6 +9,7 @@
 //   fathomctl table list        --zk=... --cluster=... --token_file=... [--json]
 //   fathomctl table resize NAME [--buckets=N]   --zk=... --cluster=... --token_file=... [--json]
 //   fathomctl get TABLE KEY | put TABLE KEY VALUE|- | delete TABLE KEY   --zk=... --cluster=... --token_file=...
+//   fathomctl txn 'get T K; put T K V; delete T K' | txn -   --zk=... --cluster=... --token_file=...
 //
 // status: epoch, configuration manager, every member (control address, fabric, memory, incarnation) with
 // a few live numbers from its Stats (peers connected, connected to ZooKeeper, epoch applied, uptime), the
@@ -22,6 +23,7 @@
 // the table while clients go on using it and returns once the new generation is published.
 // get, put, delete: one key (data_commands.h): fathomctl joins the cluster as a client-only member for the
 // call (over shared memory, or UCX tcp with --tcp, as the members run). get prints the value and a newline.
+// txn: gets, puts and deletes run as one transaction (txn_command.h), one output line per operation.
 // Human-readable aligned columns by default; --json prints one line of JSON (shapes: report.h).
 // Exit codes: 0 done (`status` with some members unreachable too), 1 the configuration could not be read
 // (ZooKeeper unreachable, no such cluster, corrupt configuration), `status` reached no member at all (it
@@ -49,6 +51,7 @@
 #include "tools/fathomctl/report.h"
 #include "server/table_client.h"
 #include "tools/fathomctl/table_report.h"
+#include "tools/fathomctl/txn_command.h"
 
 ABSL_FLAG(std::string, zk, "127.0.0.1:2181", "ZooKeeper connect string host:port[,host:port]");
 ABSL_FLAG(std::string, cluster_file, "",
@@ -94,6 +97,7 @@ constexpr char kUsage[] =
     "  fathomctl get TABLE KEY --zk=... --cluster=... --token_file=FILE [--json] [--tcp]\n"
     "  fathomctl put TABLE KEY VALUE|- --zk=... --cluster=... --token_file=FILE [--json] [--tcp]\n"
     "  fathomctl delete TABLE KEY --zk=... --cluster=... --token_file=FILE [--json] [--tcp]\n"
+    "  fathomctl txn 'get T K; put T K V; delete T K' | txn - --zk=... --cluster=... --token_file=FILE [--json]\n"
     "More: fathomctl --help, and the header of tools/fathomctl/fathomctl.cc.";
 
 int Usage(const std::string& message) {
@@ -176,24 +180,41 @@ int RunTable(const std::vector<std::string>& args) {
   return 0;
 }
 
+// How get, put, delete and txn join the cluster (the token already read).
+ClientOptions DataClientOptions(const std::string& token) {
+  ClientOptions options;
+  options.zookeeper = absl::GetFlag(FLAGS_zk);
+  options.cluster = absl::GetFlag(FLAGS_cluster);
+  options.token = token;
+  options.tcp = absl::GetFlag(FLAGS_tcp);
+  options.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
+  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  return options;
+}
+
+int PrintDataResult(const DataResult& result) {
+  std::cout << result.out << std::flush;
+  if (!result.err.empty()) std::cerr << "fathomctl: " << result.err << std::endl;
+  return result.exit_code;
+}
+
+// fathomctl txn SCRIPT|-.
+int RunTxn(const std::vector<std::string>& args) {
+  absl::StatusOr<std::vector<TxnOperation>> operations = ParseTxnScript(args, std::cin);
+  if (!operations.ok()) return Usage(std::string(operations.status().message()));
+  auto token = ReadToken("txn needs the cluster token to join the cluster (--token_file or --token)");
+  if (!token.ok()) return Usage(std::string(token.status().message()));
+  return PrintDataResult(RunTxnScript(DataClientOptions(*token), *operations, absl::GetFlag(FLAGS_json)));
+}
+
 // fathomctl get|put|delete: args are {verb, TABLE, KEY[, VALUE]}.
 int RunData(const std::vector<std::string>& args) {
   absl::StatusOr<DataCommand> command = ParseDataCommand(args, std::cin);
   if (!command.ok()) return Usage(std::string(command.status().message()));
   auto token = ReadToken(absl::StrCat(args[0], " needs the cluster token to join the cluster (--token_file or --token)"));
   if (!token.ok()) return Usage(std::string(token.status().message()));
-  ClientOptions options;
-  options.zookeeper = absl::GetFlag(FLAGS_zk);
-  options.cluster = absl::GetFlag(FLAGS_cluster);
-  options.token = *token;
-  options.tcp = absl::GetFlag(FLAGS_tcp);
-  options.tls_ca_file = absl::GetFlag(FLAGS_tls_ca);
-  options.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
-  options.tls_key_file = absl::GetFlag(FLAGS_tls_key);
-  const DataResult result = RunDataCommand(options, *command, absl::GetFlag(FLAGS_json));
-  std::cout << result.out << std::flush;
-  if (!result.err.empty()) std::cerr << "fathomctl: " << result.err << std::endl;
-  return result.exit_code;
+  return PrintDataResult(RunDataCommand(DataClientOptions(*token), *command, absl::GetFlag(FLAGS_json)));
 }
 
 // fathomctl replicas: 0 once every region's replicas agree, 1 if they still differ after --wait.
@@ -262,11 +283,12 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> args(parsed.begin() + 1, parsed.end());
   if (!args.empty() && args[0] == "table") return fathom::fathomctl::RunTable(args);
+  if (!args.empty() && args[0] == "txn") return fathom::fathomctl::RunTxn(args);
   if (!args.empty() && (args[0] == "get" || args[0] == "put" || args[0] == "delete")) {
     return fathom::fathomctl::RunData(args);
   }
   if (args.size() != 1) {
-    return fathom::fathomctl::Usage("give one command: status, regions, replicas, table, get, put or delete");
+    return fathom::fathomctl::Usage("give one command: status, regions, replicas, table, get, put, delete or txn");
   }
   return fathom::fathomctl::Run(args[0]);
 }
