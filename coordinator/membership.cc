@@ -158,7 +158,8 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     node_->Disconnect(peer).IgnoreError();
     // Slow only when something waits for the peer (a removal's drain, a dead peer's endpoint): worth seeing.
     if (const absl::Duration took = absl::Now() - disconnecting; took > absl::Milliseconds(20)) {
-      LogInfo("membership", "node %u disconnected node %u in %s", node_->id(), peer, absl::FormatDuration(took).c_str());
+      LogInfo("membership", "node %u disconnected node %u in %s", node_->id(), peer,
+              absl::FormatDuration(took).c_str());
     }
     joined_.erase(peer);
   }

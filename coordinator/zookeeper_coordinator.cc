@@ -671,8 +671,9 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     }
     RemoveMember(&next, id);
     if (failed) {
-      LogInfo("coordinator", "%s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups",
-              root_.c_str(), id, static_cast<unsigned long long>(incarnation));
+      LogWarning("coordinator",
+                 "%s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups",
+                 root_.c_str(), id, static_cast<unsigned long long>(incarnation));
       DropReplicasOf(&next, id);
     }
   }
@@ -890,7 +891,7 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
     if (rc != ZOK || stat.ephemeralOwner != member_stat.ephemeralOwner) continue;
     rc = zoo_delete(zh, path.c_str(), stat.version);
     if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", path));
-    LogInfo("coordinator", "%s: the CM (node %u) stopped answering: deposed it (deleted %s)", root_.c_str(),
+    LogWarning("coordinator", "%s: the CM (node %u) stopped answering: deposed it (deleted %s)", root_.c_str(),
             node_id, path.c_str());
   }
   return absl::OkStatus();
@@ -944,7 +945,7 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   int data_members = 0;
   for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
   const int needed = data_members / 2 + 1;
-  LogInfo("coordinator", "%s: node %u votes that the CM (node %u) stopped answering: %d of %d votes, %d needed",
+  LogWarning("coordinator", "%s: node %u votes that the CM (node %u) stopped answering: %d of %d votes, %d needed",
             root_.c_str(), me->node_id(), node_id, votes, data_members, needed);
   return votes >= needed;
 }
@@ -1070,7 +1071,7 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
     zoo_set_op_init(&ops[n++], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
     rc = zoo_multi(lease.get(), n, ops, results);
     if (rc == ZOK) {
-      LogInfo("coordinator", "%s: CM %u removed node %u (lease expired): %s", root_.c_str(), my_id, node_id,
+      LogWarning("coordinator", "%s: CM %u removed node %u (lease expired): %s", root_.c_str(), my_id, node_id,
               Summary(next).c_str());
       Accept(next);
       return absl::OkStatus();
