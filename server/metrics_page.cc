@@ -64,6 +64,10 @@ void AddTransactions(metrics::Exposition& page, const txn::TxnStats& stats, cons
   page.Counter("fathom_txn_aborts_total", aborts_help, error, c.failed);
   page.Histogram("fathom_txn_commit_seconds", "Start of commit to OK of read-write transactions.", node,
                  c.commit_latency);
+  page.Histogram("fathom_txn_remote_read_seconds",
+                 "Execution reads of objects on other nodes, from post to completion (retries of torn or "
+                 "locked copies included).",
+                 node, c.remote_read_latency);
   const std::string reads_help = "Object reads in transactions' execution: local, or one-sided from another node.";
   Labels local = node, remote = node;
   local.emplace_back("where", "local");

@@ -87,11 +87,32 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> two, Server::Start(std::move(second)));
 
   for (int i = 0; i < 3; ++i) ASSERT_OK(WriteNew(one->transactions(), 2));
+  // Two reads by node 1 of an object on node 2: remote, so timed.
+  {
+    txn::Transaction tx = one->transactions().Begin();
+    ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, tx.Alloc(8, {.node = 2}));
+    ASSERT_OK(tx.Write(ref, std::string(8, 'r')));
+    ASSERT_OK(tx.Commit());
+    // A read right after the commit may find the object still locked at its primary (Aborted): again.
+    int read = 0;
+    for (int attempt = 0; read < 2 && attempt < 1000; ++attempt) {
+      txn::Transaction reader = one->transactions().Begin();
+      absl::StatusOr<std::string> value = reader.Read(ref);
+      if (absl::IsAborted(value.status())) continue;
+      ASSERT_OK(value.status());
+      EXPECT_EQ(*value, std::string(8, 'r'));
+      reader.Abort();  // the read was the point; the counts of commits below stay the writes'
+      ++read;
+    }
+    ASSERT_EQ(read, 2);
+  }
 
   std::map<std::string, double> at_one = Samples(MetricsPage(*one));
-  EXPECT_EQ(at_one["fathom_txn_commits_total{node=\"1\"}"], 3);
-  EXPECT_EQ(at_one["fathom_txn_commit_seconds_count{node=\"1\"}"], 3);
-  EXPECT_EQ(at_one["fathom_txn_commit_seconds_bucket{node=\"1\",le=\"+Inf\"}"], 3);
+  EXPECT_EQ(at_one["fathom_txn_commits_total{node=\"1\"}"], 4);
+  EXPECT_EQ(at_one["fathom_txn_commit_seconds_count{node=\"1\"}"], 4);
+  EXPECT_EQ(at_one["fathom_txn_commit_seconds_bucket{node=\"1\",le=\"+Inf\"}"], 4);
+  EXPECT_GE(at_one["fathom_txn_remote_read_seconds_count{node=\"1\"}"], 2);
+  EXPECT_GT(at_one["fathom_txn_remote_read_seconds_sum{node=\"1\"}"], 0);
   EXPECT_GT(at_one["fathom_txn_commit_seconds_sum{node=\"1\"}"], 0);
   EXPECT_EQ(at_one.count("fathom_txn_aborts_total{node=\"1\",reason=\"conflict\"}"), 1u);
   EXPECT_GT(at_one["fathom_ring_bytes{node=\"1\"}"], 0);
@@ -102,7 +123,7 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
 
   // Node 2 is the objects' primary: it granted their locks and committed nothing itself.
   std::map<std::string, double> at_two = Samples(MetricsPage(*two));
-  EXPECT_EQ(at_two["fathom_locks_granted_total{node=\"2\"}"], 3);
+  EXPECT_EQ(at_two["fathom_locks_granted_total{node=\"2\"}"], 4);
   EXPECT_EQ(at_two["fathom_lock_conflicts_total{node=\"2\"}"], 0);
   EXPECT_EQ(at_two["fathom_txn_commits_total{node=\"2\"}"], 0);
 
@@ -111,7 +132,7 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   ASSERT_OK_AND_ASSIGN(auto endpoint, metrics::HttpEndpoint::Start({}, [server] { return MetricsPage(*server); }));
   const std::string response = metrics::testing::Exchange(endpoint->port(), "GET /metrics HTTP/1.1\r\n\r\n");
   EXPECT_THAT(response, HasSubstr("HTTP/1.1 200 OK\r\n"));
-  EXPECT_THAT(response, HasSubstr("\nfathom_txn_commits_total{node=\"1\"} 3\n"));
+  EXPECT_THAT(response, HasSubstr("\nfathom_txn_commits_total{node=\"1\"} 4\n"));
   endpoint->Stop();
   two->Stop();
   one->Stop();

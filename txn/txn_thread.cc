@@ -243,9 +243,12 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
   auto route = thread_->RouteTo(ref.address.region);
   if (!route.ok()) return done(route.status());
   ++stats_.execution_reads;
+  const absl::Time posted = clock_->Now();
   // The transaction state outlives the read: the caller keeps it until the callback has run.
   absl::Status started = thread_->reader().ReadVersioned(
-      *route->endpoint, *route->region, ref, [this, &tx, ref, done](absl::StatusOr<object::VersionedObject> object) {
+      *route->endpoint, *route->region, ref,
+      [this, &tx, ref, done, posted](absl::StatusOr<object::VersionedObject> object) {
+        stats_.remote_read_latency.Record(clock_->Now() - posted);
         if (!object.ok()) {
           // A reference whose object moved on is the application's to handle; a locked object that stays
           // locked is a conflict.

@@ -57,6 +57,8 @@ struct CoordinatorStats {
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
   // Start to OK of read-write commits (sync ones until durable).
   metrics::LatencyHistogram commit_latency;
+  // Post to completion of execution reads of remote objects (one-sided: ring-free; over tcp a message).
+  metrics::LatencyHistogram remote_read_latency;
 
   CoordinatorStats& operator+=(const CoordinatorStats& o) {
     started += o.started;
@@ -79,6 +81,7 @@ struct CoordinatorStats {
     local_reads += o.local_reads;
     local_read_retries += o.local_read_retries;
     commit_latency += o.commit_latency;
+    remote_read_latency += o.remote_read_latency;
     return *this;
   }
 };
