@@ -116,11 +116,4 @@ FATHOM_LOG_FUNCTION(LogWarning, LogLevel::kWarning)
 FATHOM_LOG_FUNCTION(LogError, LogLevel::kError)
 #undef FATHOM_LOG_FUNCTION
 
-void Logf(LogLevel level, const char* component, const char* format, ...) {
-  va_list args;
-  va_start(args, format);
-  VLogf(level, component, format, args);
-  va_end(args);
-}
-
 }  // namespace fathom

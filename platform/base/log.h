@@ -50,7 +50,6 @@ void SetLogConfiguration(uint32_t node, uint64_t epoch);
 void LogLine(LogLevel level, std::string_view component, std::string_view message);
 
 // printf-style, format checked by the compiler. Arguments are evaluated even for a dropped line.
-__attribute__((format(printf, 3, 4))) void Logf(LogLevel level, const char* component, const char* format, ...);
 __attribute__((format(printf, 2, 3))) void LogDebug(const char* component, const char* format, ...);
 __attribute__((format(printf, 2, 3))) void LogInfo(const char* component, const char* format, ...);
 __attribute__((format(printf, 2, 3))) void LogWarning(const char* component, const char* format, ...);

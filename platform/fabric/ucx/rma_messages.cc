@@ -77,13 +77,17 @@ void RequestBuilder::AddWrite(uint64_t id, uint64_t address, const void* data, u
   reply_bytes_ += ReplyRecordBytes(RmaKind::kWrite, length);
 }
 
+void RequestBuilder::Clear() {
+  bytes_.clear();
+  count_ = 0;
+  reply_bytes_ = kBatchHeaderBytes;
+}
+
 std::vector<std::byte> RequestBuilder::Take() {
   Begin();
   StoreLe<uint32_t>(bytes_.data() + 4, count_);
   std::vector<std::byte> out = std::move(bytes_);
-  bytes_.clear();
-  count_ = 0;
-  reply_bytes_ = kBatchHeaderBytes;
+  Clear();
   return out;
 }
 

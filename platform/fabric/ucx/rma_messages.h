@@ -71,6 +71,8 @@ class RequestBuilder {
   size_t reply_bytes() const { return reply_bytes_; }
   // The batch, header filled in; the builder is empty again.
   std::vector<std::byte> Take();
+  // Drops what was added (its operations were failed).
+  void Clear();
 
  private:
   void Begin();

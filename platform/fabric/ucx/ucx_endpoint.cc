@@ -52,7 +52,7 @@ void UcxEndpoint::Shutdown() {
   if (!health_.ok()) return;
   health_ = absl::CancelledError("endpoint closed");
   worker_->FailEndpointOps(this, health_);
-  batch_.Take();  // its ops were just failed
+  batch_.Clear();  // its ops were just failed
   for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
   unflushed_writes_.clear();
   // The UCX endpoint stays open until destruction: its remote keys must be destroyed before it, and a
@@ -73,7 +73,7 @@ void UcxEndpoint::Fail(absl::Status status) {
     // Writes never flushed have no UCX request that will complete them.
     for (PendingOp* op : unflushed_writes_) worker_->ReleaseOp(op);
     unflushed_writes_.clear();
-    batch_.Take();  // its ops were just failed
+    batch_.Clear();  // its ops were just failed
   }
   CloseUcx(/*force=*/true);  // also one Shutdown left open (nothing once closed)
 }
