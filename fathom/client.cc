@@ -19,6 +19,14 @@ kv::TableOptions KvOptions(const TableOptions& options) {
   return kv;
 }
 
+// What a data member is asked for when a client-only member creates a table.
+control::CreateTableRequest CreateRequestOf(const TableOptions& options) {
+  control::CreateTableRequest request;
+  request.set_kind(options.kind == TableKind::kCuckoo ? control::TABLE_INDEX_CUCKOO : control::TABLE_INDEX_HOPSCOTCH);
+  request.set_buckets(options.buckets);
+  return request;
+}
+
 Table Wrap(kv::Table table, absl::Duration retry_deadline) {
   return Table(std::make_shared<const Table::Impl>(Table::Impl{std::move(table), retry_deadline}));
 }
@@ -48,11 +56,16 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   }
   member.tls_ca_path = options.tls_ca_file;
   member.tls = {.certificate_path = options.tls_cert_file, .private_key_path = options.tls_key_file};
-  auto joined = server::ClientMember::Join(member);
+  return Impl::Connect(std::move(member), options.retry_deadline);
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Impl::Connect(server::ClientMemberOptions options,
+                                                              absl::Duration retry_deadline) {
+  auto joined = server::ClientMember::Join(std::move(options));
   if (!joined.ok()) return joined.status();
   auto impl = std::make_unique<Impl>();
   impl->member = std::move(*joined);
-  impl->retry_deadline = options.retry_deadline;
+  impl->retry_deadline = retry_deadline;
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
@@ -76,10 +89,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::StartEmbedded(const EmbeddedOpti
 absl::StatusOr<Table> Client::CreateTable(std::string_view name, const TableOptions& options) {
   if (impl_->member != nullptr) {
     // A client-only member holds no data: a data member makes the table.
-    control::CreateTableRequest request;
-    request.set_kind(options.kind == TableKind::kCuckoo ? control::TABLE_INDEX_CUCKOO : control::TABLE_INDEX_HOPSCOTCH);
-    request.set_buckets(options.buckets);
-    auto created = impl_->member->CreateTable(name, request);
+    auto created = impl_->member->CreateTable(name, CreateRequestOf(options));
     if (!created.ok()) return created.status();
     return Wrap(*std::move(created), impl_->retry_deadline);
   }
@@ -95,6 +105,12 @@ absl::StatusOr<Table> Client::OpenTable(std::string_view name) {
 }
 
 absl::StatusOr<Table> Client::OpenOrCreateTable(std::string_view name, const TableOptions& options) {
+  if (impl_->member != nullptr) {
+    // When another client made it meanwhile, the member waits for the name to reach this node's view.
+    auto table = impl_->member->OpenOrCreateTable(name, CreateRequestOf(options));
+    if (!table.ok()) return table.status();
+    return Wrap(*std::move(table), impl_->retry_deadline);
+  }
   auto opened = OpenTable(name);
   if (!absl::IsNotFound(opened.status())) return opened;
   auto created = CreateTable(name, options);

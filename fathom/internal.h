@@ -15,6 +15,13 @@
 namespace fathom {
 
 struct Client::Impl {
+  // Joins a running cluster as Client::Connect does, with the member's own options (node threads, node
+  // id, listen address, test hooks: what the YCSB driver sets and ClientOptions does not offer).
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(server::ClientMemberOptions options,
+                                                         absl::Duration retry_deadline);
+  // The member underneath a Client that Connect made (null for an embedded cluster).
+  static server::ClientMember* MemberOf(Client& client) { return client.impl_->member.get(); }
+
   // One of the two: a client-only member of a running cluster, or a cluster in this process.
   std::unique_ptr<server::ClientMember> member;
   std::unique_ptr<server::EmbeddedCluster> embedded;

@@ -146,12 +146,11 @@ void ClientMember::Leave() {
 
 ClientMember::~ClientMember() { Leave(); }
 
-absl::StatusOr<kv::Table> ClientMember::OpenOrCreateTable(std::string_view name, uint64_t buckets) {
+absl::StatusOr<kv::Table> ClientMember::OpenOrCreateTable(std::string_view name,
+                                                          control::CreateTableRequest request) {
   auto opened = kv::Table::Open(transactions(), catalog(), name);
   if (!absl::IsNotFound(opened.status())) return opened;
-  control::CreateTableRequest request;
-  request.set_buckets(buckets);
-  auto created = CreateTable(name, request);
+  auto created = CreateTable(name, std::move(request));
   if (!absl::IsAlreadyExists(created.status())) return created;  // AlreadyExists: another client won the race
   return OpenWhenListed(name);
 }

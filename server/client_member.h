@@ -1,10 +1,13 @@
 // ClientMember: this process joins a running cluster (members on ZooKeeper) as a client-only member: a
 // Server that holds no data, coordinates its own transactions, reads one-sided, and opens the cluster's
-// tables by name (a data member creates them). The YCSB driver and fathom::Client (fathom/client.h) use it.
+// tables by name (a data member creates them). fathom::Client (fathom/client.h) is built on it, and the
+// YCSB driver through that.
 //
 //   ClientMemberOptions options{.zookeeper = "127.0.0.1:2181", .cluster = "prod", .token = token};
 //   ASSIGN_OR_RETURN(std::unique_ptr<ClientMember> client, ClientMember::Join(options));
-//   ASSIGN_OR_RETURN(kv::Table users, client->OpenOrCreateTable("users", 4096));
+//   control::CreateTableRequest request;
+//   request.set_buckets(4096);
+//   ASSIGN_OR_RETURN(kv::Table users, client->OpenOrCreateTable("users", request));
 //   client->Leave();                                  // or destroy it
 //
 // Its node id is the highest one no member has (or options.node_id), its thread count and f are the
@@ -63,10 +66,10 @@ class ClientMember {
   int threads() const { return options_.threads; }
   const ClientMemberOptions& options() const { return options_; }
 
-  // Opens table `name`; when there is none, has a data member create it with `buckets` buckets (another
-  // client creating it at the same time is fine: both open the one made) and waits until its name reaches
-  // this node's view of the configuration.
-  absl::StatusOr<kv::Table> OpenOrCreateTable(std::string_view name, uint64_t buckets);
+  // Opens table `name`; when there is none, has a data member create it as `request` says (its name is
+  // set here; another client creating it at the same time is fine: both open the one made) and waits
+  // until its name reaches this node's view of the configuration.
+  absl::StatusOr<kv::Table> OpenOrCreateTable(std::string_view name, control::CreateTableRequest request);
   // Creates table `name` through a data member (AlreadyExists if there is one) and opens it.
   absl::StatusOr<kv::Table> CreateTable(std::string_view name, control::CreateTableRequest request);
   // Drops table `name` through a data member.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bench/ycsb/server_memory.h"
+#include "fathom/internal.h"
 #include "platform/base/status_macros.h"
 
 namespace fathom::ycsb {
@@ -21,22 +22,21 @@ absl::StatusOr<std::unique_ptr<RemoteFathom>> RemoteFathom::Join(const RemoteFat
 }
 
 absl::Status RemoteFathom::Start() {
-  auto joined = server::ClientMember::Join(options_.member);
-  if (!joined.ok()) {
-    if (options_.member.zookeeper.empty()) return absl::InvalidArgumentError("joining a cluster needs --zk=HOST:PORT");
-    return joined.status();
-  }
-  client_ = std::move(*joined);
-  id_ = client_->id();
-  threads_ = client_->threads();
-  data_members_ = client_->server().data_members();
-  absl::StatusOr<kv::Table> table;
+  if (options_.member.zookeeper.empty()) return absl::InvalidArgumentError("joining a cluster needs --zk=HOST:PORT");
+  auto connected = fathom::Client::Impl::Connect(options_.member, options_.retry_deadline);
+  if (!connected.ok()) return connected.status();
+  client_ = std::move(*connected);
+  member_ = fathom::Client::Impl::MemberOf(*client_);
+  id_ = member_->id();
+  threads_ = member_->threads();
+  data_members_ = member_->server().data_members();
+  absl::StatusOr<fathom::Table> table;
   if (options_.create_table) {
     // Sized as the embedded cluster's tables: 8 keys per bucket, filled to about half.
-    table = client_->OpenOrCreateTable(options_.table,
-                                       std::max<uint64_t>(64, std::max<uint64_t>(options_.records, 1000) / 4));
+    table = client_->OpenOrCreateTable(
+        options_.table, {.buckets = std::max<uint64_t>(64, std::max<uint64_t>(options_.records, 1000) / 4)});
   } else {
-    table = kv::Table::Open(client_->transactions(), client_->catalog(), options_.table);
+    table = client_->OpenTable(options_.table);
     if (absl::IsNotFound(table.status())) {
       return absl::NotFoundError(absl::StrCat("table '", options_.table, "' is not on cluster '",
                                               options_.member.cluster, "': a run-only phase reads the records an "
@@ -44,9 +44,9 @@ absl::Status RemoteFathom::Start() {
     }
   }
   if (!table.ok()) return table.status();
-  tables_.push_back(std::move(*table));
+  tables_.push_back(table->impl().table);
   for (int t = 0; t < threads_; ++t) {
-    auto thread = TxnThreadOf(client_->transactions(), t);
+    auto thread = TxnThreadOf(member_->transactions(), t);
     if (!thread.ok()) return thread.status();
     lanes_.push_back(std::make_unique<FathomAsyncBackend>(
         *thread, tables_[0], options_.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(t) + 1,
@@ -58,10 +58,12 @@ absl::Status RemoteFathom::Start() {
 absl::Status RemoteFathom::Leave() {
   if (left_) return absl::OkStatus();
   left_ = true;
-  // The member leaves the configuration and stops its node; the handles on its transaction layer go after.
-  if (client_ != nullptr) client_->server().Stop();
+  // The member leaves the configuration and stops its node; the handles on its transaction layer go after,
+  // then the client.
+  if (member_ != nullptr) member_->server().Stop();
   lanes_.clear();
   tables_.clear();
+  member_ = nullptr;
   client_.reset();
   return absl::OkStatus();
 }
@@ -70,17 +72,17 @@ RemoteFathom::~RemoteFathom() { Leave().IgnoreError(); }
 
 absl::Status RemoteFathom::Post(int lane, std::function<void()> task) {
   if (lane < 0 || lane >= lanes()) return absl::InvalidArgumentError(absl::StrCat("no lane ", lane));
-  return client_->transactions().Post(lane, [task = std::move(task)](txn::TxnThread&) { task(); });
+  return member_->transactions().Post(lane, [task = std::move(task)](txn::TxnThread&) { task(); });
 }
 
 std::unique_ptr<Backend> RemoteFathom::NewBackend() {
-  return std::make_unique<FathomBackend>(&client_->transactions(), tables_[0], options_.retry_deadline,
+  return std::make_unique<FathomBackend>(&member_->transactions(), tables_[0], options_.retry_deadline,
                                          options_.seed * 0x9E3779B97F4A7C15ULL);
 }
 
 absl::StatusOr<uint64_t> RemoteFathom::ObjectBytes() {
-  if (client_ == nullptr) return absl::FailedPreconditionError("not joined");
-  ASSIGN_OR_RETURN(std::vector<control::StatsResponse> stats, client_->DataMemberStats());
+  if (member_ == nullptr) return absl::FailedPreconditionError("not joined");
+  ASSIGN_OR_RETURN(std::vector<control::StatsResponse> stats, member_->DataMemberStats());
   std::vector<MemberCounters> members;
   for (const control::StatsResponse& s : stats) {
     members.push_back({s.node_id(), std::map<std::string, uint64_t>(s.counters().begin(), s.counters().end())});
@@ -89,7 +91,7 @@ absl::StatusOr<uint64_t> RemoteFathom::ObjectBytes() {
 }
 
 std::string RemoteFathom::StallReport() {
-  return client_ == nullptr ? std::string() : client_->server().node().Describe();
+  return member_ == nullptr ? std::string() : member_->server().node().Describe();
 }
 
 std::string RemoteFathom::Describe() const {

@@ -1,10 +1,11 @@
-// The fathom backend against a running cluster: the driver joins a fathomd cluster on ZooKeeper as a
-// client-only member (coordinator/configuration.proto, MemberInfo.client_only): a Node of its own over
-// UCX, with no data, never a backup, never the configuration manager, connected to every member, holding
-// a lease like any member, coordinating its own transactions and reading one-sided. It opens the table by
-// name through the cluster's catalog, creating it through a data member's control service (the same
-// CreateTable call as `fathomctl table create`) when it does not exist, and leaves the configuration when
-// it is done (Leave, or the destructor).
+// The fathom backend against a running cluster: the driver connects as any application does, through
+// fathom::Client (fathom/client.h): a client-only member (coordinator/configuration.proto,
+// MemberInfo.client_only), a Node of its own over UCX, with no data, never a backup, never the
+// configuration manager, connected to every member, holding a lease like any member, coordinating its own
+// transactions and reading one-sided. It opens the table by name (Client::OpenTable), creating it through
+// a data member when it does not exist (Client::OpenOrCreateTable), and leaves the configuration when it
+// is done (Leave, or the destructor). Beyond the public API it runs its clients on the client node's own
+// threads (AsyncLanes), so it reaches the member underneath through fathom/internal.h.
 //
 //   ASSIGN_OR_RETURN(auto remote, RemoteFathom::Join({.zk = "127.0.0.1:2181", .cluster = "prod",
 //                                                     .token = token, .records = 100000}));
@@ -23,6 +24,7 @@
 #include "bench/ycsb/async_backend.h"
 #include "bench/ycsb/backend.h"
 #include "bench/ycsb/fathom_backend.h"
+#include "fathom/client.h"
 #include "kv/kv.h"
 #include "server/client_member.h"
 #include "txn/txn.h"
@@ -56,8 +58,8 @@ class RemoteFathom final : public AsyncLanes {
   absl::StatusOr<uint64_t> ObjectBytes();
   // The client node's transaction layer and the cluster's catalog, for callers that use the kv API
   // directly (tests/node/fathomd_resize_test opens its own handles). REQUIRES: joined and not left.
-  txn::TransactionService& txns() { return client_->transactions(); }
-  kv::Catalog& catalog() { return client_->catalog(); }
+  txn::TransactionService& txns() { return member_->transactions(); }
+  kv::Catalog& catalog() { return member_->catalog(); }
 
   // AsyncLanes: lane l is this node's thread l.
   int lanes() const override { return static_cast<int>(lanes_.size()); }
@@ -70,7 +72,8 @@ class RemoteFathom final : public AsyncLanes {
   RemoteFathom() = default;
   absl::Status Start();
   RemoteFathomOptions options_;
-  std::unique_ptr<server::ClientMember> client_;
+  std::unique_ptr<fathom::Client> client_;
+  server::ClientMember* member_ = nullptr;  // underneath client_
   std::vector<kv::Table> tables_;  // one handle, kept in a vector so Leave can drop it
   std::vector<std::unique_ptr<AsyncBackend>> lanes_;
   std::vector<uint32_t> data_members_;  // when it joined
