@@ -215,13 +215,15 @@ int Run() {
     return 1;
   }
   node::Node& node = (*server)->node();
+  TableMemory table_memory(Clock::Real());  // before the endpoint that uses it: destroyed after it
   std::unique_ptr<metrics::HttpEndpoint> metrics_endpoint;
   if (const int port = absl::GetFlag(FLAGS_metrics_port); port >= 0) {
     metrics::HttpEndpointOptions metrics_options;
     metrics_options.host = absl::GetFlag(FLAGS_metrics_host);
     metrics_options.port = port;
     Server* serving = server->get();
-    auto endpoint = metrics::HttpEndpoint::Start(metrics_options, [serving] { return MetricsPage(*serving); });
+    auto endpoint = metrics::HttpEndpoint::Start(
+        metrics_options, [serving, &table_memory] { return MetricsPage(*serving, &table_memory); });
     if (!endpoint.ok()) {
       Log(absl::StrCat("--metrics_port: ", endpoint.status().ToString()), LogLevel::kError);
       (*server)->Stop();

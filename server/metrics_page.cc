@@ -55,13 +55,16 @@ void AddTransactions(metrics::Exposition& page, const txn::TxnStats& stats, cons
                c.committed);
   page.Counter("fathom_txn_read_only_commits_total", "Read-only transactions that validated.", node,
                c.read_only_committed);
-  const std::string aborts_help = "Transactions that did not commit, by reason: conflict (a lock or validation "
-                                  "failed; retrying may succeed) or error (unavailable, invalid, ...).";
-  Labels conflict = node, error = node;
-  conflict.emplace_back("reason", "conflict");
-  error.emplace_back("reason", "error");
-  page.Counter("fathom_txn_aborts_total", aborts_help, conflict, c.aborted);
-  page.Counter("fathom_txn_aborts_total", aborts_help, error, c.failed);
+  const std::string aborts_help =
+      "Transactions that did not commit, by reason (docs/formats/metrics.md) and kind: conflict (retrying may "
+      "commit: read, plan, lock, validate, commit) or error (unavailable, deadline_exceeded, other).";
+  for (size_t r = 0; r < txn::kAbortReasons; ++r) {
+    const auto reason = static_cast<txn::AbortReason>(r);
+    Labels labels = node;
+    labels.emplace_back("reason", std::string(txn::AbortReasonName(reason)));
+    labels.emplace_back("kind", txn::IsConflict(reason) ? "conflict" : "error");
+    page.Counter("fathom_txn_aborts_total", aborts_help, labels, c.aborts[r]);
+  }
   page.Histogram("fathom_txn_commit_seconds", "Start of commit to OK of read-write transactions.", node,
                  c.commit_latency);
   page.Histogram("fathom_txn_remote_read_seconds",
@@ -83,9 +86,24 @@ void AddTransactions(metrics::Exposition& page, const txn::TxnStats& stats, cons
              static_cast<double>(stats.log_entries));
 }
 
+void AddTableMemory(metrics::Exposition& page, const std::map<std::string, TableBytes>& tables, const Labels& node) {
+  const std::string help =
+      "Bytes of this node's memory a table's objects take as primary (backups hold as much again): index (buckets "
+      "with their inline values, chunks, root) and values (out-of-line value objects, recounted every 30 s).";
+  for (const auto& [name, bytes] : tables) {
+    Labels index = node, values = node;
+    index.emplace_back("table", name);
+    index.emplace_back("part", "index");
+    values.emplace_back("table", name);
+    values.emplace_back("part", "values");
+    page.Gauge("fathom_table_bytes", help, index, static_cast<double>(bytes.index));
+    page.Gauge("fathom_table_bytes", help, values, static_cast<double>(bytes.values));
+  }
+}
+
 }  // namespace
 
-std::string MetricsPage(Server& server) {
+std::string MetricsPage(Server& server, TableMemory* tables) {
   metrics::Exposition page;
   const Labels node = {{"node", absl::StrCat(server.id())}};
   // What the control service's Stats call answers (fathomctl status): the node's counters and its sources'.
@@ -103,6 +121,9 @@ std::string MetricsPage(Server& server) {
     if (auto tables = server.catalog()->List(); tables.ok()) {
       page.Gauge("fathom_tables", "Tables in the catalog.", node, static_cast<double>(tables->size()));
     }
+  }
+  if (tables != nullptr) {
+    if (auto measured = tables->Measure(server); measured.ok()) AddTableMemory(page, *measured, node);
   }
 
   if (server.has_transactions()) {

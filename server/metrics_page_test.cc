@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -114,7 +115,7 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   EXPECT_GE(at_one["fathom_txn_remote_read_seconds_count{node=\"1\"}"], 2);
   EXPECT_GT(at_one["fathom_txn_remote_read_seconds_sum{node=\"1\"}"], 0);
   EXPECT_GT(at_one["fathom_txn_commit_seconds_sum{node=\"1\"}"], 0);
-  EXPECT_EQ(at_one.count("fathom_txn_aborts_total{node=\"1\",reason=\"conflict\"}"), 1u);
+  EXPECT_EQ(at_one.count("fathom_txn_aborts_total{node=\"1\",reason=\"lock\",kind=\"conflict\"}"), 1u);
   EXPECT_GT(at_one["fathom_ring_bytes{node=\"1\"}"], 0);
   EXPECT_GT(at_one["fathom_stats_msg_messages{node=\"1\"}"], 0);
   EXPECT_EQ(at_one["fathom_memory_region_bytes{node=\"1\"}"], 4 << 20);
@@ -134,6 +135,76 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   EXPECT_THAT(response, HasSubstr("HTTP/1.1 200 OK\r\n"));
   EXPECT_THAT(response, HasSubstr("\nfathom_txn_commits_total{node=\"1\"} 4\n"));
   endpoint->Stop();
+  two->Stop();
+  one->Stop();
+}
+// Reads `ref` in `tx`, again while a commit just made leaves it locked at its primary (Aborted).
+absl::Status ReadSettled(txn::TransactionService& txns, txn::Transaction& tx, const object::ObjectRef& ref) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    absl::StatusOr<std::string> value = tx.Read(ref);
+    if (!absl::IsAborted(value.status())) return value.status();
+    tx.Abort();
+    tx = txns.Begin();
+  }
+  return absl::DeadlineExceededError("stayed locked");
+}
+
+TEST(MetricsPageTest, CountsAbortsByReason) {
+  ServerOptions first = Options(1);
+  first.txn_members = {1, 2};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> one, Server::Start(std::move(first)));
+  ServerOptions second = Options(2);
+  second.node.peers.push_back({1, one->node().control_address()});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> two, Server::Start(std::move(second)));
+  txn::TransactionService& txns = one->transactions();
+  object::ObjectRef a, b;
+  {
+    txn::Transaction tx = txns.Begin();
+    ASSERT_OK_AND_ASSIGN(a, tx.Alloc(8, {.node = 2}));
+    ASSERT_OK_AND_ASSIGN(b, tx.Alloc(8, {.node = 2}));
+    ASSERT_OK(tx.Write(a, std::string(8, 'a')));
+    ASSERT_OK(tx.Write(b, std::string(8, 'b')));
+    ASSERT_OK(tx.Commit());
+  }
+  // Lock: two transactions read `a` at one version and write it; the second's LOCK is refused.
+  {
+    txn::Transaction winner = txns.Begin();
+    txn::Transaction loser = txns.Begin();
+    ASSERT_OK(ReadSettled(txns, winner, a));
+    ASSERT_OK(ReadSettled(txns, loser, a));
+    ASSERT_OK(winner.Write(a, std::string(8, 'w')));
+    ASSERT_OK(loser.Write(a, std::string(8, 'l')));
+    ASSERT_OK(winner.Commit());
+    EXPECT_TRUE(absl::IsAborted(loser.Commit()));
+  }
+  // Validate: a transaction reads `a` and writes `b`; `a` changes before it commits.
+  {
+    txn::Transaction reader = txns.Begin();
+    ASSERT_OK(ReadSettled(txns, reader, a));
+    ASSERT_OK(reader.Write(b, std::string(8, 'v')));
+    txn::Transaction writer = txns.Begin();
+    ASSERT_OK(ReadSettled(txns, writer, a));
+    ASSERT_OK(writer.Write(a, std::string(8, 'x')));
+    ASSERT_OK(writer.Commit());
+    EXPECT_TRUE(absl::IsAborted(reader.Commit()));
+  }
+
+  std::map<std::string, double> page = Samples(MetricsPage(*one));
+  auto aborts = [&](const char* reason, const char* kind) {
+    const std::string sample =
+        absl::StrCat("fathom_txn_aborts_total{node=\"1\",reason=\"", reason, "\",kind=\"", kind, "\"}");
+    EXPECT_EQ(page.count(sample), 1u) << sample;
+    return page[sample];
+  };
+  EXPECT_EQ(aborts("lock", "conflict"), 1);
+  EXPECT_EQ(aborts("validate", "conflict"), 1);
+  EXPECT_EQ(aborts("plan", "conflict"), 0);
+  EXPECT_EQ(aborts("commit", "conflict"), 0);
+  EXPECT_GE(aborts("read", "conflict"), 0);  // a read that found an object still locked
+  EXPECT_EQ(aborts("unavailable", "error"), 0);
+  EXPECT_EQ(aborts("deadline_exceeded", "error"), 0);
+  EXPECT_EQ(aborts("other", "error"), 0);
+  EXPECT_EQ(Samples(MetricsPage(*two))["fathom_lock_conflicts_total{node=\"2\"}"], 1) << "the primary refused";
   two->Stop();
   one->Stop();
 }

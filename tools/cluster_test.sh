@@ -72,6 +72,9 @@ status=0
 "${ctl[@]}" txn 'get kv alice; scan kv' 2>"$TEST_TMPDIR/txn.err" || status=$?
 [[ $status -eq 2 ]] || fail "a bad txn script exited $status, not 2"
 
+# A value too big for a bucket goes to an object of its own (counted as the table's values below).
+head -c 5000 /dev/zero | tr '\0' v | "${ctl[@]}" put kv big - || fail "put of a 5,000-byte value failed"
+
 # The printed curl shows node 1's metrics; every node serves its own (its READY line says where). The
 # puts and the delete above locked their keys at their primaries.
 page=$(eval "$(grep -m1 -- "curl -s http" "$TEST_TMPDIR/start.out")") || fail "the printed curl failed"
@@ -85,6 +88,18 @@ for id in 1 2 3; do
   locks=$((locks + granted))
 done
 ((locks >= 3)) || fail "the nodes granted $locks locks for two puts and a delete"
+# Memory per table: kv's buckets are spread over every node; the big value is on one of them.
+values=0
+for id in 1 2 3; do
+  address=$(grep -o "metrics=[^ ]*" "$dir/node-$id.out" | tail -n 1)
+  page=$(curl -sf "http://${address#metrics=}/metrics") || fail "node $id's metrics page failed"
+  index=$(sed -n "s/^fathom_table_bytes{node=\"$id\",table=\"kv\",part=\"index\"} //p" <<<"$page")
+  [[ "$index" =~ ^[0-9]+$ ]] && ((index > 0)) || fail "node $id's kv index bytes: '$index'"
+  v=$(sed -n "s/^fathom_table_bytes{node=\"$id\",table=\"kv\",part=\"values\"} //p" <<<"$page")
+  [[ "$v" =~ ^[0-9]+$ ]] || fail "node $id's kv value bytes: '$v'"
+  values=$((values + v))
+done
+((values >= 5000)) || fail "the table's value bytes on all nodes are $values, below the 5,000-byte value"
 status=0
 curl -sf "http://${address#metrics=}/nothing" >/dev/null || status=$?
 [[ $status -eq 22 ]] || fail "curl of an unknown path exited $status, not 22 (an HTTP error)"

@@ -128,6 +128,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   size_t resending_ = 0;  // COMMIT-PRIMARY records being sent again
   bool gave_up_ = false;  // a primary left before its COMMIT-PRIMARY was written: never truncated here
   bool phase_failed_ = false;
+  AbortReason phase_ = AbortReason::kPlan;  // an Aborted outcome's reason: the phase it ended in
   bool primaries_started_ = false;  // COMMIT-PRIMARY went out: committed
   bool aborting_ = false;           // AbortAll ran
   absl::Status abort_status_;  // what AbortAll reports once the ABORTs are out

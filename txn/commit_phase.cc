@@ -12,6 +12,7 @@ void CommitOperation::CommitBackups() {
   // Wait for the fabric to complete every COMMIT-BACKUP write (the record is in the backup's memory), not
   // for the backup's CPU, which applies it only at truncation.
   Step("commit_backup");
+  phase_ = AbortReason::kCommit;
   if (absl::Status holds = PlanStillHolds(); !holds.ok()) return AbortAll(holds);
   outstanding_ = backups_.size();
   first_error_ = absl::OkStatus();
@@ -315,10 +316,8 @@ void CommitOperation::Finish(absl::Status status) {
   if (status.ok()) {
     ++stats.committed;
     stats.commit_latency.Record(thread_.clock().Now() - started_);
-  } else if (absl::IsAborted(status)) {
-    ++stats.aborted;
   } else {
-    ++stats.failed;
+    stats.CountAbort(AbortReasonOf(status, phase_));
   }
   DoneCallback done = std::move(done_);
   done(std::move(status));
@@ -328,12 +327,13 @@ void CommitOperation::WaitDurable(absl::Time give_up) {
   finished_ = true;  // whatever comes now reports nothing more
   const uint64_t durable = thread_.log_epochs()->durable();
   if (durable >= log_epoch_ || thread_.clock().Now() >= give_up) {
-    ++(durable >= log_epoch_ ? thread_.stats().committed : thread_.stats().failed);
     DoneCallback done = std::move(done_);
     if (durable >= log_epoch_) {
+      ++thread_.stats().committed;
       thread_.stats().commit_latency.Record(thread_.clock().Now() - started_);
       return done(absl::OkStatus());
     }
+    thread_.stats().CountAbort(AbortReason::kDeadlineExceeded);
     return done(MayHaveCommittedError(absl::DeadlineExceededError(absl::StrCat(
         id_.ToString(), " committed in log epoch ", log_epoch_, ", which is not durable after ",
         absl::FormatDuration(thread_.options().sync_timeout), " (every member's SSD log has epochs up to ", durable,

@@ -222,6 +222,7 @@ std::shared_ptr<TxState> TxnThread::Begin() {
 absl::Status TxnThread::NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version) {
   auto [it, inserted] = tx.reads.try_emplace(ref.address.raw(), ReadEntry{ref, version});
   if (!inserted && it->second.version != version) {
+    stats_.CountAbort(AbortReason::kRead);
     return absl::AbortedError(absl::StrCat(ref.address.ToString(), " changed between two reads of the transaction"));
   }
   return absl::OkStatus();
@@ -252,9 +253,11 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
         if (!object.ok()) {
           // A reference whose object moved on is the application's to handle; a locked object that stays
           // locked is a conflict.
-          done(absl::IsUnavailable(object.status()) ? absl::AbortedError(object.status().message())
-                                                    : object.status());
-          return;
+          if (absl::IsUnavailable(object.status())) {
+            stats_.CountAbort(AbortReason::kRead);
+            return done(absl::AbortedError(object.status().message()));
+          }
+          return done(object.status());
         }
         if (absl::Status s = NoteRead(tx, ref, object->header.version()); !s.ok()) return done(s);
         done(ToString(object->payload));
@@ -262,6 +265,7 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
   // Too many reads in flight on this thread's worker is transient, like a full ring: the caller retries
   // the transaction (Aborted) rather than taking it for memory exhausted.
   if (absl::IsResourceExhausted(started)) {
+    stats_.CountAbort(AbortReason::kRead);
     return done(absl::AbortedError(absl::StrCat("read of ", ref.address.ToString(), " not started: ", started.message())));
   }
   if (!started.ok()) done(started);
@@ -309,6 +313,7 @@ void TxnThread::ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, Read
   }
   if (!object::IsRetryable(check.verdict)) return done(object::VerdictStatus(check.verdict, ref));
   if (clock_->Now() >= give_up) {
+    stats_.CountAbort(AbortReason::kRead);
     return done(absl::AbortedError(absl::StrCat(ref.address.ToString(), " stayed locked")));
   }
   // The lock holder may need this very thread (its COMMIT-PRIMARY may be waiting in our ring): look again
@@ -418,7 +423,7 @@ void TxnThread::Commit(std::shared_ptr<TxState> tx, DoneCallback done) {
   const bool sync = tx->durability.value_or(options_.durability) == Durability::kSync;
   if (sync && epochs_ == nullptr) {
     ReleaseReservations(*tx);
-    ++stats_.failed;
+    stats_.CountAbort(AbortReason::kOther);
     return done(absl::FailedPreconditionError(
         "sync durability needs the SSD log on every node (TxnOptions::epoch_log: log epochs)"));
   }

@@ -8,6 +8,7 @@
 #ifndef FATHOM_TXN_TXN_THREAD_H_
 #define FATHOM_TXN_TXN_THREAD_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -21,6 +22,7 @@
 #include "platform/base/clock.h"
 #include "platform/metrics/histogram.h"
 #include "platform/node/node_thread.h"
+#include "txn/abort_reason.h"
 #include "txn/backup_store.h"
 #include "txn/epoch_protocol.h"
 #include "txn/log_epochs.h"
@@ -37,8 +39,10 @@ struct CoordinatorStats {
   uint64_t started = 0;
   uint64_t committed = 0;
   uint64_t read_only_committed = 0;
-  uint64_t aborted = 0;       // conflicts (Aborted)
-  uint64_t failed = 0;        // Unavailable, InvalidArgument, ...
+  // Transactions that did not commit, by why (execution reads that ended an attempt included).
+  std::array<uint64_t, kAbortReasons> aborts{};
+  void CountAbort(AbortReason reason) { ++aborts[static_cast<size_t>(reason)]; }
+  uint64_t aborts_of(AbortReason reason) const { return aborts[static_cast<size_t>(reason)]; }
   // What commits cost. Messages count only those to other nodes (records for this node's own participant
   // are handed over directly); write_primaries counts every primary of written objects (FaRM's Pw).
   uint64_t write_primaries = 0;
@@ -64,8 +68,7 @@ struct CoordinatorStats {
     started += o.started;
     committed += o.committed;
     read_only_committed += o.read_only_committed;
-    aborted += o.aborted;
-    failed += o.failed;
+    for (size_t r = 0; r < kAbortReasons; ++r) aborts[r] += o.aborts[r];
     write_primaries += o.write_primaries;
     lock_messages += o.lock_messages;
     validate_reads += o.validate_reads;

@@ -18,6 +18,7 @@ void CommitOperation::ValidateReadOnly() {
 
 void CommitOperation::Validate() {
   Step("validate");
+  phase_ = AbortReason::kValidate;
   if (to_validate_.empty()) return OnValidated(absl::OkStatus());
   outstanding_ = to_validate_.size();
   first_error_ = absl::OkStatus();
