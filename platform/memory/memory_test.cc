@@ -73,18 +73,34 @@ TEST_F(MemoryTest, RegionTableChecksRanges) {
   EXPECT_EQ(table.CheckRange({5, 0}, 1).code(), absl::StatusCode::kNotFound);
 }
 
+TEST_F(MemoryTest, EverySizeGetsTheSmallestClassHoldingIt) {
+  for (uint64_t bytes = 1; bytes <= kMaxSlotBytes; ++bytes) {
+    const int size_class = SizeClassFor(bytes);
+    ASSERT_GE(size_class, 0) << bytes;
+    ASSERT_GE(SlotBytes(size_class), bytes);
+    if (size_class > 0) ASSERT_LT(SlotBytes(size_class - 1), bytes);
+  }
+  EXPECT_EQ(kNumSizeClasses, 82);
+  EXPECT_EQ(SlotBytes(SizeClassFor(513)), 576u);
+  EXPECT_EQ(SlotBytes(SizeClassFor(1025)), 1152u);
+  EXPECT_EQ(SlotBytes(SizeClassFor((256 << 10) + 1)), 512u << 10);
+}
+
 TEST_F(MemoryTest, SlabAllocatorServesEveryClassWithoutOverlap) {
   auto region = NewRegion(2, 64 << 20);
   SlabSource source({region.get()});
   SlabAllocator allocator(&source);
   std::vector<Slot> slots;
-  for (uint64_t bytes : {1ull, 64ull, 65ull, 200ull, 4096ull, 5000ull, 65536ull, 1ull << 20}) {
+  for (uint64_t bytes : {1ull, 64ull, 65ull, 200ull, 1100ull, 4096ull, 5000ull, 65536ull, 300000ull, 1ull << 20}) {
     for (int i = 0; i < 3; ++i) {
       auto slot = allocator.Allocate(bytes);
       ASSERT_TRUE(slot.ok()) << bytes << ": " << slot.status();
       EXPECT_GE(slot->capacity, bytes);
-      EXPECT_LT(slot->capacity, std::max<uint64_t>(2 * bytes, kMinSlotBytes + 1));
-      EXPECT_EQ(slot->address.offset % slot->capacity, 0u) << "slots are aligned to their size";
+      // Fine classes up to 256 KiB: at most a 64-byte step or an eighth above the request.
+      EXPECT_LT(slot->capacity, bytes <= (256u << 10) ? bytes + std::max<uint64_t>(64, bytes / 8) : 2 * bytes + 1);
+      EXPECT_EQ(slot->capacity % kMinSlotBytes, 0u);
+      EXPECT_EQ((slot->address.offset % source.slab_bytes()) % slot->capacity, 0u)
+          << "slots are aligned to their size within their slab";
       slots.push_back(*slot);
     }
   }
@@ -120,14 +136,14 @@ TEST_F(MemoryTest, MemoryInUseIsCountedInSlotBytesAndCarvedSlabs) {
   EXPECT_EQ(source.region_bytes(), 4u << 20);
   EXPECT_EQ(source.carved_bytes(), 0u);
   auto a = allocator.Allocate(100);  // a 128-byte slot
-  auto b = allocator.Allocate(1500);  // 2 KiB, from a second slab
+  auto b = allocator.Allocate(1500);  // 1,536 bytes, from a second slab
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 2048u);
+  EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 1536u);
   EXPECT_EQ(source.carved_bytes(), 2u << 20);
   ASSERT_TRUE(allocator.Free(b->address).ok());
-  EXPECT_EQ(allocator.stats().freed_bytes, 2048u);
-  ASSERT_TRUE(allocator.Allocate(2000).ok());  // the freed slot again: no new slab
-  EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 2 * 2048u);
+  EXPECT_EQ(allocator.stats().freed_bytes, 1536u);
+  ASSERT_TRUE(allocator.Allocate(1530).ok());  // the freed slot again: no new slab
+  EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 2 * 1536u);
   EXPECT_EQ(source.carved_bytes(), 2u << 20);
   // The last two slabs, then a failed allocation, which counts nothing.
   ASSERT_TRUE(allocator.Allocate(1 << 20).ok());
