@@ -16,6 +16,7 @@ kv::TableOptions KvOptions(const TableOptions& options) {
   kv::TableOptions kv;
   kv.kind = options.kind == TableKind::kCuckoo ? kv::IndexKind::kCuckoo : kv::IndexKind::kHopscotch;
   kv.buckets = options.buckets;
+  if (options.inline_bytes != 0) kv.inline_bytes = options.inline_bytes;
   return kv;
 }
 
@@ -24,6 +25,7 @@ control::CreateTableRequest CreateRequestOf(const TableOptions& options) {
   control::CreateTableRequest request;
   request.set_kind(options.kind == TableKind::kCuckoo ? control::TABLE_INDEX_CUCKOO : control::TABLE_INDEX_HOPSCOTCH);
   request.set_buckets(options.buckets);
+  request.set_inline_bytes(options.inline_bytes);  // 0: kv's default
   return request;
 }
 

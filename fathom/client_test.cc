@@ -46,6 +46,19 @@ TEST_F(ClientTest, TablesAreCreatedOnceOpenedByNameAndDropped) {
   EXPECT_TRUE(absl::IsNotFound(client_->OpenTable("t").status()));
 }
 
+TEST_F(ClientTest, InlineBytesChooseWhatLivesInTheBucket) {
+  // 24 inline bytes: small buckets, every larger key and value in an object of its own.
+  ASSERT_OK_AND_ASSIGN(Table t, client_->CreateTable("pointers", {.buckets = 64, .inline_bytes = 24}));
+  const std::string big(1000, 'b');
+  ASSERT_OK(t.Put("small", "s"));
+  ASSERT_OK(t.Put("big", big));
+  EXPECT_EQ(t.Get("small").value_or("?"), "s");
+  EXPECT_EQ(t.Get("big").value_or("?"), big);
+  // The option reaches the table: more than a bucket can hold is refused.
+  absl::StatusOr<Table> refused = client_->CreateTable("huge", {.buckets = 64, .inline_bytes = 3000});
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+}
+
 TEST_F(ClientTest, AnErrorFromTheBodyAbortsTheTransaction) {
   ASSERT_OK_AND_ASSIGN(Table t, client_->CreateTable("t", {.buckets = 64}));
   absl::Status s = client_->Transact([&](Transaction& tx) -> absl::Status {

@@ -1,7 +1,6 @@
 #include "kv/table_objects.h"
 
 #include <algorithm>
-#include <bit>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/status_macros.h"
@@ -117,7 +116,7 @@ static_assert(kBucketHeaderBytes + kSlotsPerBucket * (kEntryHeaderBytes + kMaxIn
 uint32_t BucketCapacity(uint32_t inline_bytes) {
   const size_t payload =
       kBucketHeaderBytes + kSlotsPerBucket * (kEntryHeaderBytes + std::max<size_t>(inline_bytes, kPointerBytes));
-  return static_cast<uint32_t>(std::bit_ceil(payload + object::kHeaderBytes));
+  return memory::SlotBytes(memory::SizeClassFor(payload + object::kHeaderBytes));
 }
 
 absl::Status FreeAll(txn::TransactionService& txns, const std::vector<object::ObjectRef>& refs, bool values) {

@@ -18,7 +18,8 @@ namespace fathom::kv {
 // InvalidArgument unless a table may have this name and these options.
 absl::Status CheckTableOptions(std::string_view name, const TableOptions& options);
 
-// The slot size of a bucket holding 8 entries of up to `inline_bytes` inline bytes.
+// The slot size of a bucket holding 8 entries of up to `inline_bytes` inline bytes: the smallest slot
+// class (platform/memory/size_classes.h) that holds them.
 uint32_t BucketCapacity(uint32_t inline_bytes);
 
 // Allocates and writes a generation described by `root` (its chunks are filled in): root.buckets empty
