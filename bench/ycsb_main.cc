@@ -44,6 +44,7 @@
 #include "bench/ycsb/memcached_backend.h"
 #include "bench/ycsb/memory_backend.h"
 #include "bench/ycsb/properties.h"
+#include "bench/ycsb/record_codec.h"
 #include "bench/ycsb/redis_backend.h"
 #include "fathom/cluster_file_flags.h"
 #include "bench/ycsb/report.h"
@@ -246,6 +247,13 @@ absl::Status Main(int argc, char** argv) {
     // Room for the load and for the run's inserts.
     fathom_options.records = sizing.record_count +
                              static_cast<uint64_t>(sizing.operation_count * sizing.insert_proportion) + 1;
+    {
+      Record largest;  // every field at its longest
+      for (int64_t f = 0; f < sizing.field_count; ++f) {
+        largest[absl::StrCat(sizing.field_name_prefix, f)] = std::string(static_cast<size_t>(sizing.field_length), 'x');
+      }
+      fathom_options.record_bytes = EncodeRecord(largest).size();
+    }
     if (absl::GetFlag(FLAGS_zk).empty() && !absl::GetFlag(FLAGS_crash_at_step).empty()) {
       return absl::InvalidArgumentError("--crash_at_step needs --zk (the driver as a client of a running cluster)");
     }
@@ -263,6 +271,7 @@ absl::Status Main(int argc, char** argv) {
                                    .private_key_path = absl::GetFlag(FLAGS_tls_key)};
       remote_options.table = absl::GetFlag(FLAGS_fathom_table);
       remote_options.records = fathom_options.records;
+      remote_options.record_bytes = fathom_options.record_bytes;
       remote_options.create_table = do_load;  // a run alone must find the table a load made
       remote_options.seed = absl::GetFlag(FLAGS_seed) | 1;
       remote_options.retry_deadline = fathom_options.retry_deadline;

@@ -4,11 +4,11 @@
 #include <memory>
 #include <random>
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "bench/ycsb/record_codec.h"
 #include "bench/ycsb/server_memory.h"
+#include "kv/table_objects.h"
+#include "platform/memory/size_classes.h"
 #include "platform/base/mutex.h"
 #include "txn/run_async.h"
 
@@ -39,6 +39,15 @@ absl::StatusOr<txn::TxnThread*> TxnThreadOf(txn::TransactionService& txns, int t
   return found_thread;
 }
 
+TableShape TableShapeFor(uint64_t records, uint64_t record_bytes) {
+  constexpr uint64_t kKeyBytes = 24;  // YCSB's "user" and up to 20 digits
+  const kv::TableOptions defaults;
+  TableShape shape;
+  shape.buckets = std::max<uint64_t>(64, std::max<uint64_t>(records, 1000) / 6);  // 8 slots, 75% full
+  if (record_bytes + kKeyBytes > defaults.inline_bytes) shape.inline_bytes = 24;
+  return shape;
+}
+
 absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const FathomClusterOptions& options) {
   if (options.nodes < options.backups + 1) {
     return absl::InvalidArgumentError(absl::StrCat(options.nodes, " nodes cannot hold ", options.backups + 1,
@@ -46,12 +55,15 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
   }
   std::unique_ptr<FathomCluster> fathom(new FathomCluster());
   fathom->options_ = options;
-  // Buckets hold 8 keys; at 50% fill 99% of GETs take one bucket read (docs/formats/kv.md), and tables
-  // do not resize yet: size for 50%. A YCSB record (10 fields of 100 bytes) goes out of line into a 2 KiB
-  // slot.
   const uint64_t records = std::max<uint64_t>(options.records, 1000);
-  fathom->buckets_ = std::max<uint64_t>(64, records / 4);
-  const uint64_t bytes = (fathom->buckets_ * 2048 + records * 2048) * 3 / 2 / options.nodes;
+  const TableShape shape = TableShapeFor(records, options.record_bytes);
+  kv::TableOptions table;
+  table.buckets = fathom->buckets_ = shape.buckets;
+  if (shape.inline_bytes != 0) table.inline_bytes = shape.inline_bytes;
+  // Each node's primary copies of the buckets and records, with half again for slabs being filled.
+  const uint64_t record_slot = memory::SlotBytes(memory::SizeClassFor(options.record_bytes + 64));
+  const uint64_t bytes =
+      (fathom->buckets_ * kv::BucketCapacity(table.inline_bytes) + records * record_slot) * 3 / 2 / options.nodes;
   server::EmbeddedClusterOptions cluster;
   cluster.nodes = options.nodes;
   cluster.threads = options.threads_per_node;
@@ -62,8 +74,6 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
   if (!started.ok()) return started.status();
   fathom->cluster_ = std::move(*started);
   for (int i = 1; i <= options.nodes; ++i) fathom->services_.push_back(&fathom->cluster_->server(i).transactions());
-  kv::TableOptions table;
-  table.buckets = fathom->buckets_;
   auto created = kv::Table::Create(*fathom->services_[0], fathom->catalog_, "usertable", table);
   if (!created.ok()) return created.status();
   for (int i = 0; i < options.nodes; ++i) {

@@ -32,12 +32,23 @@
 
 namespace fathom::ycsb {
 
+// The table a run makes for `records` records of at most `record_bytes` encoded bytes: buckets of 8 keys
+// for 75% fill (a hit then reads 1.07 buckets on average: docs/formats/kv.md), and, when a record and its
+// key cannot live in a default bucket anyway, 24 inline bytes: 384-byte buckets of pointers instead of
+// 2 KiB ones (less memory per record, less to copy per GET).
+struct TableShape {
+  uint64_t buckets = 64;
+  uint32_t inline_bytes = 0;  // 0: kv's default
+};
+TableShape TableShapeFor(uint64_t records, uint64_t record_bytes);
+
 struct FathomClusterOptions {
   int nodes = 3;
   int threads_per_node = 2;
   bool tcp = false;       // UCX tcp instead of shared memory
   int backups = 1;        // f
   uint64_t records = 0;   // records the table must hold (sizes the table and memory)
+  uint64_t record_bytes = 1200;  // the largest encoded record (EncodeRecord), the same
   absl::Duration retry_deadline = absl::Seconds(10);  // FathomAsyncBackend's
 };
 

@@ -32,9 +32,9 @@ absl::Status RemoteFathom::Start() {
   data_members_ = member_->server().data_members();
   absl::StatusOr<fathom::Table> table;
   if (options_.create_table) {
-    // Sized as the embedded cluster's tables: 8 keys per bucket, filled to about half.
-    table = client_->OpenOrCreateTable(
-        options_.table, {.buckets = std::max<uint64_t>(64, std::max<uint64_t>(options_.records, 1000) / 4)});
+    // Shaped as the embedded cluster's tables.
+    const TableShape shape = TableShapeFor(options_.records, options_.record_bytes);
+    table = client_->OpenOrCreateTable(options_.table, {.buckets = shape.buckets, .inline_bytes = shape.inline_bytes});
   } else {
     table = client_->OpenTable(options_.table);
     if (absl::IsNotFound(table.status())) {

@@ -34,7 +34,8 @@ namespace fathom::ycsb {
 struct RemoteFathomOptions {
   server::ClientMemberOptions member;  // the cluster to join (its --zk, --cluster, token, fabric, ...)
   std::string table = "usertable";
-  uint64_t records = 0;  // sizes the table if the driver creates it
+  uint64_t records = 0;  // sizes the table if the driver creates it (TableShapeFor)...
+  uint64_t record_bytes = 1200;  // ...with the largest encoded record
   // False (a run-only phase): the table must exist; NotFound says to load it first.
   bool create_table = true;
   uint64_t seed = 1;     // retry jitter of the lanes

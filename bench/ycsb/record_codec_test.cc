@@ -16,8 +16,15 @@ TEST(RecordCodecTest, RoundTrips) {
 }
 
 TEST(RecordCodecTest, LayoutIsAsDocumented) {
-  const std::string bytes = EncodeRecord({{"ab", "xyz"}});
-  EXPECT_EQ(bytes, std::string("\x01\0\0\0\x02\0\0\0ab\x03\0\0\0xyz", 17));
+  EXPECT_EQ(EncodeRecord({{"ab", "xyz"}}), std::string("\x01\x02" "ab" "\x03" "xyz", 8));
+  // Lengths of 128 and more take more bytes: 300 = 0xac 0x02.
+  const std::string bytes = EncodeRecord({{"n", std::string(300, 'v')}});
+  EXPECT_EQ(bytes.substr(0, 5), std::string("\x01\x01n\xac\x02", 5));
+  EXPECT_EQ(bytes.size(), 5u + 300u);
+  // YCSB's default record: 10 fields "field0".."field9" of 100 bytes.
+  Record ycsb;
+  for (int f = 0; f < 10; ++f) ycsb["field" + std::to_string(f)] = std::string(100, 'x');
+  EXPECT_EQ(EncodeRecord(ycsb).size(), 1u + 10u * (1 + 6 + 1 + 100));
 }
 
 TEST(RecordCodecTest, EveryTruncationIsDataLoss) {
@@ -30,13 +37,19 @@ TEST(RecordCodecTest, EveryTruncationIsDataLoss) {
 TEST(RecordCodecTest, RejectsTrailingBytesDuplicatesAndImpossibleCounts) {
   EXPECT_EQ(DecodeRecord(EncodeRecord(Sample()) + "x").status().code(), absl::StatusCode::kDataLoss);
   // Two fields both named "a".
-  const std::string duplicate("\x02\0\0\0\x01\0\0\0a\0\0\0\0\x01\0\0\0a\0\0\0\0", 22);
+  const std::string duplicate("\x02\x01" "a" "\x00\x01" "a" "\x00", 7);
   EXPECT_EQ(DecodeRecord(duplicate).status().code(), absl::StatusCode::kDataLoss);
-  // A count of 2^32-1 in four bytes.
-  EXPECT_EQ(DecodeRecord(std::string("\xff\xff\xff\xff", 4)).status().code(), absl::StatusCode::kDataLoss);
+  // A count of 2^32-1.
+  EXPECT_EQ(DecodeRecord(std::string("\xff\xff\xff\xff\x0f", 5)).status().code(), absl::StatusCode::kDataLoss);
   // A name length pointing past the end.
-  EXPECT_EQ(DecodeRecord(std::string("\x01\0\0\0\xff\xff\xff\x7f", 8) + std::string(8, 'x')).status().code(),
+  EXPECT_EQ(DecodeRecord(std::string("\x01\xff\xff\xff\x07", 5) + std::string(8, 'x')).status().code(),
             absl::StatusCode::kDataLoss);
+  // Lengths that are not varints: six bytes, above 2^32 - 1, not in their shortest form, or cut off.
+  for (const std::string& bad : {std::string("\x01\x81\x80\x80\x80\x80\x00", 7) + "n\x00",
+                                 std::string("\x01\xff\xff\xff\xff\x1f", 6) + "n\x00",
+                                 std::string("\x01\x81\x00" "n\x00", 5), std::string("\x01\x80", 2)}) {
+    EXPECT_EQ(DecodeRecord(bad).status().code(), absl::StatusCode::kDataLoss);
+  }
 }
 
 TEST(RecordCodecTest, FlippedLengthBytesNeverCrash) {
