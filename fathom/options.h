@@ -52,7 +52,7 @@ struct TableOptions {
   uint64_t buckets = 1024;  // 8 keys each; a GET mostly reads one bucket below ~75% fill
   // A key and value of up to this many bytes together live in the bucket (a GET reads one object);
   // larger ones in an object of their own that the bucket points to (two reads). Buckets are sized for 8
-  // of them: 0 (the default, 232) makes 2 KiB buckets; when values are all larger anyway, 24 makes 384-byte
+  // of them: 0 (the default, 232) makes 2 KiB buckets; when values are all larger anyway, 24 makes 512-byte
   // buckets (less memory, less to copy per GET). At most 2027.
   uint32_t inline_bytes = 0;
 };

@@ -34,7 +34,7 @@ namespace fathom::ycsb {
 
 // The table a run makes for `records` records of at most `record_bytes` encoded bytes: buckets of 8 keys
 // for 75% fill (a hit then reads 1.07 buckets on average: docs/formats/kv.md), and, when a record and its
-// key cannot live in a default bucket anyway, 24 inline bytes: 384-byte buckets of pointers instead of
+// key cannot live in a default bucket anyway, 24 inline bytes: 512-byte buckets of pointers instead of
 // 2 KiB ones (less memory per record, less to copy per GET).
 struct TableShape {
   uint64_t buckets = 64;

@@ -80,8 +80,8 @@ TEST_F(MemoryTest, EverySizeGetsTheSmallestClassHoldingIt) {
     ASSERT_GE(SlotBytes(size_class), bytes);
     if (size_class > 0) ASSERT_LT(SlotBytes(size_class - 1), bytes);
   }
-  EXPECT_EQ(kNumSizeClasses, 82);
-  EXPECT_EQ(SlotBytes(SizeClassFor(513)), 576u);
+  EXPECT_EQ(kNumSizeClasses, 71);
+  EXPECT_EQ(SlotBytes(SizeClassFor(513)), 1024u);
   EXPECT_EQ(SlotBytes(SizeClassFor(1025)), 1152u);
   EXPECT_EQ(SlotBytes(SizeClassFor((256 << 10) + 1)), 512u << 10);
 }
@@ -96,8 +96,9 @@ TEST_F(MemoryTest, SlabAllocatorServesEveryClassWithoutOverlap) {
       auto slot = allocator.Allocate(bytes);
       ASSERT_TRUE(slot.ok()) << bytes << ": " << slot.status();
       EXPECT_GE(slot->capacity, bytes);
-      // Fine classes up to 256 KiB: at most a 64-byte step or an eighth above the request.
-      EXPECT_LT(slot->capacity, bytes <= (256u << 10) ? bytes + std::max<uint64_t>(64, bytes / 8) : 2 * bytes + 1);
+      // Fine classes from 1 KiB to 256 KiB: at most an eighth above the request; powers of two around them.
+      const bool fine = bytes > 1024 && bytes <= (256u << 10);
+      EXPECT_LT(slot->capacity, fine ? bytes + bytes / 8 : std::max<uint64_t>(2 * bytes, kMinSlotBytes + 1));
       EXPECT_EQ(slot->capacity % kMinSlotBytes, 0u);
       EXPECT_EQ((slot->address.offset % source.slab_bytes()) % slot->capacity, 0u)
           << "slots are aligned to their size within their slab";

@@ -1,8 +1,9 @@
 // Slot size classes, every one a multiple of 64 bytes (a cache line; object headers and walks rely on it):
-// 64-byte steps up to 512 B, then eight classes per doubling up to 256 KiB (each 1/8 of its power of two
-// above the last, so an object wastes at most 1/9 of its slot: a 1,100-byte record takes a 1,152-byte
-// slot, not a 2,048-byte one), then 512 KiB and 1 MiB (slabs are 1 MiB: larger fine classes would leave
-// most of a slab unused).
+// powers of two from 64 B to 1 KiB, then eight classes per doubling up to 256 KiB (each 1/8 of its power
+// of two above the last, so an object over 1 KiB wastes at most 1/9 of its slot: a 1,140-byte record
+// takes a 1,152-byte slot, not a 2,048-byte one), then 512 KiB and 1 MiB (slabs are 1 MiB: larger fine
+// classes would leave most of a slab unused). Why not finer below 1 KiB: every class in use takes a 1 MiB
+// slab per node thread, and small objects of many sizes would then hold many slabs each partly used.
 #ifndef FATHOM_PLATFORM_MEMORY_SIZE_CLASSES_H_
 #define FATHOM_PLATFORM_MEMORY_SIZE_CLASSES_H_
 
@@ -15,9 +16,9 @@ inline constexpr uint32_t kMinSlotBytes = 64;  // one cache line
 inline constexpr uint32_t kMaxSlotBytes = 1u << 20;
 
 namespace size_classes_internal {
-inline constexpr int kSmall = 8;                // 64, 128, ..., 512
+inline constexpr int kSmall = 5;                // 64, 128, 256, 512, 1024
 inline constexpr int kPerDoubling = 8;
-inline constexpr int kDoublings = 9;            // (512, 1K], ..., (128K, 256K]
+inline constexpr int kDoublings = 8;            // (1K, 2K], ..., (128K, 256K]
 inline constexpr int kFine = kSmall + kPerDoubling * kDoublings;
 }  // namespace size_classes_internal
 
@@ -25,10 +26,10 @@ inline constexpr int kNumSizeClasses = size_classes_internal::kFine + 2;  // + 5
 
 inline constexpr uint32_t SlotBytes(int size_class) {
   using namespace size_classes_internal;
-  if (size_class < kSmall) return kMinSlotBytes * static_cast<uint32_t>(size_class + 1);
+  if (size_class < kSmall) return kMinSlotBytes << size_class;
   if (size_class < kFine) {
     const int doubling = (size_class - kSmall) / kPerDoubling;
-    const uint32_t base = 512u << doubling;
+    const uint32_t base = 1024u << doubling;
     return base + base / kPerDoubling * static_cast<uint32_t>((size_class - kSmall) % kPerDoubling + 1);
   }
   return size_class == kFine ? 512u << 10 : kMaxSlotBytes;
@@ -38,10 +39,13 @@ inline constexpr uint32_t SlotBytes(int size_class) {
 inline constexpr int SizeClassFor(uint64_t bytes) {
   using namespace size_classes_internal;
   if (bytes == 0 || bytes > kMaxSlotBytes) return -1;
-  if (bytes <= 512) return static_cast<int>((bytes + kMinSlotBytes - 1) / kMinSlotBytes) - 1;
+  if (bytes <= 1024) {
+    if (bytes <= kMinSlotBytes) return 0;
+    return std::bit_width(bytes - 1) - std::bit_width(uint64_t{kMinSlotBytes} - 1);
+  }
   if (bytes <= SlotBytes(kFine - 1)) {
-    const int doubling = std::bit_width(bytes - 1) - 10;  // bytes in (512 << doubling, 1024 << doubling]
-    const uint64_t base = uint64_t{512} << doubling;
+    const int doubling = std::bit_width(bytes - 1) - 11;  // bytes in (1024 << doubling, 2048 << doubling]
+    const uint64_t base = uint64_t{1024} << doubling;
     const uint64_t step = base / kPerDoubling;
     return kSmall + doubling * kPerDoubling + static_cast<int>((bytes - base + step - 1) / step) - 1;
   }
@@ -63,7 +67,7 @@ inline constexpr bool Consistent() {
 
 static_assert(size_classes_internal::Consistent());
 static_assert(SizeClassFor(1) == 0 && SizeClassFor(64) == 0 && SizeClassFor(65) == 1);
-static_assert(SlotBytes(SizeClassFor(1100)) == 1152 && SlotBytes(SizeClassFor(360)) == 384);
+static_assert(SlotBytes(SizeClassFor(1100)) == 1152 && SlotBytes(SizeClassFor(360)) == 512);
 static_assert(SizeClassFor(kMaxSlotBytes) == kNumSizeClasses - 1 && SizeClassFor(kMaxSlotBytes + 1) == -1);
 static_assert(SlotBytes(kNumSizeClasses - 1) == kMaxSlotBytes);
 
