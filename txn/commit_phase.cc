@@ -28,6 +28,7 @@ void CommitOperation::CommitBackups() {
     ++thread_.stats().commit_backup_messages;
     msg::SendOptions options;
     options.set_aside = RoomFor(b);
+    options.wake = false;  // the commit waits for the write's completion, not the backup's CPU
     options.on_written = [self, i](absl::Status s) { self->OnBackupWritten(i, s); };
     options.on_lost = [self, i](absl::Status) { self->OnBackupLost(i); };
     if (absl::Status s =

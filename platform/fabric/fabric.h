@@ -114,6 +114,10 @@ class Endpoint {
                                     uint64_t context) = 0;
   // Sends what was posted since the last Flush and arranges remote completion of its writes.
   virtual absl::Status Flush() = 0;
+  // As Flush, but the peer need not wake for these writes: where a write raises no event of its own (a
+  // copy into shared memory), no doorbell is rung, and the peer finds the bytes when it next wakes for
+  // something else or its sleep ends. Where writes are events anyway (tcp, verbs), the same as Flush.
+  virtual absl::Status FlushQuietly() { return Flush(); }
 
   // OK while usable; otherwise why it failed (peer died, timeout, closed).
   virtual absl::Status health() const = 0;

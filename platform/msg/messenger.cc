@@ -157,7 +157,7 @@ absl::Status Messenger::Send(NodeId peer, MessageType type, std::string_view mes
   char envelope[kEnvelopeSize];
   EncodeEnvelope(envelope, Envelope{0, RpcKind::kOneWay, absl::StatusCode::kOk});
   RETURN_IF_ERROR(
-      state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), message, options.set_aside));
+      state->sender->Send(type, std::string_view(envelope, kEnvelopeSize), message, options.set_aside, options.wake));
   ++stats_.one_way_sent;
   const bool reports_written = static_cast<bool>(options.on_written);
   if (reports_written) {

@@ -76,6 +76,9 @@ struct SendOptions {
   // "written" yet never read. Credits are written back lazily, so the peer may have handled the message
   // after all: whoever sets this sends again something that is harmless twice.
   absl::AnyInvocable<void(absl::Status)> on_lost;
+  // False: nothing waits on the peer's CPU for this message (a record it applies later), so it need not
+  // wake the peer (RingSender: no doorbell over shared memory unless its ring is half full).
+  bool wake = true;
 };
 
 struct MessengerOptions {

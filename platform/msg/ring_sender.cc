@@ -99,7 +99,8 @@ bool RingSender::HasRoom(size_t payload_length) {
   return Fits(geometry_.SkipBefore(tail_, span) + span);
 }
 
-absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_view body, uint64_t* set_aside) {
+absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_view body, uint64_t* set_aside,
+                              bool wake) {
   if (!health_.ok()) return health_;
   if (type == kPaddingType) return absl::InvalidArgumentError("message type 0 is reserved for ring padding");
   const size_t length = head.size() + body.size();
@@ -139,6 +140,7 @@ absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_
   }
   EncodeMessage(Staging(tail_), session_, next_seq_++, tail_, type, head, body);
   tail_ += span;
+  wake_due_ = wake_due_ || wake;
   ++stats_.messages;
   stats_.bytes += length;
   return absl::OkStatus();
@@ -182,10 +184,14 @@ absl::Status RingSender::Flush() {
     if (gap) has_gap_ = false;
   }
   if (posted) {
-    if (absl::Status s = endpoint_.Flush(); !s.ok()) {
+    // Over half the ring unconsumed (as last credited: an overestimate): the receiver must drain it.
+    const bool wake = wake_due_ || tail_ - head_ > geometry_.capacity() / 2;
+    if (absl::Status s = wake ? endpoint_.Flush() : endpoint_.FlushQuietly(); !s.ok()) {
       MarkBad(s);
       return s;
     }
+    if (!wake) ++stats_.quiet_flushes;
+    if (left.ok()) wake_due_ = false;  // bytes left queued keep it for the flush that posts them
   }
   return left;
 }

@@ -14,6 +14,11 @@
 // overwritten. The caller then flushes, polls and retries (RPC callers see the same ResourceExhausted).
 // Staging bytes are reused only once their write has completed and the receiver has consumed them.
 //
+// Waking: a message sent with `wake` false is one the receiver's CPU is not waited on for (a replica's
+// record it applies later). A Flush of only such messages uses Endpoint::FlushQuietly (no doorbell over
+// shared memory): the receiver reads them when it next wakes. Once more than half the ring is unconsumed,
+// every Flush wakes it, so quiet messages never fill the ring.
+//
 // Failures: a write the fabric drops (Unavailable on a still healthy endpoint) is posted again; any other
 // failed write, a failed endpoint or a corrupt credit record marks the sender bad (health()) and every
 // later call returns that status.
@@ -59,7 +64,7 @@ class RingSender {
   // ReservationFor(payload length) bytes move from *set_aside to the message (FailedPrecondition if
   // *set_aside holds less).
   absl::Status Send(uint16_t type, std::string_view head, std::string_view body = {},
-                    uint64_t* set_aside = nullptr);
+                    uint64_t* set_aside = nullptr, bool wake = true);
   // The room a message of `payload_length` bytes can take, ring padding before it included (an upper bound).
   static uint64_t ReservationFor(size_t payload_length);
   // Sets `bytes` of room aside for later Sends that name it, so a protocol can make sure, before it starts,
@@ -72,7 +77,8 @@ class RingSender {
   // Whether a message of `payload_length` bytes would fit now (reads the credit word if needed).
   bool HasRoom(size_t payload_length);
   // Posts every queued byte: one write per contiguous run (two when the queued bytes wrap), then flushes
-  // the endpoint. ResourceExhausted if writes in flight (or the worker) left some bytes queued.
+  // the endpoint, quietly if no queued message wakes the receiver and the ring is at most half full.
+  // ResourceExhausted if writes in flight (or the worker) left some bytes queued.
   absl::Status Flush();
   // A completion whose context carries this sender's owner.
   void OnCompletion(const fabric::Completion& completion);
@@ -102,6 +108,7 @@ class RingSender {
     uint64_t writes = 0;          // ring writes posted (not counting retries)
     uint64_t retried_writes = 0;  // dropped writes posted again
     uint64_t full = 0;            // Sends refused for lack of room
+    uint64_t quiet_flushes = 0;   // flushes that did not wake the receiver
     uint64_t bad_credits = 0;     // credit records rejected (RejectReason::kBadCredit)
   };
   const Stats& stats() const { return stats_; }
@@ -144,6 +151,7 @@ class RingSender {
   // A skip to the next lap that is queued but not flushed: the bytes up to gap_write_end_ are written (the
   // padding header, if any); the rest, up to the lap boundary gap_end_, is not.
   bool has_gap_ = false;
+  bool wake_due_ = false;  // a queued message, not yet flushed, wakes the receiver
   uint64_t gap_write_end_ = 0;
   uint64_t gap_end_ = 0;
   // Writes [first_write_, next_write_) by serial, in slots_[serial % size].

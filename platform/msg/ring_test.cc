@@ -185,6 +185,43 @@ TEST(RingTest, QueuedMessagesGoOutInOneWrite) {
   EXPECT_EQ(pair.a_to_b->writes() - before, 2u);
 }
 
+// Messages nobody waits on flush quietly (no doorbell over shared memory) until one that wakes is among
+// them, or until over half the ring is unconsumed; quiet ones arrive all the same.
+TEST(RingTest, OnlyMessagesThatWakeOrAFillingRingWakeTheReceiver) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimRingPair pair(TornOptions(seed));
+  ASSERT_OK(pair.Start(4096));
+  ASSERT_OK(pair.sender->Send(7, Pattern(0, 50), {}, nullptr, /*wake=*/false));
+  ASSERT_OK(pair.sender->Flush());
+  EXPECT_EQ(pair.a_to_b->quiet_flushes(), 1u);
+  EXPECT_EQ(pair.a_to_b->flushes(), 0u);
+  ASSERT_OK(pair.sender->Send(7, Pattern(1, 50), {}, nullptr, /*wake=*/false));
+  ASSERT_OK(pair.sender->Send(7, Pattern(2, 50)));  // wakes: the batch does
+  ASSERT_OK(pair.sender->Flush());
+  EXPECT_EQ(pair.a_to_b->flushes(), 1u);
+  ASSERT_OK(pair.sender->Send(7, Pattern(3, 50), {}, nullptr, /*wake=*/false));
+  ASSERT_OK(pair.sender->Flush());
+  EXPECT_EQ(pair.a_to_b->quiet_flushes(), 2u) << "the waking message went with the last flush";
+  int got = 0;
+  for (int round = 0; round < 10000 && got < 4; ++round) {
+    pair.PollReceiver([&](const RingRecord& r) {
+      EXPECT_EQ(r.payload, Pattern(got++, 50));
+      return RejectReason::kNone;
+    });
+  }
+  ASSERT_EQ(got, 4);
+  // Quiet messages the receiver does not read: once more than half the ring is unconsumed, flushes wake.
+  const uint64_t quiet_before = pair.a_to_b->quiet_flushes(), waking_before = pair.a_to_b->flushes();
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_OK(pair.sender->Send(7, Pattern(i, 200), {}, nullptr, /*wake=*/false));
+    ASSERT_OK(pair.sender->Flush());
+  }
+  EXPECT_GT(pair.a_to_b->quiet_flushes(), quiet_before);
+  EXPECT_GT(pair.a_to_b->flushes(), waking_before) << "12 x ~220 bytes fill more than half of 4 KiB";
+  EXPECT_EQ(pair.sender->stats().quiet_flushes, pair.a_to_b->quiet_flushes());
+}
+
 TEST(RingTest, FullRingRefusesWithoutOverwritingAndRecovers) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(SeedTrace(seed));

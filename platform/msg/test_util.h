@@ -23,7 +23,7 @@
 
 namespace fathom::msg::testing {
 
-// Forwards to another endpoint, counting writes per imported region.
+// Forwards to another endpoint, counting writes per imported region and flushes (waking or quiet).
 class CountingEndpoint final : public fabric::Endpoint {
  public:
   explicit CountingEndpoint(std::unique_ptr<fabric::Endpoint> inner) : inner_(std::move(inner)) {}
@@ -52,7 +52,14 @@ class CountingEndpoint final : public fabric::Endpoint {
                             uint64_t context) override {
     return inner_->PostFetchAdd(region, offset, add, old_value, context);
   }
-  absl::Status Flush() override { return inner_->Flush(); }
+  absl::Status Flush() override {
+    ++flushes_;
+    return inner_->Flush();
+  }
+  absl::Status FlushQuietly() override {
+    ++quiet_flushes_;
+    return inner_->FlushQuietly();
+  }
   absl::Status health() const override { return inner_->health(); }
   void Shutdown() override { inner_->Shutdown(); }
 
@@ -65,12 +72,15 @@ class CountingEndpoint final : public fabric::Endpoint {
     auto it = writes_.find(region_index);
     return it == writes_.end() ? 0 : it->second;
   }
+  uint64_t flushes() const { return flushes_; }
+  uint64_t quiet_flushes() const { return quiet_flushes_; }
   // Called after each accepted PostWrite.
   std::function<void(fabric::RemoteRegion, uint64_t offset, size_t length)> on_write;
 
  private:
   std::unique_ptr<fabric::Endpoint> inner_;
   std::map<uint32_t, uint64_t> writes_;
+  uint64_t flushes_ = 0, quiet_flushes_ = 0;
 };
 
 // Node 1 sends through one ring in node 2's memory; node 2 writes its head back into node 1's memory.

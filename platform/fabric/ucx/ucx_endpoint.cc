@@ -237,9 +237,15 @@ absl::Status UcxEndpoint::PostFetchAdd(RemoteRegion region, uint64_t offset, uin
   return PostAtomic(UCP_ATOMIC_OP_ADD, OpType::kFetchAdd, region, offset, add, 0, old_value, context);
 }
 
-absl::Status UcxEndpoint::Flush() {
+absl::Status UcxEndpoint::FlushWrites(bool wake) {
   if (!health_.ok()) return health_;
-  if (doorbell_due_) RingDoorbell();
+  if (doorbell_due_) {
+    if (wake) {
+      RingDoorbell();
+    } else {
+      doorbell_due_ = false;  // the caller says nobody waits on these writes
+    }
+  }
   if (batch_.count() > 0 && !batch_due_) {
     batch_due_ = true;
     worker_->MarkDue(this);

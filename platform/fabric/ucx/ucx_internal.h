@@ -222,7 +222,8 @@ class UcxEndpoint final : public Endpoint {
                                uint64_t* old_value, uint64_t context) override;
   absl::Status PostFetchAdd(RemoteRegion region, uint64_t offset, uint64_t add, uint64_t* old_value,
                             uint64_t context) override;
-  absl::Status Flush() override;
+  absl::Status Flush() override { return FlushWrites(/*wake=*/true); }
+  absl::Status FlushQuietly() override { return FlushWrites(/*wake=*/false); }
   absl::Status health() const override { return health_; }
   void Shutdown() override;
 
@@ -254,6 +255,8 @@ class UcxEndpoint final : public Endpoint {
   absl::Status PostMessage(OpType type, uint64_t remote, void* destination, const void* source, size_t length,
                            uint64_t context);
   void CloseUcx(bool force);
+  // Flush; `wake`: ring the doorbell for writes into mapped memory since the last flush (else they need none).
+  absl::Status FlushWrites(bool wake);
   // Wakes the peer's worker after writes into its mapped memory (kDoorbellMessageId).
   void RingDoorbell();
 
