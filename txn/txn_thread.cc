@@ -498,7 +498,7 @@ absl::StatusOr<object::ObjectRef> TxnThread::ReserveHere(uint32_t payload_capaci
   if (absl::IsResourceExhausted(ref.status())) {
     // No object size in the text: a load's errors group by message (one line per node).
     return absl::ResourceExhaustedError(absl::StrCat("node ", node_id_, " is out of memory (", ref.status().message(),
-                                                     "; freed slots of other sizes are not reused): give the "
+                                                     "; freed slots of smaller sizes are not reused): give the "
                                                      "nodes more --memory, or add nodes"));
   }
   if (!ref.ok()) return ref;

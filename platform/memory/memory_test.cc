@@ -170,6 +170,36 @@ TEST_F(MemoryTest, RunningOutIsResourceExhausted) {
   EXPECT_EQ(slot->address.region, 3u);
 }
 
+// A region carved up for one size and then freed (a dropped table) serves smaller objects from its slots,
+// never larger ones, and a slot freed again goes back to its own class.
+TEST_F(MemoryTest, WhenMemoryIsFullFreedLargerSlotsServeSmallerObjects) {
+  auto region = NewRegion(2, 2 << 20);  // two 1 MiB slabs
+  SlabSource source({region.get()});
+  SlabAllocator allocator(&source);
+  std::vector<Slot> big;
+  while (true) {
+    absl::StatusOr<Slot> slot = allocator.Allocate(2048);
+    if (!slot.ok()) {
+      ASSERT_EQ(slot.status().code(), absl::StatusCode::kResourceExhausted);
+      break;
+    }
+    big.push_back(*slot);
+  }
+  ASSERT_EQ(big.size(), 1024u);  // both slabs, 2 KiB slots
+  for (const Slot& slot : big) ASSERT_TRUE(allocator.Free(slot.address).ok());
+  absl::StatusOr<Slot> small = allocator.Allocate(1100);  // its own class (1,152) has no slab left
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->capacity, 2048u) << "a freed 2 KiB slot, whole";
+  EXPECT_EQ(allocator.stats().larger_slots, 1u);
+  EXPECT_EQ(allocator.Allocate(4096).status().code(), absl::StatusCode::kResourceExhausted)
+      << "larger objects find no room in smaller slots";
+  ASSERT_TRUE(allocator.Free(small->address).ok());
+  absl::StatusOr<Slot> again = allocator.Allocate(2048);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->address, small->address) << "freed to the 2 KiB class it belongs to";
+  EXPECT_EQ(source.carved_bytes(), 2u << 20);
+}
+
 TEST_F(MemoryTest, ClaimedSlabsAreNeverAllocatedAndTheirSlotsCanBeFreed) {
   auto region = NewRegion(2, 4 << 20);  // four 1 MiB slabs
   SlabSource source({region.get()});

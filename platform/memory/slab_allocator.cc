@@ -125,6 +125,20 @@ absl::StatusOr<Slot> SlabAllocator::Allocate(uint64_t bytes) {
   }
   if (state.current.size_class < 0 || state.next_offset + slot_bytes > state.current.bytes) {
     auto slab = source_->TakeSlab(size_class);
+    if (absl::IsResourceExhausted(slab.status())) {
+      // Memory is carved up: a freed slot of a larger class holds the object too (a slab keeps its class:
+      // promotion and restore find slots by their headers, so a slot never changes size).
+      for (int larger = size_class + 1; larger < kNumSizeClasses; ++larger) {
+        ClassState& other = classes_[larger];
+        if (other.free_list.empty()) continue;
+        GlobalAddress address = other.free_list.back();
+        other.free_list.pop_back();
+        ++stats_.allocated;
+        ++stats_.larger_slots;
+        stats_.allocated_bytes += SlotBytes(larger);
+        return Slot{address, SlotBytes(larger)};
+      }
+    }
     if (!slab.ok()) return slab.status();
     ++stats_.slabs;
     state.current = *slab;

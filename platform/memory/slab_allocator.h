@@ -82,7 +82,9 @@ class SlabAllocator {
  public:
   explicit SlabAllocator(SlabSource* source) : source_(source) {}
 
-  // InvalidArgument for 0 bytes or more than kMaxSlotBytes; ResourceExhausted when memory is full.
+  // InvalidArgument for 0 bytes or more than kMaxSlotBytes; ResourceExhausted when memory is full. When
+  // no slab is left for the size, a freed slot of a larger class is used (Slot::capacity says which): a
+  // dropped table's memory then serves smaller objects too, never larger ones.
   absl::StatusOr<Slot> Allocate(uint64_t bytes);
   // InvalidArgument if `address` is not the start of a slot in a carved slab. The caller guarantees the
   // slot is allocated (the object layer checks this with the slot's header).
@@ -97,6 +99,7 @@ class SlabAllocator {
     // Slot bytes (the size class's, not the request's) handed out, claimed and freed; a slot freed on
     // another thread than the one that allocated it counts there, so only sums over threads mean bytes in use.
     uint64_t allocated_bytes = 0, freed_bytes = 0;
+    uint64_t larger_slots = 0;  // allocations served by a freed slot of a larger class (memory was full)
   };
   const Stats& stats() const { return stats_; }
 
