@@ -79,13 +79,24 @@ std::map<std::string, double> Samples(const std::string& page) {
   return samples;
 }
 
-TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
+// Nodes 1 and 2 of a static cluster, both holding data.
+absl::Status StartTwo(std::unique_ptr<Server>* one, std::unique_ptr<Server>* two) {
   ServerOptions first = Options(1);
   first.txn_members = {1, 2};
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> one, Server::Start(std::move(first)));
+  absl::StatusOr<std::unique_ptr<Server>> started = Server::Start(std::move(first));
+  if (!started.ok()) return started.status();
+  *one = std::move(*started);
   ServerOptions second = Options(2);
-  second.node.peers.push_back({1, one->node().control_address()});
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> two, Server::Start(std::move(second)));
+  second.node.peers.push_back({1, (*one)->node().control_address()});
+  started = Server::Start(std::move(second));
+  if (!started.ok()) return started.status();
+  *two = std::move(*started);
+  return absl::OkStatus();
+}
+
+TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
+  std::unique_ptr<Server> one, two;
+  ASSERT_OK(StartTwo(&one, &two));
 
   for (int i = 0; i < 3; ++i) ASSERT_OK(WriteNew(one->transactions(), 2));
   // Two reads by node 1 of an object on node 2: remote, so timed.
@@ -150,12 +161,8 @@ absl::Status ReadSettled(txn::TransactionService& txns, txn::Transaction& tx, co
 }
 
 TEST(MetricsPageTest, CountsAbortsByReason) {
-  ServerOptions first = Options(1);
-  first.txn_members = {1, 2};
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> one, Server::Start(std::move(first)));
-  ServerOptions second = Options(2);
-  second.node.peers.push_back({1, one->node().control_address()});
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Server> two, Server::Start(std::move(second)));
+  std::unique_ptr<Server> one, two;
+  ASSERT_OK(StartTwo(&one, &two));
   txn::TransactionService& txns = one->transactions();
   object::ObjectRef a, b;
   {

@@ -18,7 +18,9 @@ absl::StatusOr<TableMemory::Layout> TableMemory::Load(txn::TransactionService& t
   layout.epoch = info.epoch;
   layout.root = info.root;
   layout.index_bytes[info.root.address.region] += info.root.capacity;
-  for (const object::ObjectRef& chunk : (*state)->chunk_refs) layout.index_bytes[chunk.address.region] += chunk.capacity;
+  for (const object::ObjectRef& chunk : (*state)->chunk_refs) {
+    layout.index_bytes[chunk.address.region] += chunk.capacity;
+  }
   for (const object::ObjectRef& bucket : (*state)->bucket_refs) {
     layout.index_bytes[bucket.address.region] += bucket.capacity;
     layout.buckets[bucket.address.region].push_back(bucket);

@@ -4,6 +4,7 @@
 // FlushQuietly is for writes nobody waits on: no doorbell, so the peer sleeps on.
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "absl/time/clock.h"
@@ -13,96 +14,85 @@
 namespace fathom::fabric {
 namespace {
 
-TEST(UcxDoorbellTest, AWriteIntoMappedMemoryWakesTheSleepingPeer) {
-  UcxOptions options;
-  options.transports = "sm";
-  // Nothing but the doorbell may wake the sleeper: no keepalive probes meanwhile.
-  options.fabric.keepalive_interval = absl::Hours(1);
-  auto writer_fabric = CreateUcxFabric(options);
-  auto sleeper_fabric = CreateUcxFabric(options);
-  ASSERT_TRUE(writer_fabric.ok()) << writer_fabric.status();
-  ASSERT_TRUE(sleeper_fabric.ok()) << sleeper_fabric.status();
-  auto region = (*sleeper_fabric)->AllocateRegion(4096);
-  ASSERT_TRUE(region.ok()) << region.status();
-  auto sleeper = (*sleeper_fabric)->CreateWorker();
-  ASSERT_TRUE(sleeper.ok()) << sleeper.status();
-  // The writer's worker and endpoint live on this thread, the sleeper's worker on its own.
-  auto writer = (*writer_fabric)->CreateWorker();
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  auto endpoint = (*writer)->Connect((*sleeper)->address());
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  auto remote = (*endpoint)->ImportRegion((*region)->descriptor());
-  ASSERT_TRUE(remote.ok()) << remote.status();
+// A writer (its worker and endpoint on the test's thread) and a sleeper (its worker on a thread of its
+// own) over UCX shared memory, the writer connected to a region of the sleeper's.
+class UcxDoorbellTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UcxOptions options;
+    options.transports = "sm";
+    // Nothing but a doorbell may wake the sleeper: no keepalive probes meanwhile.
+    options.fabric.keepalive_interval = absl::Hours(1);
+    auto writer_fabric = CreateUcxFabric(options);
+    auto sleeper_fabric = CreateUcxFabric(options);
+    ASSERT_TRUE(writer_fabric.ok()) << writer_fabric.status();
+    ASSERT_TRUE(sleeper_fabric.ok()) << sleeper_fabric.status();
+    writer_fabric_ = std::move(*writer_fabric);
+    sleeper_fabric_ = std::move(*sleeper_fabric);
+    auto region = sleeper_fabric_->AllocateRegion(4096);
+    ASSERT_TRUE(region.ok()) << region.status();
+    region_ = std::move(*region);
+    auto sleeper = sleeper_fabric_->CreateWorker();
+    ASSERT_TRUE(sleeper.ok()) << sleeper.status();
+    sleeper_ = std::move(*sleeper);
+    auto writer = writer_fabric_->CreateWorker();
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    writer_ = std::move(*writer);
+    auto endpoint = writer_->Connect(sleeper_->address());
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+    endpoint_ = std::move(*endpoint);
+    auto remote = endpoint_->ImportRegion(region_->descriptor());
+    ASSERT_TRUE(remote.ok()) << remote.status();
+    remote_ = *remote;
+  }
+  void TearDown() override { endpoint_.reset(); }
 
+  // Writes `byte` at offset 100 of the sleeper's region and flushes it (quietly or not) while the sleeper
+  // waits up to `sleep`; returns how long it slept, once the write has completed at the writer.
+  absl::Duration SleepThroughWrite(char byte, absl::Duration sleep, bool quietly) {
+    std::atomic<bool> waiting{false};
+    absl::Duration slept;
+    std::thread waiter([&] {
+      waiting.store(true);
+      const absl::Time start = absl::Now();
+      sleeper_->Wait(sleep);
+      slept = absl::Now() - start;
+    });
+    while (!waiting.load()) std::this_thread::yield();
+    EXPECT_TRUE(endpoint_->PostWrite(remote_, 100, &byte, 1, 7).ok());
+    EXPECT_TRUE((quietly ? endpoint_->FlushQuietly() : endpoint_->Flush()).ok());
+    // The write completes at the writer whatever the peer does (a copy into its memory).
+    Completion done[1];
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    size_t n = 0;
+    while (n == 0 && absl::Now() < deadline) n = writer_->Poll(done);
+    EXPECT_EQ(n, 1u);
+    if (n == 1) EXPECT_TRUE(done[0].status.ok()) << done[0].status;
+    waiter.join();
+    EXPECT_EQ(static_cast<char>(region_->data()[100]), byte);
+    return slept;
+  }
+
+  std::unique_ptr<Fabric> writer_fabric_, sleeper_fabric_;
+  std::unique_ptr<Region> region_;
+  std::unique_ptr<Worker> sleeper_, writer_;
+  std::unique_ptr<Endpoint> endpoint_;
+  RemoteRegion remote_;
+};
+
+TEST_F(UcxDoorbellTest, AWriteIntoMappedMemoryWakesTheSleepingPeer) {
   constexpr absl::Duration kSleep = absl::Seconds(40);
-  std::atomic<bool> waiting{false};
-  absl::Duration slept;
-  std::thread waiter([&] {
-    Worker* worker = sleeper->get();
-    waiting.store(true);
-    const absl::Time start = absl::Now();
-    worker->Wait(kSleep);
-    slept = absl::Now() - start;
-  });
-  while (!waiting.load()) std::this_thread::yield();
-  const char byte = 'x';
-  ASSERT_TRUE((*endpoint)->PostWrite(*remote, 100, &byte, 1, 7).ok());
-  ASSERT_TRUE((*endpoint)->Flush().ok());
-  waiter.join();
-  EXPECT_EQ(static_cast<char>((*region)->data()[100]), 'x');
-  // Woken by the doorbell; without it the peer sleeps all 40 s. (Generous: a loaded machine may
-  // take a while to schedule the woken thread.)
-  EXPECT_LT(slept, kSleep / 2) << "the sleeping worker was not woken by the write";
-  Completion done[1];
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  size_t n = 0;
-  while (n == 0 && absl::Now() < deadline) n = (*writer)->Poll(done);
-  ASSERT_EQ(n, 1u);
-  EXPECT_TRUE(done[0].status.ok()) << done[0].status;
-  endpoint->reset();
+  // Woken by the doorbell; without it the peer sleeps all 40 s. (Generous: a loaded machine may take a
+  // while to schedule the woken thread.)
+  EXPECT_LT(SleepThroughWrite('x', kSleep, /*quietly=*/false), kSleep / 2)
+      << "the sleeping worker was not woken by the write";
 }
 
-TEST(UcxDoorbellTest, AQuietFlushLetsThePeerSleep) {
-  UcxOptions options;
-  options.transports = "sm";
-  options.fabric.keepalive_interval = absl::Hours(1);  // nothing else may wake the sleeper
-  auto writer_fabric = CreateUcxFabric(options);
-  auto sleeper_fabric = CreateUcxFabric(options);
-  ASSERT_TRUE(writer_fabric.ok() && sleeper_fabric.ok());
-  auto region = (*sleeper_fabric)->AllocateRegion(4096);
-  auto sleeper = (*sleeper_fabric)->CreateWorker();
-  auto writer = (*writer_fabric)->CreateWorker();
-  ASSERT_TRUE(region.ok() && sleeper.ok() && writer.ok());
-  auto endpoint = (*writer)->Connect((*sleeper)->address());
-  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
-  auto remote = (*endpoint)->ImportRegion((*region)->descriptor());
-  ASSERT_TRUE(remote.ok()) << remote.status();
-
+TEST_F(UcxDoorbellTest, AQuietFlushLetsThePeerSleep) {
   constexpr absl::Duration kSleep = absl::Seconds(2);
-  std::atomic<bool> waiting{false};
-  absl::Duration slept;
-  std::thread waiter([&] {
-    waiting.store(true);
-    const absl::Time start = absl::Now();
-    sleeper->get()->Wait(kSleep);
-    slept = absl::Now() - start;
-  });
-  while (!waiting.load()) std::this_thread::yield();
-  const char byte = 'q';
-  ASSERT_TRUE((*endpoint)->PostWrite(*remote, 100, &byte, 1, 7).ok());
-  ASSERT_TRUE((*endpoint)->FlushQuietly().ok());
-  // The write completes at the writer whatever the peer does (a copy into its memory).
-  Completion done[1];
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  size_t n = 0;
-  while (n == 0 && absl::Now() < deadline) n = (*writer)->Poll(done);
-  ASSERT_EQ(n, 1u);
-  EXPECT_TRUE(done[0].status.ok()) << done[0].status;
-  EXPECT_EQ(static_cast<char>((*region)->data()[100]), 'q');
-  waiter.join();
   // Woken, it would have returned within milliseconds.
-  EXPECT_GE(slept, kSleep * 3 / 4) << "a quiet write woke the sleeping peer";
-  endpoint->reset();
+  EXPECT_GE(SleepThroughWrite('q', kSleep, /*quietly=*/true), kSleep * 3 / 4)
+      << "a quiet write woke the sleeping peer";
 }
 
 }  // namespace
