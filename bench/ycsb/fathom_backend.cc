@@ -61,6 +61,7 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
   table.buckets = fathom->buckets_ = shape.buckets;
   if (shape.inline_bytes != 0) table.inline_bytes = shape.inline_bytes;
   // Each node's primary copies of the buckets and records, with half again for slabs being filled.
+  // A record's object: the record, its key and key length, the object header (under 64 bytes together).
   const uint64_t record_slot = memory::SlotBytes(memory::SizeClassFor(options.record_bytes + 64));
   const uint64_t bytes =
       (fathom->buckets_ * kv::BucketCapacity(table.inline_bytes) + records * record_slot) * 3 / 2 / options.nodes;
