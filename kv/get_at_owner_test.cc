@@ -9,7 +9,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "kv/format.h"
 #include "kv/get_at_owner.h"
@@ -17,6 +16,7 @@
 #include "kv/kv.h"
 #include "kv/kv_cluster_test.h"
 #include "kv/table_state.h"
+#include "platform/base/mutex.h"
 #include "platform/base/status_test_macros.h"
 
 namespace fathom::kv {
@@ -73,7 +73,8 @@ TEST(GetAtOwnerFormatTest, MalformedRequestsAreInvalidArgument) {
 TEST(GetAtOwnerFormatTest, AnswersRoundTripAndMalformedOnesAreDataLoss) {
   for (const OwnerAnswer& answer : {OwnerAnswer{OwnerAnswerKind::kValue, 0, "v"},
                                     OwnerAnswer{OwnerAnswerKind::kBucket, 77, "bucket bytes"}, OwnerAnswer{}}) {
-    ASSERT_OK_AND_ASSIGN(OwnerAnswer back, DecodeOwnerAnswer(EncodeOwnerAnswer(answer)));
+    const std::string encoded = EncodeOwnerAnswer(answer);  // the decoded bytes point into it
+    ASSERT_OK_AND_ASSIGN(OwnerAnswer back, DecodeOwnerAnswer(encoded));
     EXPECT_EQ(back.kind, answer.kind);
     EXPECT_EQ(back.version, answer.version);
     EXPECT_EQ(back.bytes, answer.bytes);
@@ -124,7 +125,7 @@ class GetAtOwnerTest : public KvClusterTest {
 
   // The owner's answer, computed on `node`'s first thread.
   OwnerAnswer AnswerOn(uint32_t node, const GetAtOwnerRequest& request, size_t limit, std::string* storage) {
-    absl::Notification done;
+    Notification done;
     EXPECT_OK(txns(node).Post(0, [&](txn::TxnThread& thread) {
       *storage = AnswerAtOwner(thread, request, limit);
       done.Notify();
@@ -222,7 +223,7 @@ TEST_P(GetAtOwnerTest, TheOwnerAnswersOnlyWhatItCanVouchFor) {
 }
 
 TEST_P(GetAtOwnerTest, AMalformedRequestIsAnsweredWithAnError) {
-  absl::Notification done;
+  Notification done;
   absl::Status status;
   ASSERT_OK(txns(1).Post(0, [&](txn::TxnThread& thread) {
     absl::Status called = thread.thread().messenger().Call(
