@@ -119,11 +119,6 @@ class Endpoint {
   // something else or its sleep ends. Where writes are events anyway (tcp, verbs), the same as Flush.
   virtual absl::Status FlushQuietly() { return Flush(); }
 
-  // Whether a read of `region` is served by the peer's CPU (a request its worker answers when it makes
-  // progress, as over tcp) rather than by a mapping or the NIC. Then one request to the peer's node thread
-  // costs what a read costs and can do more (kv's GET at the owner: docs/formats/kv.md).
-  virtual bool ReadsServedByPeer(const RemoteRegion& region) const { return false; }
-
   // OK while usable; otherwise why it failed (peer died, timeout, closed).
   virtual absl::Status health() const = 0;
 

@@ -224,7 +224,6 @@ class UcxEndpoint final : public Endpoint {
                             uint64_t context) override;
   absl::Status Flush() override { return FlushWrites(/*wake=*/true); }
   absl::Status FlushQuietly() override { return FlushWrites(/*wake=*/false); }
-  bool ReadsServedByPeer(const RemoteRegion& region) const override;
   absl::Status health() const override { return health_; }
   void Shutdown() override;
 
