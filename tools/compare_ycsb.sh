@@ -12,7 +12,7 @@
 # [MEMORY] line). Writes the tables into docs/benchmarks.md (between the "ycsb-comparison" markers) and PNG
 # plots into docs/img/: throughput against client threads (YCSB-B) and read latency CDFs.
 #
-#   tools/compare_ycsb.sh                 the full run (about an hour on 2 cores)
+#   tools/compare_ycsb.sh                 the full run (about half an hour on 2 cores)
 #   tools/compare_ycsb.sh --quick         a small run into /tmp, docs untouched (a smoke test of the script)
 #
 # Options: --records N (100000) --ops N (200000) --threads N (16: every system gets N concurrent clients)
