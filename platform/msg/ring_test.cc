@@ -32,6 +32,19 @@ SimOptions TornOptions(uint64_t seed) {
   return options;
 }
 
+// Polls the receiver until `count` messages have come, each checked to be Pattern(i, bytes) in order;
+// returns how many came.
+int ReceivePatterns(SimRingPair& pair, int count, size_t bytes) {
+  int got = 0;
+  for (int round = 0; round < 10000 && got < count; ++round) {
+    pair.PollReceiver([&](const RingRecord& r) {
+      EXPECT_EQ(r.payload, Pattern(got++, bytes));
+      return RejectReason::kNone;
+    });
+  }
+  return got;
+}
+
 // What the receiver expects next, and checks every record against.
 struct Expectation {
   std::mt19937_64* rng = nullptr;
@@ -164,14 +177,7 @@ TEST(RingTest, QueuedMessagesGoOutInOneWrite) {
   ASSERT_OK(pair.sender->Flush());
   EXPECT_EQ(pair.a_to_b->writes(), 1u);
   EXPECT_EQ(pair.sender->stats().writes, 1u);
-  int got = 0;
-  for (int round = 0; round < 10000 && got < 20; ++round) {
-    pair.PollReceiver([&](const RingRecord& r) {
-      EXPECT_EQ(r.payload, Pattern(got++, 50));
-      return RejectReason::kNone;
-    });
-  }
-  EXPECT_EQ(got, 20);
+  EXPECT_EQ(ReceivePatterns(pair, 20, 50), 20);
 
   // A batch that crosses the ring's end: two writes (end of this lap, start of the next), never more.
   while (pair.sender->geometry().RoomBeforeEnd(pair.sender->tail()) > 500) {
@@ -203,14 +209,7 @@ TEST(RingTest, OnlyMessagesThatWakeOrAFillingRingWakeTheReceiver) {
   ASSERT_OK(pair.sender->Send(7, Pattern(3, 50), {}, nullptr, /*wake=*/false));
   ASSERT_OK(pair.sender->Flush());
   EXPECT_EQ(pair.a_to_b->quiet_flushes(), 2u) << "the waking message went with the last flush";
-  int got = 0;
-  for (int round = 0; round < 10000 && got < 4; ++round) {
-    pair.PollReceiver([&](const RingRecord& r) {
-      EXPECT_EQ(r.payload, Pattern(got++, 50));
-      return RejectReason::kNone;
-    });
-  }
-  ASSERT_EQ(got, 4);
+  ASSERT_EQ(ReceivePatterns(pair, 4, 50), 4);
   // Quiet messages the receiver does not read: once more than half the ring is unconsumed, flushes wake.
   const uint64_t quiet_before = pair.a_to_b->quiet_flushes(), waking_before = pair.a_to_b->flushes();
   for (int i = 0; i < 12; ++i) {
