@@ -45,7 +45,8 @@ absl::StatusOr<LockGrant> Participant::Lock(const Record& record) {
     }
     if (entry.op == WriteOp::kAlloc) {
       auto reserved = reserved_.find(entry.ref.address.raw());
-      if (reserved == reserved_.end() || !(reserved->second == entry.ref)) {
+      if (reserved == reserved_.end() || !(reserved->second.ref == entry.ref) ||
+          reserved->second.coordinator != record.id.node) {
         ++stats_.rejected;
         return absl::InvalidArgumentError(absl::StrCat(record.id.ToString(), " allocates ",
                                                        entry.ref.address.ToString(), ", which it did not reserve"));
@@ -305,7 +306,8 @@ absl::Status Participant::Forget(const TxnId& id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity) {
+absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity, uint32_t coordinator,
+                                                       uint64_t epoch) {
   auto slot = allocator_->Allocate(uint64_t{payload_capacity} + object::kHeaderBytes);
   if (!slot.ok()) return slot.status();
   object::ObjectRef ref{slot->address, 0, slot->capacity};
@@ -313,18 +315,55 @@ absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity
   if (!object.ok()) return object.status();
   // A reused slot keeps the incarnation its free moved to; fresh memory starts at 0.
   ref.incarnation = object->ReadHeader().incarnation;
-  reserved_[ref.address.raw()] = ref;
+  reserved_[ref.address.raw()] = Reservation{ref, coordinator, epoch};
   return ref;
 }
 
 absl::Status Participant::Release(const object::ObjectRef& ref) {
   auto it = reserved_.find(ref.address.raw());
-  if (it == reserved_.end() || !(it->second == ref)) {
+  if (it == reserved_.end() || !(it->second.ref == ref)) {
     ++stats_.rejected;
     return absl::InvalidArgumentError(absl::StrCat(ref.address.ToString(), " is not a slot reserved here"));
   }
   reserved_.erase(it);
   return allocator_->Free(ref.address);
+}
+
+size_t Participant::ReleaseReservationsOfGone(const std::function<bool(uint32_t, uint64_t)>& gone, size_t* kept) {
+  *kept = 0;
+  absl::flat_hash_set<uint64_t> locked;  // slots that LOCKs still held here allocate
+  bool listed = false;
+  size_t freed = 0;
+  for (auto it = reserved_.begin(); it != reserved_.end();) {
+    const Reservation& r = it->second;
+    if (!gone(r.coordinator, r.epoch)) {
+      ++it;
+      continue;
+    }
+    if (!listed) {
+      listed = true;
+      for (const auto& [key, entry] : primary_log_) {
+        if (entry.committed) continue;
+        for (const WriteEntry& w : entry.record.entries) {
+          if (w.op == WriteOp::kAlloc) locked.insert(w.ref.address.raw());
+        }
+      }
+    }
+    if (locked.contains(it->first)) {
+      ++*kept;
+      ++it;
+      continue;
+    }
+    if (absl::Status s = allocator_->Free(r.ref.address); !s.ok()) {
+      ++stats_.errors;
+      LogError("txn", "freeing %s, reserved for node %u, which is gone: %s", r.ref.address.ToString().c_str(),
+               r.coordinator, s.ToString().c_str());
+    }
+    ++stats_.reservations_of_gone_freed;
+    ++freed;
+    reserved_.erase(it++);
+  }
+  return freed;
 }
 
 void Participant::ApplyBackup(const Record& record) {

@@ -46,6 +46,7 @@ struct ParticipantStats {
   uint64_t rejected = 0;                // records that referred to nothing this thread knows
   uint64_t errors = 0;                  // local failures while installing (logged)
   uint64_t duplicate_commits = 0;       // COMMIT-PRIMARY copies of transactions already committed here
+  uint64_t reservations_of_gone_freed = 0;  // slots reserved for coordinators that left, freed unused
 
   ParticipantStats& operator+=(const ParticipantStats& o) {
     locks_granted += o.locks_granted;
@@ -59,6 +60,7 @@ struct ParticipantStats {
     rejected += o.rejected;
     errors += o.errors;
     duplicate_commits += o.duplicate_commits;
+    reservations_of_gone_freed += o.reservations_of_gone_freed;
     return *this;
   }
 };
@@ -83,11 +85,16 @@ class Participant {
   absl::Status CommitBackup(Record record);
   // ABORT: undoes a LOCK or drops a backup record. Unknown ids are ignored (nothing was kept).
   void Abort(const TxnId& id);
-  // A slot with room for `payload_capacity` bytes, reserved for a transaction that allocates it: it becomes
-  // a live object only when that transaction commits (its header is untouched until then).
-  absl::StatusOr<object::ObjectRef> Reserve(uint32_t payload_capacity);
+  // A slot with room for `payload_capacity` bytes, reserved for transactions of `coordinator` (a node that
+  // asked in configuration `epoch`): it becomes a live object only when one of them allocates it and
+  // commits (its header is untouched until then); a LOCK from another node may not allocate it.
+  absl::StatusOr<object::ObjectRef> Reserve(uint32_t payload_capacity, uint32_t coordinator, uint64_t epoch);
   // Gives back a reserved slot the transaction did not use. NotFound if it is not reserved here.
   absl::Status Release(const object::ObjectRef& ref);
+  // Frees the slots reserved for coordinators that `gone(node, epoch)` says are gone, except those a LOCK
+  // held here allocates (recovery decides that transaction; an abort leaves them reserved for a later
+  // call). Returns how many were freed; `*kept` is set to how many of gone coordinators stay reserved.
+  size_t ReleaseReservationsOfGone(const std::function<bool(uint32_t node, uint64_t epoch)>& gone, size_t* kept);
   size_t reserved() const { return reserved_.size(); }
   // Told of every state installed from now on (TxnOptions::on_install). Set before the thread runs.
   void set_install_observer(InstallObserver observer) { on_install_ = std::move(observer); }
@@ -163,7 +170,12 @@ class Participant {
   // a coordinator that is gone and that no recovery round finds (it held nothing elsewhere) stay.
   absl::btree_set<TombstoneKey> truncated_;
   absl::flat_hash_map<std::pair<uint32_t, uint16_t>, CoordinatorMark> marks_;  // by (node, thread)
-  absl::flat_hash_map<uint64_t, object::ObjectRef> reserved_;  // by raw address
+  struct Reservation {
+    object::ObjectRef ref;
+    uint32_t coordinator = 0;
+    uint64_t epoch = 0;
+  };
+  absl::flat_hash_map<uint64_t, Reservation> reserved_;  // by raw address
   ParticipantStats stats_;
   InstallObserver on_install_;
   LogEpochs* epochs_ = nullptr;

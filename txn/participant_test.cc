@@ -180,5 +180,42 @@ TEST_F(ParticipantTest, TruncationLeavesATombstoneUntilTheCoordinatorsMarkSettle
   EXPECT_TRUE(participant_->MarksOf([](uint32_t, uint64_t) { return false; }).empty());
 }
 
+// Slots reserved ahead of need (spare_slots.h) belong to the coordinator that asked: no other node's LOCK
+// may allocate them, and once that coordinator is gone they are freed, except one its held LOCK allocates.
+TEST_F(ParticipantTest, ReservedSlotsBelongToTheirCoordinatorAndAreFreedWhenItIsGone) {
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef for_two, participant_->Reserve(100, /*coordinator=*/2, /*epoch=*/4));
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef locked_by_two, participant_->Reserve(100, 2, 4));
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef for_three, participant_->Reserve(100, 3, 5));
+  EXPECT_EQ(participant_->reserved(), 3u);
+
+  Record stolen = WriteRecord(RecordKind::kLock, TxnId{5, /*node=*/3, 0, 1}, for_two, "x", 0);
+  stolen.entries[0].op = WriteOp::kAlloc;
+  EXPECT_TRUE(absl::IsInvalidArgument(participant_->Lock(stolen).status()));
+  EXPECT_FALSE(Locked(for_two));
+
+  Record held = WriteRecord(RecordKind::kLock, TxnId{4, /*node=*/2, 0, 1}, locked_by_two, "y", 0);
+  held.entries[0].op = WriteOp::kAlloc;
+  held.entries[0].version = locked_by_two.incarnation;
+  ASSERT_OK(participant_->Lock(held).status());
+
+  size_t kept = 0;
+  auto node_two_gone = [](uint32_t node, uint64_t) { return node == 2; };
+  EXPECT_EQ(participant_->ReleaseReservationsOfGone(node_two_gone, &kept), 1u);
+  EXPECT_EQ(kept, 1u);  // the slot its LOCK allocates waits for recovery's decision
+  EXPECT_EQ(participant_->reserved(), 2u);
+  EXPECT_TRUE(absl::IsInvalidArgument(participant_->Release(for_two))) << "freed, so no longer reserved";
+  EXPECT_OK(participant_->Release(for_three));
+
+  participant_->Abort(held.id);  // recovery aborted it: now nothing holds the slot
+  EXPECT_EQ(participant_->ReleaseReservationsOfGone(node_two_gone, &kept), 1u);
+  EXPECT_EQ(kept, 0u);
+  EXPECT_EQ(participant_->reserved(), 0u);
+  EXPECT_EQ(participant_->stats().reservations_of_gone_freed, 2u);
+  // Freed slots are allocated again.
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef again, participant_->Reserve(100, 3, 5));
+  EXPECT_TRUE(again.address == for_two.address || again.address == locked_by_two.address ||
+              again.address == for_three.address);
+}
+
 }  // namespace
 }  // namespace fathom::txn

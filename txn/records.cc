@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/byte_order.h"
+#include "platform/base/status_macros.h"
 #include "platform/fabric/wire.h"
 #include "platform/memory/size_classes.h"
 
@@ -226,19 +227,57 @@ absl::StatusOr<LockGrant> DecodeLockReply(std::string_view bytes, size_t expecte
   return grant;
 }
 
-std::string EncodeAllocRequest(uint32_t payload_capacity) {
+std::string EncodeAllocRequest(const AllocRequest& request) {
   std::string out;
-  AppendU32(out, payload_capacity);
+  AppendU32(out, request.payload_capacity);
+  AppendU32(out, request.count);
+  AppendU64(out, request.epoch);
   return out;
 }
 
-absl::StatusOr<uint32_t> DecodeAllocRequest(std::string_view bytes) {
-  if (bytes.size() != 4) return Malformed(absl::StrCat("allocation request of ", bytes.size(), " bytes"));
-  const uint32_t capacity = LoadU32(bytes.data());
-  if (capacity == 0 || capacity > memory::kMaxSlotBytes - object::kHeaderBytes) {
-    return Malformed(absl::StrCat("allocation of ", capacity, " bytes"));
+absl::StatusOr<AllocRequest> DecodeAllocRequest(std::string_view bytes) {
+  if (bytes.size() != 16) return Malformed(absl::StrCat("allocation request of ", bytes.size(), " bytes"));
+  AllocRequest request;
+  request.payload_capacity = LoadU32(bytes.data());
+  request.count = LoadU32(bytes.data() + 4);
+  request.epoch = LoadU64(bytes.data() + 8);
+  if (request.payload_capacity == 0 || request.payload_capacity > memory::kMaxSlotBytes - object::kHeaderBytes) {
+    return Malformed(absl::StrCat("allocation of ", request.payload_capacity, " bytes"));
   }
-  return capacity;
+  if (request.count == 0 || request.count > kMaxAllocCount) {
+    return Malformed(absl::StrCat("allocation of ", request.count, " slots (1..", kMaxAllocCount, ")"));
+  }
+  return request;
+}
+
+std::string EncodeAllocReply(const std::vector<object::ObjectRef>& refs) {
+  std::string out;
+  AppendU32(out, static_cast<uint32_t>(refs.size()));
+  for (const object::ObjectRef& ref : refs) out += EncodeRef(ref);
+  return out;
+}
+
+absl::StatusOr<std::vector<object::ObjectRef>> DecodeAllocReply(std::string_view bytes, uint32_t requested,
+                                                                uint32_t payload_capacity) {
+  if (bytes.size() < 4) return Malformed(absl::StrCat("allocation reply of ", bytes.size(), " bytes"));
+  const uint32_t count = LoadU32(bytes.data());
+  if (count == 0 || count > requested) {
+    return Malformed(absl::StrCat("allocation reply with ", count, " slots for ", requested, " asked"));
+  }
+  if (bytes.size() != 4 + 16 * uint64_t{count}) {
+    return Malformed(absl::StrCat("allocation reply of ", bytes.size(), " bytes for ", count, " slots"));
+  }
+  std::vector<object::ObjectRef> refs;
+  refs.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    ASSIGN_OR_RETURN(object::ObjectRef ref, DecodeRef(bytes.substr(4 + 16 * i, 16)));
+    if (ref.capacity < uint64_t{payload_capacity} + object::kHeaderBytes) {
+      return Malformed(absl::StrCat("allocation reply: ", ref.address.ToString(), " has ", ref.capacity,
+                                    " bytes, less than ", payload_capacity, " + the header"));
+    }
+    refs.push_back(ref);
+  }
+  return refs;
 }
 
 std::string EncodeRef(const object::ObjectRef& ref) {

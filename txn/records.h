@@ -137,10 +137,23 @@ struct LockGrant {
 std::string EncodeLockReply(const LockGrant& grant);
 absl::StatusOr<LockGrant> DecodeLockReply(std::string_view bytes, size_t expected_entries);
 
-// kAlloc: reserve a slot with room for `payload_capacity` bytes on the receiving node.
-std::string EncodeAllocRequest(uint32_t payload_capacity);
-absl::StatusOr<uint32_t> DecodeAllocRequest(std::string_view bytes);
-// The reply and the kRelease message carry a slot reference.
+// kAlloc: reserve `count` slots with room for `payload_capacity` bytes each on the receiving node, for the
+// sending coordinator, which was at configuration `epoch` (the owner frees them once that coordinator is
+// gone, as transaction recovery judges it: RegionMap::CoordinatorGone).
+inline constexpr uint32_t kMaxAllocCount = 32;
+struct AllocRequest {
+  uint32_t payload_capacity = 0;
+  uint32_t count = 1;
+  uint64_t epoch = 0;
+};
+std::string EncodeAllocRequest(const AllocRequest& request);
+absl::StatusOr<AllocRequest> DecodeAllocRequest(std::string_view bytes);
+// The reply: 1..`requested` slots (fewer when the owner's memory ran out part-way), each with room for
+// `payload_capacity` bytes.
+std::string EncodeAllocReply(const std::vector<object::ObjectRef>& refs);
+absl::StatusOr<std::vector<object::ObjectRef>> DecodeAllocReply(std::string_view bytes, uint32_t requested,
+                                                                uint32_t payload_capacity);
+// The kRelease message carries a slot reference.
 std::string EncodeRef(const object::ObjectRef& ref);
 absl::StatusOr<object::ObjectRef> DecodeRef(std::string_view bytes);
 

@@ -256,13 +256,41 @@ TEST(RecordsTest, RepliesAndSmallMessagesAreChecked) {
   EXPECT_FALSE(DecodeLockReply(EncodeLockReply({{3, 4}, 9}).substr(0, 27), 2).ok());
   EXPECT_FALSE(DecodeLockReply("", 0).ok());
 
-  ASSERT_OK_AND_ASSIGN(uint32_t capacity, DecodeAllocRequest(EncodeAllocRequest(100)));
-  EXPECT_EQ(capacity, 100u);
-  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest(0)).ok());
-  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest(1u << 20)).ok());
+  ASSERT_OK_AND_ASSIGN(AllocRequest request, DecodeAllocRequest(EncodeAllocRequest({100, 8, 7})));
+  EXPECT_EQ(request.payload_capacity, 100u);
+  EXPECT_EQ(request.count, 8u);
+  EXPECT_EQ(request.epoch, 7u);
+  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest({0, 1, 7})).ok());
+  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest({1u << 20, 1, 7})).ok());
+  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest({100, 0, 7})).ok());
+  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest({100, kMaxAllocCount + 1, 7})).ok());
+  EXPECT_FALSE(DecodeAllocRequest(EncodeAllocRequest({100, 1, 7}).substr(0, 4)).ok());  // the old, 4-byte form
   EXPECT_FALSE(DecodeAllocRequest("abc").ok());
 
   const object::ObjectRef ref{{(2u << 16) | 1, 4096}, 3, 512};
+  const object::ObjectRef other{{(2u << 16) | 1, 8192}, 0, 512};
+  const std::string reply = EncodeAllocReply({ref, other});
+  ASSERT_OK_AND_ASSIGN(std::vector<object::ObjectRef> refs, DecodeAllocReply(reply, 2, 480));
+  EXPECT_EQ(refs, (std::vector<object::ObjectRef>{ref, other}));
+  ASSERT_OK_AND_ASSIGN(refs, DecodeAllocReply(reply, 8, 100));  // fewer than asked: the owner ran out
+  EXPECT_EQ(refs.size(), 2u);
+  EXPECT_FALSE(DecodeAllocReply(reply, 1, 100).ok());                     // more than asked
+  EXPECT_FALSE(DecodeAllocReply(reply, 2, 481).ok());                     // a slot too small for the payload
+  EXPECT_FALSE(DecodeAllocReply(reply.substr(0, reply.size() - 1), 2, 100).ok());  // truncated
+  EXPECT_FALSE(DecodeAllocReply(reply + "x", 2, 100).ok());                        // trailing bytes
+  EXPECT_FALSE(DecodeAllocReply(EncodeAllocReply({}), 2, 100).ok());               // none
+  EXPECT_FALSE(DecodeAllocReply("ab", 2, 100).ok());
+  std::string lying = reply;
+  lying[0] = 3;  // says three slots, carries two
+  EXPECT_FALSE(DecodeAllocReply(lying, 8, 100).ok());
+  for (size_t i = 4; i < reply.size(); ++i) {  // every byte of the references: a flip is refused or still a slot
+    std::string flipped = reply;
+    flipped[i] = static_cast<char>(flipped[i] ^ 0x41);
+    auto decoded = DecodeAllocReply(flipped, 2, 100);
+    if (decoded.ok()) {
+      for (const object::ObjectRef& r : *decoded) EXPECT_GE(r.capacity, 132u);
+    }
+  }
   ASSERT_OK_AND_ASSIGN(object::ObjectRef back, DecodeRef(EncodeRef(ref)));
   EXPECT_EQ(back, ref);
   object::ObjectRef odd = ref;

@@ -101,6 +101,44 @@ TEST_P(TxnTest, CommitsAreReplicatedAndBackupsMatchTheirPrimaries) {
   EXPECT_EQ(stats.participant.errors, 0u);
 }
 
+// An allocation in another node's memory takes a slot reserved there ahead of need: one ALLOC reserves a
+// batch (spare_slots.h), so most new objects cost no round trip before the commit.
+TEST_P(TxnTest, AllocationsOnAnotherNodeTakeSlotsReservedInBatches) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  constexpr int kObjects = 20;
+  ASSERT_OK_AND_ASSIGN(TxnStats before, txns(1).Stats());
+  std::vector<ObjectRef> refs;
+  for (int i = 0; i < kObjects; ++i) {
+    Transaction tx = txns(1).Begin(0);
+    ASSERT_OK_AND_ASSIGN(ObjectRef ref, tx.Alloc(1000, {.node = 2}));
+    EXPECT_EQ(ref.address.region >> 16, 2u) << "in node 2's memory";
+    ASSERT_OK(tx.Write(ref, std::string(1000, static_cast<char>('a' + i % 26))));
+    ASSERT_OK(tx.Commit());
+    refs.push_back(ref);
+  }
+  {
+    Transaction aborted = txns(1).Begin(0);  // its slot goes back to node 2
+    ASSERT_OK(aborted.Alloc(1000, {.node = 2}).status());
+    aborted.Abort();
+  }
+  ASSERT_OK_AND_ASSIGN(TxnStats after, txns(1).Stats());
+  const uint64_t asked = after.coordinator.alloc_messages - before.coordinator.alloc_messages;
+  EXPECT_GE(asked, 1u);
+  EXPECT_LE(asked, (kObjects + 1 + SpareSlots::kBatch - 1) / SpareSlots::kBatch) << "one ALLOC per batch";
+  for (int i = 0; i < kObjects; ++i) {
+    for (int j = 0; j < i; ++j) ASSERT_FALSE(refs[i].address == refs[j].address) << "slot given twice";
+    Transaction check = txns(3).Begin();
+    ASSERT_OK_AND_ASSIGN(std::string bytes, check.Read(refs[i]));
+    EXPECT_EQ(bytes, std::string(1000, static_cast<char>('a' + i % 26)));
+  }
+  ASSERT_OK(cluster_->WaitForQuiescence());
+  ASSERT_OK(cluster_->CheckReplicasIdentical());
+  // Node 2 keeps reserved only what node 1 still holds spare: less than a batch.
+  ASSERT_OK_AND_ASSIGN(TxnStats two, txns(2).Stats());
+  EXPECT_LT(two.reserved_slots, SpareSlots::kBatch);
+  EXPECT_EQ(two.participant.rejected, 0u);
+}
+
 TEST_P(TxnTest, AConflictingWriteAbortsAtLock) {
   SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
   std::vector<ObjectRef> x = CreateCounters(1, 0);

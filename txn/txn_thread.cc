@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/status_macros.h"
+#include "platform/memory/size_classes.h"
 #include "platform/object/object_codec.h"
 #include "txn/commit.h"
 
@@ -92,6 +94,7 @@ absl::Status TxnThread::Install() {
     stats_.truncate_messages += sent;
     return sent;
   });
+  thread_->AddPoller([this] { return ReleaseSlotsOfGoneCoordinators(); });
   thread_->AddConnectionListener([this](uint32_t peer) { SendOwed(peer); });
   thread_->AddPoller([this] {
     if (timers_.empty()) return size_t{0};
@@ -374,24 +377,50 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
     tx->writes[ref.address.raw()] = BufferedWrite{ref, WriteOp::kAlloc, {}};
   };
   if (node == node_id_) {
-    auto ref = ReserveHere(payload_capacity);
+    auto ref = ReserveHere(payload_capacity, node_id_, replicas().epoch());
     if (ref.ok()) note(*ref);
     return done(ref);
   }
+  // Another node's memory: a spare slot reserved there earlier, or wait for the next batch.
+  const int size_class = memory::SizeClassFor(uint64_t{payload_capacity} + object::kHeaderBytes);
+  auto still_served = [this, node](const object::ObjectRef& ref) {
+    auto primary = replicas().PrimaryOf(ref.address.region);
+    return primary.ok() && *primary == node;
+  };
+  if (std::optional<object::ObjectRef> spare = spares_.Take(node, size_class, still_served)) {
+    note(*spare);
+    return done(*spare);
+  }
+  auto deliver = [this, tx, note, done, node, size_class](absl::StatusOr<object::ObjectRef> ref) {
+    if (!ref.ok()) return done(ref.status());
+    if (tx->finished) {  // aborted meanwhile: the slot waits for the next transaction
+      spares_.Put(node, size_class, *ref);
+      return done(absl::FailedPreconditionError("the transaction finished while its allocation was made"));
+    }
+    note(*ref);
+    done(*ref);
+  };
+  if (spares_.Wait(node, size_class, std::move(deliver))) AskForSpares(node, size_class);
+}
+
+void TxnThread::AskForSpares(uint32_t node, int size_class) {
+  const uint32_t count = spares_.Asking(node, size_class);
+  const uint32_t payload_capacity = memory::SlotBytes(size_class) - object::kHeaderBytes;
+  ++stats_.alloc_messages;
   absl::Status posted = thread_->messenger().Call(
-      node, kAllocMessage, EncodeAllocRequest(payload_capacity), options_.rpc_timeout,
-      [note, done](absl::StatusOr<std::string_view> reply) {
-        if (!reply.ok()) return done(reply.status());
-        auto ref = DecodeRef(*reply);
-        if (ref.ok()) note(*ref);
-        done(ref);
+      node, kAllocMessage, EncodeAllocRequest({payload_capacity, count, replicas().epoch()}), options_.rpc_timeout,
+      [this, node, size_class, count, payload_capacity](absl::StatusOr<std::string_view> reply) {
+        absl::StatusOr<std::vector<object::ObjectRef>> refs =
+            reply.ok() ? DecodeAllocReply(*reply, count, payload_capacity)
+                       : absl::StatusOr<std::vector<object::ObjectRef>>(reply.status());
+        if (spares_.Fill(node, size_class, std::move(refs))) AskForSpares(node, size_class);
       });
   // A full ring (or too many calls in flight) to the owner is transient, like a full log at LOCK: the
   // caller retries the transaction (Aborted) rather than taking it for memory exhausted.
   if (absl::IsResourceExhausted(posted)) {
-    return done(absl::AbortedError(absl::StrCat("allocation request to node ", node, " not sent: ", posted.message())));
+    posted = absl::AbortedError(absl::StrCat("allocation request to node ", node, " not sent: ", posted.message()));
   }
-  if (!posted.ok()) done(posted);
+  if (!posted.ok()) spares_.Fill(node, size_class, posted);  // fails every waiter: nothing to ask again
 }
 
 void TxnThread::ReleaseReserved(const object::ObjectRef& ref) {
@@ -485,16 +514,41 @@ absl::Status TxnThread::HandleRecord(msg::MessageType type, Record record, std::
 
 absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply) {
   if (reply == nullptr) return absl::InvalidArgumentError("an allocation must be a request");
-  auto capacity = DecodeAllocRequest(message.payload);
-  if (!capacity.ok()) return capacity.status();
-  auto ref = ReserveHere(*capacity);
-  if (!ref.ok()) return ref.status();
-  *reply = EncodeRef(*ref);
+  ASSIGN_OR_RETURN(AllocRequest request, DecodeAllocRequest(message.payload));
+  std::vector<object::ObjectRef> refs;
+  for (uint32_t i = 0; i < request.count; ++i) {
+    auto ref = ReserveHere(request.payload_capacity, message.peer, request.epoch);
+    if (!ref.ok()) {
+      if (refs.empty()) return ref.status();
+      break;  // memory ran out part-way: the ones made are the answer
+    }
+    refs.push_back(*ref);
+  }
+  *reply = EncodeAllocReply(refs);
   return absl::OkStatus();
 }
 
-absl::StatusOr<object::ObjectRef> TxnThread::ReserveHere(uint32_t payload_capacity) {
-  auto ref = participant_.Reserve(payload_capacity);
+size_t TxnThread::ReleaseSlotsOfGoneCoordinators() {
+  if (participant_.reserved() == 0) return 0;
+  const memory::RegionMap& map = replicas();
+  const bool recheck = recheck_reservations_at_.has_value() && clock_->Now() >= *recheck_reservations_at_;
+  if (map.epoch() == reservations_checked_epoch_ && !recheck) return 0;
+  // What a coordinator that left wrote into this node's rings (an ALLOC, a LOCK) is handled only once the
+  // node has fenced the configuration that says it left.
+  if (thread_->fenced_epoch() < map.epoch()) return 0;
+  reservations_checked_epoch_ = map.epoch();
+  size_t kept = 0;
+  const size_t freed = participant_.ReleaseReservationsOfGone(
+      [&map](uint32_t node, uint64_t epoch) { return epoch <= map.epoch() && map.CoordinatorGone(node, epoch); },
+      &kept);
+  // Slots that LOCKs of gone coordinators allocate wait for recovery's decision: look again later.
+  recheck_reservations_at_ = kept > 0 ? std::optional<absl::Time>(clock_->Now() + absl::Seconds(1)) : std::nullopt;
+  return freed;
+}
+
+absl::StatusOr<object::ObjectRef> TxnThread::ReserveHere(uint32_t payload_capacity, uint32_t coordinator,
+                                                         uint64_t epoch) {
+  auto ref = participant_.Reserve(payload_capacity, coordinator, epoch);
   if (absl::IsResourceExhausted(ref.status())) {
     // No object size in the text: a load's errors group by message (one line per node).
     return absl::ResourceExhaustedError(absl::StrCat("node ", node_id_, " is out of memory (", ref.status().message(),

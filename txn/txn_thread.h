@@ -28,6 +28,7 @@
 #include "txn/log_epochs.h"
 #include "txn/participant.h"
 #include "txn/recovery.h"
+#include "txn/spare_slots.h"
 #include "platform/memory/region_map.h"
 #include "txn/truncator.h"
 #include "txn/tx_state.h"
@@ -54,6 +55,7 @@ struct CoordinatorStats {
   uint64_t sync_waits = 0;         // sync commits that waited for their log epoch to be durable
   uint64_t epoch_retries = 0;      // LOCK rounds repeated because a log epoch was closing
   uint64_t truncate_messages = 0;  // TRUNCATE records of their own (the rest ride on other records)
+  uint64_t alloc_messages = 0;     // ALLOC requests, each reserving a batch of spare slots (spare_slots.h)
   uint64_t resends = 0;            // COMMIT-PRIMARY and ABORT records sent again after a failed write
   uint64_t redeliveries = 0;       // records written, then lost with their connection, sent again
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
@@ -78,6 +80,7 @@ struct CoordinatorStats {
     sync_waits += o.sync_waits;
     epoch_retries += o.epoch_retries;
     truncate_messages += o.truncate_messages;
+    alloc_messages += o.alloc_messages;
     resends += o.resends;
     redeliveries += o.redeliveries;
     execution_reads += o.execution_reads;
@@ -195,8 +198,14 @@ class TxnThread {
   absl::Status OnOrphans(const msg::Message& message, std::string* reply);
   absl::Status OnResolve(const msg::Message& message, std::string* reply);
   uint64_t RegionBytes(uint32_t region);
-  // A slot reserved in this node's memory, in a region this node is still the primary of.
-  absl::StatusOr<object::ObjectRef> ReserveHere(uint32_t payload_capacity);
+  // A slot reserved in this node's memory for `coordinator` (at configuration `epoch`), in a region this
+  // node is still the primary of.
+  absl::StatusOr<object::ObjectRef> ReserveHere(uint32_t payload_capacity, uint32_t coordinator, uint64_t epoch);
+  // Sends ALLOC to `node` for spare slots of `size_class`, for the transactions waiting for one.
+  void AskForSpares(uint32_t node, int size_class);
+  // Frees the slots reserved here for coordinators that are gone, once this node has handled everything
+  // they wrote (the poller; runs when the configuration moved, and again while LOCKs keep some).
+  size_t ReleaseSlotsOfGoneCoordinators();
   void ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
   void ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, ReadCallback done, absl::Time give_up);
   void ReleaseReserved(const object::ObjectRef& ref);
@@ -215,6 +224,9 @@ class TxnThread {
   absl::btree_set<uint64_t> unsettled_;  // counters of transactions not settled yet
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;
+  SpareSlots spares_;
+  uint64_t reservations_checked_epoch_ = 0;
+  std::optional<absl::Time> recheck_reservations_at_;
   std::vector<std::pair<absl::Time, std::function<void()>>> timers_;
   // Sends waiting for a connection to a node (Owe), by ticket: in the order they were owed.
   absl::flat_hash_map<uint32_t, std::map<uint64_t, std::function<void()>>> owed_;

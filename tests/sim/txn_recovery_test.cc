@@ -34,6 +34,8 @@ struct Outcome {
   std::vector<std::string> after;  // each object's first two bytes, read by node 1 after recovery
   absl::Status write_after;        // node 1 writes every object again
   uint64_t held_one = 0, held_two = 0;  // log entries left at nodes 1 and 2 after recovery
+  // Slots node 1 keeps reserved (node 3's spares: spare_slots.h) before the crash and after recovery.
+  uint64_t reserved_one_before = 0, reserved_one_after = 0;
   bool three_removed = false;
   std::vector<std::string> replica_differences;  // after recovery
   uint64_t history = 0;
@@ -79,7 +81,11 @@ absl::StatusOr<Outcome> CrashCoordinator(uint64_t seed, std::string_view crash_s
     if (!ref.ok()) return ref.status();
     refs.push_back(*ref);
   }
+  // Node 3 makes an object in node 1's memory: node 1 then keeps spare slots reserved for it.
+  if (auto made = CommitNewObject(cluster, /*coordinator=*/3, /*on_node=*/1, "s"); !made.ok()) return made.status();
   cluster.scheduler().RunFor(absl::Milliseconds(5));
+  auto reserved = [](txn::TxnThread& t) { return t.participant().reserved(); };
+  const uint64_t reserved_one_before = SumOverThreads(cluster, 1, reserved);
 
   armed = true;
   auto commit = std::make_shared<absl::Status>(absl::UnknownError("not returned"));
@@ -105,6 +111,8 @@ absl::StatusOr<Outcome> CrashCoordinator(uint64_t seed, std::string_view crash_s
   auto held = [](txn::TxnThread& t) { return t.participant().log_entries(); };
   outcome.held_one = SumOverThreads(cluster, 1, held);
   outcome.held_two = SumOverThreads(cluster, 2, held);
+  outcome.reserved_one_before = reserved_one_before;
+  outcome.reserved_one_after = SumOverThreads(cluster, 1, reserved);
   outcome.replica_differences = ReplicaDifferences(cluster);
   ReadAndRewrite(cluster, refs, &outcome.after, &outcome.write_after);
   outcome.history = cluster.history();
@@ -132,6 +140,8 @@ void ExpectRecovered(std::string_view crash_step, bool on_three, const std::stri
     EXPECT_TRUE(outcome->write_after.ok()) << outcome->write_after << " (an object stayed locked)";
     EXPECT_EQ(outcome->held_one, 0u) << "node 1 keeps a record of the recovered transaction";
     EXPECT_EQ(outcome->held_two, 0u) << "node 2 keeps a record of the recovered transaction";
+    EXPECT_GT(outcome->reserved_one_before, 0u);
+    EXPECT_EQ(outcome->reserved_one_after, 0u) << "node 1 keeps slots reserved for node 3, which is gone";
     EXPECT_TRUE(outcome->replica_differences.empty()) << absl::StrJoin(outcome->replica_differences, "\n");
   }
 }
