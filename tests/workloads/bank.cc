@@ -56,6 +56,7 @@ absl::StatusOr<BankResult> RunBank(const std::vector<TransactionService*>& servi
     if (failure.ok()) failure = s;
   };
   std::atomic<int> clients_running{0};
+  std::atomic<bool> audited{false};  // a snapshot committed while clients ran
   std::vector<std::thread> threads;
   for (size_t n = 0; n < services.size(); ++n) {
     for (int c = 0; c < options.clients_per_node; ++c) {
@@ -67,7 +68,8 @@ absl::StatusOr<BankResult> RunBank(const std::vector<TransactionService*>& servi
         RetryOptions retry = options.retry;
         retry.seed = random();
         uint64_t moved = 0, insufficient = 0, gave_up = 0;
-        for (int i = 0; i < options.transfers_per_client; ++i) {
+        const int most = 20 * options.transfers_per_client;
+        for (int i = 0; i < options.transfers_per_client || (!audited.load() && i < most); ++i) {
           const int from = pick(random);
           int to = pick(random);
           if (to == from) to = (to + 1) % options.accounts;
@@ -118,6 +120,7 @@ absl::StatusOr<BankResult> RunBank(const std::vector<TransactionService*>& servi
       break;
     }
     ++audits;
+    audited.store(true);
     if (audit->first != expected) violations.push_back(absl::StrCat("a snapshot saw a total of ", audit->first));
     if (audit->second) violations.push_back("a snapshot saw a negative balance");
   }

@@ -21,6 +21,9 @@ struct BankOptions {
   int64_t initial_balance = 100;
   int64_t max_amount = 40;  // transfers move 1..max_amount
   int clients_per_node = 2;
+  // Each client's quota. A client that meets it before the auditor has committed a snapshot goes on, up
+  // to 20 times the quota, so that a slow machine (where snapshots lose every race) still checks one
+  // snapshot taken while money moves.
   int transfers_per_client = 100;
   uint64_t seed = 1;
   RetryOptions retry;
