@@ -531,8 +531,7 @@ absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply)
 size_t TxnThread::ReleaseSlotsOfGoneCoordinators() {
   if (participant_.reserved() == 0) return 0;
   const memory::RegionMap& map = replicas();
-  const bool recheck = recheck_reservations_at_.has_value() && clock_->Now() >= *recheck_reservations_at_;
-  if (map.epoch() == reservations_checked_epoch_ && !recheck) return 0;
+  if (map.epoch() == reservations_checked_epoch_ && !recheck_reservations_) return 0;
   // What a coordinator that left wrote into this node's rings (an ALLOC, a LOCK) is handled only once the
   // node has fenced the configuration that says it left.
   if (thread_->fenced_epoch() < map.epoch()) return 0;
@@ -542,7 +541,8 @@ size_t TxnThread::ReleaseSlotsOfGoneCoordinators() {
       [&map](uint32_t node, uint64_t epoch) { return epoch <= map.epoch() && map.CoordinatorGone(node, epoch); },
       &kept);
   // Slots that LOCKs of gone coordinators allocate wait for recovery's decision: look again later.
-  recheck_reservations_at_ = kept > 0 ? std::optional<absl::Time>(clock_->Now() + absl::Seconds(1)) : std::nullopt;
+  recheck_reservations_ = false;
+  if (kept > 0) After(absl::Seconds(1), [this] { recheck_reservations_ = true; });
   return freed;
 }
 

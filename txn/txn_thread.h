@@ -226,7 +226,7 @@ class TxnThread {
   std::vector<std::byte> local_buffer_;
   SpareSlots spares_;
   uint64_t reservations_checked_epoch_ = 0;
-  std::optional<absl::Time> recheck_reservations_at_;
+  bool recheck_reservations_ = false;  // set a second after a pass left slots that held LOCKs allocate
   std::vector<std::pair<absl::Time, std::function<void()>>> timers_;
   // Sends waiting for a connection to a node (Owe), by ticket: in the order they were owed.
   absl::flat_hash_map<uint32_t, std::map<uint64_t, std::function<void()>>> owed_;
