@@ -80,8 +80,11 @@ TEST_F(MemoryTest, EverySizeGetsTheSmallestClassHoldingIt) {
     ASSERT_GE(SlotBytes(size_class), bytes);
     if (size_class > 0) ASSERT_LT(SlotBytes(size_class - 1), bytes);
   }
-  EXPECT_EQ(kNumSizeClasses, 71);
-  EXPECT_EQ(SlotBytes(SizeClassFor(513)), 1024u);
+  EXPECT_EQ(kNumSizeClasses, 74);
+  EXPECT_EQ(SlotBytes(SizeClassFor(129)), 192u);
+  EXPECT_EQ(SlotBytes(SizeClassFor(385)), 512u);
+  EXPECT_EQ(SlotBytes(SizeClassFor(513)), 768u);
+  EXPECT_EQ(SlotBytes(SizeClassFor(769)), 1024u);
   EXPECT_EQ(SlotBytes(SizeClassFor(1025)), 1152u);
   EXPECT_EQ(SlotBytes(SizeClassFor((256 << 10) + 1)), 512u << 10);
 }
@@ -100,8 +103,12 @@ TEST_F(MemoryTest, SlabAllocatorServesEveryClassWithoutOverlap) {
       const bool fine = bytes > 1024 && bytes <= (256u << 10);
       EXPECT_LT(slot->capacity, fine ? bytes + bytes / 8 : std::max<uint64_t>(2 * bytes, kMinSlotBytes + 1));
       EXPECT_EQ(slot->capacity % kMinSlotBytes, 0u);
-      EXPECT_EQ((slot->address.offset % source.slab_bytes()) % slot->capacity, 0u)
+      absl::StatusOr<Slab> slab = source.SlabOf(slot->address);
+      ASSERT_TRUE(slab.ok()) << slab.status();
+      EXPECT_EQ(slab->bytes, slot->capacity <= kSmallSlabMaxSlot ? kSmallSlabBytes : kMaxSlotBytes);
+      EXPECT_EQ((slot->address.offset - slab->base.offset) % slot->capacity, 0u)
           << "slots are aligned to their size within their slab";
+      EXPECT_LE(slot->address.offset - slab->base.offset + slot->capacity, slab->bytes);
       slots.push_back(*slot);
     }
   }
@@ -131,27 +138,38 @@ TEST_F(MemoryTest, FreedSlotsAreReusedAndBadFreesRejected) {
 }
 
 TEST_F(MemoryTest, MemoryInUseIsCountedInSlotBytesAndCarvedSlabs) {
-  auto region = NewRegion(2, 4 << 20);  // four 1 MiB slabs
+  auto region = NewRegion(2, 4 << 20);  // four 1 MiB chunks
   SlabSource source({region.get()});
   SlabAllocator allocator(&source);
   EXPECT_EQ(source.region_bytes(), 4u << 20);
   EXPECT_EQ(source.carved_bytes(), 0u);
-  auto a = allocator.Allocate(100);  // a 128-byte slot
-  auto b = allocator.Allocate(1500);  // 1,536 bytes, from a second slab
+  auto a = allocator.Allocate(100);  // a 128-byte slot in a 64 KiB slab
+  auto b = allocator.Allocate(1500);  // 1,536 bytes, from a second small slab
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 1536u);
-  EXPECT_EQ(source.carved_bytes(), 2u << 20);
+  EXPECT_EQ(source.carved_bytes(), 2 * kSmallSlabBytes);
+  EXPECT_EQ(a->address.offset, 0u);
+  EXPECT_EQ(b->address.offset, kSmallSlabBytes) << "small slabs share a chunk";
   ASSERT_TRUE(allocator.Free(b->address).ok());
   EXPECT_EQ(allocator.stats().freed_bytes, 1536u);
   ASSERT_TRUE(allocator.Allocate(1530).ok());  // the freed slot again: no new slab
   EXPECT_EQ(allocator.stats().allocated_bytes, 128u + 2 * 1536u);
-  EXPECT_EQ(source.carved_bytes(), 2u << 20);
-  // The last two slabs, then a failed allocation, which counts nothing.
+  EXPECT_EQ(source.carved_bytes(), 2 * kSmallSlabBytes);
+  // A 20 KiB slot takes a whole chunk, not the rest of the first one.
+  auto c = allocator.Allocate(20000);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->address.offset, 1u << 20);
+  EXPECT_EQ(source.carved_bytes(), 2 * kSmallSlabBytes + (1 << 20));
+  // The last two chunks, then a failed allocation, which counts nothing.
   ASSERT_TRUE(allocator.Allocate(1 << 20).ok());
   ASSERT_TRUE(allocator.Allocate(1 << 20).ok());
   const uint64_t before = allocator.stats().allocated_bytes;
   EXPECT_EQ(allocator.Allocate(1 << 20).status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(allocator.stats().allocated_bytes, before);
+  EXPECT_EQ(source.carved_bytes(), 2 * kSmallSlabBytes + (3 << 20));
+  // Small slabs still fill the first chunk's 14 free units (16 slots of 4 KiB each), then nothing is left.
+  for (int i = 0; i < 14 * 16; ++i) ASSERT_TRUE(allocator.Allocate(4096).ok());
+  EXPECT_EQ(allocator.Allocate(4096).status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(source.carved_bytes(), 4u << 20);
 }
 
@@ -201,36 +219,85 @@ TEST_F(MemoryTest, WhenMemoryIsFullFreedLargerSlotsServeSmallerObjects) {
 }
 
 TEST_F(MemoryTest, ClaimedSlabsAreNeverAllocatedAndTheirSlotsCanBeFreed) {
-  auto region = NewRegion(2, 4 << 20);  // four 1 MiB slabs
+  auto region = NewRegion(2, 2 << 20);  // two 1 MiB chunks
   SlabSource source({region.get()});
   SlabAllocator restorer(&source);
-  // A restart rebuilt a 128-byte object in slab 0 and a 64-byte one in slab 2.
+  // A restart rebuilt two 128-byte objects in small slab 0, a 64-byte one in small slab 2 and a 20 KiB one
+  // in chunk 1.
   ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 256}, 128).ok());
   ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 384}, 128).ok());  // same slab, same class: fine
-  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, (2 << 20) + 64}, 64).ok());
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 2 * kSmallSlabBytes + 64}, 64).ok());
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, (1 << 20) + 20480}, 20480).ok());
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, (1 << 20) + 20480}, 20480).ok()) << "idempotent";
   EXPECT_EQ(restorer.Claim(GlobalAddress{2, 512}, 64).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, (1 << 20) + 3 * kSmallSlabBytes}, 64).code(),
+            absl::StatusCode::kFailedPrecondition)
+      << "inside a chunk-wide slab of another class";
   EXPECT_EQ(restorer.Claim(GlobalAddress{2, 100}, 128).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(restorer.Claim(GlobalAddress{2, 0}, 100).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, (2 << 20) - 64}, 128).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(restorer.Claim(GlobalAddress{9, 0}, 64).code(), absl::StatusCode::kNotFound);
-  // Allocation takes only the unclaimed slabs 1 and 3.
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 2 << 20}, 64).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(source.carved_bytes(), 2 * kSmallSlabBytes + (1 << 20));
+  // Allocation takes only the unclaimed units of chunk 0; no chunk is left for a large slot.
   SlabAllocator allocator(&source);
   auto a = allocator.Allocate(64);
   auto b = allocator.Allocate(1000);
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->address.offset >> 20, 1u);
-  EXPECT_EQ(b->address.offset >> 20, 3u);
-  EXPECT_EQ(allocator.Allocate(5000).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(a->address.offset, 1 * kSmallSlabBytes);
+  EXPECT_EQ(b->address.offset, 3 * kSmallSlabBytes);
+  EXPECT_EQ(allocator.Allocate(20000).status().code(), absl::StatusCode::kResourceExhausted);
   // A slab given to an allocator cannot be claimed; a claimed slot can be freed and then reused.
-  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 1 << 20}, 64).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, kSmallSlabBytes}, 64).code(), absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(restorer.Free(GlobalAddress{2, 256}).ok());
   auto reused = restorer.Allocate(100);
   ASSERT_TRUE(reused.ok());
   EXPECT_EQ(reused->address, (GlobalAddress{2, 256}));
+  ASSERT_TRUE(restorer.Free(GlobalAddress{2, (1 << 20) + 20480}).ok());
+  EXPECT_EQ(restorer.Free(GlobalAddress{2, (1 << 20) + 20480 + 64}).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Builds before small slabs laid every class's slots over a whole 1 MiB slab: a slot restored from their
+// SSD log (or found in a promoted copy) that lies off the small-slab grid makes its chunk one slab of its
+// class again, so the restart loses nothing and no slot is handed out twice.
+TEST_F(MemoryTest, SlotsOfTheOldWholeChunkLayoutAreClaimedWithTheirChunk) {
+  auto region = NewRegion(2, 2 << 20);
+  SlabSource source({region.get()});
+  SlabAllocator restorer(&source);
+  // 1,152-byte slots at chunk offsets k * 1152: slot 0 is on both grids, slot 57 only on the chunk's
+  // (65,664 is 128 bytes into unit 1), slot 56 straddles units 0 and 1.
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 0}, 1152).ok());
+  EXPECT_EQ(source.carved_bytes(), kSmallSlabBytes);
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 57 * 1152}, 1152).ok());
+  EXPECT_EQ(source.carved_bytes(), 1u << 20) << "the whole chunk is the slab now";
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 56 * 1152}, 1152).ok());
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, 1152}, 1152).ok());
+  absl::StatusOr<Slab> slab = source.SlabOf(GlobalAddress{2, 56 * 1152});
+  ASSERT_TRUE(slab.ok());
+  EXPECT_EQ(slab->base.offset, 0u);
+  EXPECT_EQ(slab->bytes, 1u << 20);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, kSmallSlabBytes}, 1152).code(), absl::StatusCode::kFailedPrecondition)
+      << "on the small-slab grid of unit 1 but not on the chunk's";
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 4 * kSmallSlabBytes}, 64).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(restorer.Free(GlobalAddress{2, 57 * 1152}).ok());
+  EXPECT_EQ(restorer.Free(GlobalAddress{2, kSmallSlabBytes}).code(), absl::StatusCode::kInvalidArgument);
+
+  // A chunk with a small slab of a class whose units do not start on the chunk's grid cannot become
+  // chunk-wide: the two layouts would overlap.
+  ASSERT_TRUE(restorer.Claim(GlobalAddress{2, (1 << 20) + kSmallSlabBytes}, 1152).ok());
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, (1 << 20) + 57 * 1152}, 1152).code(), absl::StatusCode::kFailedPrecondition);
+  // New allocations never land in the old chunk.
+  SlabAllocator allocator(&source);
+  for (int i = 0; i < 100; ++i) {
+    absl::StatusOr<Slot> slot = allocator.Allocate(1100);
+    ASSERT_TRUE(slot.ok());
+    EXPECT_GE(slot->address.offset, 1u << 20);
+  }
 }
 
 TEST_F(MemoryTest, AnAdoptedRegionKeepsItsUsedSlabsAndCarvesTheRest) {
   auto own = NewRegion(1, 1 << 20);
-  auto adopted = NewRegion(2, 4 << 20);  // four 1 MiB slabs: a promoted copy with objects in slabs 0 and 2
+  auto adopted = NewRegion(2, 4 << 20);  // four 1 MiB chunks: a promoted copy
   SlabSource source({own.get()});
   // Bad slots: nothing is added.
   EXPECT_EQ(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, 100}, 128}}).code(),
@@ -240,22 +307,42 @@ TEST_F(MemoryTest, AnAdoptedRegionKeepsItsUsedSlabsAndCarvesTheRest) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, (4 << 20) - 64}, 128}}).code(),
             absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, 256}, 128}, Slot{GlobalAddress{2, (2 << 20) + 64}, 64}})
+  EXPECT_EQ(source.AddRegion(adopted.get(), {Slot{GlobalAddress{2, 0}, 20480}, Slot{GlobalAddress{2, 2 * kSmallSlabBytes}, 64}})
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(source.carved_bytes(), 0u) << "a refused region counts nothing";
+  // Objects in small slab 0 (of chunk 0), chunk 2 (20 KiB, chunk-wide) and small slab 1 of chunk 3.
+  ASSERT_TRUE(source
+                  .AddRegion(adopted.get(), {Slot{GlobalAddress{2, 256}, 128}, Slot{GlobalAddress{2, (2 << 20) + 20480}, 20480},
+                                             Slot{GlobalAddress{2, (3 << 20) + kSmallSlabBytes + 64}, 64}})
                   .ok());
+  EXPECT_EQ(source.carved_bytes(), 2 * kSmallSlabBytes + (1 << 20));
   SlabAllocator allocator(&source);
-  std::set<uint64_t> slabs;
-  for (int i = 0; i < 3; ++i) {  // the own region's slab, then the adopted region's slabs 1 and 3
+  std::set<uint64_t> chunks;
+  for (int i = 0; i < 2; ++i) {  // the own region's chunk, then the adopted region's chunk 1
     auto slot = allocator.Allocate(kMaxSlotBytes);
     ASSERT_TRUE(slot.ok()) << slot.status();
-    slabs.insert(uint64_t{slot->address.region} << 32 | slot->address.offset >> 20);
+    chunks.insert(uint64_t{slot->address.region} << 32 | slot->address.offset >> 20);
   }
-  EXPECT_EQ(slabs, (std::set<uint64_t>{uint64_t{1} << 32, uint64_t{2} << 32 | 1, uint64_t{2} << 32 | 3}));
-  EXPECT_EQ(allocator.Allocate(kMaxSlotBytes).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(chunks, (std::set<uint64_t>{uint64_t{1} << 32, uint64_t{2} << 32 | 1}));
+  EXPECT_EQ(allocator.Allocate(kMaxSlotBytes).status().code(), absl::StatusCode::kResourceExhausted)
+      << "chunks 0 and 3 hold small slabs";
+  // Small slabs (16 slots of 4 KiB each) take the free units of chunks 0 and 3: 15 + 15.
+  std::set<uint64_t> units;
+  for (int i = 0; i < 30 * 16; ++i) {
+    auto slot = allocator.Allocate(4096);
+    ASSERT_TRUE(slot.ok()) << i << ": " << slot.status();
+    EXPECT_EQ(slot->address.region, 2u);
+    units.insert(slot->address.offset / kSmallSlabBytes);
+  }
+  EXPECT_EQ(units.size(), 30u);
+  EXPECT_FALSE(units.contains(0) || units.contains(3 * 16 + 1));
+  EXPECT_EQ(allocator.Allocate(4096).status().code(), absl::StatusCode::kResourceExhausted);
   // An object in a used slab can be freed, and its slot is reused.
-  ASSERT_TRUE(allocator.Free(GlobalAddress{2, (2 << 20) + 64}).ok());
+  ASSERT_TRUE(allocator.Free(GlobalAddress{2, (3 << 20) + kSmallSlabBytes + 64}).ok());
   auto reused = allocator.Allocate(64);
   ASSERT_TRUE(reused.ok());
-  EXPECT_EQ(reused->address, (GlobalAddress{2, (2 << 20) + 64}));
+  EXPECT_EQ(reused->address, (GlobalAddress{2, (3 << 20) + kSmallSlabBytes + 64}));
 }
 
 TEST_F(MemoryTest, ThreadsAllocateDisjointSlots) {

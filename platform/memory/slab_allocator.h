@@ -1,11 +1,18 @@
 // Slab allocation of slots inside a node's registered regions. Nothing here touches the fabric: regions
 // were registered once when they were created, so allocating never registers memory.
 //
-// SlabSource (one per node, thread-safe) carves fixed-size slabs out of the node's regions and remembers
-// each slab's size class. SlabAllocator (one per thread, not thread-safe) serves slots from its own slabs
-// and free lists, so the common path takes no lock.
+// SlabSource (one per node, thread-safe) carves slabs out of the node's regions and remembers each slab's
+// size class. SlabAllocator (one per thread, not thread-safe) serves slots from its own slabs and free
+// lists, so the common path takes no lock.
 //
-//   SlabSource source({region.get()}, /*slab_bytes=*/1 << 20);
+// A region is cut into chunks (1 MiB, the largest slot). Classes up to kSmallSlabMaxSlot take small slabs
+// of kSmallSlabBytes (64 KiB), 16 to a chunk; larger classes take a whole chunk. Slots lie from their
+// slab's start, each at a multiple of its size. Why small slabs: every thread holds one partly used slab
+// per class it allocates, which with 1 MiB slabs was ~10 MB of a 3-node cluster holding 100K records
+// (~8% of its memory). Slots that a build before small slabs laid out over a whole chunk (restored from
+// the SSD log or found in a promoted copy) make that chunk one slab of their class again (Claim, AddRegion).
+//
+//   SlabSource source({region.get()});
 //   SlabAllocator allocator(&source);                       // per thread
 //   ASSIGN_OR_RETURN(Slot slot, allocator.Allocate(200));   // a 256-byte slot
 //   RETURN_IF_ERROR(allocator.Free(slot.address));
@@ -17,8 +24,6 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "platform/memory/global_address.h"
@@ -38,44 +43,66 @@ struct Slab {
   int size_class = -1;
 };
 
+inline constexpr uint32_t kSmallSlabBytes = 64u << 10;
+inline constexpr uint32_t kSmallSlabMaxSlot = 16u << 10;  // at least 4 slots per small slab
+
 class SlabSource {
  public:
-  // `slab_bytes`: a power of two, at least kMaxSlotBytes so every class fits.
-  SlabSource(std::vector<LocalRegion*> regions, uint32_t slab_bytes = kMaxSlotBytes);
+  // `chunk_bytes`: a power of two, at least kMaxSlotBytes so every class fits. Regions are cut into
+  // chunks of it (a region's tail shorter than a chunk is never carved).
+  SlabSource(std::vector<LocalRegion*> regions, uint32_t chunk_bytes = kMaxSlotBytes);
 
   // A fresh slab for `size_class`; ResourceExhausted when every region is carved up.
   absl::StatusOr<Slab> TakeSlab(int size_class);
-  // The size class of the slab holding `address`; NotFound if no slab was carved there.
-  absl::StatusOr<int> SizeClassOf(GlobalAddress address) const;
+  // The slab holding `address` (its start, size and class); NotFound if no slab was carved there.
+  absl::StatusOr<Slab> SlabOf(GlobalAddress address) const;
   // Adds `region` whose slots `used` hold objects already (a promoted copy of another node's region):
   // their slabs are claimed (Claim) and the rest of the region is carved as usual, in one step so no
   // allocator can carve a used slab first. InvalidArgument (and nothing added) if a used slot lies outside
   // the region, is not a slot of its size, or shares a slab with a slot of another size.
   absl::Status AddRegion(LocalRegion* region, const std::vector<Slot>& used = {});
-  // Marks the slab holding `address` as carved for `size_class` without handing it to any allocator, so
-  // its slots are never allocated again (a restart rebuilt objects there from the SSD log) and can be
-  // freed. Idempotent for the same class. NotFound if no region holds it; FailedPrecondition if the slab
-  // was carved for another class or already given to an allocator.
-  absl::Status Claim(GlobalAddress address, int size_class);
-  uint32_t slab_bytes() const { return slab_bytes_; }
-  uint64_t slabs_taken() const;
+  // Marks the slab holding the `slot_bytes` slot at `address` as carved for its class without handing it
+  // to any allocator, so its slots are never allocated again (a restart rebuilt objects there from the SSD
+  // log) and can be freed. Idempotent. NotFound if no region holds it; InvalidArgument if it is not the
+  // start of a slot of that size; FailedPrecondition if its slab was carved for another class or layout,
+  // or already given to an allocator.
+  absl::Status Claim(GlobalAddress address, uint32_t slot_bytes);
   // Memory in use, as an operator sees it: slabs carved for slots (a slab is never given back, so this
   // counts freed slots too), and all the regions' bytes.
-  uint64_t carved_bytes() const { return slabs_taken() * slab_bytes_; }
+  uint64_t carved_bytes() const;
   uint64_t region_bytes() const;
 
  private:
-  struct RegionCursor {
-    LocalRegion* region;
-    uint64_t next_slab = 0;  // index of the next slab to carve
+  // One small slab's worth of a region: free, a small slab, or a sixteenth of a chunk-wide slab.
+  struct Unit {
+    int16_t size_class = -1;  // -1: not carved
+    bool chunk_wide = false;  // part of a slab that spans its whole chunk
+    bool claimed = false;     // carved by Claim/AddRegion, not given to an allocator
   };
-  const uint32_t slab_bytes_;
+  struct RegionState {
+    LocalRegion* region;
+    std::vector<Unit> units;  // one per kSmallSlabBytes of the region's whole chunks
+    uint64_t next_unit = 0;   // small slabs are carved from here on (units before it are all carved)
+    uint64_t next_chunk = 0;  // chunk-wide slabs from here on
+  };
+  // Where `slot` would lie in the layout its class uses, or, for a small class, in the chunk-wide layout
+  // of builds before small slabs; InvalidArgument if in neither.
+  struct Placement {
+    uint64_t first_unit = 0;
+    bool chunk_wide = false;
+  };
+  absl::StatusOr<Placement> Place(const RegionState& state, const Slot& slot) const;
+  // Marks `placement` claimed for `size_class`, or checks it already is; FailedPrecondition on a conflict.
+  absl::Status ClaimLocked(RegionState& state, const Placement& placement, int size_class, const Slot& slot)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  RegionState* StateOf(uint32_t region) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  const RegionState* StateOf(uint32_t region) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  uint32_t units_per_chunk() const { return chunk_bytes_ / kSmallSlabBytes; }
+
+  const uint32_t chunk_bytes_;
   mutable absl::Mutex mu_;
-  std::vector<RegionCursor> regions_ ABSL_GUARDED_BY(mu_);
-  // (region id, slab index) -> size class.
-  absl::flat_hash_map<uint64_t, int> slab_classes_ ABSL_GUARDED_BY(mu_);
-  // Slabs carved by Claim (TakeSlab skips them).
-  absl::flat_hash_set<uint64_t> claimed_ ABSL_GUARDED_BY(mu_);
+  std::vector<RegionState> regions_ ABSL_GUARDED_BY(mu_);
+  uint64_t carved_units_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class SlabAllocator {

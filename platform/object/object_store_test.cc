@@ -37,7 +37,7 @@ TEST_F(ObjectStoreTest, AllocateWriteReadFree) {
   ObjectStore store({region_.get()}, &allocator);
   auto ref = store.Allocate(100);
   ASSERT_TRUE(ref.ok()) << ref.status();
-  EXPECT_EQ(ref->capacity, 256u);  // 100 payload + 32 header bytes: the 256-byte class
+  EXPECT_EQ(ref->capacity, 192u);  // 100 payload + 32 header bytes: the 192-byte class
   std::vector<std::byte> buffer;
   auto empty = store.Read(*ref, buffer);
   ASSERT_TRUE(empty.ok());
