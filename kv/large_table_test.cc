@@ -16,13 +16,13 @@ namespace {
 
 class LargeTableTest : public KvClusterTest {
  protected:
-  // Two generations of ~130K 512-byte buckets at once (during the resize), a third on each node, twice.
+  // Two generations of ~130K 384-byte buckets at once (during the resize), a third on each node, twice.
   uint64_t MemoryBytes() const override { return 192 << 20; }
 };
 
 TEST_P(LargeTableTest, ATablePastWhatItsRootHoldsGoesThroughDirectories) {
   SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
-  // 120,000 buckets: 235 chunks, named by the root itself. inline_bytes 24: 512-byte buckets.
+  // 120,000 buckets: 235 chunks, named by the root itself. inline_bytes 24: 384-byte buckets.
   ASSERT_OK_AND_ASSIGN(Table t1, Table::Create(txns(1), catalog_, "big", With({.buckets = 120'000, .inline_bytes = 24})));
   constexpr int kKeys = 300;
   for (int k = 0; k < kKeys; ++k) ASSERT_OK(t1.Put(absl::StrCat("key", k), absl::StrCat("value", k)));

@@ -89,6 +89,20 @@ TEST_F(MemoryTest, EverySizeGetsTheSmallestClassHoldingIt) {
   EXPECT_EQ(SlotBytes(SizeClassFor((256 << 10) + 1)), 512u << 10);
 }
 
+TEST_F(MemoryTest, SmallSlabsHoldAtLeastFourSlotsAndWasteAtMostASixteenth) {
+  EXPECT_TRUE(UsesSmallSlabs(64) && UsesSmallSlabs(384) && UsesSmallSlabs(1152) && UsesSmallSlabs(4096));
+  EXPECT_TRUE(UsesSmallSlabs(9216)) << "seven slots, 1 KiB left";
+  EXPECT_FALSE(UsesSmallSlabs(11264)) << "five slots, 8 KiB left";
+  EXPECT_TRUE(UsesSmallSlabs(16384));
+  EXPECT_FALSE(UsesSmallSlabs(20480));
+  for (int c = 0; c < kNumSizeClasses; ++c) {
+    const uint32_t bytes = SlotBytes(c);
+    if (!UsesSmallSlabs(bytes)) continue;
+    EXPECT_GE(kSmallSlabBytes / bytes, 4u) << bytes;
+    EXPECT_LE(kSmallSlabBytes % bytes, kSmallSlabBytes / 16) << bytes;
+  }
+}
+
 TEST_F(MemoryTest, SlabAllocatorServesEveryClassWithoutOverlap) {
   auto region = NewRegion(2, 64 << 20);
   SlabSource source({region.get()});
@@ -105,7 +119,7 @@ TEST_F(MemoryTest, SlabAllocatorServesEveryClassWithoutOverlap) {
       EXPECT_EQ(slot->capacity % kMinSlotBytes, 0u);
       absl::StatusOr<Slab> slab = source.SlabOf(slot->address);
       ASSERT_TRUE(slab.ok()) << slab.status();
-      EXPECT_EQ(slab->bytes, slot->capacity <= kSmallSlabMaxSlot ? kSmallSlabBytes : kMaxSlotBytes);
+      EXPECT_EQ(slab->bytes, UsesSmallSlabs(slot->capacity) ? kSmallSlabBytes : kMaxSlotBytes);
       EXPECT_EQ((slot->address.offset - slab->base.offset) % slot->capacity, 0u)
           << "slots are aligned to their size within their slab";
       EXPECT_LE(slot->address.offset - slab->base.offset + slot->capacity, slab->bytes);
@@ -236,6 +250,8 @@ TEST_F(MemoryTest, ClaimedSlabsAreNeverAllocatedAndTheirSlotsCanBeFreed) {
   EXPECT_EQ(restorer.Claim(GlobalAddress{2, 100}, 128).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(restorer.Claim(GlobalAddress{2, 0}, 100).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(restorer.Claim(GlobalAddress{2, (2 << 20) - 64}, 128).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(restorer.Claim(GlobalAddress{2, 910 * 1152}, 1152).code(), absl::StatusCode::kInvalidArgument)
+      << "on the chunk's grid but past its end";
   EXPECT_EQ(restorer.Claim(GlobalAddress{9, 0}, 64).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(restorer.Claim(GlobalAddress{2, 2 << 20}, 64).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(source.carved_bytes(), 2 * kSmallSlabBytes + (1 << 20));

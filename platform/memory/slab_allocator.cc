@@ -8,7 +8,7 @@
 namespace fathom::memory {
 namespace {
 
-bool IsSmall(int size_class) { return SlotBytes(size_class) <= kSmallSlabMaxSlot; }
+bool IsSmall(int size_class) { return UsesSmallSlabs(SlotBytes(size_class)); }
 
 }  // namespace
 
@@ -42,7 +42,7 @@ absl::StatusOr<SlabSource::Placement> SlabSource::Place(const RegionState& state
     if (IsSmall(size_class) && in_unit % slot.capacity == 0 && in_unit + slot.capacity <= kSmallSlabBytes) {
       return Placement{offset / kSmallSlabBytes, false};
     }
-    if ((offset % chunk_bytes_) % slot.capacity == 0) {
+    if ((offset % chunk_bytes_) % slot.capacity == 0 && offset % chunk_bytes_ + slot.capacity <= chunk_bytes_) {
       return Placement{offset / chunk_bytes_ * units_per_chunk(), true};
     }
   }
@@ -97,19 +97,18 @@ absl::Status SlabSource::AddRegion(LocalRegion* region, const std::vector<Slot>&
   MutexLock lock(&mu_);
   const uint64_t carved_before = carved_units_;
   for (const Slot& slot : used) {
-    absl::Status claimed = [&]() -> absl::Status {
-      if (slot.address.region != region->id()) {
-        return absl::InvalidArgumentError(absl::StrCat("region ", region->id(), ": ", slot.address.ToString(),
+    absl::Status status;
+    if (slot.address.region != region->id()) {
+      status = absl::InvalidArgumentError(absl::StrCat("region ", region->id(), ": ", slot.address.ToString(),
                                                        " is not in it"));
-      }
-      absl::StatusOr<Placement> placement = Place(state, slot);
-      if (!placement.ok()) return placement.status();
-      absl::Status status = ClaimLocked(state, *placement, SizeClassFor(slot.capacity), slot);
-      return status.ok() ? status : absl::InvalidArgumentError(status.message());
-    }();
-    if (!claimed.ok()) {
+    } else if (absl::StatusOr<Placement> placement = Place(state, slot); !placement.ok()) {
+      status = placement.status();
+    } else if (status = ClaimLocked(state, *placement, SizeClassFor(slot.capacity), slot); !status.ok()) {
+      status = absl::InvalidArgumentError(status.message());
+    }
+    if (!status.ok()) {
       carved_units_ = carved_before;
-      return claimed;
+      return status;
     }
   }
   regions_.push_back(std::move(state));
@@ -150,9 +149,10 @@ absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {
   uint64_t bytes = 0;
   for (const RegionState& state : regions_) bytes += state.region->size();
   const std::string size = bytes % (1 << 20) == 0 ? absl::StrCat(bytes >> 20, " MiB") : absl::StrCat(bytes, " bytes");
-  return absl::ResourceExhaustedError(absl::StrCat("no free ", IsSmall(size_class) ? "small slab" : "chunk",
-                                                   " left: all ", size, " of its ", regions_.size(),
-                                                   " region(s) are carved into slabs"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat("no room for a slab of ", SlotBytes(size_class), "-byte slots: ",
+                   IsSmall(size_class) ? "all " : "no whole 1 MiB chunk is left uncarved in ", size, " of ",
+                   regions_.size(), " region(s)", IsSmall(size_class) ? " are carved into slabs" : ""));
 }
 
 absl::Status SlabSource::Claim(GlobalAddress address, uint32_t slot_bytes) {

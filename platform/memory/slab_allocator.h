@@ -5,8 +5,8 @@
 // size class. SlabAllocator (one per thread, not thread-safe) serves slots from its own slabs and free
 // lists, so the common path takes no lock.
 //
-// A region is cut into chunks (1 MiB, the largest slot). Classes up to kSmallSlabMaxSlot take small slabs
-// of kSmallSlabBytes (64 KiB), 16 to a chunk; larger classes take a whole chunk. Slots lie from their
+// A region is cut into chunks (1 MiB, the largest slot). Most classes up to 16 KiB take small slabs of
+// kSmallSlabBytes (64 KiB), 16 to a chunk (UsesSmallSlabs); the others take a whole chunk. Slots lie from their
 // slab's start, each at a multiple of its size. Why small slabs: every thread holds one partly used slab
 // per class it allocates, which with 1 MiB slabs was ~10 MB of a 3-node cluster holding 100K records
 // (~8% of its memory). Slots that a build before small slabs laid out over a whole chunk (restored from
@@ -44,7 +44,12 @@ struct Slab {
 };
 
 inline constexpr uint32_t kSmallSlabBytes = 64u << 10;
-inline constexpr uint32_t kSmallSlabMaxSlot = 16u << 10;  // at least 4 slots per small slab
+
+// Whether slots of `slot_bytes` (a class's size) lie in small slabs: when one holds at least 4 of them and
+// leaves at most 1/16 of itself unused (an 11 KiB class would leave 8 KiB: it takes whole chunks).
+constexpr bool UsesSmallSlabs(uint32_t slot_bytes) {
+  return slot_bytes <= kSmallSlabBytes / 4 && kSmallSlabBytes % slot_bytes <= kSmallSlabBytes / 16;
+}
 
 class SlabSource {
  public:

@@ -20,7 +20,7 @@
 namespace fathom::node {
 namespace {
 
-constexpr uint64_t kSlabBytes = memory::kMaxSlotBytes;  // regions are carved in slabs of this size
+constexpr uint64_t kSlabBytes = memory::kMaxSlotBytes;  // regions are cut into chunks of this size
 
 absl::Status ValidateOptions(const NodeOptions& o) {
   if (o.node_id == 0 || o.node_id > kMaxNodeId) {
