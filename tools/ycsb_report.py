@@ -205,7 +205,7 @@ def goal_check(runs, summary, threads, memory=None):
     fathom_memory = [s for s in ("fathom-deployed-shm", "fathom-embedded-shm") if s in memory]
     if fathom_memory and "redis" in memory:
         r = memory[fathom_memory[0]][0] / memory["redis"][0]
-        lines.append(f"- Memory per record ≤ 1.2× Redis's, both copies counted: {r:.1f}×, {verdict(r <= 1.2)}.")
+        lines.append(f"- Memory per record ≤ 1.2× Redis's, both copies counted: {r:.2f}×, {verdict(r <= 1.2)}.")
     return ["Targets:", ""] + lines + [""] if lines else []
 
 
