@@ -149,10 +149,11 @@ absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {
   uint64_t bytes = 0;
   for (const RegionState& state : regions_) bytes += state.region->size();
   const std::string size = bytes % (1 << 20) == 0 ? absl::StrCat(bytes >> 20, " MiB") : absl::StrCat(bytes, " bytes");
-  return absl::ResourceExhaustedError(
-      absl::StrCat("no room for a slab of ", SlotBytes(size_class), "-byte slots: ",
-                   IsSmall(size_class) ? "all " : "no whole 1 MiB chunk is left uncarved in ", size, " of ",
-                   regions_.size(), " region(s)", IsSmall(size_class) ? " are carved into slabs" : ""));
+  const std::string where = absl::StrCat(size, " of its ", regions_.size(), " region(s)");
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "no room for a slab of ", SlotBytes(size_class), "-byte slots: ",
+      IsSmall(size_class) ? absl::StrCat("all ", where, " are carved into slabs")
+                          : absl::StrCat("no whole 1 MiB chunk is left uncarved in the ", where)));
 }
 
 absl::Status SlabSource::Claim(GlobalAddress address, uint32_t slot_bytes) {
