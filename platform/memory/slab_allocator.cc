@@ -1,6 +1,7 @@
 #include "platform/memory/slab_allocator.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
@@ -19,10 +20,7 @@ SlabSource::SlabSource(std::vector<LocalRegion*> regions, uint32_t chunk_bytes) 
 }
 
 SlabSource::RegionState* SlabSource::StateOf(uint32_t region) {
-  for (RegionState& state : regions_) {
-    if (state.region->id() == region) return &state;
-  }
-  return nullptr;
+  return const_cast<RegionState*>(std::as_const(*this).StateOf(region));
 }
 
 const SlabSource::RegionState* SlabSource::StateOf(uint32_t region) const {
@@ -153,7 +151,7 @@ absl::StatusOr<Slab> SlabSource::TakeSlab(int size_class) {
   return absl::ResourceExhaustedError(absl::StrCat(
       "no room for a slab of ", SlotBytes(size_class), "-byte slots: ",
       IsSmall(size_class) ? absl::StrCat("all ", where, " are carved into slabs")
-                          : absl::StrCat("no whole 1 MiB chunk is left uncarved in the ", where)));
+                          : absl::StrCat("no whole ", chunk_bytes_ >> 10, " KiB chunk is left uncarved in the ", where)));
 }
 
 absl::Status SlabSource::Claim(GlobalAddress address, uint32_t slot_bytes) {
