@@ -13,6 +13,7 @@ const char* OpTypeName(OpType type) {
     case OpType::kWrite: return "Write";
     case OpType::kCompareSwap: return "CompareSwap";
     case OpType::kFetchAdd: return "FetchAdd";
+    case OpType::kCall: return "Call";
   }
   return "Unknown";
 }

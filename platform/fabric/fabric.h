@@ -53,6 +53,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -60,14 +61,22 @@
 
 namespace fathom::fabric {
 
-enum class OpType : uint8_t { kRead = 1, kWrite = 2, kCompareSwap = 3, kFetchAdd = 4 };
+enum class OpType : uint8_t { kRead = 1, kWrite = 2, kCompareSwap = 3, kFetchAdd = 4, kCall = 5 };
 const char* OpTypeName(OpType type);
 
 struct Completion {
   uint64_t context = 0;  // the caller's tag from Post*
   OpType type = OpType::kRead;
   absl::Status status;
+  uint32_t bytes = 0;  // a call's (Endpoint::PostCall): reply bytes written to its destination
 };
+
+// What a worker runs for a peer's call (Endpoint::PostCall, Worker::SetCallHandler): reads `argument` and
+// sets `reply`, at most `reply_limit` bytes (a longer reply is not sent: the caller gets Unimplemented).
+// It runs on the worker's thread, inside Poll or Wait, so it may touch what that thread owns; it must not
+// use the worker itself. The argument's bytes come from the wire: the handler validates them.
+using CallHandler =
+    absl::AnyInvocable<void(absl::Span<const std::byte> argument, size_t reply_limit, std::string& reply)>;
 
 // A registered region as peers see it: shipped through the control plane (see docs/formats/fabric.md).
 struct RegionDescriptor {
@@ -119,6 +128,20 @@ class Endpoint {
   // something else or its sleep ends. Where writes are events anyway (tcp, verbs), the same as Flush.
   virtual absl::Status FlushQuietly() { return Flush(); }
 
+  // Whether a read of `region` is served by the peer's CPU (a request its worker answers when it makes
+  // progress, as over tcp) rather than by a mapping or the NIC. Then one request to the peer's node thread
+  // costs what a read costs and can do more (kv's GET at the owner: docs/formats/kv.md).
+  virtual bool ReadsServedByPeer(const RemoteRegion& region) const { return false; }
+  // Where ReadsServedByPeer holds for some region: asks the peer's worker to run its handler `handler`
+  // (SetCallHandler) on `argument` (copied before this returns), in the same batch its reads travel in.
+  // The completion (OpType::kCall) says how many reply bytes landed in `destination` (at most `capacity`):
+  // Unimplemented, the endpoint healthy, when the peer has no such handler or its reply would not fit.
+  // Elsewhere Unimplemented at once: a read of mapped memory or through the NIC costs the peer nothing.
+  virtual absl::Status PostCall(uint32_t handler, absl::Span<const std::byte> argument, void* destination,
+                                size_t capacity, uint64_t context) {
+    return absl::UnimplementedError("this fabric serves no calls");
+  }
+
   // OK while usable; otherwise why it failed (peer died, timeout, closed).
   virtual absl::Status health() const = 0;
 
@@ -147,6 +170,12 @@ class Worker {
   virtual void Wait(absl::Duration timeout) = 0;
   // Wakes a Wait from any thread.
   virtual void Signal() = 0;
+  // Serves peers' calls to `handler` (an id below kMaxCallHandlers) with `run` from now on, replacing any
+  // earlier one. Unimplemented where the fabric serves no calls (then none reach this worker).
+  virtual absl::Status SetCallHandler(uint32_t handler, CallHandler run) {
+    return absl::UnimplementedError("this fabric serves no calls");
+  }
+  static constexpr uint32_t kMaxCallHandlers = 16;
   // Operations accepted and not yet returned by Poll.
   virtual size_t outstanding() const = 0;
 };

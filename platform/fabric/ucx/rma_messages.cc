@@ -43,11 +43,15 @@ absl::StatusOr<uint32_t> CheckHeader(absl::Span<const std::byte> bytes, uint32_t
 }  // namespace
 
 size_t RequestRecordBytes(RmaKind kind, uint32_t length) {
-  return kRequestHeaderBytes + (kind == RmaKind::kWrite ? Padded(length) : 0);
+  return kRequestHeaderBytes + (kind == RmaKind::kRead ? 0 : Padded(length));
 }
 
 size_t ReplyRecordBytes(RmaKind kind, uint32_t length) {
-  return kReplyHeaderBytes + (kind == RmaKind::kRead ? Padded(length) : 0);
+  return kReplyHeaderBytes + (kind == RmaKind::kWrite ? 0 : Padded(length));
+}
+
+size_t RequestRecord::reply_bytes() const {
+  return ReplyRecordBytes(kind, kind == RmaKind::kCall ? reply_limit() : length);
 }
 
 void RequestBuilder::Begin() {
@@ -75,6 +79,19 @@ void RequestBuilder::AddWrite(uint64_t id, uint64_t address, const void* data, u
   std::memcpy(p + kRequestHeaderBytes, data, length);
   ++count_;
   reply_bytes_ += ReplyRecordBytes(RmaKind::kWrite, length);
+}
+
+void RequestBuilder::AddCall(uint64_t id, uint32_t handler, uint32_t reply_limit, const void* argument,
+                             uint32_t length) {
+  Begin();
+  std::byte* p = Grow(bytes_, RequestRecordBytes(RmaKind::kCall, length));
+  StoreLe<uint8_t>(p, static_cast<uint8_t>(RmaKind::kCall));
+  StoreLe<uint32_t>(p + 4, length);
+  StoreLe<uint64_t>(p + 8, uint64_t{reply_limit} << 32 | handler);
+  StoreLe<uint64_t>(p + 16, id);
+  std::memcpy(p + kRequestHeaderBytes, argument, length);
+  ++count_;
+  reply_bytes_ += ReplyRecordBytes(RmaKind::kCall, reply_limit);
 }
 
 void RequestBuilder::Clear() {
@@ -130,7 +147,7 @@ absl::StatusOr<std::vector<RequestRecord>> ParseRequest(absl::Span<const std::by
     const std::byte* p = bytes.data() + at;
     RequestRecord r;
     const uint8_t kind = LoadLe<uint8_t>(p);
-    if (kind != static_cast<uint8_t>(RmaKind::kRead) && kind != static_cast<uint8_t>(RmaKind::kWrite)) {
+    if (kind < static_cast<uint8_t>(RmaKind::kRead) || kind > static_cast<uint8_t>(RmaKind::kCall)) {
       return absl::InvalidArgumentError(absl::StrCat("read/write request: record ", i, " has unknown kind ", kind));
     }
     r.kind = static_cast<RmaKind>(kind);
@@ -141,12 +158,17 @@ absl::StatusOr<std::vector<RequestRecord>> ParseRequest(absl::Span<const std::by
       return absl::InvalidArgumentError(
           absl::StrCat("read/write request: record ", i, " length ", r.length, " outside [1, ", kMaxMessageOpBytes, "]"));
     }
+    if (r.kind == RmaKind::kCall && (r.handler() >= Worker::kMaxCallHandlers || r.reply_limit() == 0 ||
+                                     r.reply_limit() > kMaxMessageOpBytes)) {
+      return absl::InvalidArgumentError(absl::StrCat("read/write request: record ", i, " calls handler ", r.handler(),
+                                                     " with reply limit ", r.reply_limit()));
+    }
     const size_t record_bytes = RequestRecordBytes(r.kind, r.length);
     if (bytes.size() - at < record_bytes) {
       return absl::InvalidArgumentError(
           absl::StrCat("read/write request: record ", i, "'s ", r.length, " data bytes run past the batch"));
     }
-    if (r.kind == RmaKind::kWrite) r.data = p + kRequestHeaderBytes;
+    if (r.kind != RmaKind::kRead) r.data = p + kRequestHeaderBytes;
     records.push_back(r);
     at += record_bytes;
   }
@@ -171,7 +193,7 @@ absl::StatusOr<std::vector<ReplyRecord>> ParseReply(absl::Span<const std::byte> 
     ReplyRecord r;
     r.id = LoadLe<uint64_t>(p);
     const uint8_t result = LoadLe<uint8_t>(p + 8);
-    if (result > static_cast<uint8_t>(RmaResult::kNoRegion)) {
+    if (result > static_cast<uint8_t>(RmaResult::kNotServed)) {
       return absl::InvalidArgumentError(absl::StrCat("read/write reply: record ", i, " has unknown result ", result));
     }
     r.result = static_cast<RmaResult>(result);
@@ -179,7 +201,7 @@ absl::StatusOr<std::vector<ReplyRecord>> ParseReply(absl::Span<const std::byte> 
     if (r.length > kMaxMessageOpBytes || (r.length > 0 && r.result != RmaResult::kOk)) {
       return absl::InvalidArgumentError(absl::StrCat("read/write reply: record ", i, " has bad length ", r.length));
     }
-    // A reply with data is a read's; one without is a write's or a failure's.
+    // A reply with data is a read's or a call's; one without is a write's, a failure's or an empty reply's.
     const size_t record_bytes = ReplyRecordBytes(r.length > 0 ? RmaKind::kRead : RmaKind::kWrite, r.length);
     if (bytes.size() - at < record_bytes) {
       return absl::InvalidArgumentError(

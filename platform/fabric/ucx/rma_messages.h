@@ -21,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "platform/fabric/fabric.h"
 
 namespace fathom::fabric::ucx_internal {
 
@@ -35,19 +36,27 @@ constexpr uint32_t kMaxMessageOpBytes = 32768;
 constexpr size_t kMaxBatchBytes = 65536;
 constexpr uint32_t kMaxBatchRecords = 4096;
 
-enum class RmaKind : uint8_t { kRead = 1, kWrite = 2 };
+// kCall: a handler the target's worker runs on the record's argument (Endpoint::PostCall), its reply
+// travelling back in the batch reply as a read's bytes do.
+enum class RmaKind : uint8_t { kRead = 1, kWrite = 2, kCall = 3 };
 // What the target did with one record.
 enum class RmaResult : uint8_t {
   kOk = 0,
-  kNoRegion = 1,  // no region registered at the target holds the bytes (deregistered, or a lie)
+  kNoRegion = 1,   // no region registered at the target holds the bytes (deregistered, or a lie)
+  kNotServed = 2,  // a call: no handler of that id, or its reply would exceed the record's reply limit
 };
 
 struct RequestRecord {
   RmaKind kind = RmaKind::kRead;
-  uint32_t length = 0;
-  uint64_t address = 0;  // in the target's address space
+  uint32_t length = 0;   // a call's: its argument's bytes
+  uint64_t address = 0;  // in the target's address space; a call's: handler | reply limit << 32
   uint64_t id = 0;       // the requester's, echoed in the reply
-  const std::byte* data = nullptr;  // writes: `length` bytes inside the parsed batch
+  const std::byte* data = nullptr;  // writes and calls: `length` bytes inside the parsed batch
+
+  uint32_t handler() const { return static_cast<uint32_t>(address); }
+  uint32_t reply_limit() const { return static_cast<uint32_t>(address >> 32); }
+  // What its reply record may take: a read's bytes, a call's reply limit.
+  size_t reply_bytes() const;
 };
 
 struct ReplyRecord {
@@ -57,7 +66,8 @@ struct ReplyRecord {
   const std::byte* data = nullptr;  // inside the parsed reply
 };
 
-// Bytes a record occupies: the 24-byte request or 16-byte reply header, then its data padded to 8.
+// Bytes a record occupies: the 24-byte request or 16-byte reply header, then its data padded to 8 (a
+// call's reply: `length` is its reply limit, the most it can take).
 size_t RequestRecordBytes(RmaKind kind, uint32_t length);
 size_t ReplyRecordBytes(RmaKind kind, uint32_t length);
 
@@ -65,6 +75,7 @@ class RequestBuilder {
  public:
   void AddRead(uint64_t id, uint64_t address, uint32_t length);
   void AddWrite(uint64_t id, uint64_t address, const void* data, uint32_t length);
+  void AddCall(uint64_t id, uint32_t handler, uint32_t reply_limit, const void* argument, uint32_t length);
   uint32_t count() const { return count_; }
   size_t bytes() const { return bytes_.size(); }
   // What the reply to the batch so far will take.
@@ -85,7 +96,8 @@ class ReplyBuilder {
  public:
   explicit ReplyBuilder(size_t expected_bytes);
   // A read that succeeded: returns where its `length` bytes go (the caller copies them: memory that may
-  // change meanwhile, a torn copy being the reader's to detect, as with a one-sided read).
+  // change meanwhile, a torn copy being the reader's to detect, as with a one-sided read). A call's reply
+  // takes the same form.
   std::byte* AddRead(uint64_t id, uint32_t length);
   // A write done, or any record that failed.
   void AddResult(uint64_t id, RmaResult result);
@@ -97,8 +109,9 @@ class ReplyBuilder {
 };
 
 // Both reject, with InvalidArgument naming what is wrong, a batch with a wrong magic, a record count over
-// kMaxBatchRecords or not matching the records, an unknown kind or result, a length over
-// kMaxMessageOpBytes, data running past the end, or bytes left over. Records point into `bytes`.
+// kMaxBatchRecords or not matching the records, an unknown kind or result, a length (or a call's reply
+// limit) outside [1, kMaxMessageOpBytes], a call to a handler id not below kMaxCallHandlers, data running
+// past the end, or bytes left over. Records point into `bytes`.
 absl::StatusOr<std::vector<RequestRecord>> ParseRequest(absl::Span<const std::byte> bytes);
 absl::StatusOr<std::vector<ReplyRecord>> ParseReply(absl::Span<const std::byte> bytes);
 

@@ -17,8 +17,12 @@ std::vector<std::byte> SampleRequest(const std::vector<std::byte>& payload) {
   batch.AddRead(7, 0x1000, 2048);
   batch.AddWrite(8, 0x2000, payload.data(), static_cast<uint32_t>(payload.size()));
   batch.AddRead(9, 0x3000, 1);
+  batch.AddCall(10, /*handler=*/1, /*reply_limit=*/4096, payload.data(), 5);
   return batch.Take();
 }
+
+// SampleRequest's call record: after the header, a read, the write (data padded to 8) and a read.
+size_t CallRecordAt(size_t payload_bytes) { return 8 + 24 + 24 + ((payload_bytes + 7) & ~size_t{7}) + 24; }
 
 TEST(RmaMessagesTest, RequestRoundTrips) {
   std::vector<std::byte> payload(13);
@@ -46,6 +50,38 @@ TEST(RmaMessagesTest, RequestRoundTrips) {
   auto again = ParseRequest(Bytes(batch.Take()));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->size(), 1u);
+}
+
+TEST(RmaMessagesTest, CallsRoundTripAndBudgetTheirReplyLimit) {
+  const std::string argument = "lookup key17";
+  RequestBuilder batch;
+  batch.AddCall(11, /*handler=*/3, /*reply_limit=*/100, argument.data(), static_cast<uint32_t>(argument.size()));
+  EXPECT_EQ(batch.reply_bytes(), 8u + 16 + 104);  // the whole limit, padded
+  std::vector<std::byte> wire = batch.Take();
+  EXPECT_EQ(wire.size(), 8u + 24 + 16);  // 12 argument bytes padded to 16
+  auto records = ParseRequest(Bytes(wire));
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  const RequestRecord& call = (*records)[0];
+  EXPECT_EQ(call.kind, RmaKind::kCall);
+  EXPECT_EQ(call.id, 11u);
+  EXPECT_EQ(call.handler(), 3u);
+  EXPECT_EQ(call.reply_limit(), 100u);
+  EXPECT_EQ(call.reply_bytes(), 16u + 104);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(call.data), call.length), argument);
+
+  ReplyBuilder reply(64);
+  std::memcpy(reply.AddRead(11, 3), "abc", 3);
+  reply.AddRead(12, 0);  // an empty reply
+  reply.AddResult(13, RmaResult::kNotServed);
+  auto replies = ParseReply(Bytes(reply.Take()));
+  ASSERT_TRUE(replies.ok()) << replies.status();
+  ASSERT_EQ(replies->size(), 3u);
+  EXPECT_EQ((*replies)[0].length, 3u);
+  EXPECT_EQ(std::memcmp((*replies)[0].data, "abc", 3), 0);
+  EXPECT_EQ((*replies)[1].result, RmaResult::kOk);
+  EXPECT_EQ((*replies)[1].length, 0u);
+  EXPECT_EQ((*replies)[2].result, RmaResult::kNotServed);
 }
 
 TEST(RmaMessagesTest, ReplyRoundTrips) {
@@ -92,10 +128,19 @@ TEST(RmaMessagesTest, LiesAboutLengthsAndCountsAreRejected) {
     return ParseRequest(Bytes(bad)).status();
   };
   EXPECT_TRUE(absl::IsInvalidArgument(with(0, uint32_t{0x12345678}))) << "magic";
-  EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{2}))) << "fewer records than there are";
-  EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{4}))) << "more records than there are";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{3}))) << "fewer records than there are";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{5}))) << "more records than there are";
   EXPECT_TRUE(absl::IsInvalidArgument(with(4, uint32_t{kMaxBatchRecords + 1})));
-  EXPECT_TRUE(absl::IsInvalidArgument(with(8, uint8_t{3}))) << "unknown kind";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(8, uint8_t{4}))) << "unknown kind";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(8, uint8_t{0}))) << "unknown kind";
+  // The call: a handler id out of range, a reply limit of 0 or over the most a record carries.
+  const size_t call = CallRecordAt(payload.size());
+  EXPECT_TRUE(absl::IsInvalidArgument(with(call + 8, uint32_t{16}))) << "handler 16";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(call + 12, uint32_t{0}))) << "reply limit 0";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(call + 12, uint32_t{kMaxMessageOpBytes + 1}))) << "reply limit";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(call + 4, uint32_t{0}))) << "empty argument";
+  EXPECT_TRUE(absl::IsInvalidArgument(with(call + 4, uint32_t{9}))) << "argument past the batch";
+  EXPECT_TRUE(with(call + 4, uint32_t{8}).ok()) << "5 argument bytes padded to 8 may say 8";
   EXPECT_TRUE(absl::IsInvalidArgument(with(12, uint32_t{0}))) << "zero length";
   EXPECT_TRUE(absl::IsInvalidArgument(with(12, uint32_t{kMaxMessageOpBytes + 1}))) << "too long";
   // The write's data length says more than the batch holds, or less than it holds.
@@ -115,6 +160,8 @@ TEST(RmaMessagesTest, LiesAboutLengthsAndCountsAreRejected) {
   };
   EXPECT_TRUE(absl::IsInvalidArgument(reply_with(0, uint32_t{kRmaRequestMagic}))) << "a request is no reply";
   EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 8, uint8_t{9}))) << "unknown result";
+  EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 8, uint8_t{3}))) << "unknown result";
+  EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 8, uint8_t{2}))) << "a call not served carrying data";
   EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 8, uint8_t{1}))) << "a failure carrying data";
   EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 12, uint32_t{48})));
   EXPECT_TRUE(absl::IsInvalidArgument(reply_with(8 + 12, uint32_t{kMaxMessageOpBytes + 1})));
@@ -135,7 +182,7 @@ TEST(RmaMessagesTest, FlippedBytesNeverReachOutside) {
       continue;
     }
     for (const RequestRecord& r : *records) {
-      if (r.kind != RmaKind::kWrite) continue;
+      if (r.kind == RmaKind::kRead) continue;
       EXPECT_GE(r.data, bad.data());
       EXPECT_LE(r.data + r.length, bad.data() + bad.size());
     }

@@ -127,6 +127,12 @@ absl::StatusOr<uint64_t> UcxEndpoint::Check(RemoteRegion region, uint64_t offset
   return r.base + offset;
 }
 
+bool UcxEndpoint::ReadsServedByPeer(const RemoteRegion& region) const {
+  // A mapped region is read by a copy; otherwise, with messages, by the peer's progress (PostMessage).
+  return region.index < regions_.size() && regions_[region.index].mapped == nullptr && worker_ != nullptr &&
+         worker_->messages();
+}
+
 namespace {
 ucp_request_param_t CallbackParam(PendingOp* op) {
   ucp_request_param_t param{};

@@ -103,6 +103,7 @@ struct PendingOp {
   void* message_destination = nullptr;  // a message read's: its reply's bytes go straight there
   uint64_t operand = 0;            // atomics: the value UCX reads from `buffer`
   uint64_t reply = 0;              // atomics: UCX's reply buffer; copied to old_value on success
+  uint32_t reply_bytes = 0;        // a call's: bytes its reply put in message_destination
   uint64_t* old_value = nullptr;   // caller's result slot for atomics
   // Reads land here, and are copied to the caller's `destination` only when they succeed. A read reported
   // failed before UCX let go of it (timed out, or its endpoint failed or was closed) may still be
@@ -129,6 +130,7 @@ class UcxWorker final : public Worker {
   size_t Poll(absl::Span<Completion> out) override;
   void Wait(absl::Duration timeout) override;
   void Signal() override;
+  absl::Status SetCallHandler(uint32_t handler, CallHandler run) override;
   size_t outstanding() const override { return in_flight_ + ready_.size(); }
 
   absl::Status Init();  // fetches the worker address
@@ -160,6 +162,8 @@ class UcxWorker final : public Worker {
   void SendDue();
   // A request or reply message given to UCX; its bytes are freed when UCX is done with them.
   ucs_status_t SendMessage(ucp_ep_h ep, unsigned id, std::vector<std::byte> bytes, bool want_reply_ep);
+  // Runs a call record's handler and adds its reply (or kNotServed) to `reply`.
+  void ServeCall(const RequestRecord& record, ReplyBuilder& reply);
   static ucs_status_t OnRequest(void* arg, const void* header, size_t header_length, void* data, size_t length,
                                 const ucp_am_recv_param_t* param);
   static ucs_status_t OnReply(void* arg, const void* header, size_t header_length, void* data, size_t length,
@@ -201,6 +205,8 @@ class UcxWorker final : public Worker {
   std::shared_ptr<RegionTable> regions_;
   std::vector<UcxEndpoint*> due_;  // endpoints with a batch to send
   size_t sends_in_flight_ = 0;     // messages UCX still holds
+  std::vector<CallHandler> call_handlers_;  // by id (SetCallHandler)
+  std::string call_reply_;                  // a handler's reply, reused
 };
 
 class UcxEndpoint final : public Endpoint {
@@ -224,6 +230,9 @@ class UcxEndpoint final : public Endpoint {
                             uint64_t context) override;
   absl::Status Flush() override { return FlushWrites(/*wake=*/true); }
   absl::Status FlushQuietly() override { return FlushWrites(/*wake=*/false); }
+  absl::Status PostCall(uint32_t handler, absl::Span<const std::byte> argument, void* destination,
+                        size_t capacity, uint64_t context) override;
+  bool ReadsServedByPeer(const RemoteRegion& region) const override;
   absl::Status health() const override { return health_; }
   void Shutdown() override;
 
@@ -254,6 +263,9 @@ class UcxEndpoint final : public Endpoint {
   // A read or write as a message, added to the endpoint's batch (ucx_messages.cc).
   absl::Status PostMessage(OpType type, uint64_t remote, void* destination, const void* source, size_t length,
                            uint64_t context);
+  // Sends the batch first if a record of `length` bytes (request or reply) would not fit in it.
+  absl::Status MakeRoom(RmaKind kind, size_t length);
+  absl::StatusOr<PendingOp*> AcquireMessageOp(OpType type, size_t length, uint64_t context);
   void CloseUcx(bool force);
   // Flush; `wake`: ring the doorbell for writes into mapped memory since the last flush (else they need none).
   absl::Status FlushWrites(bool wake);

@@ -1,7 +1,9 @@
-// Reads and writes as messages (UcxOptions::RemoteAccess, docs/formats/fabric.md): an endpoint batches
-// them until its worker's next Poll or Wait, the target's worker serves a batch in its progress and
-// answers with one reply, and the reply completes them.
+// Reads, writes and calls as messages (UcxOptions::RemoteAccess, docs/formats/fabric.md): an endpoint
+// batches them until its worker's next Poll or Wait, the target's worker serves a batch in its progress
+// and answers with one reply, and the reply completes them.
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/log.h"
@@ -13,9 +15,7 @@ namespace fathom::fabric::ucx_internal {
 
 // ---- Requester: batching and sending ----
 
-absl::Status UcxEndpoint::PostMessage(OpType type, uint64_t remote, void* destination, const void* source,
-                                      size_t length, uint64_t context) {
-  const RmaKind kind = type == OpType::kRead ? RmaKind::kRead : RmaKind::kWrite;
+absl::Status UcxEndpoint::MakeRoom(RmaKind kind, size_t length) {
   // A batch that would grow too large goes now; the record starts the next one.
   if (batch_.count() > 0 &&
       (batch_.count() >= kMaxBatchRecords || batch_.bytes() + RequestRecordBytes(kind, length) > kMaxBatchBytes ||
@@ -23,6 +23,10 @@ absl::Status UcxEndpoint::PostMessage(OpType type, uint64_t remote, void* destin
     SendBatch();
     if (!health_.ok()) return health_;
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PendingOp*> UcxEndpoint::AcquireMessageOp(OpType type, size_t length, uint64_t context) {
   auto op = worker_->AcquireOp(this, type, context);
   if (!op.ok()) return op.status();
   PendingOp* p = *op;
@@ -30,15 +34,47 @@ absl::Status UcxEndpoint::PostMessage(OpType type, uint64_t remote, void* destin
   p->length = length;
   p->deadline = worker_->options().clock->Now() + worker_->options().fabric.operation_timeout;
   worker_->TrackInFlight();
-  const uint64_t id = worker_->MessageId(p);
+  return p;
+}
+
+absl::Status UcxEndpoint::PostMessage(OpType type, uint64_t remote, void* destination, const void* source,
+                                      size_t length, uint64_t context) {
+  const RmaKind kind = type == OpType::kRead ? RmaKind::kRead : RmaKind::kWrite;
+  if (absl::Status room = MakeRoom(kind, length); !room.ok()) return room;
+  auto op = AcquireMessageOp(type, length, context);
+  if (!op.ok()) return op.status();
+  const uint64_t id = worker_->MessageId(*op);
   if (type == OpType::kRead) {
     // The reply's bytes go straight to the caller's buffer, and only while the op is live (Report does
     // not copy: no bounce buffer is involved).
     batch_.AddRead(id, remote, static_cast<uint32_t>(length));
-    p->message_destination = destination;
+    (*op)->message_destination = destination;
   } else {
     batch_.AddWrite(id, remote, source, static_cast<uint32_t>(length));
   }
+  return absl::OkStatus();
+}
+
+absl::Status UcxEndpoint::PostCall(uint32_t handler, absl::Span<const std::byte> argument, void* destination,
+                                   size_t capacity, uint64_t context) {
+  if (!health_.ok()) return health_;
+  if (!worker_->messages()) {
+    return absl::UnimplementedError("calls travel with reads sent as messages, which this endpoint does not send");
+  }
+  if (handler >= Worker::kMaxCallHandlers) {
+    return absl::InvalidArgumentError(absl::StrCat("call handler ", handler, " is not below ", Worker::kMaxCallHandlers));
+  }
+  if (argument.empty() || argument.size() > kMaxMessageOpBytes || capacity == 0 || capacity > kMaxMessageOpBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("a call of ", argument.size(), " argument bytes and ", capacity,
+                                                   " reply bytes (each must be 1 to ", kMaxMessageOpBytes, ")"));
+  }
+  // The larger of the request and the reply decides whether the batch has room.
+  if (absl::Status room = MakeRoom(RmaKind::kCall, std::max(argument.size(), capacity)); !room.ok()) return room;
+  auto op = AcquireMessageOp(OpType::kCall, capacity, context);
+  if (!op.ok()) return op.status();
+  (*op)->message_destination = destination;
+  batch_.AddCall(worker_->MessageId(*op), handler, static_cast<uint32_t>(capacity), argument.data(),
+                 static_cast<uint32_t>(argument.size()));
   return absl::OkStatus();
 }
 
@@ -131,25 +167,56 @@ ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, si
     return UCS_OK;
   }
   size_t reply_bytes = 8;
-  for (const RequestRecord& r : *records) reply_bytes += ReplyRecordBytes(r.kind, r.length);
+  for (const RequestRecord& r : *records) reply_bytes += r.reply_bytes();
   ReplyBuilder reply(reply_bytes);
-  {
-    RegionTable::Reader regions(*self->regions_);  // no region is unmapped while its bytes are copied
-    for (const RequestRecord& r : *records) {
-      if (!regions.Holds(r.address, r.length)) {
-        reply.AddResult(r.id, RmaResult::kNoRegion);
-      } else if (r.kind == RmaKind::kRead) {
-        RacyCopy(reply.AddRead(r.id, r.length), reinterpret_cast<const std::byte*>(r.address), r.length,
-                 /*to_is_shared=*/false);
-      } else {
-        RacyCopy(reinterpret_cast<std::byte*>(r.address), r.data, r.length, /*to_is_shared=*/true);
-        reply.AddResult(r.id, RmaResult::kOk);
-      }
+  // No region is unmapped while its bytes are copied; a call's handler runs without the table held.
+  std::optional<RegionTable::Reader> regions;
+  for (const RequestRecord& r : *records) {
+    if (r.kind == RmaKind::kCall) {
+      regions.reset();
+      self->ServeCall(r, reply);
+      continue;
+    }
+    if (!regions.has_value()) regions.emplace(*self->regions_);
+    if (!regions->Holds(r.address, r.length)) {
+      reply.AddResult(r.id, RmaResult::kNoRegion);
+    } else if (r.kind == RmaKind::kRead) {
+      RacyCopy(reply.AddRead(r.id, r.length), reinterpret_cast<const std::byte*>(r.address), r.length,
+               /*to_is_shared=*/false);
+    } else {
+      RacyCopy(reinterpret_cast<std::byte*>(r.address), r.data, r.length, /*to_is_shared=*/true);
+      reply.AddResult(r.id, RmaResult::kOk);
     }
   }
+  regions.reset();
   // A reply that cannot be sent leaves the requester to its deadline (its connection is broken anyway).
   self->SendMessage(param->reply_ep, kRmaReplyMessageId, reply.Take(), /*want_reply_ep=*/false);
   return UCS_OK;
+}
+
+void UcxWorker::ServeCall(const RequestRecord& record, ReplyBuilder& reply) {
+  CallHandler* handler = record.handler() < call_handlers_.size() ? &call_handlers_[record.handler()] : nullptr;
+  if (handler == nullptr || !*handler) {
+    reply.AddResult(record.id, RmaResult::kNotServed);
+    return;
+  }
+  call_reply_.clear();
+  (*handler)(absl::Span<const std::byte>(record.data, record.length), record.reply_limit(), call_reply_);
+  if (call_reply_.size() > record.reply_limit()) {
+    reply.AddResult(record.id, RmaResult::kNotServed);
+    return;
+  }
+  std::memcpy(reply.AddRead(record.id, static_cast<uint32_t>(call_reply_.size())), call_reply_.data(),
+              call_reply_.size());
+}
+
+absl::Status UcxWorker::SetCallHandler(uint32_t handler, CallHandler run) {
+  if (handler >= kMaxCallHandlers) {
+    return absl::InvalidArgumentError(absl::StrCat("call handler ", handler, " is not below ", kMaxCallHandlers));
+  }
+  if (call_handlers_.size() <= handler) call_handlers_.resize(handler + 1);
+  call_handlers_[handler] = std::move(run);
+  return absl::OkStatus();
 }
 
 // ---- Requester: completing from the reply ----
@@ -171,14 +238,22 @@ ucs_status_t UcxWorker::OnReply(void* arg, const void*, size_t, void* data, size
     if (!op->in_use || !op->message || op->sequence != static_cast<uint32_t>(r.id)) continue;
     UcxEndpoint* endpoint = op->endpoint;
     absl::Status status;
-    if (r.result == RmaResult::kNoRegion) {
+    const bool call = op->type == OpType::kCall;
+    if (r.result == RmaResult::kNoRegion && !call) {
       // Confined to this op, as for a deregistered region on any transport.
       status = absl::NotFoundError(absl::StrCat(OpTypeName(op->type), ": no region at the peer holds these bytes"));
-    } else if ((op->type == OpType::kRead) != (r.length > 0) || (r.length > 0 && r.length != op->length)) {
+    } else if (r.result == RmaResult::kNotServed && call) {
+      status = absl::UnimplementedError("the peer serves no such call, or its reply did not fit");
+    } else if (r.result != RmaResult::kOk) {
+      status = absl::DataLossError(absl::StrCat(OpTypeName(op->type), " answered with result ",
+                                                static_cast<int>(r.result)));
+    } else if (call ? r.length > op->length
+                    : (op->type == OpType::kRead) != (r.length > 0) || (r.length > 0 && r.length != op->length)) {
       status = absl::DataLossError(absl::StrCat(OpTypeName(op->type), " of ", op->length, " bytes answered with ",
                                                 r.length, " bytes"));
-    } else if (op->type == OpType::kRead) {
-      std::memcpy(op->message_destination, r.data, r.length);
+    } else if (op->type == OpType::kRead || call) {
+      if (r.length > 0) std::memcpy(op->message_destination, r.data, r.length);
+      op->reply_bytes = r.length;
     }
     const bool broken = absl::IsDataLoss(status);
     self->Finish(op, status);  // reports it (OK too) and frees the slot

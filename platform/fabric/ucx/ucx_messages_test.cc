@@ -1,8 +1,11 @@
-// Reads and writes as messages (UcxOptions::RemoteAccess): over tcp the target serves them from its
-// progress, only inside regions it has registered, and many posted before one Poll complete together.
+// Reads, writes and calls as messages (UcxOptions::RemoteAccess): over tcp the target serves them from
+// its progress, only inside regions it has registered (calls with the handlers it set), and many posted
+// before one Poll complete together.
 // The target's worker runs on a thread of its own, as a node thread does.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -38,6 +41,18 @@ class UcxMessagesTest : public ::testing::Test {
     auto remote = endpoint_->ImportRegion(region_->descriptor());
     ASSERT_TRUE(remote.ok()) << remote.status();
     remote_ = *remote;
+    // Calls: 2 answers its argument reversed, 3 answers 100 bytes whatever the caller's room. Set before
+    // the target's thread starts: a worker belongs to one thread.
+    ASSERT_TRUE(target_
+                    ->SetCallHandler(2, [](absl::Span<const std::byte> argument, size_t, std::string& reply) {
+                      reply.assign(reinterpret_cast<const char*>(argument.data()), argument.size());
+                      std::reverse(reply.begin(), reply.end());
+                    })
+                    .ok());
+    ASSERT_TRUE(
+        target_->SetCallHandler(3, [](absl::Span<const std::byte>, size_t, std::string& reply) { reply.assign(100, 'x'); })
+            .ok());
+    EXPECT_TRUE(absl::IsInvalidArgument(target_->SetCallHandler(Worker::kMaxCallHandlers, nullptr)));
     serving_ = std::thread([this] {
       Worker* target = target_.get();
       while (!stop_.load()) target->Wait(absl::Milliseconds(20));
@@ -162,6 +177,61 @@ TEST_F(UcxMessagesTest, LongReadsUseUcxAndCompleteBesideMessages) {
   for (const Completion& c : done) EXPECT_TRUE(c.status.ok()) << c.status;
   EXPECT_EQ(big, Snapshot(0, big.size()));
   EXPECT_EQ(small, Snapshot(200000, small.size()));
+}
+
+// Calls travel in the batches reads do and come back with the handler's reply; a call the target does not
+// serve fails alone (Unimplemented) and the connection stays usable.
+TEST_F(UcxMessagesTest, CallsAreAnsweredByTheTargetsHandlerInTheReadBatches) {
+  constexpr int kCalls = 200;  // with the reads, more than one batch
+  std::vector<std::string> arguments(kCalls);
+  std::vector<std::vector<char>> replies(kCalls, std::vector<char>(64, '?'));
+  std::vector<std::vector<std::byte>> reads(kCalls, std::vector<std::byte>(512));
+  for (int i = 0; i < kCalls; ++i) {
+    arguments[i] = "call number " + std::to_string(i);
+    ASSERT_TRUE(endpoint_
+                    ->PostCall(2, absl::MakeConstSpan(reinterpret_cast<const std::byte*>(arguments[i].data()),
+                                                      arguments[i].size()),
+                               replies[i].data(), replies[i].size(), i)
+                    .ok());
+    ASSERT_TRUE(endpoint_->PostRead(remote_, i * 512, reads[i].data(), 512, 1000 + i).ok());
+  }
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  std::vector<Completion> done = Pump(2 * kCalls);
+  ASSERT_EQ(done.size(), 2u * kCalls);
+  for (const Completion& c : done) {
+    ASSERT_TRUE(c.status.ok()) << c.status;
+    if (c.context >= 1000) {
+      EXPECT_EQ(c.type, OpType::kRead);
+      continue;
+    }
+    EXPECT_EQ(c.type, OpType::kCall);
+    const std::string& argument = arguments[c.context];
+    ASSERT_EQ(c.bytes, argument.size());
+    EXPECT_EQ(std::string(replies[c.context].data(), c.bytes), std::string(argument.rbegin(), argument.rend()));
+    EXPECT_EQ(replies[c.context][c.bytes], '?') << "nothing past the reply was written";
+  }
+  for (int i = 0; i < kCalls; ++i) ASSERT_EQ(reads[i], Snapshot(i * 512, 512)) << i;
+
+  const std::byte one[1] = {std::byte{1}};
+  std::vector<char> room(10);
+  ASSERT_TRUE(endpoint_->PostCall(5, one, room.data(), room.size(), 1).ok());  // no handler 5
+  ASSERT_TRUE(endpoint_->PostCall(3, one, room.data(), room.size(), 2).ok());  // 100 bytes into 10
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  done = Pump(2);
+  ASSERT_EQ(done.size(), 2u);
+  for (const Completion& c : done) EXPECT_TRUE(absl::IsUnimplemented(c.status)) << c.status;
+  EXPECT_TRUE(endpoint_->health().ok()) << endpoint_->health();
+
+  EXPECT_TRUE(absl::IsInvalidArgument(endpoint_->PostCall(Worker::kMaxCallHandlers, one, room.data(), 10, 3)));
+  EXPECT_TRUE(absl::IsInvalidArgument(endpoint_->PostCall(2, {}, room.data(), 10, 3)));
+  EXPECT_TRUE(absl::IsInvalidArgument(endpoint_->PostCall(2, one, room.data(), 0, 3)));
+  EXPECT_TRUE(absl::IsInvalidArgument(endpoint_->PostCall(2, one, room.data(), 32769, 3)));
+  ASSERT_TRUE(endpoint_->PostCall(2, one, room.data(), room.size(), 4).ok());
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  done = Pump(1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_TRUE(done[0].status.ok()) << done[0].status;
+  EXPECT_EQ(done[0].bytes, 1u);
 }
 
 TEST(UcxRemoteAccessTest, ParsesItsFlagValues) {

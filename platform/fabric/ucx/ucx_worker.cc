@@ -122,6 +122,7 @@ absl::StatusOr<PendingOp*> UcxWorker::AcquireOp(UcxEndpoint* endpoint, OpType ty
   ++op->sequence;
   op->old_value = nullptr;
   op->destination = nullptr;
+  op->reply_bytes = 0;
   op->deadline = absl::InfiniteFuture();
   return op;
 }
@@ -138,7 +139,7 @@ void UcxWorker::Report(PendingOp* op, absl::Status status) {
   op->reported = true;
   if (status.ok() && op->old_value != nullptr) *op->old_value = op->reply;
   if (status.ok() && op->destination != nullptr) std::memcpy(op->destination, op->bounce.data(), op->length);
-  ready_.push_back(Completion{op->context, op->type, std::move(status)});
+  ready_.push_back(Completion{op->context, op->type, std::move(status), op->reply_bytes});
 }
 
 absl::Status UcxWorker::CompleteMapped(uint64_t context, OpType type) {
