@@ -28,18 +28,10 @@ absl::Status AsyncObjectReader::ReadVersioned(fabric::Endpoint& endpoint, fabric
   if (ref.capacity < kHeaderBytes || ref.capacity % 8 != 0) {
     return absl::InvalidArgumentError(absl::StrCat("object reference with capacity ", ref.capacity));
   }
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    if (slots_.size() >= (size_t{1} << 24)) return absl::ResourceExhaustedError("too many object reads in flight");
-    slot = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
-  }
+  absl::StatusOr<uint64_t> id = AcquireSlot();
+  if (!id.ok()) return id.status();
+  const uint32_t slot = static_cast<uint32_t>(*id >> 32);
   PendingRead& read = slots_[slot];
-  const uint64_t id = Id(slot, ++read.generation);
-  read.live = true;
   read.endpoint = &endpoint;
   read.region = region;
   read.ref = ref;
@@ -51,12 +43,49 @@ absl::Status AsyncObjectReader::ReadVersioned(fabric::Endpoint& endpoint, fabric
   read.posted = false;
   // The buffer of the slot's earlier read: a fresh one per read cost an allocation and a memset.
   if (read.buffer.size() < ref.capacity) read.buffer.resize(ref.capacity);
-  ++in_flight_;
-  if (absl::Status s = Post(id, read); !s.ok()) {
+  if (absl::Status s = Post(*id, read); !s.ok()) {
     Release(slot, read);
     return s;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> AsyncObjectReader::AcquireSlot() {
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    if (slots_.size() >= (size_t{1} << 24)) return absl::ResourceExhaustedError("too many object reads in flight");
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  PendingRead& read = slots_[slot];
+  read.live = true;
+  ++in_flight_;
+  return Id(slot, ++read.generation);
+}
+
+absl::Status AsyncObjectReader::Call(fabric::Endpoint& endpoint, uint32_t handler, absl::Span<const std::byte> argument,
+                                     size_t capacity, ObjectCallback done) {
+  absl::StatusOr<uint64_t> id = AcquireSlot();
+  if (!id.ok()) return id.status();
+  const uint32_t slot = static_cast<uint32_t>(*id >> 32);
+  PendingRead& read = slots_[slot];
+  read.endpoint = &endpoint;
+  read.call = true;
+  read.call_done = std::move(done);
+  read.attempts = 1;
+  read.posted = true;
+  if (read.buffer.size() < capacity) read.buffer.resize(capacity);
+  absl::Status s = endpoint.PostCall(handler, argument, read.buffer.data(), capacity, Context(*id));
+  if (s.ok()) s = endpoint.Flush();
+  if (!s.ok()) {
+    read.call = false;
+    read.call_done = nullptr;
+    Release(slot, read);
+  }
+  return s;
 }
 
 AsyncObjectReader::PendingRead* AsyncObjectReader::Find(uint64_t id) {
@@ -101,6 +130,18 @@ void AsyncObjectReader::Finish(uint64_t id, absl::StatusOr<VersionedObject> resu
   free_slots_.push_back(static_cast<uint32_t>(id >> 32));
 }
 
+void AsyncObjectReader::FinishCall(uint64_t id, absl::StatusOr<std::span<const std::byte>> result) {
+  PendingRead* read = Find(id);
+  if (read == nullptr) return;
+  ObjectCallback done = std::move(read->call_done);
+  read->call = false;
+  read->live = false;
+  read->endpoint = nullptr;
+  --in_flight_;
+  done(std::move(result));  // the reply is in the slot's buffer: the slot is reused only after this
+  free_slots_.push_back(static_cast<uint32_t>(id >> 32));
+}
+
 bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
   if (!IsObjectContext(completion.context)) return false;
   const uint64_t id = completion.context & kIdMask;
@@ -108,6 +149,16 @@ bool AsyncObjectReader::OnCompletion(const fabric::Completion& completion) {
   if (found == nullptr) return true;  // abandoned
   PendingRead& read = *found;
   read.posted = false;
+  if (read.call) {
+    if (read.endpoint == nullptr) {
+      FinishCall(id, ConnectionClosed());
+    } else if (!completion.status.ok()) {
+      FinishCall(id, completion.status);
+    } else {
+      FinishCall(id, std::span<const std::byte>(read.buffer.data(), std::min<size_t>(completion.bytes, read.buffer.size())));
+    }
+    return true;
+  }
   if (read.endpoint == nullptr) {
     Finish(id, ConnectionClosed());
     return true;

@@ -21,6 +21,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "platform/base/clock.h"
 #include "platform/fabric/fabric.h"
 #include "platform/object/object_layout.h"
@@ -58,6 +59,11 @@ class AsyncObjectReader {
   // `fail_if_locked`, a locked copy ends the read with Aborted at once instead of being retried.
   absl::Status ReadVersioned(fabric::Endpoint& endpoint, fabric::RemoteRegion region, const ObjectRef& ref,
                              VersionedObjectCallback done, bool fail_if_locked = false);
+  // Asks `endpoint`'s peer to run its call handler `handler` on `argument` (fabric::Endpoint::PostCall),
+  // with room for a reply of `capacity` bytes. `done` gets the reply (valid only during the call) or the
+  // call's error, exactly once, inside OnCompletion, unless Call returns an error. Never retried.
+  absl::Status Call(fabric::Endpoint& endpoint, uint32_t handler, absl::Span<const std::byte> argument,
+                    size_t capacity, ObjectCallback done);
   // Returns false if the completion is not this layer's.
   bool OnCompletion(const fabric::Completion& completion);
   // Re-posts reads whose backoff has passed. Returns how many it posted.
@@ -80,6 +86,8 @@ class AsyncObjectReader {
     fabric::RemoteRegion region;
     ObjectRef ref;
     VersionedObjectCallback done;
+    ObjectCallback call_done;  // a call's (Call), instead of `done`
+    bool call = false;
     bool fail_if_locked = false;
     std::vector<std::byte> buffer;
     int attempts = 0;
@@ -95,10 +103,13 @@ class AsyncObjectReader {
   static constexpr uint64_t Id(uint32_t slot, uint32_t generation) { return uint64_t{slot} << 32 | generation; }
   // The live read `id` names, or null.
   PendingRead* Find(uint64_t id);
+  // A free slot, live from now on, and the id of its new read.
+  absl::StatusOr<uint64_t> AcquireSlot();
   absl::Status Post(uint64_t id, PendingRead& read);
   // Frees the slot of a read that never started.
   void Release(uint32_t slot, PendingRead& read);
   void Finish(uint64_t id, absl::StatusOr<VersionedObject> result);
+  void FinishCall(uint64_t id, absl::StatusOr<std::span<const std::byte>> result);
 
   ReadPolicy policy_;
   const Clock* clock_;
