@@ -10,6 +10,10 @@
 // buckets while they were read one after the other could otherwise be missed in both. It scans the raw
 // bytes in place without decoding, so a hit allocates only the value.
 //
+// Over tcp, where a one-sided read is itself a request the owner's CPU serves, the GET asks the owner of
+// its home bucket for the lookup instead (get_at_owner.h): the value in one round trip, or the bucket's
+// checked copy to go on from as if it had read it.
+//
 // Resize: every bucket read is checked against the generation the GET holds (its epoch word). A bucket
 // retired by a resize (a newer epoch) rejects the read: the GET refetches the table from the catalog and
 // starts again on the new generation, or, if the resize has not published yet, waits and retries. A
@@ -18,6 +22,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "kv/get_at_owner.h"
 #include "kv/kv.h"
 #include "kv/lock_free_read.h"
 #include "kv/operation.h"
@@ -42,13 +47,19 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
       : thread_(thread), handle_(std::move(handle)), table_(handle_->current()), key_(key), hash_(KeyHash(key_)),
         done_(std::move(done)), pause_(std::move(pause)) {}
 
-  // The first bucket is read outside any transaction (lock_free_read.h); a transaction begins only when
-  // the GET needs more than that bucket to answer a miss (EnsureTransaction).
+  // The first bucket is read outside any transaction (lock_free_read.h), or, where reads are served by
+  // the owner's CPU anyway, the owner is asked for the whole lookup (get_at_owner.h); a transaction begins
+  // only when the GET needs more than that bucket to answer a miss (EnsureTransaction).
   void Start() {
     tx_ = nullptr;
     tx_open_ = false;
     objects_read_ = 0;
     const uint64_t home = table_->index->Home(hash_);
+    if (!AskOwner(home)) ReadHome(home);
+  }
+
+ private:
+  void ReadHome(uint64_t home) {
     ++reads_;
     ++objects_read_;
     auto self = shared_from_this();
@@ -65,14 +76,52 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
     }
   }
 
- private:
+  // Over tcp a one-sided read is itself a request the owner's CPU answers: ask the owner for the lookup
+  // instead (a fabric call, in the batch the reads would travel in), one round trip where a key whose
+  // value is out of line takes two. False: not asked (a local or truly one-sided bucket), read it.
+  bool AskOwner(uint64_t home) {
+    const object::ObjectRef& ref = table_->bucket_refs[home];
+    node::NodeThread& node_thread = thread_.thread();
+    absl::StatusOr<node::NodeThread::Route> route = node_thread.RouteTo(ref.address.region);
+    if (!route.ok() || route->owner == thread_.node_id() || !route->endpoint->ReadsServedByPeer(*route->region)) {
+      return false;
+    }
+    const std::string request = EncodeGetAtOwnerRequest(ref, table_->epoch_word(), key_);
+    auto self = shared_from_this();
+    const absl::Status called = node_thread.reader().Call(
+        *route->endpoint, kGetAtOwnerCall, absl::MakeConstSpan(reinterpret_cast<const std::byte*>(request.data()), request.size()),
+        OwnerAnswerCapacity(ref), [self, home](absl::StatusOr<std::span<const std::byte>> reply) {
+          self->OnOwnerAnswer(home, reply.ok() ? absl::StatusOr<std::string_view>(std::string_view(
+                                                     reinterpret_cast<const char*>(reply->data()), reply->size()))
+                                               : reply.status());
+        });
+    if (!called.ok()) return false;
+    ++reads_;
+    ++objects_read_;
+    return true;
+  }
+
+  void OnOwnerAnswer(uint64_t home, const absl::StatusOr<std::string_view>& reply) {
+    absl::StatusOr<OwnerAnswer> answer = reply.ok() ? DecodeOwnerAnswer(*reply) : reply.status();
+    if (answer.ok() && answer->kind == OwnerAnswerKind::kValue) return Finish(std::string(answer->bytes));
+    if (answer.ok() && answer->kind == OwnerAnswerKind::kBucket) return OnHomeBytes(answer->bytes, answer->version);
+    // Not served, or no answer (a node that does not serve it, a connection that failed): read the bucket
+    // as if the owner had not been asked; that read meets whatever is wrong and says so.
+    objects_read_ = 0;
+    ReadHome(home);
+  }
+
   // The first bucket, read lock-free: answered in place when it holds the key (the common case); copied
   // and handed to Scan when an out-of-line value or more buckets must be read.
   void OnHome(const absl::StatusOr<object::VersionedObject>& copy) {
     if (!copy.ok()) return Retry(ConflictIsAborted(copy.status()));
-    const std::string_view bytes(reinterpret_cast<const char*>(copy->payload.data()), copy->payload.size());
+    OnHomeBytes(std::string_view(reinterpret_cast<const char*>(copy->payload.data()), copy->payload.size()),
+                copy->header.version());
+  }
+
+  void OnHomeBytes(std::string_view bytes, uint64_t version) {
     if (absl::Status s = CheckEpoch(bytes); !s.ok()) return IsTableMoved(s) ? Retry(s) : Finish(s);
-    home_version_ = copy->header.version();
+    home_version_ = version;
     for (size_t from = 0;;) {
       auto m = FindInBucket(bytes, hash_, from);
       if (!m.ok()) return Finish(m.status());
@@ -279,7 +328,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   std::vector<uint64_t> next_;
   size_t next_index_ = 0;
   int objects_read_ = 0;          // in this attempt
-  int reads_ = 0;                 // one-sided reads over all attempts, validation included
+  int reads_ = 0;                 // reads (one-sided, or a request to the owner) over all attempts, validation included
   int stale_attempts_ = 0;
 };
 

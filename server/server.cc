@@ -18,6 +18,7 @@
 #include "coordinator/remap.h"
 #include "coordinator/zookeeper_coordinator.h"
 #include "kv/coordinator_catalog.h"
+#include "kv/get_at_owner.h"
 #include "logging/log_exchange.h"
 #include "logging/txn_hook.h"
 #include "txn/records.h"
@@ -116,6 +117,9 @@ absl::Status Server::StartAll() {
   auto txns = txn::TransactionService::Attach(node_.get(), txn_options);
   if (!txns.ok()) return Annotate(txns.status(), "cannot start transactions");
   txns_ = std::move(*txns);
+  if (absl::Status served = kv::ServeGetsAtOwner(*txns_); !served.ok()) {
+    return Annotate(served, "cannot serve GETs at the owner");
+  }
   attached_txns_.store(txns_.get(), std::memory_order_release);
   if (restored_ != nullptr) {
     Log(absl::StrCat("restored ", restored_->primaries, " objects in its regions, ", restored_->backups,

@@ -7,13 +7,24 @@
 
 namespace fathom::txn::testing {
 
-const char* TestFabricName(TestFabric fabric) { return fabric == TestFabric::kShm ? "Shm" : "Sim"; }
+const char* TestFabricName(TestFabric fabric) {
+  switch (fabric) {
+    case TestFabric::kShm:
+      return "Shm";
+    case TestFabric::kSim:
+      return "Sim";
+    case TestFabric::kTcp:
+      return "Tcp";
+  }
+  return "?";
+}
 
 server::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes) {
   server::EmbeddedClusterOptions options;
   options.nodes = 3;
   options.threads = 2;
   options.memory_bytes = memory_bytes;
+  if (fabric == TestFabric::kTcp) options.fabric = server::EmbeddedFabric::kUcxTcp;
   if (fabric == TestFabric::kSim) {
     options.fabric = server::EmbeddedFabric::kSim;
     options.sim.seed = seed;

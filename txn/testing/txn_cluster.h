@@ -16,8 +16,9 @@ namespace fathom::txn::testing {
 
 // The two fabrics the protocol tests run on: UCX shared memory (real) and SimFabric (seeded, with torn
 // copies and random delays that reorder operations across endpoints).
-enum class TestFabric { kShm, kSim };
-const char* TestFabricName(TestFabric fabric);  // "Shm", "Sim": test name suffixes
+// kTcp: UCX over tcp on loopback, where one-sided reads and writes are messages the target serves.
+enum class TestFabric { kShm, kSim, kTcp };
+const char* TestFabricName(TestFabric fabric);  // "Shm", "Sim", "Tcp": test name suffixes
 
 // 3 nodes x 2 threads with `memory_bytes` each on `fabric` (`seed` drives the simulation).
 server::EmbeddedClusterOptions TestClusterOptions(TestFabric fabric, uint64_t seed, uint64_t memory_bytes = 16 << 20);

@@ -1,0 +1,215 @@
+#include "kv/get_at_owner.h"
+
+#include <algorithm>
+#include <optional>
+#include <span>
+
+#include "absl/strings/str_cat.h"
+#include "kv/format.h"
+#include "platform/base/byte_order.h"
+#include "platform/base/log.h"
+#include "platform/base/status_macros.h"
+#include "platform/memory/size_classes.h"
+#include "platform/object/object_codec.h"
+
+namespace fathom::kv {
+namespace {
+
+constexpr uint8_t kFormat = 1;
+// format u8, reserved u8, key length u16, epoch word u32, bucket reference (address u64, incarnation u32,
+// capacity u32), then the key.
+constexpr size_t kRequestHeaderBytes = 24;
+
+absl::Status MalformedRequest(const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("malformed GET-at-owner request: ", what));
+}
+
+absl::Status MalformedAnswer(const std::string& what) {
+  return absl::DataLossError(absl::StrCat("malformed GET-at-owner answer: ", what));
+}
+
+// A copy of an object this node is the primary of, checked whole, and its version; nullopt when this node
+// cannot vouch for one now (another node's, not served here yet, locked, torn, freed or reused).
+struct ServedCopy {
+  std::string bytes;  // header and payload
+  size_t payload_bytes = 0;
+  uint64_t version = 0;
+
+  std::string_view payload() const { return std::string_view(bytes).substr(object::kHeaderBytes, payload_bytes); }
+};
+
+std::optional<ServedCopy> CopyServed(txn::TxnThread& thread, const object::ObjectRef& ref) {
+  node::NodeThread& node_thread = thread.thread();
+  absl::StatusOr<uint32_t> primary = node_thread.region_map().PrimaryOf(ref.address.region);
+  if (!primary.ok() || *primary != thread.node_id()) return std::nullopt;
+  absl::StatusOr<object::LocalObject> object = node_thread.store().Resolve(ref);
+  if (!object.ok()) return std::nullopt;
+  ServedCopy copy;
+  copy.bytes.resize(ref.capacity);
+  std::span<std::byte> span(reinterpret_cast<std::byte*>(copy.bytes.data()), copy.bytes.size());
+  object->CopyTo(span);
+  const object::ObjectCheck check = object::CheckObjectCopy(span, ref);
+  if (check.verdict != object::Verdict::kValid) return std::nullopt;
+  copy.payload_bytes = check.payload.size();
+  copy.version = check.header.version();
+  return copy;
+}
+
+std::string Answer(OwnerAnswerKind kind, uint64_t version, std::string_view bytes, size_t reply_limit) {
+  if (kOwnerAnswerHeaderBytes + bytes.size() > reply_limit) return EncodeOwnerAnswer({});
+  return EncodeOwnerAnswer(OwnerAnswer{kind, version, bytes});
+}
+
+}  // namespace
+
+std::string EncodeGetAtOwnerRequest(const object::ObjectRef& bucket, uint32_t epoch_word, std::string_view key) {
+  std::string out;
+  out.reserve(kRequestHeaderBytes + key.size());
+  out.push_back(static_cast<char>(kFormat));
+  out.push_back(0);
+  AppendU16(out, static_cast<uint16_t>(key.size()));
+  AppendU32(out, epoch_word);
+  AppendU64(out, bucket.address.raw());
+  AppendU32(out, bucket.incarnation);
+  AppendU32(out, bucket.capacity);
+  out.append(key);
+  return out;
+}
+
+absl::StatusOr<GetAtOwnerRequest> DecodeGetAtOwnerRequest(std::string_view bytes) {
+  if (bytes.size() < kRequestHeaderBytes) {
+    return MalformedRequest(absl::StrCat(bytes.size(), " bytes, shorter than its ", kRequestHeaderBytes, "-byte header"));
+  }
+  const char* p = bytes.data();
+  if (static_cast<uint8_t>(p[0]) != kFormat) {
+    return MalformedRequest(absl::StrCat("format ", static_cast<int>(static_cast<uint8_t>(p[0])), " is not ", kFormat));
+  }
+  if (p[1] != 0) return MalformedRequest("reserved byte is not zero");
+  const uint16_t key_bytes = LoadU16(p + 2);
+  if (key_bytes == 0) return MalformedRequest("empty key");
+  if (bytes.size() != kRequestHeaderBytes + key_bytes) {
+    return MalformedRequest(absl::StrCat(bytes.size(), " bytes for a key of ", key_bytes, " (want ",
+                                         kRequestHeaderBytes + key_bytes, ")"));
+  }
+  GetAtOwnerRequest request;
+  request.epoch_word = LoadU32(p + 4);
+  request.bucket.address = memory::GlobalAddress::FromRaw(LoadU64(p + 8));
+  request.bucket.incarnation = LoadU32(p + 16);
+  request.bucket.capacity = LoadU32(p + 20);
+  const object::ObjectRef& ref = request.bucket;
+  if (ref.capacity < memory::kMinSlotBytes || ref.capacity > memory::kMaxSlotBytes ||
+      ref.capacity % memory::kMinSlotBytes != 0 || ref.address.offset % memory::kMinSlotBytes != 0) {
+    return MalformedRequest(absl::StrCat(ref.address.ToString(), " with capacity ", ref.capacity, " is not a slot"));
+  }
+  request.key = bytes.substr(kRequestHeaderBytes);
+  return request;
+}
+
+// kind u8, format u8, reserved u16, reserved u32, version u64 (kBucket; else 0), then the bytes.
+std::string EncodeOwnerAnswer(const OwnerAnswer& answer) {
+  std::string out;
+  out.reserve(kOwnerAnswerHeaderBytes + answer.bytes.size());
+  out.push_back(static_cast<char>(answer.kind));
+  out.push_back(static_cast<char>(kFormat));
+  AppendU16(out, 0);
+  AppendU32(out, 0);
+  AppendU64(out, answer.kind == OwnerAnswerKind::kBucket ? answer.version : 0);
+  if (answer.kind != OwnerAnswerKind::kNotServed) out.append(answer.bytes);
+  return out;
+}
+
+absl::StatusOr<OwnerAnswer> DecodeOwnerAnswer(std::string_view reply) {
+  if (reply.size() < kOwnerAnswerHeaderBytes) {
+    return MalformedAnswer(absl::StrCat(reply.size(), " bytes, shorter than its header"));
+  }
+  const char* p = reply.data();
+  const uint8_t kind = static_cast<uint8_t>(p[0]);
+  if (kind < static_cast<uint8_t>(OwnerAnswerKind::kValue) || kind > static_cast<uint8_t>(OwnerAnswerKind::kNotServed)) {
+    return MalformedAnswer(absl::StrCat("unknown kind ", static_cast<int>(kind)));
+  }
+  if (static_cast<uint8_t>(p[1]) != kFormat) {
+    return MalformedAnswer(absl::StrCat("format ", static_cast<int>(static_cast<uint8_t>(p[1])), " is not ", kFormat));
+  }
+  if (LoadU16(p + 2) != 0 || LoadU32(p + 4) != 0) return MalformedAnswer("reserved bytes are not zero");
+  OwnerAnswer answer;
+  answer.kind = static_cast<OwnerAnswerKind>(kind);
+  answer.version = LoadU64(p + 8);
+  answer.bytes = reply.substr(kOwnerAnswerHeaderBytes);
+  if (answer.kind != OwnerAnswerKind::kBucket && answer.version != 0) {
+    return MalformedAnswer("a version in an answer that is no bucket");
+  }
+  if (answer.kind == OwnerAnswerKind::kNotServed && !answer.bytes.empty()) {
+    return MalformedAnswer(absl::StrCat(answer.bytes.size(), " bytes after a not-served answer"));
+  }
+  return answer;
+}
+
+std::string AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit) {
+  // No lease, no service: this node may have been removed and the region moved (as Finish in table_async.cc).
+  const auto& lapsed = thread.options().lease_lapsed;
+  if (lapsed && lapsed()) return EncodeOwnerAnswer({});
+  std::optional<ServedCopy> bucket = CopyServed(thread, request.bucket);
+  if (!bucket.has_value()) return EncodeOwnerAnswer({});
+  const std::string_view bytes = bucket->payload();
+  absl::StatusOr<uint32_t> epoch = BucketEpoch(bytes);
+  if (epoch.ok() && *epoch == request.epoch_word) {
+    const uint64_t hash = KeyHash(request.key);
+    for (size_t from = 0;;) {
+      absl::StatusOr<RawMatch> m = FindInBucket(bytes, hash, from);
+      if (!m.ok() || m->offset == std::string_view::npos) break;  // the GET finds the same in the copy
+      from = m->next;
+      if (m->key_bytes != request.key.size()) continue;
+      if (m->is_inline) {
+        if (m->key == request.key) return Answer(OwnerAnswerKind::kValue, 0, m->value, reply_limit);
+        continue;
+      }
+      // A value object never changes in place (a PUT writes a new one), so a checked copy of the one the
+      // bucket points to is the value of the bucket's snapshot.
+      std::optional<ServedCopy> object = CopyServed(thread, m->ref);
+      if (!object.has_value()) break;
+      absl::StatusOr<std::string_view> value = CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
+      if (absl::IsNotFound(value.status())) continue;  // another key with this hash
+      if (!value.ok()) break;
+      return Answer(OwnerAnswerKind::kValue, 0, *value, reply_limit);
+    }
+  }
+  return Answer(OwnerAnswerKind::kBucket, bucket->version, bytes, reply_limit);
+}
+
+size_t OwnerAnswerCapacity(const object::ObjectRef& bucket) {
+  constexpr size_t kValueRoom = 4096;
+  return kOwnerAnswerHeaderBytes + std::max<size_t>(bucket.capacity, kValueRoom);
+}
+
+void ServeGetAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size_t reply_limit, std::string& reply) {
+  absl::StatusOr<GetAtOwnerRequest> request = DecodeGetAtOwnerRequest(argument);
+  if (!request.ok()) {
+    // The GET behind it reads as it would without asking; the peer that sent it is broken.
+    LogError("kv", "GET at the owner: %s", request.status().ToString().c_str());
+    reply = EncodeOwnerAnswer({});
+    return;
+  }
+  reply = AnswerAtOwner(thread, *request, reply_limit);
+}
+
+absl::Status ServeGetsAtOwner(txn::TransactionService& txns) {
+  for (int i = 0; i < txns.threads(); ++i) {
+    ASSIGN_OR_RETURN(txn::TxnThread * thread, txns.Thread(i));
+    RETURN_IF_ERROR(thread->thread().RunAndWait(
+        [thread]() -> absl::Status {
+          // The handler runs inside this thread's Poll and Wait; the thread keeps the transaction layer
+          // alive while it polls (TransactionService::Attach).
+          absl::Status set = thread->thread().worker().SetCallHandler(
+              kGetAtOwnerCall, [thread](absl::Span<const std::byte> argument, size_t reply_limit, std::string& reply) {
+                ServeGetAtOwnerCall(*thread,
+                                    std::string_view(reinterpret_cast<const char*>(argument.data()), argument.size()),
+                                    reply_limit, reply);
+              });
+          return absl::IsUnimplemented(set) ? absl::OkStatus() : set;
+        },
+        txns.node().options().call_timeout));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fathom::kv
