@@ -74,7 +74,8 @@ TEST(RmaMessagesTest, CallsRoundTripAndBudgetTheirReplyLimit) {
   std::memcpy(reply.AddRead(11, 3), "abc", 3);
   reply.AddRead(12, 0);  // an empty reply
   reply.AddResult(13, RmaResult::kNotServed);
-  auto replies = ParseReply(Bytes(reply.Take()));
+  const std::vector<std::byte> answer = reply.Take();  // the parsed records point into it
+  auto replies = ParseReply(Bytes(answer));
   ASSERT_TRUE(replies.ok()) << replies.status();
   ASSERT_EQ(replies->size(), 3u);
   EXPECT_EQ((*replies)[0].length, 3u);
