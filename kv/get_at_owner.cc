@@ -60,6 +60,18 @@ std::string Answer(OwnerAnswerKind kind, uint64_t version, std::string_view byte
   return EncodeOwnerAnswer(OwnerAnswer{kind, version, bytes});
 }
 
+// The call handler: decodes `argument`, answers on `thread` (the worker's node thread) into `reply`.
+void ServeGetAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size_t reply_limit, std::string& reply) {
+  absl::StatusOr<GetAtOwnerRequest> request = DecodeGetAtOwnerRequest(argument);
+  if (!request.ok()) {
+    // The GET behind it reads as it would without asking; the peer that sent it is broken.
+    LogError("kv", "GET at the owner: %s", request.status().ToString().c_str());
+    reply = EncodeOwnerAnswer({});
+    return;
+  }
+  reply = AnswerAtOwner(thread, *request, reply_limit);
+}
+
 }  // namespace
 
 std::string EncodeGetAtOwnerRequest(const object::ObjectRef& bucket, uint32_t epoch_word, std::string_view key) {
@@ -179,17 +191,6 @@ std::string AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& reque
 size_t OwnerAnswerCapacity(const object::ObjectRef& bucket) {
   constexpr size_t kValueRoom = 4096;
   return kOwnerAnswerHeaderBytes + std::max<size_t>(bucket.capacity, kValueRoom);
-}
-
-void ServeGetAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size_t reply_limit, std::string& reply) {
-  absl::StatusOr<GetAtOwnerRequest> request = DecodeGetAtOwnerRequest(argument);
-  if (!request.ok()) {
-    // The GET behind it reads as it would without asking; the peer that sent it is broken.
-    LogError("kv", "GET at the owner: %s", request.status().ToString().c_str());
-    reply = EncodeOwnerAnswer({});
-    return;
-  }
-  reply = AnswerAtOwner(thread, *request, reply_limit);
 }
 
 absl::Status ServeGetsAtOwner(txn::TransactionService& txns) {

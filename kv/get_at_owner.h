@@ -62,9 +62,6 @@ std::string AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& reque
 // value is answered with the bucket, and read as without asking).
 size_t OwnerAnswerCapacity(const object::ObjectRef& bucket);
 
-// The call handler: decodes `argument`, answers on `thread` (the worker's node thread) into `reply`.
-void ServeGetAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size_t reply_limit, std::string& reply);
-
 // Serves kGetAtOwnerCall on every thread of `txns`'s node (fathomd and embedded servers call it once the
 // transaction layer is attached); a fabric that serves no calls is left as it is. A GET sent to a node
 // that does not serve it gets Unimplemented and reads as it would without asking.

@@ -90,10 +90,11 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
     auto self = shared_from_this();
     const absl::Status called = node_thread.reader().Call(
         *route->endpoint, kGetAtOwnerCall, absl::MakeConstSpan(reinterpret_cast<const std::byte*>(request.data()), request.size()),
-        OwnerAnswerCapacity(ref), [self, home](absl::StatusOr<std::span<const std::byte>> reply) {
-          self->OnOwnerAnswer(home, reply.ok() ? absl::StatusOr<std::string_view>(std::string_view(
-                                                     reinterpret_cast<const char*>(reply->data()), reply->size()))
-                                               : reply.status());
+        // Only the shared_ptr is captured: a callback of two pointers is kept without allocating.
+        OwnerAnswerCapacity(ref), [self](absl::StatusOr<std::span<const std::byte>> reply) {
+          self->OnOwnerAnswer(reply.ok() ? absl::StatusOr<std::string_view>(std::string_view(
+                                               reinterpret_cast<const char*>(reply->data()), reply->size()))
+                                         : reply.status());
         });
     if (!called.ok()) return false;
     ++reads_;
@@ -101,14 +102,14 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
     return true;
   }
 
-  void OnOwnerAnswer(uint64_t home, const absl::StatusOr<std::string_view>& reply) {
+  void OnOwnerAnswer(const absl::StatusOr<std::string_view>& reply) {
     absl::StatusOr<OwnerAnswer> answer = reply.ok() ? DecodeOwnerAnswer(*reply) : reply.status();
     if (answer.ok() && answer->kind == OwnerAnswerKind::kValue) return Finish(std::string(answer->bytes));
     if (answer.ok() && answer->kind == OwnerAnswerKind::kBucket) return OnHomeBytes(answer->bytes, answer->version);
     // Not served, or no answer (a node that does not serve it, a connection that failed): read the bucket
     // as if the owner had not been asked; that read meets whatever is wrong and says so.
     objects_read_ = 0;
-    ReadHome(home);
+    ReadHome(table_->index->Home(hash_));  // table_ is still this attempt's: only a retry replaces it
   }
 
   // The first bucket, read lock-free: answered in place when it holds the key (the common case); copied
