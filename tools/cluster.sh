@@ -64,17 +64,30 @@ usage() {
   exit 2
 }
 
-# A TCP port on 127.0.0.1 that nothing listens on (there is a window before ZooKeeper takes it).
+# A TCP port on 127.0.0.1 that nothing listens on (there is a window before ZooKeeper takes it), chosen
+# below the kernel's ephemeral range: no outgoing connection can then hold it, not even a probe of ours
+# that connects to itself (source port = destination port), which would make ZooKeeper's bind fail.
 free_port() {
-  local port
+  local port low _high
+  read -r low _high </proc/sys/net/ipv4/ip_local_port_range
+  ((low > 11000)) || low=60000  # an unusual range: any port, as before
   for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % (low - 10000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return 0
     fi
   done
   die "no free port found"
+}
+
+# Whether ZooKeeper itself answers on host:port: its `srvr` command (allowed by default) replies with
+# its version. A bare connect is not proof: another listener, or a socket connected to itself, accepts.
+zookeeper_answers() {
+  local host=$1 port=$2 reply
+  reply=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/$0/$1" && printf srvr >&3 && head -c 64 <&3' "$host" "$port" \
+    2>/dev/null) || return 1
+  [[ $reply == "Zookeeper version:"* ]]
 }
 
 # Whether `pid` is alive and its command line mentions `dir` (so it is one of ours).
@@ -144,7 +157,7 @@ start_zookeeper() {
     </dev/null >>"$dir/zookeeper.log" 2>&1 &
   echo $! >"$dir/zookeeper.pid"
   local deadline=$((SECONDS + 90))  # a JVM starting on a loaded machine
-  until (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null; do
+  until zookeeper_answers "$host" "$port"; do
     if [[ $mode == try ]] && ! alive "$(cat "$dir/zookeeper.pid")" &&
       grep -q "BindException: Address already in use" "$dir/zookeeper.log"; then
       echo "cluster.sh: port $port was taken before ZooKeeper bound it; trying another" >&2

@@ -15,6 +15,9 @@ source "$(dirname "$0")/cluster_test_lib.sh" "$@"
   >"$TEST_TMPDIR/start.out" || fail "start failed"
 cat "$TEST_TMPDIR/start.out"
 zk="127.0.0.1:$(sed -n 's/^clientPort=//p' "$dir/zoo.cfg")"
+# ZooKeeper's port lies below the kernel's ephemeral range, where no outgoing connection can take it.
+read -r ephemeral_low _ </proc/sys/net/ipv4/ip_local_port_range
+((ephemeral_low <= 11000 || ${zk##*:} < ephemeral_low)) || fail "ZooKeeper's port ${zk##*:} is in the ephemeral range"
 
 # Waits (generously: the machine may be loaded) until `fathomctl status` reports `want` members.
 wait_members() {

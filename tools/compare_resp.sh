@@ -34,10 +34,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Below the kernel's ephemeral range, as tools/cluster.sh chooses: no outgoing connection can hold it.
 free_port() {
-  local port
+  local port low _high
+  read -r low _high </proc/sys/net/ipv4/ip_local_port_range
+  ((low > 11000)) || low=60000
   for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((10000 + RANDOM % (low - 10000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
   done
   echo "compare_resp: no free port" >&2
