@@ -2,7 +2,7 @@
 # cluster.sh: a throwaway Fathom cluster on this machine — one ZooKeeper server and N fathomd processes.
 #
 #   tools/cluster.sh start [--nodes=3] [--transports=sm] [--dir=DIR] [--cluster=local] [--memory=256M]
-#                          [--threads=2] [--lease_period=2s] [--lease_channel=true] [--backups=1] [--data_dir]
+#                          [--threads=2|1] [--lease_period=2s] [--lease_channel=true] [--backups=1] [--data_dir]
 #                          [--netns] [--tls] [--fathomd_flag=FLAG ...] [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
 #   tools/cluster.sh kill DIR N              SIGKILL node N
@@ -34,6 +34,8 @@
 # certificate names 127.0.0.1, localhost and, with --netns, the nodes' and host's addresses): every fathomd
 # serves its control service with TLS (--tls_cert, --tls_key) and calls its peers' with it (--tls_ca), and
 # the cluster file names the three files, so the tools given --cluster_file use TLS too.
+# --threads sets every fathomd's node threads (the YCSB driver and fathom-resp, joining with --zk, take the
+# members' number): 2 by default, 1 with --transports=tcp (every node shares this host's cores; see start).
 # --fathomd_flag=FLAG (repeatable) adds FLAG to every fathomd command line (tests: --crash_at_record).
 # --data_dir gives every node an SSD log in DIR/data/node-<id> (fathomd --data_dir). --bin=BINDIR takes
 # fathomd, fathomctl and (if there) fathom-resp from BINDIR instead of building them. Each node's command line is kept in
@@ -366,7 +368,7 @@ make_certificates() {
 }
 
 cmd_start() {
-  local nodes=3 transports=sm dir="" cluster=local memory=256M threads=2 lease_period=2s backups=1 build=0 bin=""
+  local nodes=3 transports=sm dir="" cluster=local memory=256M threads="" lease_period=2s backups=1 build=0 bin=""
   local data=0 netns=0 tls=0 lease_channel=true arg extra=()
   for arg in "$@"; do
     case "$arg" in
@@ -398,6 +400,14 @@ cmd_start() {
     command -v ip >/dev/null || die "--netns needs iproute2's ip (tools/bootstrap.sh installs it)"
     [[ "$transports" == sm ]] && transports=tcp  # the default; namespaces matter only to the network
   fi
+  # Node threads: every node runs on this one host. Over tcp each remote read or write takes its owner's
+  # CPU, so fewer threads with larger batches (1) beat more threads waking more often on every YCSB
+  # workload measured on 2 cores; over shared memory reads cost the owner nothing, and a second thread
+  # per node doubles what read-heavy clients get (docs/benchmarks.md, "Node threads per fathomd").
+  if [[ -z "$threads" ]]; then
+    if [[ "$transports" == tcp ]]; then threads=1; else threads=2; fi
+  fi
+  [[ "$threads" =~ ^[0-9]+$ && "$threads" -ge 1 && "$threads" -le 64 ]] || die "--threads must be 1..64"
 
   local fathomd fathomctl resp
   if [[ -n "$bin" ]]; then

@@ -92,8 +92,9 @@ crash_flag=()
 crash_count=100
 [[ "$fault" == kill-participant-at-truncate ]] && crash_count=20
 [[ "$fault" == kill-participant-at-* ]] && crash_flag=(--fathomd_flag=--crash_at_record="${fault#kill-participant-at-}:$crash_count")
+# Two node threads over every transport (cluster.sh's tcp default is 1): faults meet threads' shared state.
 "$cluster_sh" start --nodes="$nodes" --backups="$backups" --transports="$transports" --bin="$bin" --dir="$dir" \
-  --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
+  --threads=2 --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
   fail "cluster start failed: $(tail -n 5 "$out/start.out")"
 zk=$(cat "$dir/zk")
 listen=127.0.0.1:0
