@@ -36,14 +36,14 @@
 #     unknown: errors).
 #
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp] [--netns]
-#                     [--lease=PERIOD]
+#                     [--lease=PERIOD] [--threads=N (node threads per fathomd; 2)]
 #   FAULT: kill | kill-cm | pause | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
 #          partition | partition-cm
 #   WORKLOAD: b | bank | ...
 set -uo pipefail
 
 fault=$1 workload=$2 cluster_sh=$3
-nodes=3 backups=1 transports=sm fabric=shm netns=() lease=2s
+nodes=3 backups=1 transports=sm fabric=shm netns=() lease=2s threads=2
 for option in "${@:7}"; do
   case "$option" in
     --nodes=*) nodes=${option#*=} ;;
@@ -51,6 +51,7 @@ for option in "${@:7}"; do
     --tcp) transports=tcp fabric=tcp ;;
     --netns) transports=tcp fabric=tcp netns=(--netns) ;;
     --lease=*) lease=${option#*=} ;;
+    --threads=*) threads=${option#*=} ;;
     *) echo "unknown option $option" >&2; exit 2 ;;
   esac
 done
@@ -71,7 +72,7 @@ cp "$4" "$5" "$bin/"
 ycsb=$6  # run from the runfiles, where it finds its workload files
 
 fail() {
-  echo "FAIL ($fault, workload $workload, $nodes nodes, f=$backups, $transports): $*" >&2
+  echo "FAIL ($fault, workload $workload, $nodes nodes, f=$backups, $transports, $threads thread(s)): $*" >&2
   for log in "$dir"/node-*.log; do
     echo "--- $log (last lines)" >&2
     grep -v " txn: freeing" "$log" | tail -n 20 >&2 || true
@@ -92,9 +93,9 @@ crash_flag=()
 crash_count=100
 [[ "$fault" == kill-participant-at-truncate ]] && crash_count=20
 [[ "$fault" == kill-participant-at-* ]] && crash_flag=(--fathomd_flag=--crash_at_record="${fault#kill-participant-at-}:$crash_count")
-# Two node threads over every transport (cluster.sh's tcp default is 1): faults meet threads' shared state.
+# Two node threads unless told (cluster.sh's tcp default is 1): faults meet the threads' shared state.
 "$cluster_sh" start --nodes="$nodes" --backups="$backups" --transports="$transports" --bin="$bin" --dir="$dir" \
-  --threads=2 --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
+  --threads="$threads" --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
   fail "cluster start failed: $(tail -n 5 "$out/start.out")"
 zk=$(cat "$dir/zk")
 listen=127.0.0.1:0
@@ -242,4 +243,4 @@ if [[ "$fault" == kill || "$fault" == kill-participant-at-* ]]; then
   verify "after node $victim rejoined"
   replicas "after node $victim rejoined"
 fi
-echo "PASS ($fault, workload $workload, $nodes nodes, f=$backups, $transports)"
+echo "PASS ($fault, workload $workload, $nodes nodes, f=$backups, $transports, $threads thread(s))"
