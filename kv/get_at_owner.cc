@@ -55,9 +55,9 @@ std::optional<ServedCopy> CopyServed(txn::TxnThread& thread, const object::Objec
   return copy;
 }
 
-std::string Answer(OwnerAnswerKind kind, uint64_t version, std::string_view bytes, size_t reply_limit) {
-  if (kOwnerAnswerHeaderBytes + bytes.size() > reply_limit) return EncodeOwnerAnswer({});
-  return EncodeOwnerAnswer(OwnerAnswer{kind, version, bytes});
+void Answer(OwnerAnswerKind kind, uint64_t version, std::string_view bytes, size_t reply_limit, std::string& out) {
+  if (kOwnerAnswerHeaderBytes + bytes.size() > reply_limit) return EncodeOwnerAnswer({}, out);
+  EncodeOwnerAnswer(OwnerAnswer{kind, version, bytes}, out);
 }
 
 // The call handler: decodes `argument`, answers on `thread` (the worker's node thread) into `reply`.
@@ -66,10 +66,10 @@ void ServeGetAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size
   if (!request.ok()) {
     // The GET behind it reads as it would without asking; the peer that sent it is broken.
     LogError("kv", "GET at the owner: %s", request.status().ToString().c_str());
-    reply = EncodeOwnerAnswer({});
+    EncodeOwnerAnswer({}, reply);
     return;
   }
-  reply = AnswerAtOwner(thread, *request, reply_limit);
+  AnswerAtOwner(thread, *request, reply_limit, reply);
 }
 
 }  // namespace
@@ -120,6 +120,12 @@ absl::StatusOr<GetAtOwnerRequest> DecodeGetAtOwnerRequest(std::string_view bytes
 // kind u8, format u8, reserved u16, reserved u32, version u64 (kBucket; else 0), then the bytes.
 std::string EncodeOwnerAnswer(const OwnerAnswer& answer) {
   std::string out;
+  EncodeOwnerAnswer(answer, out);
+  return out;
+}
+
+void EncodeOwnerAnswer(const OwnerAnswer& answer, std::string& out) {
+  out.clear();
   out.reserve(kOwnerAnswerHeaderBytes + answer.bytes.size());
   out.push_back(static_cast<char>(answer.kind));
   out.push_back(static_cast<char>(kFormat));
@@ -127,7 +133,6 @@ std::string EncodeOwnerAnswer(const OwnerAnswer& answer) {
   AppendU32(out, 0);
   AppendU64(out, answer.kind == OwnerAnswerKind::kBucket ? answer.version : 0);
   if (answer.kind != OwnerAnswerKind::kNotServed) out.append(answer.bytes);
-  return out;
 }
 
 absl::StatusOr<OwnerAnswer> DecodeOwnerAnswer(std::string_view reply) {
@@ -156,12 +161,12 @@ absl::StatusOr<OwnerAnswer> DecodeOwnerAnswer(std::string_view reply) {
   return answer;
 }
 
-std::string AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit) {
+void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit, std::string& out) {
   // No lease, no service: this node may have been removed and the region moved (as Finish in table_async.cc).
   const auto& lapsed = thread.options().lease_lapsed;
-  if (lapsed && lapsed()) return EncodeOwnerAnswer({});
+  if (lapsed && lapsed()) return EncodeOwnerAnswer({}, out);
   std::optional<ServedCopy> bucket = CopyServed(thread, request.bucket);
-  if (!bucket.has_value()) return EncodeOwnerAnswer({});
+  if (!bucket.has_value()) return EncodeOwnerAnswer({}, out);
   const std::string_view bytes = bucket->payload();
   absl::StatusOr<uint32_t> epoch = BucketEpoch(bytes);
   if (epoch.ok() && *epoch == request.epoch_word) {
@@ -172,7 +177,7 @@ std::string AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& reque
       from = m->next;
       if (m->key_bytes != request.key.size()) continue;
       if (m->is_inline) {
-        if (m->key == request.key) return Answer(OwnerAnswerKind::kValue, 0, m->value, reply_limit);
+        if (m->key == request.key) return Answer(OwnerAnswerKind::kValue, 0, m->value, reply_limit, out);
         continue;
       }
       // A value object never changes in place (a PUT writes a new one), so a checked copy of the one the
@@ -182,10 +187,10 @@ std::string AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& reque
       absl::StatusOr<std::string_view> value = CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
       if (absl::IsNotFound(value.status())) continue;  // another key with this hash
       if (!value.ok()) break;
-      return Answer(OwnerAnswerKind::kValue, 0, *value, reply_limit);
+      return Answer(OwnerAnswerKind::kValue, 0, *value, reply_limit, out);
     }
   }
-  return Answer(OwnerAnswerKind::kBucket, bucket->version, bytes, reply_limit);
+  Answer(OwnerAnswerKind::kBucket, bucket->version, bytes, reply_limit, out);
 }
 
 size_t OwnerAnswerCapacity(const object::ObjectRef& bucket) {

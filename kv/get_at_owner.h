@@ -51,12 +51,14 @@ struct OwnerAnswer {
 };
 inline constexpr size_t kOwnerAnswerHeaderBytes = 16;
 std::string EncodeOwnerAnswer(const OwnerAnswer& answer);
+// The same into `out` (replaced), whose capacity is reused: the worker's reply buffer on the hot path.
+void EncodeOwnerAnswer(const OwnerAnswer& answer, std::string& out);
 // DataLoss for anything EncodeOwnerAnswer does not make. `bytes` points into `reply`.
 absl::StatusOr<OwnerAnswer> DecodeOwnerAnswer(std::string_view reply);
 
-// The owner's side, on the node thread the request arrived on: the answer, encoded, no longer than
-// `reply_limit` bytes (an answer that would be longer is kNotServed).
-std::string AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit);
+// The owner's side, on the node thread the request arrived on: the answer, encoded into `out` (replaced),
+// no longer than `reply_limit` bytes (an answer that would be longer is kNotServed).
+void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit, std::string& out);
 
 // The reply room a GET gives the owner for `bucket`: its payload or a value of up to 4 KiB (a larger
 // value is answered with the bucket, and read as without asking).

@@ -127,7 +127,7 @@ class GetAtOwnerTest : public KvClusterTest {
   OwnerAnswer AnswerOn(uint32_t node, const GetAtOwnerRequest& request, size_t limit, std::string* storage) {
     Notification done;
     EXPECT_OK(txns(node).Post(0, [&](txn::TxnThread& thread) {
-      *storage = AnswerAtOwner(thread, request, limit);
+      AnswerAtOwner(thread, request, limit, *storage);
       done.Notify();
     }));
     EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
