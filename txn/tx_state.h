@@ -1,5 +1,5 @@
-// TxState: what a transaction has done so far, kept by its coordinator thread: the read set (address and
-// version, for validation), the buffered writes, and the slots it reserved for allocations.
+// TxState: what a transaction has done so far, kept by its coordinator thread: the read set (address,
+// version for validation, and the payload read), the buffered writes, and the slots it reserved for allocations.
 #ifndef FATHOM_TXN_TX_STATE_H_
 #define FATHOM_TXN_TX_STATE_H_
 
@@ -18,6 +18,9 @@ namespace fathom::txn {
 struct ReadEntry {
   object::ObjectRef ref;
   uint64_t version = 0;
+  // The payload read, so that reading the object again in this transaction costs no round trip and sees
+  // the same snapshot. Unset for an entry the kv GET adds for a bucket it read outside the transaction.
+  std::optional<std::string> payload;
 };
 
 struct BufferedWrite {

@@ -71,9 +71,10 @@ class Transaction {
   Transaction& operator=(Transaction&&) = default;
   ~Transaction();
 
-  // The object's payload (this transaction's own write if it wrote it). Aborted on a conflict seen early
-  // (the object stayed locked, or changed between two reads); NotFound/FailedPrecondition for a stale
-  // reference (the slot was freed or reused).
+  // The object's payload (this transaction's own write if it wrote it). Read again, an object gives the
+  // first read's payload, without a round trip (the commit finds whether it changed since). Aborted on a
+  // conflict seen early (the object stayed locked); NotFound/FailedPrecondition for a stale reference
+  // (the slot was freed or reused).
   absl::StatusOr<std::string> Read(const object::ObjectRef& ref);
   // Reads several objects at once (their one-sided reads are all in flight together): a snapshot of many
   // objects takes one round trip instead of one per object. The first error wins.

@@ -222,13 +222,15 @@ std::shared_ptr<TxState> TxnThread::Begin() {
   return tx;
 }
 
-absl::Status TxnThread::NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version) {
-  auto [it, inserted] = tx.reads.try_emplace(ref.address.raw(), ReadEntry{ref, version});
+absl::StatusOr<std::string> TxnThread::NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version,
+                                                std::span<const std::byte> payload) {
+  auto [it, inserted] = tx.reads.try_emplace(ref.address.raw(), ReadEntry{ref, version, std::nullopt});
   if (!inserted && it->second.version != version) {
     stats_.CountAbort(AbortReason::kRead);
     return absl::AbortedError(absl::StrCat(ref.address.ToString(), " changed between two reads of the transaction"));
   }
-  return absl::OkStatus();
+  it->second.payload = ToString(payload);
+  return *it->second.payload;
 }
 
 void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback done) {
@@ -240,6 +242,13 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
       return done(absl::NotFoundError(absl::StrCat(ref.address.ToString(), " was freed by this transaction")));
     }
     return done(w->second.payload);
+  }
+  // Read before in this transaction: the same snapshot again, without a round trip (an update reads a
+  // bucket and its value object to find the key, then again to change it).
+  if (auto r = tx.reads.find(ref.address.raw()); r != tx.reads.end() && r->second.payload.has_value() &&
+                                                 r->second.ref == ref) {
+    ++stats_.repeated_reads;
+    return done(*r->second.payload);
   }
   auto primary = replicas().PrimaryOf(ref.address.region);
   if (!primary.ok()) return done(absl::UnavailableError(primary.status().message()));
@@ -262,8 +271,7 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
           }
           return done(object.status());
         }
-        if (absl::Status s = NoteRead(tx, ref, object->header.version()); !s.ok()) return done(s);
-        done(ToString(object->payload));
+        done(NoteRead(tx, ref, object->header.version(), object->payload));
       });
   // Too many reads in flight on this thread's worker is transient, like a full ring: the caller retries
   // the transaction (Aborted) rather than taking it for memory exhausted.
@@ -311,8 +319,7 @@ void TxnThread::ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, Read
   object->CopyTo(copy);
   object::ObjectCheck check = object::CheckObjectCopy(copy, ref);
   if (check.verdict == object::Verdict::kValid) {
-    if (absl::Status s = NoteRead(tx, ref, check.header.version()); !s.ok()) return done(s);
-    return done(ToString(check.payload));
+    return done(NoteRead(tx, ref, check.header.version(), check.payload));
   }
   if (!object::IsRetryable(check.verdict)) return done(object::VerdictStatus(check.verdict, ref));
   if (clock_->Now() >= give_up) {

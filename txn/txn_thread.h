@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "absl/container/btree_set.h"
@@ -61,6 +62,7 @@ struct CoordinatorStats {
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
+  uint64_t repeated_reads = 0;      // reads of an object the transaction had read: answered from that read
   // Start to OK of read-write commits (sync ones until durable).
   metrics::LatencyHistogram commit_latency;
   // Post to completion of execution reads of remote objects (one-sided: ring-free; over tcp a message).
@@ -86,6 +88,7 @@ struct CoordinatorStats {
     execution_reads += o.execution_reads;
     local_reads += o.local_reads;
     local_read_retries += o.local_read_retries;
+    repeated_reads += o.repeated_reads;
     commit_latency += o.commit_latency;
     remote_read_latency += o.remote_read_latency;
     return *this;
@@ -108,7 +111,8 @@ class TxnThread {
 
   std::shared_ptr<TxState> Begin();
   // Execution. Reads see the transaction's own writes; objects are read with one-sided reads (local ones
-  // with the same check), and the version read joins the read set.
+  // with the same check), and the version read joins the read set. An object read again is answered
+  // from the first read's payload (the same snapshot, no round trip).
   void Read(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
   // Several reads in flight together (one round trip for the lot); the values in `refs` order, or the
   // first error.
@@ -209,8 +213,10 @@ class TxnThread {
   void ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
   void ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, ReadCallback done, absl::Time give_up);
   void ReleaseReserved(const object::ObjectRef& ref);
-  // Records the version read; Aborted if the transaction read another version of the object before.
-  absl::Status NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version);
+  // Records the version read and keeps the payload (returned, for the reader); Aborted if the transaction
+  // read another version of the object before.
+  absl::StatusOr<std::string> NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version,
+                                       std::span<const std::byte> payload);
 
   node::NodeThread* thread_;
   const uint32_t node_id_;
