@@ -24,6 +24,11 @@ absl::Status MalformedRequest(const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("malformed GET-at-owner request: ", what));
 }
 
+bool IsSlot(const object::ObjectRef& ref) {
+  return ref.capacity >= memory::kMinSlotBytes && ref.capacity <= memory::kMaxSlotBytes &&
+         ref.capacity % memory::kMinSlotBytes == 0 && ref.address.offset % memory::kMinSlotBytes == 0;
+}
+
 absl::Status MalformedAnswer(const std::string& what) {
   return absl::DataLossError(absl::StrCat("malformed GET-at-owner answer: ", what));
 }
@@ -72,6 +77,16 @@ void ServeGetAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size
   AnswerAtOwner(thread, *request, reply_limit, reply);
 }
 
+void ServeFetchAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size_t reply_limit, std::string& reply) {
+  absl::StatusOr<GetAtOwnerRequest> request = DecodeGetAtOwnerRequest(argument);
+  if (!request.ok()) {
+    LogError("kv", "fetch at the owner: %s", request.status().ToString().c_str());
+    EncodeOwnerAnswer({}, reply);
+    return;
+  }
+  AnswerObjectsAtOwner(thread, *request, reply_limit, reply);
+}
+
 }  // namespace
 
 std::string EncodeGetAtOwnerRequest(const object::ObjectRef& bucket, uint32_t epoch_word, std::string_view key) {
@@ -109,8 +124,7 @@ absl::StatusOr<GetAtOwnerRequest> DecodeGetAtOwnerRequest(std::string_view bytes
   request.bucket.incarnation = LoadU32(p + 16);
   request.bucket.capacity = LoadU32(p + 20);
   const object::ObjectRef& ref = request.bucket;
-  if (ref.capacity < memory::kMinSlotBytes || ref.capacity > memory::kMaxSlotBytes ||
-      ref.capacity % memory::kMinSlotBytes != 0 || ref.address.offset % memory::kMinSlotBytes != 0) {
+  if (!IsSlot(ref)) {
     return MalformedRequest(absl::StrCat(ref.address.ToString(), " with capacity ", ref.capacity, " is not a slot"));
   }
   request.key = bytes.substr(kRequestHeaderBytes);
@@ -142,7 +156,7 @@ absl::StatusOr<OwnerAnswer> DecodeOwnerAnswer(std::string_view reply) {
   const char* p = reply.data();
   const uint8_t kind = static_cast<uint8_t>(p[0]);
   if (kind < static_cast<uint8_t>(OwnerAnswerKind::kValue) || kind > static_cast<uint8_t>(OwnerAnswerKind::kNotServed)) {
-    return MalformedAnswer(absl::StrCat("unknown kind ", static_cast<int>(kind)));
+    return MalformedAnswer(absl::StrCat("kind ", static_cast<int>(kind), " is no answer to a GET"));
   }
   if (static_cast<uint8_t>(p[1]) != kFormat) {
     return MalformedAnswer(absl::StrCat("format ", static_cast<int>(static_cast<uint8_t>(p[1])), " is not ", kFormat));
@@ -193,6 +207,128 @@ void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, siz
   Answer(OwnerAnswerKind::kBucket, bucket->version, bytes, reply_limit, out);
 }
 
+// kObjects: kind u8, format u8, flags u16 (bit 0: a value object follows), bucket payload bytes u32,
+// bucket version u64, the bucket's payload; then, with bit 0, the value object's reference (address u64,
+// incarnation u32, capacity u32), version u64, payload bytes u32, reserved u32, its payload.
+constexpr size_t kServedValueHeaderBytes = 32;
+
+size_t OwnerObjectsBytes(const OwnerObjects& objects) {
+  size_t bytes = kOwnerAnswerHeaderBytes + objects.bucket.payload.size();
+  if (objects.value.has_value()) bytes += kServedValueHeaderBytes + objects.value->payload.size();
+  return bytes;
+}
+
+void EncodeOwnerObjects(const OwnerObjects& objects, std::string& out) {
+  out.clear();
+  out.reserve(OwnerObjectsBytes(objects));
+  out.push_back(static_cast<char>(OwnerAnswerKind::kObjects));
+  out.push_back(static_cast<char>(kFormat));
+  AppendU16(out, objects.value.has_value() ? 1 : 0);
+  AppendU32(out, static_cast<uint32_t>(objects.bucket.payload.size()));
+  AppendU64(out, objects.bucket.version);
+  out.append(objects.bucket.payload);
+  if (!objects.value.has_value()) return;
+  const ServedObject& value = *objects.value;
+  AppendU64(out, value.ref.address.raw());
+  AppendU32(out, value.ref.incarnation);
+  AppendU32(out, value.ref.capacity);
+  AppendU64(out, value.version);
+  AppendU32(out, static_cast<uint32_t>(value.payload.size()));
+  AppendU32(out, 0);
+  out.append(value.payload);
+}
+
+absl::StatusOr<std::optional<OwnerObjects>> DecodeOwnerObjects(std::string_view reply, const object::ObjectRef& bucket) {
+  if (reply.size() < kOwnerAnswerHeaderBytes) {
+    return MalformedAnswer(absl::StrCat(reply.size(), " bytes, shorter than its header"));
+  }
+  const char* p = reply.data();
+  const uint8_t kind = static_cast<uint8_t>(p[0]);
+  if (kind == static_cast<uint8_t>(OwnerAnswerKind::kNotServed)) {
+    ASSIGN_OR_RETURN(OwnerAnswer not_served, DecodeOwnerAnswer(reply));
+    (void)not_served;
+    return std::optional<OwnerObjects>();
+  }
+  if (kind != static_cast<uint8_t>(OwnerAnswerKind::kObjects)) {
+    return MalformedAnswer(absl::StrCat("kind ", static_cast<int>(kind), " is no answer to a fetch"));
+  }
+  if (static_cast<uint8_t>(p[1]) != kFormat) {
+    return MalformedAnswer(absl::StrCat("format ", static_cast<int>(static_cast<uint8_t>(p[1])), " is not ", kFormat));
+  }
+  const uint16_t flags = LoadU16(p + 2);
+  if ((flags & ~1u) != 0) return MalformedAnswer(absl::StrCat("unknown flags ", flags));
+  const uint32_t bucket_bytes = LoadU32(p + 4);
+  std::string_view rest = reply.substr(kOwnerAnswerHeaderBytes);
+  if (bucket_bytes > rest.size() || bucket_bytes > bucket.payload_capacity()) {
+    return MalformedAnswer(absl::StrCat("a bucket of ", bucket_bytes, " bytes in ", rest.size(), " bytes, for a slot of ",
+                                        bucket.capacity));
+  }
+  OwnerObjects objects;
+  objects.bucket = ServedObject{bucket, LoadU64(p + 8), rest.substr(0, bucket_bytes)};
+  rest.remove_prefix(bucket_bytes);
+  if ((flags & 1u) == 0) {
+    if (!rest.empty()) return MalformedAnswer(absl::StrCat(rest.size(), " bytes after the bucket"));
+    return std::optional<OwnerObjects>(objects);
+  }
+  if (rest.size() < kServedValueHeaderBytes) {
+    return MalformedAnswer(absl::StrCat(rest.size(), " bytes, shorter than a value object's header"));
+  }
+  const char* v = rest.data();
+  ServedObject value;
+  value.ref.address = memory::GlobalAddress::FromRaw(LoadU64(v));
+  value.ref.incarnation = LoadU32(v + 8);
+  value.ref.capacity = LoadU32(v + 12);
+  value.version = LoadU64(v + 16);
+  const uint32_t value_bytes = LoadU32(v + 24);
+  if (LoadU32(v + 28) != 0) return MalformedAnswer("reserved bytes are not zero");
+  if (!IsSlot(value.ref)) return MalformedAnswer(absl::StrCat(value.ref.address.ToString(), " with capacity ", value.ref.capacity, " is not a slot"));
+  rest.remove_prefix(kServedValueHeaderBytes);
+  if (value_bytes != rest.size() || value_bytes > value.ref.payload_capacity()) {
+    return MalformedAnswer(absl::StrCat("a value object of ", value_bytes, " bytes in ", rest.size(),
+                                        " bytes, for a slot of ", value.ref.capacity));
+  }
+  value.payload = rest;
+  objects.value = value;
+  return std::optional<OwnerObjects>(objects);
+}
+
+void AnswerObjectsAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit,
+                          std::string& out) {
+  const auto& lapsed = thread.options().lease_lapsed;
+  if (lapsed && lapsed()) return EncodeOwnerAnswer({}, out);
+  std::optional<ServedCopy> bucket = CopyServed(thread, request.bucket);
+  if (!bucket.has_value()) return EncodeOwnerAnswer({}, out);
+  OwnerObjects answer{ServedObject{request.bucket, bucket->version, bucket->payload()}, std::nullopt};
+  std::optional<ServedCopy> object;
+  const std::string_view bytes = bucket->payload();
+  absl::StatusOr<uint32_t> epoch = BucketEpoch(bytes);
+  if (epoch.ok() && *epoch == request.epoch_word) {
+    const uint64_t hash = KeyHash(request.key);
+    for (size_t from = 0;;) {
+      absl::StatusOr<RawMatch> m = FindInBucket(bytes, hash, from);
+      if (!m.ok() || m->offset == std::string_view::npos) break;
+      from = m->next;
+      if (m->key_bytes != request.key.size() || m->is_inline) continue;
+      object = CopyServed(thread, m->ref);
+      if (!object.has_value()) break;
+      absl::StatusOr<std::string_view> value = CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
+      if (absl::IsNotFound(value.status())) continue;  // another key with this hash: the operation reads on
+      if (!value.ok()) break;
+      answer.value = ServedObject{m->ref, object->version, object->payload()};
+      break;
+    }
+  }
+  // The bucket alone if both do not fit; neither if the bucket does not.
+  if (OwnerObjectsBytes(answer) > reply_limit) answer.value.reset();
+  if (OwnerObjectsBytes(answer) > reply_limit) return EncodeOwnerAnswer({}, out);
+  EncodeOwnerObjects(answer, out);
+}
+
+size_t OwnerObjectsCapacity(const object::ObjectRef& bucket) {
+  constexpr size_t kValueObjectRoom = 4096;
+  return kOwnerAnswerHeaderBytes + bucket.capacity + kServedValueHeaderBytes + kValueObjectRoom;
+}
+
 size_t OwnerAnswerCapacity(const object::ObjectRef& bucket) {
   constexpr size_t kValueRoom = 4096;
   return kOwnerAnswerHeaderBytes + std::max<size_t>(bucket.capacity, kValueRoom);
@@ -205,12 +341,21 @@ absl::Status ServeGetsAtOwner(txn::TransactionService& txns) {
         [thread]() -> absl::Status {
           // The handler runs inside this thread's Poll and Wait; the thread keeps the transaction layer
           // alive while it polls (TransactionService::Attach).
-          absl::Status set = thread->thread().worker().SetCallHandler(
+          fabric::Worker& worker = thread->thread().worker();
+          absl::Status set = worker.SetCallHandler(
               kGetAtOwnerCall, [thread](absl::Span<const std::byte> argument, size_t reply_limit, std::string& reply) {
                 ServeGetAtOwnerCall(*thread,
                                     std::string_view(reinterpret_cast<const char*>(argument.data()), argument.size()),
                                     reply_limit, reply);
               });
+          if (set.ok()) {
+            set = worker.SetCallHandler(
+                kFetchAtOwnerCall, [thread](absl::Span<const std::byte> argument, size_t reply_limit, std::string& reply) {
+                  ServeFetchAtOwnerCall(
+                      *thread, std::string_view(reinterpret_cast<const char*>(argument.data()), argument.size()),
+                      reply_limit, reply);
+                });
+          }
           return absl::IsUnimplemented(set) ? absl::OkStatus() : set;
         },
         txns.node().options().call_timeout));

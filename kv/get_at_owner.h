@@ -20,6 +20,7 @@
 #define FATHOM_KV_GET_AT_OWNER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,7 +44,8 @@ std::string EncodeGetAtOwnerRequest(const object::ObjectRef& bucket, uint32_t ep
 // an empty or over-long key, a reference that is no slot.
 absl::StatusOr<GetAtOwnerRequest> DecodeGetAtOwnerRequest(std::string_view bytes);
 
-enum class OwnerAnswerKind : uint8_t { kValue = 1, kBucket = 2, kNotServed = 3 };
+// kObjects: the answer to kFetchAtOwnerCall (below), never to a GET's.
+enum class OwnerAnswerKind : uint8_t { kValue = 1, kBucket = 2, kNotServed = 3, kObjects = 4 };
 struct OwnerAnswer {
   OwnerAnswerKind kind = OwnerAnswerKind::kNotServed;
   uint64_t version = 0;    // kBucket: the bucket's version
@@ -56,6 +58,31 @@ void EncodeOwnerAnswer(const OwnerAnswer& answer, std::string& out);
 // DataLoss for anything EncodeOwnerAnswer does not make. `bytes` points into `reply`.
 absl::StatusOr<OwnerAnswer> DecodeOwnerAnswer(std::string_view reply);
 
+// A transaction's fetch at the owner (fetch_at_owner.h) is a second call with the same request: the owner
+// answers with checked copies, each with its version, of the home bucket and, when that bucket (of the
+// request's generation) points to the key's value object, of that object too; or not served (an answer of
+// kind kNotServed, as above), in the cases above.
+inline constexpr uint32_t kFetchAtOwnerCall = 2;
+struct ServedObject {
+  object::ObjectRef ref;
+  uint64_t version = 0;
+  std::string_view payload;
+};
+struct OwnerObjects {
+  ServedObject bucket;  // ref: the request's (not on the wire)
+  std::optional<ServedObject> value;
+};
+size_t OwnerObjectsBytes(const OwnerObjects& objects);
+void EncodeOwnerObjects(const OwnerObjects& objects, std::string& out);
+// nullopt for a not-served answer; DataLoss for anything else EncodeOwnerObjects does not make (a value
+// reference that is no slot, a payload longer than its slot holds, lengths that disagree with the bytes).
+// `bucket` is the request's; payloads point into `reply`.
+absl::StatusOr<std::optional<OwnerObjects>> DecodeOwnerObjects(std::string_view reply, const object::ObjectRef& bucket);
+void AnswerObjectsAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit,
+                          std::string& out);
+// The reply room a fetch gives the owner for `bucket`: the bucket and a value object of up to 4 KiB.
+size_t OwnerObjectsCapacity(const object::ObjectRef& bucket);
+
 // The owner's side, on the node thread the request arrived on: the answer, encoded into `out` (replaced),
 // no longer than `reply_limit` bytes (an answer that would be longer is kNotServed).
 void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit, std::string& out);
@@ -64,7 +91,7 @@ void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, siz
 // value is answered with the bucket, and read as without asking).
 size_t OwnerAnswerCapacity(const object::ObjectRef& bucket);
 
-// Serves kGetAtOwnerCall on every thread of `txns`'s node (fathomd and embedded servers call it once the
+// Serves kGetAtOwnerCall and kFetchAtOwnerCall on every thread of `txns`'s node (fathomd and embedded servers call it once the
 // transaction layer is attached); a fabric that serves no calls is left as it is. A GET sent to a node
 // that does not serve it gets Unimplemented and reads as it would without asking.
 absl::Status ServeGetsAtOwner(txn::TransactionService& txns);

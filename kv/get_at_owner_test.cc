@@ -1,11 +1,13 @@
-// GET at the owner (get_at_owner.h): its request and answer formats against truncation, flipped bytes and
-// lying lengths; on a 3-node cluster over UCX tcp (where the GET asks the owner) and shared memory (where it
-// reads one-sided), each index: an out-of-line value in one round trip over tcp and two over shared memory,
-// misses, overwrites and deletes, a handle on a resized-away generation, what the owner refuses to vouch
-// for, and a malformed request answered "not served".
+// GET and fetch at the owner (get_at_owner.h, fetch_at_owner.h): their request and answer formats against
+// truncation, flipped bytes and lying lengths; on a 3-node cluster over UCX tcp (where the GET asks the
+// owner) and shared memory (where it reads one-sided), each index: an out-of-line value in one round trip
+// over tcp and two over shared memory, misses, overwrites and deletes, a handle on a resized-away
+// generation, what the owner refuses to vouch for, and a malformed request answered "not served"; an
+// update in a transaction that reads nothing itself over tcp, and aborts when what it fetched changed.
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -96,6 +98,67 @@ TEST(GetAtOwnerFormatTest, AnswersRoundTripAndMalformedOnesAreDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(DecodeOwnerAnswer(EncodeOwnerAnswer({}) + "x").status())) << "bytes after not-served";
 }
 
+TEST(GetAtOwnerFormatTest, FetchedObjectsRoundTripAndMalformedOnesAreDataLoss) {
+  const object::ObjectRef bucket = SomeBucket();
+  object::ObjectRef value_ref;
+  value_ref.address = memory::GlobalAddress{7, 8192};
+  value_ref.incarnation = 9;
+  value_ref.capacity = 1152;
+  const std::string bucket_bytes(40, 'b');
+  const std::string value_bytes(1000, 'v');
+  OwnerObjects with_value{ServedObject{bucket, 5, bucket_bytes}, ServedObject{value_ref, 8, value_bytes}};
+  OwnerObjects bucket_only{ServedObject{bucket, 6, bucket_bytes}, std::nullopt};
+  for (const OwnerObjects& objects : {with_value, bucket_only}) {
+    std::string encoded;
+    EncodeOwnerObjects(objects, encoded);
+    EXPECT_EQ(encoded.size(), OwnerObjectsBytes(objects));
+    ASSERT_OK_AND_ASSIGN(std::optional<OwnerObjects> back, DecodeOwnerObjects(encoded, bucket));
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(back->bucket.ref, bucket);
+    EXPECT_EQ(back->bucket.version, objects.bucket.version);
+    EXPECT_EQ(back->bucket.payload, bucket_bytes);
+    ASSERT_EQ(back->value.has_value(), objects.value.has_value());
+    if (back->value.has_value()) {
+      EXPECT_EQ(back->value->ref, value_ref);
+      EXPECT_EQ(back->value->version, 8u);
+      EXPECT_EQ(back->value->payload, value_bytes);
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(std::optional<OwnerObjects> not_served, DecodeOwnerObjects(EncodeOwnerAnswer({}), bucket));
+  EXPECT_FALSE(not_served.has_value());
+
+  std::string good;
+  EncodeOwnerObjects(with_value, good);
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_TRUE(absl::IsDataLoss(DecodeOwnerObjects(good.substr(0, n), bucket).status())) << n << " bytes";
+  }
+  EXPECT_TRUE(absl::IsDataLoss(DecodeOwnerObjects(good + "x", bucket).status())) << "trailing bytes";
+  auto with = [&good, &bucket](size_t at, char byte) {
+    std::string bytes = good;
+    bytes[at] = byte;
+    return DecodeOwnerObjects(bytes, bucket).status();
+  };
+  EXPECT_TRUE(absl::IsDataLoss(with(0, 1))) << "a GET's value answer";
+  EXPECT_TRUE(absl::IsDataLoss(with(0, 5))) << "kind 5";
+  EXPECT_TRUE(absl::IsDataLoss(with(1, 2))) << "format";
+  EXPECT_TRUE(absl::IsDataLoss(with(2, 3))) << "unknown flag";
+  EXPECT_TRUE(absl::IsDataLoss(with(2, 0))) << "no value flag, but value bytes follow";
+  EXPECT_TRUE(absl::IsDataLoss(with(4, 41))) << "bucket length says 41 of 40";
+  EXPECT_TRUE(absl::IsDataLoss(with(4, 39))) << "bucket length says 39 of 40";
+  EXPECT_TRUE(absl::IsDataLoss(with(7, 1))) << "bucket length beyond the bytes";
+  const size_t v = kOwnerAnswerHeaderBytes + bucket_bytes.size();
+  EXPECT_TRUE(absl::IsDataLoss(with(v + 12, 100))) << "value capacity 100 is no slot";
+  EXPECT_TRUE(absl::IsDataLoss(with(v + 0, 32))) << "value offset not on a slot boundary";
+  EXPECT_TRUE(absl::IsDataLoss(with(v + 24, static_cast<char>(0xe9)))) << "value length says 1001 of 1000";
+  EXPECT_TRUE(absl::IsDataLoss(with(v + 25, 0))) << "value length says 232 of 1000";
+  EXPECT_TRUE(absl::IsDataLoss(with(v + 28, 1))) << "reserved";
+  std::string bytes = good;
+  bytes[v + 24] = static_cast<char>(0xff);
+  bytes[v + 25] = static_cast<char>(0xff);
+  EXPECT_TRUE(absl::IsDataLoss(DecodeOwnerObjects(bytes + std::string(64535, 'v'), bucket).status()))
+      << "a value longer than its slot holds";
+}
+
 class GetAtOwnerTest : public KvClusterTest {
  protected:
   static constexpr int kKeys = 60;
@@ -121,6 +184,53 @@ class GetAtOwnerTest : public KvClusterTest {
     auto owner = txns(1).replicas()->PrimaryOf(home.address.region);
     EXPECT_TRUE(owner.ok()) << owner.status();
     return owner.ok() ? *owner : 0;
+  }
+
+  // The owner's answer to a fetch, computed on `node`'s first thread.
+  std::optional<OwnerObjects> ObjectsOn(uint32_t node, const GetAtOwnerRequest& request, size_t limit,
+                                        std::string* storage) {
+    Notification done;
+    EXPECT_OK(txns(node).Post(0, [&](txn::TxnThread& thread) {
+      AnswerObjectsAtOwner(thread, request, limit, *storage);
+      done.Notify();
+    }));
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+    auto answer = DecodeOwnerObjects(*storage, request.bucket);
+    EXPECT_TRUE(answer.ok()) << answer.status();
+    return answer.ok() ? *answer : std::nullopt;
+  }
+
+  // YCSB's update on `node`'s first thread: in one transaction, GET `key`, then PUT `value`; between the
+  // two, `between` runs on the thread and calls its argument (on the thread) to go on. The commit's status.
+  using Between = std::function<void(std::function<void()> go_on)>;
+  absl::Status UpdateOnNodeThread(const Table& t, const std::string& key, const std::string& value, uint32_t node,
+                                  Between between = [](std::function<void()> go_on) { go_on(); }) {
+    auto done = std::make_shared<Notification>();
+    auto result = std::make_shared<absl::Status>();
+    EXPECT_OK(txns(node).Post(0, [=](txn::TxnThread& thread) {
+      std::shared_ptr<txn::TxState> tx = thread.Begin();
+      auto finish = [done, result](absl::Status s) {
+        *result = s;
+        done->Notify();
+      };
+      t.GetAsync(thread, tx, key, [=, &thread](absl::StatusOr<std::string> got) {
+        if (!got.ok()) {
+          thread.Abort(*tx);
+          return finish(got.status());
+        }
+        between([=, &thread] {
+          t.PutAsync(thread, tx, key, value, [=, &thread](absl::Status put) {
+            if (!put.ok()) {
+              thread.Abort(*tx);
+              return finish(put);
+            }
+            thread.Commit(tx, finish);
+          });
+        });
+      });
+    }));
+    if (!done->WaitForNotificationWithTimeout(absl::Seconds(60))) return absl::DeadlineExceededError("no result");
+    return *result;
   }
 
   // The owner's answer, computed on `node`'s first thread.
@@ -150,7 +260,9 @@ TEST_P(GetAtOwnerTest, AnOutOfLineValueIsOneRoundTripToTheOwnerOverTcpAndTwoRead
     EXPECT_EQ(got.reads, ask ? 1 : 2) << key;
     asked += ask ? 1 : 0;
   }
-  if (fabric() == Fabric::kTcp) EXPECT_GE(asked, kKeys / 3) << "buckets spread over the 3 nodes";
+  if (fabric() == Fabric::kTcp) {
+    EXPECT_GE(asked, kKeys / 3) << "buckets spread over the 3 nodes";
+  }
 }
 
 TEST_P(GetAtOwnerTest, MissesOverwritesAndDeletesAnswerAsWithoutTheOwner) {
@@ -219,6 +331,107 @@ TEST_P(GetAtOwnerTest, TheOwnerAnswersOnlyWhatItCanVouchFor) {
   EXPECT_EQ(AnswerOn(owner, stale, 1 << 16, &storage).kind, OwnerAnswerKind::kNotServed);
   lease_lapsed_->store(true);
   EXPECT_EQ(AnswerOn(owner, request, 1 << 16, &storage).kind, OwnerAnswerKind::kNotServed);
+  lease_lapsed_->store(false);
+}
+
+// A transaction's operation on a key asks the owner of its home bucket for the bucket and the key's value
+// object (fetch_at_owner.h): over tcp an update reads nothing itself; over shared memory it reads both.
+TEST_P(GetAtOwnerTest, AnUpdateFetchesItsBucketAndValueFromTheOwnerOverTcp) {
+  Table t = Filled("t");
+  int remote = 0;
+  ASSERT_OK_AND_ASSIGN(txn::TxnStats before, txns(1).Stats());
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = absl::StrCat("key", k);
+    const absl::Status updated = UpdateOnNodeThread(t, key, ValueOf(k, 1), /*node=*/1);
+    ASSERT_TRUE(updated.ok()) << key << ": " << updated;
+    remote += HomeOwner("t", key) != 1 ? 1 : 0;
+  }
+  ASSERT_OK_AND_ASSIGN(txn::TxnStats after, txns(1).Stats());
+  const uint64_t reads = after.coordinator.execution_reads - before.coordinator.execution_reads;
+  if (fabric() == Fabric::kTcp) {
+    EXPECT_EQ(reads, 0u) << "bucket and value came with the owner's answer";
+  } else {
+    EXPECT_EQ(reads, 2u * remote) << "bucket and value, each read once";
+  }
+  EXPECT_GE(remote, kKeys / 3) << "buckets spread over the 3 nodes";
+  for (int k = 0; k < kKeys; ++k) {
+    GetResult got = GetOnNodeThread(t, absl::StrCat("key", k), /*node=*/2);
+    ASSERT_TRUE(got.value.ok()) << k << ": " << got.value.status();
+    EXPECT_EQ(*got.value, ValueOf(k, 1)) << k;
+  }
+  ASSERT_OK(cluster_->WaitForQuiescence());
+  ASSERT_OK(cluster_->CheckReplicasIdentical());
+}
+
+// What the owner fetched is a read like any other: a commit after the key changed aborts.
+TEST_P(GetAtOwnerTest, AnUpdateOnAFetchedCopyThatChangedSinceAborts) {
+  Table t = Filled("t");
+  std::string key;
+  for (int k = 0; k < kKeys && key.empty(); ++k) {
+    if (HomeOwner("t", absl::StrCat("key", k)) == 2) key = absl::StrCat("key", k);
+  }
+  ASSERT_FALSE(key.empty());
+  // Between the update's GET and PUT, node 3 changes the key (from another thread: node 1's keeps polling).
+  absl::Status changed = absl::UnknownError("not run");
+  ASSERT_OK_AND_ASSIGN(Table on3, Table::Open(txns(3), catalog_, "t"));
+  absl::Status update = UpdateOnNodeThread(t, key, "lost", /*node=*/1, [&](std::function<void()> go_on) {
+    std::thread([&, go_on] {
+      changed = on3.Put(key, "won");
+      EXPECT_OK(txns(1).Post(0, [go_on](txn::TxnThread&) { go_on(); }));
+    }).detach();
+  });
+  ASSERT_OK(changed);
+  EXPECT_TRUE(absl::IsAborted(update)) << update;
+  GetResult got = GetOnNodeThread(t, key, /*node=*/1);
+  ASSERT_TRUE(got.value.ok()) << got.value.status();
+  EXPECT_EQ(*got.value, "won");
+}
+
+TEST_P(GetAtOwnerTest, TheOwnerFetchesOnlyWhatItCanVouchFor) {
+  Filled("t");
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<TableState> state, LoadState(txns(1), *catalog_.Find("t")));
+  const std::string key = "key7";
+  const object::ObjectRef home = state->bucket_refs[state->index->Home(KeyHash(key))];
+  const uint32_t owner = HomeOwner("t", key);
+  const uint32_t other = owner % 3 + 1;
+  GetAtOwnerRequest request{home, state->epoch_word(), key};
+  std::string storage;
+
+  std::optional<OwnerObjects> objects = ObjectsOn(owner, request, OwnerObjectsCapacity(home), &storage);
+  ASSERT_TRUE(objects.has_value());
+  EXPECT_GT(objects->bucket.version, 0u);
+  ASSERT_TRUE(objects->value.has_value());
+  EXPECT_GT(objects->value->version, 0u);
+  ASSERT_OK_AND_ASSIGN(std::string_view value, CheckValueObject(objects->value->payload, key, ValueOf(7).size(), [&] {
+                         auto m = FindInBucket(objects->bucket.payload, KeyHash(key), 0);
+                         return m.ok() ? m->checksum : 0;
+                       }()));
+  EXPECT_EQ(value, ValueOf(7));
+  const size_t both = storage.size();
+
+  // The bucket alone: for a key that is not there, another generation, or no room for the value.
+  GetAtOwnerRequest absent = request;
+  absent.key = "no such key";
+  objects = ObjectsOn(owner, absent, OwnerObjectsCapacity(home), &storage);
+  ASSERT_TRUE(objects.has_value());
+  EXPECT_FALSE(objects->value.has_value());
+  GetAtOwnerRequest newer = request;
+  newer.epoch_word = state->epoch_word() + 1;
+  objects = ObjectsOn(owner, newer, OwnerObjectsCapacity(home), &storage);
+  ASSERT_TRUE(objects.has_value());
+  EXPECT_FALSE(objects->value.has_value());
+  objects = ObjectsOn(owner, request, both - 1, &storage);
+  ASSERT_TRUE(objects.has_value());
+  EXPECT_FALSE(objects->value.has_value());
+
+  // Not served: no room for the bucket, not this node's bucket, a stale reference, a lapsed lease.
+  EXPECT_FALSE(ObjectsOn(owner, request, kOwnerAnswerHeaderBytes + 4, &storage).has_value());
+  EXPECT_FALSE(ObjectsOn(other, request, OwnerObjectsCapacity(home), &storage).has_value());
+  GetAtOwnerRequest stale = request;
+  ++stale.bucket.incarnation;
+  EXPECT_FALSE(ObjectsOn(owner, stale, OwnerObjectsCapacity(home), &storage).has_value());
+  lease_lapsed_->store(true);
+  EXPECT_FALSE(ObjectsOn(owner, request, OwnerObjectsCapacity(home), &storage).has_value());
   lease_lapsed_->store(false);
 }
 

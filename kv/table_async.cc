@@ -22,6 +22,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "kv/fetch_at_owner.h"
 #include "kv/get_at_owner.h"
 #include "kv/kv.h"
 #include "kv/lock_free_read.h"
@@ -354,14 +355,18 @@ void Mutate(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, OpKind 
     }
     done(s);
   };
-  RunOperation(table, AsyncOps(thread, tx), kind, key, value,
-               [&thread, tx, retry_or_done](absl::StatusOr<std::string> r) {
-                 if (!r.ok()) {
-                   thread.Abort(*tx);
-                   return retry_or_done(r.status());
-                 }
-                 thread.Commit(tx, retry_or_done);
-               });
+  auto run = [&thread, table, tx, kind, key, value, retry_or_done] {
+    RunOperation(table, AsyncOps(thread, tx), kind, key, value,
+                 [&thread, tx, retry_or_done](absl::StatusOr<std::string> r) {
+                   if (!r.ok()) {
+                     thread.Abort(*tx);
+                     return retry_or_done(r.status());
+                   }
+                   thread.Commit(tx, retry_or_done);
+                 });
+  };
+  // Over tcp: the key's bucket and value object in one round trip, into the read set (fetch_at_owner.h).
+  FetchAtOwner(thread, tx, *table, key, std::move(run));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // kv::Table inside a caller's asynchronous transaction: RunOperation over the node thread's TxnOps, with
-// no commit (the caller's transaction decides).
+// no commit (the caller's transaction decides); over tcp after fetching the key's objects from their owner.
+#include "kv/fetch_at_owner.h"
 #include "kv/kv.h"
 #include "kv/operation.h"
 #include "kv/table_moved.h"
@@ -13,14 +14,18 @@ void RunMovableAsync(std::shared_ptr<TableHandle> handle, txn::TxnThread& thread
                      OpKind kind, std::string key, std::string value,
                      std::function<void(absl::StatusOr<std::string>)> done, MovedWait wait = {}) {
   std::shared_ptr<const TableState> table = handle->current();
-  RunOperation(table, AsyncOps(thread, tx), kind, key, value,
-               [handle, &thread, tx, kind, key, value, done, table, wait](absl::StatusOr<std::string> r) {
-                 if (!IsTableMoved(r.status())) return done(std::move(r));
-                 OnTableMoved(
-                     thread, handle, table->epoch(), r.status(), wait,
-                     [=, &thread](MovedWait w) { RunMovableAsync(handle, thread, tx, kind, key, value, done, w); },
-                     [done](absl::Status s) { done(s); });
-               });
+  auto run = [handle, &thread, tx, kind, key, value, done, table, wait] {
+    RunOperation(table, AsyncOps(thread, tx), kind, key, value,
+                 [handle, &thread, tx, kind, key, value, done, table, wait](absl::StatusOr<std::string> r) {
+                   if (!IsTableMoved(r.status())) return done(std::move(r));
+                   OnTableMoved(
+                       thread, handle, table->epoch(), r.status(), wait,
+                       [=, &thread](MovedWait w) { RunMovableAsync(handle, thread, tx, kind, key, value, done, w); },
+                       [done](absl::Status s) { done(s); });
+                 });
+  };
+  // Over tcp: the key's bucket and value object in one round trip, into the read set (fetch_at_owner.h).
+  FetchAtOwner(thread, tx, *table, key, std::move(run));
 }
 
 }  // namespace

@@ -222,15 +222,29 @@ std::shared_ptr<TxState> TxnThread::Begin() {
   return tx;
 }
 
-absl::StatusOr<std::string> TxnThread::NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version,
-                                                std::span<const std::byte> payload) {
+absl::StatusOr<const std::string*> TxnThread::NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version,
+                                                       std::span<const std::byte> payload) {
   auto [it, inserted] = tx.reads.try_emplace(ref.address.raw(), ReadEntry{ref, version, std::nullopt});
   if (!inserted && it->second.version != version) {
     stats_.CountAbort(AbortReason::kRead);
     return absl::AbortedError(absl::StrCat(ref.address.ToString(), " changed between two reads of the transaction"));
   }
   it->second.payload = ToString(payload);
-  return *it->second.payload;
+  return &*it->second.payload;
+}
+
+absl::Status TxnThread::AddRead(TxState& tx, const object::ObjectRef& ref, uint64_t version,
+                                std::span<const std::byte> payload) {
+  if (tx.finished) return absl::FailedPreconditionError("the transaction is finished");
+  if (absl::Status s = CheckRef(ref); !s.ok()) return s;
+  if (payload.size() > ref.payload_capacity()) {
+    return absl::InvalidArgumentError(absl::StrCat(payload.size(), " bytes do not fit in ", ref.address.ToString()));
+  }
+  if (tx.writes.contains(ref.address.raw())) return absl::OkStatus();  // its reads see the write
+  if (auto r = tx.reads.find(ref.address.raw()); r != tx.reads.end() && !(r->second.ref == ref)) {
+    return absl::InvalidArgumentError("two references to one slot");
+  }
+  return NoteRead(tx, ref, version, payload).status();
 }
 
 void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback done) {
@@ -271,7 +285,9 @@ void TxnThread::Read(TxState& tx, const object::ObjectRef& ref, ReadCallback don
           }
           return done(object.status());
         }
-        done(NoteRead(tx, ref, object->header.version(), object->payload));
+        absl::StatusOr<const std::string*> kept = NoteRead(tx, ref, object->header.version(), object->payload);
+        if (!kept.ok()) return done(kept.status());
+        done(**kept);
       });
   // Too many reads in flight on this thread's worker is transient, like a full ring: the caller retries
   // the transaction (Aborted) rather than taking it for memory exhausted.
@@ -319,7 +335,9 @@ void TxnThread::ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, Read
   object->CopyTo(copy);
   object::ObjectCheck check = object::CheckObjectCopy(copy, ref);
   if (check.verdict == object::Verdict::kValid) {
-    return done(NoteRead(tx, ref, check.header.version(), check.payload));
+    absl::StatusOr<const std::string*> kept = NoteRead(tx, ref, check.header.version(), check.payload);
+    if (!kept.ok()) return done(kept.status());
+    return done(**kept);
   }
   if (!object::IsRetryable(check.verdict)) return done(object::VerdictStatus(check.verdict, ref));
   if (clock_->Now() >= give_up) {

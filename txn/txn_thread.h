@@ -114,6 +114,11 @@ class TxnThread {
   // with the same check), and the version read joins the read set. An object read again is answered
   // from the first read's payload (the same snapshot, no round trip).
   void Read(TxState& tx, const object::ObjectRef& ref, ReadCallback done);
+  // A checked copy of an object read elsewhere (the owner's answer to kv's fetch at the owner,
+  // kv/fetch_at_owner.h) joins the read set as if this transaction had read it: a Read of it is then
+  // answered from it. Aborted if the transaction read another version before; nothing for an object it
+  // wrote (its reads see the write); FailedPrecondition if finished; InvalidArgument for a bad reference.
+  absl::Status AddRead(TxState& tx, const object::ObjectRef& ref, uint64_t version, std::span<const std::byte> payload);
   // Several reads in flight together (one round trip for the lot); the values in `refs` order, or the
   // first error.
   void ReadMany(std::shared_ptr<TxState> tx, const std::vector<object::ObjectRef>& refs,
@@ -215,7 +220,7 @@ class TxnThread {
   void ReleaseReserved(const object::ObjectRef& ref);
   // Records the version read and keeps the payload (returned, for the reader); Aborted if the transaction
   // read another version of the object before.
-  absl::StatusOr<std::string> NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version,
+  absl::StatusOr<const std::string*> NoteRead(TxState& tx, const object::ObjectRef& ref, uint64_t version,
                                        std::span<const std::byte> payload);
 
   node::NodeThread* thread_;
