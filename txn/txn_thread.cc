@@ -397,14 +397,24 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
     return done(absl::InvalidArgumentError(absl::StrCat("cannot allocate ", payload_capacity, " bytes")));
   }
   if (node == 0) node = node_id_;
-  auto note = [tx](const object::ObjectRef& ref) {
-    tx->reserved.push_back(ref);
+  // A slot the transaction read or wrote under an earlier incarnation was freed since, by another commit:
+  // what it read is stale (with reads answered from the read set, nothing else would say so before
+  // LOCK). The slot goes back at once; Aborted.
+  auto note = [this, tx](const object::ObjectRef& ref) -> absl::StatusOr<object::ObjectRef> {
+    if (tx->reads.contains(ref.address.raw()) || tx->writes.contains(ref.address.raw())) {
+      ReleaseReserved(ref);
+      stats_.CountAbort(AbortReason::kRead);
+      return absl::AbortedError(
+          absl::StrCat(ref.address.ToString(), " was freed and reused since this transaction read it"));
+    }
+    tx->reserved.push_back(ref);  // the transaction's to give back if it aborts
     tx->writes[ref.address.raw()] = BufferedWrite{ref, WriteOp::kAlloc, {}};
+    return ref;
   };
   if (node == node_id_) {
     auto ref = ReserveHere(payload_capacity, node_id_, replicas().epoch());
-    if (ref.ok()) note(*ref);
-    return done(ref);
+    if (!ref.ok()) return done(ref);
+    return done(note(*ref));
   }
   // Another node's memory: a spare slot reserved there earlier, or wait for the next batch.
   const int size_class = memory::SizeClassFor(uint64_t{payload_capacity} + object::kHeaderBytes);
@@ -413,8 +423,7 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
     return primary.ok() && *primary == node;
   };
   if (std::optional<object::ObjectRef> spare = spares_.Take(node, size_class, still_served)) {
-    note(*spare);
-    return done(*spare);
+    return done(note(*spare));
   }
   auto deliver = [this, tx, note, done, node, size_class](absl::StatusOr<object::ObjectRef> ref) {
     if (!ref.ok()) return done(ref.status());
@@ -422,8 +431,7 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
       spares_.Put(node, size_class, *ref);
       return done(absl::FailedPreconditionError("the transaction finished while its allocation was made"));
     }
-    note(*ref);
-    done(*ref);
+    done(note(*ref));
   };
   if (spares_.Wait(node, size_class, std::move(deliver))) AskForSpares(node, size_class);
 }
