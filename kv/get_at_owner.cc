@@ -198,7 +198,8 @@ void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, siz
       // bucket points to is the value of the bucket's snapshot.
       std::optional<ServedCopy> object = CopyServed(thread, m->ref);
       if (!object.has_value()) break;
-      absl::StatusOr<std::string_view> value = CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
+      absl::StatusOr<std::string_view> value =
+          CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
       if (absl::IsNotFound(value.status())) continue;  // another key with this hash
       if (!value.ok()) break;
       return Answer(OwnerAnswerKind::kValue, 0, *value, reply_limit, out);
@@ -265,6 +266,7 @@ absl::StatusOr<std::optional<OwnerObjects>> DecodeOwnerObjects(std::string_view 
   }
   OwnerObjects objects;
   objects.bucket = ServedObject{bucket, LoadU64(p + 8), rest.substr(0, bucket_bytes)};
+  if (objects.bucket.version > object::kVersionMask) return MalformedAnswer("the bucket's version has the lock bit");
   rest.remove_prefix(bucket_bytes);
   if ((flags & 1u) == 0) {
     if (!rest.empty()) return MalformedAnswer(absl::StrCat(rest.size(), " bytes after the bucket"));
@@ -281,7 +283,11 @@ absl::StatusOr<std::optional<OwnerObjects>> DecodeOwnerObjects(std::string_view 
   value.version = LoadU64(v + 16);
   const uint32_t value_bytes = LoadU32(v + 24);
   if (LoadU32(v + 28) != 0) return MalformedAnswer("reserved bytes are not zero");
-  if (!IsSlot(value.ref)) return MalformedAnswer(absl::StrCat(value.ref.address.ToString(), " with capacity ", value.ref.capacity, " is not a slot"));
+  if (value.version > object::kVersionMask) return MalformedAnswer("the value object's version has the lock bit");
+  if (!IsSlot(value.ref)) {
+    return MalformedAnswer(
+        absl::StrCat(value.ref.address.ToString(), " with capacity ", value.ref.capacity, " is not a slot"));
+  }
   rest.remove_prefix(kServedValueHeaderBytes);
   if (value_bytes != rest.size() || value_bytes > value.ref.payload_capacity()) {
     return MalformedAnswer(absl::StrCat("a value object of ", value_bytes, " bytes in ", rest.size(),
@@ -311,7 +317,8 @@ void AnswerObjectsAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& reque
       if (m->key_bytes != request.key.size() || m->is_inline) continue;
       object = CopyServed(thread, m->ref);
       if (!object.has_value()) break;
-      absl::StatusOr<std::string_view> value = CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
+      absl::StatusOr<std::string_view> value =
+          CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
       if (absl::IsNotFound(value.status())) continue;  // another key with this hash: the operation reads on
       if (!value.ok()) break;
       answer.value = ServedObject{m->ref, object->version, object->payload()};

@@ -75,7 +75,8 @@ struct OwnerObjects {
 size_t OwnerObjectsBytes(const OwnerObjects& objects);
 void EncodeOwnerObjects(const OwnerObjects& objects, std::string& out);
 // nullopt for a not-served answer; DataLoss for anything else EncodeOwnerObjects does not make (a value
-// reference that is no slot, a payload longer than its slot holds, lengths that disagree with the bytes).
+// reference that is no slot, a payload longer than its slot holds, lengths that disagree with the bytes,
+// a version with the lock bit).
 // `bucket` is the request's; payloads point into `reply`.
 absl::StatusOr<std::optional<OwnerObjects>> DecodeOwnerObjects(std::string_view reply, const object::ObjectRef& bucket);
 void AnswerObjectsAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, size_t reply_limit,
@@ -91,9 +92,10 @@ void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, siz
 // value is answered with the bucket, and read as without asking).
 size_t OwnerAnswerCapacity(const object::ObjectRef& bucket);
 
-// Serves kGetAtOwnerCall and kFetchAtOwnerCall on every thread of `txns`'s node (fathomd and embedded servers call it once the
-// transaction layer is attached); a fabric that serves no calls is left as it is. A GET sent to a node
-// that does not serve it gets Unimplemented and reads as it would without asking.
+// Serves kGetAtOwnerCall and kFetchAtOwnerCall on every thread of `txns`'s node (fathomd and embedded
+// servers call it once the transaction layer is attached); a fabric that serves no calls is left as it
+// is. A GET (or fetch) sent to a node that does not serve it gets Unimplemented and reads as it would
+// without asking.
 absl::Status ServeGetsAtOwner(txn::TransactionService& txns);
 
 }  // namespace fathom::kv

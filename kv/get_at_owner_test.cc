@@ -152,6 +152,8 @@ TEST(GetAtOwnerFormatTest, FetchedObjectsRoundTripAndMalformedOnesAreDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(with(v + 24, static_cast<char>(0xe9)))) << "value length says 1001 of 1000";
   EXPECT_TRUE(absl::IsDataLoss(with(v + 25, 0))) << "value length says 232 of 1000";
   EXPECT_TRUE(absl::IsDataLoss(with(v + 28, 1))) << "reserved";
+  EXPECT_TRUE(absl::IsDataLoss(with(15, static_cast<char>(0x80)))) << "the bucket's version with the lock bit";
+  EXPECT_TRUE(absl::IsDataLoss(with(v + 23, static_cast<char>(0x80)))) << "the value's version with the lock bit";
   std::string bytes = good;
   bytes[v + 24] = static_cast<char>(0xff);
   bytes[v + 25] = static_cast<char>(0xff);
