@@ -65,26 +65,58 @@ void Answer(OwnerAnswerKind kind, uint64_t version, std::string_view bytes, size
   EncodeOwnerAnswer(OwnerAnswer{kind, version, bytes}, out);
 }
 
-// The call handler: decodes `argument`, answers on `thread` (the worker's node thread) into `reply`.
-void ServeGetAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size_t reply_limit, std::string& reply) {
-  absl::StatusOr<GetAtOwnerRequest> request = DecodeGetAtOwnerRequest(argument);
-  if (!request.ok()) {
-    // The GET behind it reads as it would without asking; the peer that sent it is broken.
-    LogError("kv", "GET at the owner: %s", request.status().ToString().c_str());
-    EncodeOwnerAnswer({}, reply);
-    return;
+// The key in the owner's checked copy of its home bucket (of the request's generation): its value, inline
+// in the bucket or from the owner's checked copy of its value object, left in `object` (a value object
+// never changes in place, so that copy is the value of the bucket's snapshot). nullopt: absent, another
+// generation, or a value object this node cannot vouch for; the requester finds the same in the bucket.
+struct KeyFound {
+  std::string_view value;  // into `bucket` or `object`
+  object::ObjectRef ref;   // out of line: the value object (`object` holds its copy)
+};
+std::optional<KeyFound> FindServedKey(txn::TxnThread& thread, const GetAtOwnerRequest& request,
+                                      std::string_view bucket, std::optional<ServedCopy>& object) {
+  object.reset();
+  absl::StatusOr<uint32_t> epoch = BucketEpoch(bucket);
+  if (!epoch.ok() || *epoch != request.epoch_word) return std::nullopt;
+  const uint64_t hash = KeyHash(request.key);
+  for (size_t from = 0;;) {
+    absl::StatusOr<RawMatch> m = FindInBucket(bucket, hash, from);
+    if (!m.ok() || m->offset == std::string_view::npos) return std::nullopt;
+    from = m->next;
+    if (m->key_bytes != request.key.size()) continue;
+    if (m->is_inline) {
+      if (m->key != request.key) continue;
+      object.reset();  // a copy left by another key with this hash
+      return KeyFound{m->value, {}};
+    }
+    object = CopyServed(thread, m->ref);
+    if (!object.has_value()) return std::nullopt;
+    absl::StatusOr<std::string_view> value =
+        CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
+    if (absl::IsNotFound(value.status())) continue;  // another key with this hash
+    if (!value.ok()) break;
+    return KeyFound{*value, m->ref};
   }
-  AnswerAtOwner(thread, *request, reply_limit, reply);
+  object.reset();
+  return std::nullopt;
 }
 
-void ServeFetchAtOwnerCall(txn::TxnThread& thread, std::string_view argument, size_t reply_limit, std::string& reply) {
-  absl::StatusOr<GetAtOwnerRequest> request = DecodeGetAtOwnerRequest(argument);
+// How the owner answers a decoded request of one call (AnswerAtOwner, AnswerObjectsAtOwner).
+using Answerer = void (*)(txn::TxnThread&, const GetAtOwnerRequest&, size_t, std::string&);
+
+// A call handler: decodes `argument` and answers on `thread` (the worker's node thread) into `reply`. A
+// malformed request is answered not served: the operation behind it reads as it would without asking;
+// the peer that sent it is broken (logged, naming `what`).
+void ServeCall(const char* what, Answerer answer, txn::TxnThread& thread, absl::Span<const std::byte> argument,
+               size_t reply_limit, std::string& reply) {
+  absl::StatusOr<GetAtOwnerRequest> request =
+      DecodeGetAtOwnerRequest(std::string_view(reinterpret_cast<const char*>(argument.data()), argument.size()));
   if (!request.ok()) {
-    LogError("kv", "fetch at the owner: %s", request.status().ToString().c_str());
+    LogError("kv", "%s: %s", what, request.status().ToString().c_str());
     EncodeOwnerAnswer({}, reply);
     return;
   }
-  AnswerObjectsAtOwner(thread, *request, reply_limit, reply);
+  answer(thread, *request, reply_limit, reply);
 }
 
 }  // namespace
@@ -182,28 +214,9 @@ void AnswerAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& request, siz
   std::optional<ServedCopy> bucket = CopyServed(thread, request.bucket);
   if (!bucket.has_value()) return EncodeOwnerAnswer({}, out);
   const std::string_view bytes = bucket->payload();
-  absl::StatusOr<uint32_t> epoch = BucketEpoch(bytes);
-  if (epoch.ok() && *epoch == request.epoch_word) {
-    const uint64_t hash = KeyHash(request.key);
-    for (size_t from = 0;;) {
-      absl::StatusOr<RawMatch> m = FindInBucket(bytes, hash, from);
-      if (!m.ok() || m->offset == std::string_view::npos) break;  // the GET finds the same in the copy
-      from = m->next;
-      if (m->key_bytes != request.key.size()) continue;
-      if (m->is_inline) {
-        if (m->key == request.key) return Answer(OwnerAnswerKind::kValue, 0, m->value, reply_limit, out);
-        continue;
-      }
-      // A value object never changes in place (a PUT writes a new one), so a checked copy of the one the
-      // bucket points to is the value of the bucket's snapshot.
-      std::optional<ServedCopy> object = CopyServed(thread, m->ref);
-      if (!object.has_value()) break;
-      absl::StatusOr<std::string_view> value =
-          CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
-      if (absl::IsNotFound(value.status())) continue;  // another key with this hash
-      if (!value.ok()) break;
-      return Answer(OwnerAnswerKind::kValue, 0, *value, reply_limit, out);
-    }
+  std::optional<ServedCopy> object;
+  if (std::optional<KeyFound> found = FindServedKey(thread, request, bytes, object)) {
+    return Answer(OwnerAnswerKind::kValue, 0, found->value, reply_limit, out);
   }
   Answer(OwnerAnswerKind::kBucket, bucket->version, bytes, reply_limit, out);
 }
@@ -306,24 +319,9 @@ void AnswerObjectsAtOwner(txn::TxnThread& thread, const GetAtOwnerRequest& reque
   if (!bucket.has_value()) return EncodeOwnerAnswer({}, out);
   OwnerObjects answer{ServedObject{request.bucket, bucket->version, bucket->payload()}, std::nullopt};
   std::optional<ServedCopy> object;
-  const std::string_view bytes = bucket->payload();
-  absl::StatusOr<uint32_t> epoch = BucketEpoch(bytes);
-  if (epoch.ok() && *epoch == request.epoch_word) {
-    const uint64_t hash = KeyHash(request.key);
-    for (size_t from = 0;;) {
-      absl::StatusOr<RawMatch> m = FindInBucket(bytes, hash, from);
-      if (!m.ok() || m->offset == std::string_view::npos) break;
-      from = m->next;
-      if (m->key_bytes != request.key.size() || m->is_inline) continue;
-      object = CopyServed(thread, m->ref);
-      if (!object.has_value()) break;
-      absl::StatusOr<std::string_view> value =
-          CheckValueObject(object->payload(), request.key, m->value_bytes, m->checksum);
-      if (absl::IsNotFound(value.status())) continue;  // another key with this hash: the operation reads on
-      if (!value.ok()) break;
-      answer.value = ServedObject{m->ref, object->version, object->payload()};
-      break;
-    }
+  std::optional<KeyFound> found = FindServedKey(thread, request, bucket->payload(), object);
+  if (found.has_value() && object.has_value()) {
+    answer.value = ServedObject{found->ref, object->version, object->payload()};
   }
   // The bucket alone if both do not fit; neither if the bucket does not.
   if (OwnerObjectsBytes(answer) > reply_limit) answer.value.reset();
@@ -349,19 +347,20 @@ absl::Status ServeGetsAtOwner(txn::TransactionService& txns) {
           // The handler runs inside this thread's Poll and Wait; the thread keeps the transaction layer
           // alive while it polls (TransactionService::Attach).
           fabric::Worker& worker = thread->thread().worker();
-          absl::Status set = worker.SetCallHandler(
-              kGetAtOwnerCall, [thread](absl::Span<const std::byte> argument, size_t reply_limit, std::string& reply) {
-                ServeGetAtOwnerCall(*thread,
-                                    std::string_view(reinterpret_cast<const char*>(argument.data()), argument.size()),
-                                    reply_limit, reply);
-              });
-          if (set.ok()) {
+          struct Served {
+            uint32_t handler;
+            const char* what;
+            Answerer answer;
+          };
+          absl::Status set;
+          for (const Served& call : {Served{kGetAtOwnerCall, "GET at the owner", &AnswerAtOwner},
+                                     Served{kFetchAtOwnerCall, "fetch at the owner", &AnswerObjectsAtOwner}}) {
             set = worker.SetCallHandler(
-                kFetchAtOwnerCall, [thread](absl::Span<const std::byte> argument, size_t reply_limit, std::string& reply) {
-                  ServeFetchAtOwnerCall(
-                      *thread, std::string_view(reinterpret_cast<const char*>(argument.data()), argument.size()),
-                      reply_limit, reply);
+                call.handler, [thread, call](absl::Span<const std::byte> argument, size_t reply_limit,
+                                             std::string& reply) {
+                  ServeCall(call.what, call.answer, *thread, argument, reply_limit, reply);
                 });
+            if (!set.ok()) break;
           }
           return absl::IsUnimplemented(set) ? absl::OkStatus() : set;
         },

@@ -188,6 +188,20 @@ class GetAtOwnerTest : public KvClusterTest {
     return owner.ok() ? *owner : 0;
   }
 
+  // `key`'s home bucket in table `name`'s current generation, the node serving it and another node.
+  struct OwnedKey {
+    std::shared_ptr<TableState> state;
+    object::ObjectRef home;
+    uint32_t owner = 0;
+    uint32_t other = 0;
+  };
+  absl::StatusOr<OwnedKey> Own(const std::string& name, const std::string& key) {
+    absl::StatusOr<std::shared_ptr<TableState>> state = LoadState(txns(1), *catalog_.Find(name));
+    if (!state.ok()) return state.status();
+    const uint32_t owner = HomeOwner(name, key);
+    return OwnedKey{*state, (*state)->bucket_refs[(*state)->index->Home(KeyHash(key))], owner, owner % 3 + 1};
+  }
+
   // The owner's answer to a fetch, computed on `node`'s first thread.
   std::optional<OwnerObjects> ObjectsOn(uint32_t node, const GetAtOwnerRequest& request, size_t limit,
                                         std::string* storage) {
@@ -299,11 +313,9 @@ TEST_P(GetAtOwnerTest, AHandleOnAResizedAwayGenerationGetsTheNewOne) {
 
 TEST_P(GetAtOwnerTest, TheOwnerAnswersOnlyWhatItCanVouchFor) {
   Filled("t");
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<TableState> state, LoadState(txns(1), *catalog_.Find("t")));
+  ASSERT_OK_AND_ASSIGN(OwnedKey owned, Own("t", "key7"));
+  const auto& [state, home, owner, other] = owned;
   const std::string key = "key7";
-  const object::ObjectRef home = state->bucket_refs[state->index->Home(KeyHash(key))];
-  const uint32_t owner = HomeOwner("t", key);
-  const uint32_t other = owner % 3 + 1;
   GetAtOwnerRequest request{home, state->epoch_word(), key};
   std::string storage;
 
@@ -391,11 +403,9 @@ TEST_P(GetAtOwnerTest, AnUpdateOnAFetchedCopyThatChangedSinceAborts) {
 
 TEST_P(GetAtOwnerTest, TheOwnerFetchesOnlyWhatItCanVouchFor) {
   Filled("t");
-  ASSERT_OK_AND_ASSIGN(std::shared_ptr<TableState> state, LoadState(txns(1), *catalog_.Find("t")));
+  ASSERT_OK_AND_ASSIGN(OwnedKey owned, Own("t", "key7"));
+  const auto& [state, home, owner, other] = owned;
   const std::string key = "key7";
-  const object::ObjectRef home = state->bucket_refs[state->index->Home(KeyHash(key))];
-  const uint32_t owner = HomeOwner("t", key);
-  const uint32_t other = owner % 3 + 1;
   GetAtOwnerRequest request{home, state->epoch_word(), key};
   std::string storage;
 
