@@ -108,12 +108,12 @@ std::vector<std::byte> RequestBuilder::Take() {
   return out;
 }
 
-ReplyBuilder::ReplyBuilder(size_t expected_bytes) {
-  bytes_.reserve(expected_bytes);
-  StartBatch(bytes_, kRmaReplyMagic);
+void ReplyBuilder::Begin() {
+  if (bytes_.empty()) StartBatch(bytes_, kRmaReplyMagic);
 }
 
 std::byte* ReplyBuilder::AddRead(uint64_t id, uint32_t length) {
+  Begin();
   std::byte* p = Grow(bytes_, ReplyRecordBytes(RmaKind::kRead, length));
   StoreLe<uint64_t>(p, id);
   StoreLe<uint8_t>(p + 8, static_cast<uint8_t>(RmaResult::kOk));
@@ -123,6 +123,7 @@ std::byte* ReplyBuilder::AddRead(uint64_t id, uint32_t length) {
 }
 
 void ReplyBuilder::AddResult(uint64_t id, RmaResult result) {
+  Begin();
   std::byte* p = Grow(bytes_, kReplyHeaderBytes);
   StoreLe<uint64_t>(p, id);
   StoreLe<uint8_t>(p + 8, static_cast<uint8_t>(result));
@@ -130,8 +131,12 @@ void ReplyBuilder::AddResult(uint64_t id, RmaResult result) {
 }
 
 std::vector<std::byte> ReplyBuilder::Take() {
+  Begin();
   StoreLe<uint32_t>(bytes_.data() + 4, count_);
-  return std::move(bytes_);
+  std::vector<std::byte> out = std::move(bytes_);
+  bytes_.clear();
+  count_ = 0;
+  return out;
 }
 
 absl::StatusOr<std::vector<RequestRecord>> ParseRequest(absl::Span<const std::byte> bytes) {

@@ -92,18 +92,23 @@ class RequestBuilder {
   size_t reply_bytes_ = 8;
 };
 
+// Replies to several batches from one peer may share a builder, and so one reply message: each record
+// names its operation, whichever batch asked.
 class ReplyBuilder {
  public:
-  explicit ReplyBuilder(size_t expected_bytes);
   // A read that succeeded: returns where its `length` bytes go (the caller copies them: memory that may
   // change meanwhile, a torn copy being the reader's to detect, as with a one-sided read). A call's reply
   // takes the same form.
   std::byte* AddRead(uint64_t id, uint32_t length);
   // A write done, or any record that failed.
   void AddResult(uint64_t id, RmaResult result);
+  uint32_t count() const { return count_; }
+  size_t bytes() const { return bytes_.size(); }
+  // The reply, header filled in; the builder is empty again.
   std::vector<std::byte> Take();
 
  private:
+  void Begin();
   std::vector<std::byte> bytes_;
   uint32_t count_ = 0;
 };

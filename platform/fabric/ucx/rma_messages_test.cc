@@ -70,7 +70,7 @@ TEST(RmaMessagesTest, CallsRoundTripAndBudgetTheirReplyLimit) {
   EXPECT_EQ(call.reply_bytes(), 16u + 104);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(call.data), call.length), argument);
 
-  ReplyBuilder reply(64);
+  ReplyBuilder reply;
   std::memcpy(reply.AddRead(11, 3), "abc", 3);
   reply.AddRead(12, 0);  // an empty reply
   reply.AddResult(13, RmaResult::kNotServed);
@@ -87,7 +87,7 @@ TEST(RmaMessagesTest, CallsRoundTripAndBudgetTheirReplyLimit) {
 
 TEST(RmaMessagesTest, ReplyRoundTrips) {
   std::vector<std::byte> data(5, std::byte{0xab});
-  ReplyBuilder reply(64);
+  ReplyBuilder reply;
   std::memcpy(reply.AddRead(7, 5), data.data(), 5);
   reply.AddResult(8, RmaResult::kOk);
   reply.AddResult(9, RmaResult::kNoRegion);
@@ -103,6 +103,33 @@ TEST(RmaMessagesTest, ReplyRoundTrips) {
   EXPECT_EQ((*records)[2].result, RmaResult::kNoRegion);
 }
 
+TEST(RmaMessagesTest, AReplyBuilderStartsAfreshAfterEachTake) {
+  ReplyBuilder reply;
+  EXPECT_EQ(reply.count(), 0u);
+  std::memcpy(reply.AddRead(7, 3), "abc", 3);
+  EXPECT_EQ(reply.count(), 1u);
+  EXPECT_EQ(reply.bytes(), 8u + 16 + 8);
+  const std::vector<std::byte> first = reply.Take();
+  EXPECT_EQ(reply.count(), 0u);
+  EXPECT_EQ(reply.bytes(), 0u);
+  reply.AddResult(8, RmaResult::kOk);
+  reply.AddResult(9, RmaResult::kNoRegion);
+  const std::vector<std::byte> second = reply.Take();
+  auto one = ParseReply(Bytes(first));
+  auto two = ParseReply(Bytes(second));
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].id, 7u);
+  ASSERT_EQ(two->size(), 2u);  // nothing of the first reply is left in the second
+  EXPECT_EQ((*two)[0].id, 8u);
+  EXPECT_EQ((*two)[1].result, RmaResult::kNoRegion);
+  // An empty builder still gives a well-formed reply: no records.
+  auto none = ParseReply(Bytes(reply.Take()));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+}
+
 TEST(RmaMessagesTest, EveryTruncationIsRejected) {
   std::vector<std::byte> payload(40, std::byte{1});
   const std::vector<std::byte> wire = SampleRequest(payload);
@@ -110,7 +137,7 @@ TEST(RmaMessagesTest, EveryTruncationIsRejected) {
     std::vector<std::byte> cut(wire.begin(), wire.begin() + n);
     EXPECT_TRUE(absl::IsInvalidArgument(ParseRequest(Bytes(cut)).status())) << n;
   }
-  ReplyBuilder reply(64);
+  ReplyBuilder reply;
   std::memcpy(reply.AddRead(7, 40), payload.data(), 40);
   reply.AddResult(8, RmaResult::kOk);
   const std::vector<std::byte> answer = reply.Take();
@@ -151,7 +178,7 @@ TEST(RmaMessagesTest, LiesAboutLengthsAndCountsAreRejected) {
   trailing.resize(trailing.size() + 8);
   EXPECT_TRUE(absl::IsInvalidArgument(ParseRequest(Bytes(trailing)).status()));
 
-  ReplyBuilder reply(64);
+  ReplyBuilder reply;
   std::memcpy(reply.AddRead(7, 40), payload.data(), 40);
   const std::vector<std::byte> answer = reply.Take();
   auto reply_with = [&](size_t at, auto value) {

@@ -160,6 +160,15 @@ class UcxWorker final : public Worker {
   // The endpoint's batch goes out at the next Poll or Wait, with whatever else is posted until then.
   void MarkDue(UcxEndpoint* endpoint);
   void SendDue();
+  // ucp_worker_progress, then the replies it served go out: one message per peer however many of its
+  // batches that progress read (over tcp one receive often holds several).
+  unsigned Progress();
+  // The healthy endpoint of this worker that `ep` is, or null (UCX's own endpoint for a peer this worker
+  // never connected to).
+  UcxEndpoint* EndpointOf(ucp_ep_h ep) const;
+  void MarkReplying(UcxEndpoint* endpoint) { replying_.push_back(endpoint); }
+  const UcxMessageCounts& message_counts() const { return counts_; }
+  void CountReplySent() { ++counts_.replies_sent; }
   // A request or reply message given to UCX; its bytes are freed when UCX is done with them.
   ucs_status_t SendMessage(ucp_ep_h ep, unsigned id, std::vector<std::byte> bytes, bool want_reply_ep);
   // Runs a call record's handler and adds its reply (or kNotServed) to `reply`.
@@ -204,7 +213,9 @@ class UcxWorker final : public Worker {
   bool messages_;
   std::shared_ptr<RegionTable> regions_;
   std::vector<UcxEndpoint*> due_;  // endpoints with a batch to send
+  std::vector<UcxEndpoint*> replying_;  // endpoints with replies to send (after this progress)
   size_t sends_in_flight_ = 0;     // messages UCX still holds
+  UcxMessageCounts counts_;
   std::vector<CallHandler> call_handlers_;  // by id (SetCallHandler)
   std::string call_reply_;                  // a handler's reply, reused
 };
@@ -238,6 +249,13 @@ class UcxEndpoint final : public Endpoint {
 
   // Sends the batch of message reads and writes (ucx_messages.cc).
   void SendBatch();
+  ucp_ep_h ucp_ep() const { return ep_; }
+  // Where the reply to a batch from this peer goes: gathered with the replies to its other batches until
+  // the worker's progress returns (SendGatheredReplies). What gathered goes first if `records` more records
+  // of up to `bytes` would make one reply larger than a batch's.
+  ReplyBuilder& GatherReply(size_t records, size_t bytes);
+  // The worker's progress returned: what gathered goes.
+  void SendDueReplies();
 
   // Marks the endpoint failed (first failure wins), fails its outstanding operations and closes the UCX
   // endpoint so that UCX lets go of their buffers.
@@ -271,6 +289,7 @@ class UcxEndpoint final : public Endpoint {
   absl::Status FlushWrites(bool wake);
   // Wakes the peer's worker after writes into its mapped memory (kDoorbellMessageId).
   void RingDoorbell();
+  void SendGatheredReplies();
 
   static void OnPeerError(void* arg, ucp_ep_h ep, ucs_status_t status);
 
@@ -284,6 +303,8 @@ class UcxEndpoint final : public Endpoint {
   bool doorbell_due_ = false;  // a write into mapped memory since the last Flush
   RequestBuilder batch_;       // message reads and writes not sent yet
   bool batch_due_ = false;     // flushed: the worker sends it at its next Poll or Wait
+  ReplyBuilder replies_;       // replies to the peer's batches, sent when the worker's progress returns
+  bool replies_due_ = false;   // listed in the worker's replying_
 };
 
 }  // namespace fathom::fabric::ucx_internal

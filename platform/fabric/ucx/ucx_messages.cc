@@ -1,6 +1,7 @@
 // Reads, writes and calls as messages (UcxOptions::RemoteAccess, docs/formats/fabric.md): an endpoint
 // batches them until its worker's next Poll or Wait, the target's worker serves a batch in its progress
-// and answers with one reply, and the reply completes them.
+// and answers it in one reply (with its other batches from that peer the same progress served), and the
+// reply completes them.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -89,8 +90,52 @@ void UcxEndpoint::SendBatch() {
   }
 }
 
+ReplyBuilder& UcxEndpoint::GatherReply(size_t records, size_t bytes) {
+  if (replies_.count() > 0 &&
+      (replies_.count() + records > kMaxBatchRecords || replies_.bytes() + bytes > kMaxBatchBytes)) {
+    SendGatheredReplies();
+  }
+  if (!replies_due_) {
+    replies_due_ = true;
+    worker_->MarkReplying(this);
+  }
+  return replies_;
+}
+
+void UcxEndpoint::SendDueReplies() {
+  replies_due_ = false;
+  SendGatheredReplies();
+}
+
+void UcxEndpoint::SendGatheredReplies() {
+  if (replies_.count() == 0) return;
+  std::vector<std::byte> bytes = replies_.Take();
+  // A reply that cannot be sent leaves the requester to its deadline (its connection is broken anyway).
+  if (!health_.ok()) return;
+  worker_->SendMessage(ep_, kRmaReplyMessageId, std::move(bytes), /*want_reply_ep=*/false);
+  worker_->CountReplySent();
+}
+
 uint64_t UcxWorker::MessageId(const PendingOp* op) const {
   return (static_cast<uint64_t>(op - pool_.data()) << 32) | op->sequence;
+}
+
+UcxEndpoint* UcxWorker::EndpointOf(ucp_ep_h ep) const {
+  for (UcxEndpoint* endpoint : endpoints_) {
+    if (endpoint->ucp_ep() == ep && endpoint->health().ok()) return endpoint;
+  }
+  return nullptr;
+}
+
+unsigned UcxWorker::Progress() {
+  const unsigned events = ucp_worker_progress(worker_);
+  if (replying_.empty()) return events;
+  std::vector<UcxEndpoint*> replying;
+  replying.swap(replying_);
+  for (UcxEndpoint* endpoint : replying) endpoint->SendDueReplies();
+  replying.clear();
+  if (replying_.empty()) replying_.swap(replying);  // keep the capacity
+  return events;
 }
 
 void UcxWorker::MarkDue(UcxEndpoint* endpoint) { due_.push_back(endpoint); }
@@ -166,9 +211,15 @@ ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, si
     LogError("fabric", "dropped a malformed read/write request: %s", records.status().ToString().c_str());
     return UCS_OK;
   }
+  ++self->counts_.batches_served;
   size_t reply_bytes = 8;
   for (const RequestRecord& r : *records) reply_bytes += r.reply_bytes();
-  ReplyBuilder reply(reply_bytes);
+  // The reply endpoint is this worker's own endpoint to the requester when it has one (UCX matches the
+  // two directions of a connection): the reply then waits for the end of this progress, sharing one
+  // message with the replies to the peer's other batches. Else it goes alone, now.
+  UcxEndpoint* peer = self->EndpointOf(param->reply_ep);
+  ReplyBuilder alone;
+  ReplyBuilder& reply = peer != nullptr ? peer->GatherReply(records->size(), reply_bytes) : alone;
   // No region is unmapped while its bytes are copied; a call's handler runs without the table held.
   std::optional<RegionTable::Reader> regions;
   for (const RequestRecord& r : *records) {
@@ -190,7 +241,10 @@ ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, si
   }
   regions.reset();
   // A reply that cannot be sent leaves the requester to its deadline (its connection is broken anyway).
-  self->SendMessage(param->reply_ep, kRmaReplyMessageId, reply.Take(), /*want_reply_ep=*/false);
+  if (peer == nullptr) {
+    self->SendMessage(param->reply_ep, kRmaReplyMessageId, reply.Take(), /*want_reply_ep=*/false);
+    ++self->counts_.replies_sent;
+  }
   return UCS_OK;
 }
 
@@ -263,3 +317,11 @@ ucs_status_t UcxWorker::OnReply(void* arg, const void*, size_t, void* data, size
 }
 
 }  // namespace fathom::fabric::ucx_internal
+
+namespace fathom::fabric {
+
+UcxMessageCounts MessageCountsOf(const Worker& worker) {
+  return static_cast<const ucx_internal::UcxWorker&>(worker).message_counts();
+}
+
+}  // namespace fathom::fabric

@@ -40,7 +40,7 @@ UcxWorker::~UcxWorker() {
   // Let UCX finish closing and cancelling (bounded: a dead peer's close is forced anyway).
   const absl::Time deadline = options_.clock->Now() + options_.fabric.operation_timeout;
   while ((in_flight_ > 0 || !closing_.empty() || sends_in_flight_ > 0) && options_.clock->Now() < deadline) {
-    ucp_worker_progress(worker_);
+    Progress();
     ReapClosed();
   }
   ucp_worker_destroy(worker_);
@@ -181,6 +181,7 @@ void UcxWorker::Forget(UcxEndpoint* endpoint) {
   }
   endpoints_.erase(std::remove(endpoints_.begin(), endpoints_.end(), endpoint), endpoints_.end());
   due_.erase(std::remove(due_.begin(), due_.end(), endpoint), due_.end());
+  replying_.erase(std::remove(replying_.begin(), replying_.end(), endpoint), replying_.end());
 }
 
 void UcxWorker::FailEndpointOps(UcxEndpoint* endpoint, const absl::Status& status) {
@@ -241,7 +242,7 @@ void UcxWorker::ProbePeers() {
 
 size_t UcxWorker::Poll(absl::Span<Completion> out) {
   if (!due_.empty()) SendDue();
-  ucp_worker_progress(worker_);
+  Progress();
   if (!closing_.empty()) ReapClosed();
   if (in_flight_ > 0) ExpireOverdue();
   if (shared_memory_only_ && !endpoints_.empty()) ProbePeers();
@@ -264,12 +265,12 @@ void UcxWorker::Wait(absl::Duration timeout) {
   // Spin: cheap when completions or requests arrive within microseconds, as on a busy node.
   do {
     if (ready_.size() > ready_head_) return;
-    if (ucp_worker_progress(worker_) > 0) continue;
+    if (Progress() > 0) continue;
   } while (clock->Now() < spin_until);
   // Sleep on the event fd. ucp_worker_arm fails with BUSY when events are pending: progress instead.
   ucs_status_t armed = ucp_worker_arm(worker_);
   if (armed == UCS_ERR_BUSY) {
-    ucp_worker_progress(worker_);
+    Progress();
     return;
   }
   absl::Duration remaining = deadline - clock->Now();
@@ -278,7 +279,7 @@ void UcxWorker::Wait(absl::Duration timeout) {
   pollfd fd{event_fd_, POLLIN, 0};
   timespec ts = absl::ToTimespec(remaining);
   ppoll(&fd, 1, &ts, nullptr);
-  ucp_worker_progress(worker_);
+  Progress();
 }
 
 void UcxWorker::Signal() { ucp_worker_signal(worker_); }
