@@ -161,10 +161,12 @@ class Worker {
 
   // Makes progress without blocking (this also serves peers' one-sided operations on transports that
   // need the target's CPU, such as tcp), expires overdue operations, and fills `out` with completions.
-  // Returns how many were written.
+  // Returns how many were written. What a Poll served may be answered only at the next Poll or Wait (so
+  // that the answer rides with what this thread sends then): a worker serving peers keeps being polled.
   virtual size_t Poll(absl::Span<Completion> out) = 0;
   // Adaptive wait: spins making progress for Options::spin_time, then sleeps until the fabric has an
-  // event, Signal() is called, or `timeout` passes. Returns early when completions are ready to Poll.
+  // event, Signal() is called, or `timeout` passes. Returns early when completions are ready to Poll, or
+  // when it served peers (their answers go at the next Poll or Wait).
   // A peer's Flush of writes into this worker's memory is such an event, on every transport (where the
   // write itself raises none, as a copy into shared memory, the Flush adds a doorbell: fabric.md).
   virtual void Wait(absl::Duration timeout) = 0;

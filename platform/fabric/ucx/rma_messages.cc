@@ -223,4 +223,26 @@ absl::StatusOr<std::vector<ReplyRecord>> ParseReply(absl::Span<const std::byte> 
   return records;
 }
 
+std::vector<std::byte> JoinReplyAndRequest(const std::vector<std::byte>& reply,
+                                           const std::vector<std::byte>& request) {
+  std::vector<std::byte> bytes(8 + reply.size() + request.size());
+  StoreLe<uint32_t>(bytes.data(), static_cast<uint32_t>(reply.size()));
+  std::memcpy(bytes.data() + 8, reply.data(), reply.size());
+  std::memcpy(bytes.data() + 8 + reply.size(), request.data(), request.size());
+  return bytes;
+}
+
+absl::StatusOr<ReplyAndRequest> SplitReplyAndRequest(absl::Span<const std::byte> bytes) {
+  if (bytes.size() < 8) {
+    return absl::InvalidArgumentError(absl::StrCat("reply and request: ", bytes.size(), " bytes, shorter than its header"));
+  }
+  const uint32_t reply_bytes = LoadLe<uint32_t>(bytes.data());
+  if (LoadLe<uint32_t>(bytes.data() + 4) != 0) return absl::InvalidArgumentError("reply and request: reserved bytes set");
+  if (reply_bytes % 8 != 0 || reply_bytes > bytes.size() - 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("reply and request: a reply of ", reply_bytes, " bytes in ", bytes.size() - 8));
+  }
+  return ReplyAndRequest{bytes.subspan(8, reply_bytes), bytes.subspan(8 + reply_bytes)};
+}
+
 }  // namespace fathom::fabric::ucx_internal

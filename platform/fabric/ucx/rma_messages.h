@@ -27,6 +27,8 @@ namespace fathom::fabric::ucx_internal {
 
 constexpr unsigned kRmaRequestMessageId = 2;
 constexpr unsigned kRmaReplyMessageId = 3;
+// A reply and a request batch for the same peer in one message (JoinReplyAndRequest).
+constexpr unsigned kRmaReplyAndRequestMessageId = 4;
 constexpr uint32_t kRmaRequestMagic = 0x31515246;  // "FRQ1"
 constexpr uint32_t kRmaReplyMagic = 0x31505246;    // "FRP1"
 // Longer reads and writes go through UCX's own operations (which fragment and use rendezvous); a kv
@@ -119,6 +121,19 @@ class ReplyBuilder {
 // past the end, or bytes left over. Records point into `bytes`.
 absl::StatusOr<std::vector<RequestRecord>> ParseRequest(absl::Span<const std::byte> bytes);
 absl::StatusOr<std::vector<ReplyRecord>> ParseReply(absl::Span<const std::byte> bytes);
+
+// One message carrying a reply (ReplyBuilder::Take) and a request batch (RequestBuilder::Take) to the same
+// peer: the reply's length (u32), 4 zero bytes, the reply, the request.
+std::vector<std::byte> JoinReplyAndRequest(const std::vector<std::byte>& reply,
+                                           const std::vector<std::byte>& request);
+struct ReplyAndRequest {
+  absl::Span<const std::byte> reply;
+  absl::Span<const std::byte> request;
+};
+// InvalidArgument for a message shorter than its 8-byte header, nonzero reserved bytes, or a reply length
+// that is not a multiple of 8 or runs past the message. The parts are checked by ParseReply and
+// ParseRequest.
+absl::StatusOr<ReplyAndRequest> SplitReplyAndRequest(absl::Span<const std::byte> bytes);
 
 }  // namespace fathom::fabric::ucx_internal
 

@@ -130,6 +130,57 @@ TEST(RmaMessagesTest, AReplyBuilderStartsAfreshAfterEachTake) {
   EXPECT_TRUE(none->empty());
 }
 
+TEST(RmaMessagesTest, AReplyAndARequestJoinedSplitApart) {
+  ReplyBuilder reply;
+  std::memcpy(reply.AddRead(7, 5), "hello", 5);
+  reply.AddResult(8, RmaResult::kOk);
+  const std::vector<std::byte> reply_bytes = reply.Take();
+  std::vector<std::byte> payload(40, std::byte{3});
+  const std::vector<std::byte> request_bytes = SampleRequest(payload);
+  const std::vector<std::byte> joined = JoinReplyAndRequest(reply_bytes, request_bytes);
+  EXPECT_EQ(joined.size(), 8 + reply_bytes.size() + request_bytes.size());
+  auto parts = SplitReplyAndRequest(Bytes(joined));
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  EXPECT_EQ(std::vector<std::byte>(parts->reply.begin(), parts->reply.end()), reply_bytes);
+  EXPECT_EQ(std::vector<std::byte>(parts->request.begin(), parts->request.end()), request_bytes);
+  auto replies = ParseReply(parts->reply);
+  auto requests = ParseRequest(parts->request);
+  ASSERT_TRUE(replies.ok()) << replies.status();
+  ASSERT_TRUE(requests.ok()) << requests.status();
+  EXPECT_EQ(replies->size(), 2u);
+  EXPECT_EQ(std::memcmp((*replies)[0].data, "hello", 5), 0);
+
+  // Short headers, reserved bytes, and reply lengths that are not whole records or run past the end.
+  for (size_t n = 0; n < 8; ++n) {
+    std::vector<std::byte> cut(joined.begin(), joined.begin() + n);
+    EXPECT_TRUE(absl::IsInvalidArgument(SplitReplyAndRequest(Bytes(cut)).status())) << n;
+  }
+  auto with = [&](size_t at, uint32_t value) {
+    std::vector<std::byte> bad = joined;
+    StoreLe<uint32_t>(bad.data() + at, value);
+    return SplitReplyAndRequest(Bytes(bad)).status();
+  };
+  EXPECT_TRUE(absl::IsInvalidArgument(with(4, 1)));
+  EXPECT_TRUE(absl::IsInvalidArgument(with(0, static_cast<uint32_t>(reply_bytes.size()) + 4)));
+  EXPECT_TRUE(absl::IsInvalidArgument(with(0, static_cast<uint32_t>(joined.size()))));
+  EXPECT_TRUE(absl::IsInvalidArgument(with(0, 0xfffffff8u)));
+  // A length that splits in the wrong place is whole records of 8 bytes: the parts' own checks catch it.
+  for (uint32_t lie : {uint32_t{0}, static_cast<uint32_t>(reply_bytes.size()) - 8,
+                       static_cast<uint32_t>(reply_bytes.size()) + 8}) {
+    std::vector<std::byte> bad = joined;
+    StoreLe<uint32_t>(bad.data(), lie);
+    auto split = SplitReplyAndRequest(Bytes(bad));
+    ASSERT_TRUE(split.ok()) << split.status();
+    EXPECT_FALSE(ParseReply(split->reply).ok() && ParseRequest(split->request).ok()) << lie;
+  }
+  // Every truncation of the whole leaves a part that does not parse.
+  for (size_t n = 8; n < joined.size(); ++n) {
+    std::vector<std::byte> cut(joined.begin(), joined.begin() + n);
+    auto split = SplitReplyAndRequest(Bytes(cut));
+    EXPECT_FALSE(split.ok() && ParseReply(split->reply).ok() && ParseRequest(split->request).ok()) << n;
+  }
+}
+
 TEST(RmaMessagesTest, EveryTruncationIsRejected) {
   std::vector<std::byte> payload(40, std::byte{1});
   const std::vector<std::byte> wire = SampleRequest(payload);

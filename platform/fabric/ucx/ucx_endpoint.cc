@@ -50,6 +50,7 @@ UcxEndpoint::~UcxEndpoint() {
 
 void UcxEndpoint::Shutdown() {
   if (!health_.ok()) return;
+  SendGatheredReplies();  // what the peer asked was done: it learns so
   health_ = absl::CancelledError("endpoint closed");
   worker_->FailEndpointOps(this, health_);
   batch_.Clear();  // its ops were just failed

@@ -160,15 +160,13 @@ class UcxWorker final : public Worker {
   // The endpoint's batch goes out at the next Poll or Wait, with whatever else is posted until then.
   void MarkDue(UcxEndpoint* endpoint);
   void SendDue();
-  // ucp_worker_progress, then the replies it served go out: one message per peer however many of its
-  // batches that progress read (over tcp one receive often holds several).
-  unsigned Progress();
   // The healthy endpoint of this worker that `ep` is, or null (UCX's own endpoint for a peer this worker
   // never connected to).
   UcxEndpoint* EndpointOf(ucp_ep_h ep) const;
   void MarkReplying(UcxEndpoint* endpoint) { replying_.push_back(endpoint); }
   const UcxMessageCounts& message_counts() const { return counts_; }
   void CountReplySent() { ++counts_.replies_sent; }
+  void CountReplyWithRequest() { ++counts_.replies_with_requests; }
   // A request or reply message given to UCX; its bytes are freed when UCX is done with them.
   ucs_status_t SendMessage(ucp_ep_h ep, unsigned id, std::vector<std::byte> bytes, bool want_reply_ep);
   // Runs a call record's handler and adds its reply (or kNotServed) to `reply`.
@@ -177,6 +175,11 @@ class UcxWorker final : public Worker {
                                 const ucp_am_recv_param_t* param);
   static ucs_status_t OnReply(void* arg, const void* header, size_t header_length, void* data, size_t length,
                               const ucp_am_recv_param_t* param);
+  static ucs_status_t OnReplyAndRequest(void* arg, const void* header, size_t header_length, void* data,
+                                        size_t length, const ucp_am_recv_param_t* param);
+  // Serves a peer's request batch; completes this worker's operations named in a reply.
+  void Serve(const std::vector<RequestRecord>& records, ucp_ep_h reply_ep);
+  void Complete(const std::vector<ReplyRecord>& records);
   static void OnMessageSent(void* request, ucs_status_t status, void* user_data);
   // Keeps an endpoint's close request until UCX finishes it (checked in Poll, awaited in the destructor).
   void AdoptCloseRequest(void* request) { closing_.push_back(request); }
@@ -213,7 +216,7 @@ class UcxWorker final : public Worker {
   bool messages_;
   std::shared_ptr<RegionTable> regions_;
   std::vector<UcxEndpoint*> due_;  // endpoints with a batch to send
-  std::vector<UcxEndpoint*> replying_;  // endpoints with replies to send (after this progress)
+  std::vector<UcxEndpoint*> replying_;  // endpoints with replies to send (next Poll or Wait)
   size_t sends_in_flight_ = 0;     // messages UCX still holds
   UcxMessageCounts counts_;
   std::vector<CallHandler> call_handlers_;  // by id (SetCallHandler)
@@ -251,10 +254,11 @@ class UcxEndpoint final : public Endpoint {
   void SendBatch();
   ucp_ep_h ucp_ep() const { return ep_; }
   // Where the reply to a batch from this peer goes: gathered with the replies to its other batches until
-  // the worker's progress returns (SendGatheredReplies). What gathered goes first if `records` more records
-  // of up to `bytes` would make one reply larger than a batch's.
+  // the worker's next Poll or Wait, which sends them in the request batch to this peer if one is due, else
+  // alone. What gathered goes at once if `records` more records of up to `bytes` would make one reply
+  // larger than a batch's.
   ReplyBuilder& GatherReply(size_t records, size_t bytes);
-  // The worker's progress returned: what gathered goes.
+  // No batch took them: what gathered goes alone.
   void SendDueReplies();
 
   // Marks the endpoint failed (first failure wins), fails its outstanding operations and closes the UCX
@@ -303,7 +307,7 @@ class UcxEndpoint final : public Endpoint {
   bool doorbell_due_ = false;  // a write into mapped memory since the last Flush
   RequestBuilder batch_;       // message reads and writes not sent yet
   bool batch_due_ = false;     // flushed: the worker sends it at its next Poll or Wait
-  ReplyBuilder replies_;       // replies to the peer's batches, sent when the worker's progress returns
+  ReplyBuilder replies_;       // replies to the peer's batches, sent at the worker's next Poll or Wait
   bool replies_due_ = false;   // listed in the worker's replying_
 };
 

@@ -1,7 +1,7 @@
 // Reads, writes and calls as messages (UcxOptions::RemoteAccess, docs/formats/fabric.md): an endpoint
 // batches them until its worker's next Poll or Wait, the target's worker serves a batch in its progress
-// and answers it in one reply (with its other batches from that peer the same progress served), and the
-// reply completes them.
+// and answers it (its replies to one peer gathered until its next Poll or Wait, riding in the request
+// batch it then sends that peer if any), and the reply completes them.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -84,8 +84,13 @@ void UcxEndpoint::SendBatch() {
   if (batch_.count() == 0) return;
   std::vector<std::byte> bytes = batch_.Take();
   if (!health_.ok()) return;  // its ops were failed with the endpoint
-  if (ucs_status_t s = worker_->SendMessage(ep_, kRmaRequestMessageId, std::move(bytes), /*want_reply_ep=*/true);
-      s != UCS_OK) {
+  unsigned id = kRmaRequestMessageId;
+  if (replies_.count() > 0) {  // the gathered replies to this peer ride along
+    bytes = JoinReplyAndRequest(replies_.Take(), bytes);
+    id = kRmaReplyAndRequestMessageId;
+    worker_->CountReplyWithRequest();
+  }
+  if (ucs_status_t s = worker_->SendMessage(ep_, id, std::move(bytes), /*want_reply_ep=*/true); s != UCS_OK) {
     Fail(FromUcs(s, "sending reads and writes"));
   }
 }
@@ -127,16 +132,6 @@ UcxEndpoint* UcxWorker::EndpointOf(ucp_ep_h ep) const {
   return nullptr;
 }
 
-unsigned UcxWorker::Progress() {
-  const unsigned events = ucp_worker_progress(worker_);
-  if (replying_.empty()) return events;
-  std::vector<UcxEndpoint*> replying;
-  replying.swap(replying_);
-  for (UcxEndpoint* endpoint : replying) endpoint->SendDueReplies();
-  replying.clear();
-  if (replying_.empty()) replying_.swap(replying);  // keep the capacity
-  return events;
-}
 
 void UcxWorker::MarkDue(UcxEndpoint* endpoint) { due_.push_back(endpoint); }
 
@@ -144,10 +139,18 @@ void UcxWorker::SendDue() {
   // Swap first: a send that fails the endpoint must not touch the list being walked.
   std::vector<UcxEndpoint*> due;
   due.swap(due_);
-  for (UcxEndpoint* endpoint : due) endpoint->SendBatch();
+  for (UcxEndpoint* endpoint : due) endpoint->SendBatch();  // with the peer's replies, if gathered
   if (due_.empty()) {
     due.clear();
     due_.swap(due);  // keep the capacity
+  }
+  // Replies that found no batch to ride in go alone.
+  std::vector<UcxEndpoint*> replying;
+  replying.swap(replying_);
+  for (UcxEndpoint* endpoint : replying) endpoint->SendDueReplies();
+  if (replying_.empty()) {
+    replying.clear();
+    replying_.swap(replying);
   }
 }
 
@@ -197,38 +200,74 @@ bool DroppedRendezvous(ucp_worker_h worker, void* data, const ucp_am_recv_param_
 
 // ---- Target: serving a batch ----
 
+namespace {
+// A request needs a reply endpoint; one without is dropped.
+bool HasReplyEndpoint(const ucp_am_recv_param_t* param) {
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) != 0) return true;
+  LogError("fabric", "a read/write request without a reply endpoint; dropped");
+  return false;
+}
+
+absl::Span<const std::byte> Bytes(const void* data, size_t length) {
+  return absl::Span<const std::byte>(static_cast<const std::byte*>(data), length);
+}
+}  // namespace
+
 ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, size_t length,
                                   const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxWorker*>(arg);
-  if (DroppedRendezvous(self->worker_, data, param, "request")) return UCS_OK;
-  if ((param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) == 0) {
-    LogError("fabric", "a read/write request without a reply endpoint; dropped");
-    return UCS_OK;
-  }
-  auto records = ParseRequest(absl::Span<const std::byte>(static_cast<const std::byte*>(data), length));
+  if (DroppedRendezvous(self->worker_, data, param, "request") || !HasReplyEndpoint(param)) return UCS_OK;
+  auto records = ParseRequest(Bytes(data, length));
   if (!records.ok()) {
     // Its reads and writes end at the requester's deadline, which fails that connection.
     LogError("fabric", "dropped a malformed read/write request: %s", records.status().ToString().c_str());
     return UCS_OK;
   }
-  ++self->counts_.batches_served;
+  self->Serve(*records, param->reply_ep);
+  return UCS_OK;
+}
+
+ucs_status_t UcxWorker::OnReplyAndRequest(void* arg, const void*, size_t, void* data, size_t length,
+                                          const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<UcxWorker*>(arg);
+  if (DroppedRendezvous(self->worker_, data, param, "reply and request") || !HasReplyEndpoint(param)) {
+    return UCS_OK;
+  }
+  // Both parts are checked before either is acted on.
+  auto parts = SplitReplyAndRequest(Bytes(data, length));
+  absl::StatusOr<std::vector<ReplyRecord>> replies =
+      parts.ok() ? ParseReply(parts->reply) : absl::StatusOr<std::vector<ReplyRecord>>(parts.status());
+  absl::StatusOr<std::vector<RequestRecord>> requests =
+      replies.ok() ? ParseRequest(parts->request) : absl::StatusOr<std::vector<RequestRecord>>(replies.status());
+  if (!requests.ok()) {
+    LogError("fabric", "dropped a malformed read/write reply and request: %s", requests.status().ToString().c_str());
+    return UCS_OK;
+  }
+  self->Complete(*replies);
+  self->Serve(*requests, param->reply_ep);
+  return UCS_OK;
+}
+
+void UcxWorker::Serve(const std::vector<RequestRecord>& records, ucp_ep_h reply_ep) {
+  ++counts_.batches_served;
   size_t reply_bytes = 8;
-  for (const RequestRecord& r : *records) reply_bytes += r.reply_bytes();
+  for (const RequestRecord& r : records) reply_bytes += r.reply_bytes();
   // The reply endpoint is this worker's own endpoint to the requester when it has one (UCX matches the
-  // two directions of a connection): the reply then waits for the end of this progress, sharing one
-  // message with the replies to the peer's other batches. Else it goes alone, now.
-  UcxEndpoint* peer = self->EndpointOf(param->reply_ep);
+  // two directions of a connection): the reply then waits for this worker's next Poll or Wait, sharing
+  // one message with the replies to the peer's other batches, and with a request batch to it if one goes
+  // then. Else it goes alone, now.
+  UcxEndpoint* peer = EndpointOf(reply_ep);
   ReplyBuilder alone;
-  ReplyBuilder& reply = peer != nullptr ? peer->GatherReply(records->size(), reply_bytes) : alone;
+  ReplyBuilder& reply = peer != nullptr ? peer->GatherReply(records.size(), reply_bytes) : alone;
   // No region is unmapped while its bytes are copied; a call's handler runs without the table held.
   std::optional<RegionTable::Reader> regions;
-  for (const RequestRecord& r : *records) {
+  for (const RequestRecord& r : records) {
     if (r.kind == RmaKind::kCall) {
       regions.reset();
-      self->ServeCall(r, reply);
+      ServeCall(r, reply);
       continue;
     }
-    if (!regions.has_value()) regions.emplace(*self->regions_);
+    if (!regions.has_value()) regions.emplace(*regions_);
     if (!regions->Holds(r.address, r.length)) {
       reply.AddResult(r.id, RmaResult::kNoRegion);
     } else if (r.kind == RmaKind::kRead) {
@@ -242,10 +281,9 @@ ucs_status_t UcxWorker::OnRequest(void* arg, const void*, size_t, void* data, si
   regions.reset();
   // A reply that cannot be sent leaves the requester to its deadline (its connection is broken anyway).
   if (peer == nullptr) {
-    self->SendMessage(param->reply_ep, kRmaReplyMessageId, reply.Take(), /*want_reply_ep=*/false);
-    ++self->counts_.replies_sent;
+    SendMessage(reply_ep, kRmaReplyMessageId, reply.Take(), /*want_reply_ep=*/false);
+    ++counts_.replies_sent;
   }
-  return UCS_OK;
 }
 
 void UcxWorker::ServeCall(const RequestRecord& record, ReplyBuilder& reply) {
@@ -279,15 +317,20 @@ ucs_status_t UcxWorker::OnReply(void* arg, const void*, size_t, void* data, size
                                 const ucp_am_recv_param_t* param) {
   auto* self = static_cast<UcxWorker*>(arg);
   if (DroppedRendezvous(self->worker_, data, param, "reply")) return UCS_OK;
-  auto records = ParseReply(absl::Span<const std::byte>(static_cast<const std::byte*>(data), length));
+  auto records = ParseReply(Bytes(data, length));
   if (!records.ok()) {
     LogError("fabric", "dropped a malformed read/write reply: %s", records.status().ToString().c_str());
     return UCS_OK;
   }
-  for (const ReplyRecord& r : *records) {
+  self->Complete(*records);
+  return UCS_OK;
+}
+
+void UcxWorker::Complete(const std::vector<ReplyRecord>& records) {
+  for (const ReplyRecord& r : records) {
     const uint64_t index = r.id >> 32;
-    if (index >= self->pool_.size()) continue;
-    PendingOp* op = &self->pool_[index];
+    if (index >= pool_.size()) continue;
+    PendingOp* op = &pool_[index];
     // An op already ended (deadline, closed endpoint) has been released, and maybe reused since.
     if (!op->in_use || !op->message || op->sequence != static_cast<uint32_t>(r.id)) continue;
     UcxEndpoint* endpoint = op->endpoint;
@@ -310,10 +353,9 @@ ucs_status_t UcxWorker::OnReply(void* arg, const void*, size_t, void* data, size
       op->reply_bytes = r.length;
     }
     const bool broken = absl::IsDataLoss(status);
-    self->Finish(op, status);  // reports it (OK too) and frees the slot
+    Finish(op, status);  // reports it (OK too) and frees the slot
     if (broken && endpoint != nullptr) endpoint->Fail(status);
   }
-  return UCS_OK;
 }
 
 }  // namespace fathom::fabric::ucx_internal

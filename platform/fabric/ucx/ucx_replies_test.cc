@@ -1,6 +1,7 @@
-// Replies over tcp: the target answers the request batches one peer sent it, and that one progress read, in
-// one reply message (docs/formats/fabric.md) when it has an endpoint of its own to that peer, as every
-// node of a cluster does; else each batch gets its own. Both workers run on the test's thread.
+// Replies over tcp (docs/formats/fabric.md): when the target has an endpoint of its own to the requester,
+// as every node of a cluster does, its replies to the batches it served gather until its next Poll or Wait
+// and go as one message, inside the request batch it sends that peer then if there is one; else each batch
+// gets its own reply at once. Both workers run on the test's thread.
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -55,7 +56,8 @@ class UcxRepliesTest : public ::testing::Test {
   }
 
   // Sends two batches of one read each (two Polls of the requester), then polls the target until it has
-  // served both; returns how many reply messages it sent for them. Checks the reads' bytes.
+  // served both and the reads completed; returns how many messages the target answered them with. Checks
+  // the reads' bytes.
   uint64_t TwoBatchesServed(uint64_t round) {
     std::byte first[64];
     std::byte second[64];
@@ -82,16 +84,24 @@ class UcxRepliesTest : public ::testing::Test {
       target_->Poll(done);
       collect();
     }
+    EXPECT_EQ(MessageCountsOf(*target_).batches_served, before.batches_served + 2);
+    while (completed < 2 && absl::Now() < deadline) {
+      target_->Poll(done);  // the first after serving sends the gathered replies
+      collect();
+    }
     const UcxMessageCounts after = MessageCountsOf(*target_);
     EXPECT_EQ(after.batches_served, before.batches_served + 2);
-    while (completed < 2 && absl::Now() < deadline) {
-      collect();
-      target_->Poll(done);
-    }
+    EXPECT_EQ(after.replies_with_requests, before.replies_with_requests);  // the target sent no batch
     EXPECT_EQ(completed, 2u);
     EXPECT_EQ(std::memcmp(first, region_->data() + at, sizeof first), 0);
     EXPECT_EQ(std::memcmp(second, region_->data() + at + 64, sizeof second), 0);
     return after.replies_sent - before.replies_sent;
+  }
+
+  void ConnectBack() {
+    auto back = target_->Connect(requester_->address());
+    ASSERT_TRUE(back.ok()) << back.status();
+    back_ = std::move(*back);
   }
 
   std::unique_ptr<Fabric> fabric_;
@@ -104,9 +114,7 @@ class UcxRepliesTest : public ::testing::Test {
 };
 
 TEST_F(UcxRepliesTest, BatchesOfOnePeerServedInOneProgressShareOneReply) {
-  auto back = target_->Connect(requester_->address());
-  ASSERT_TRUE(back.ok()) << back.status();
-  back_ = std::move(*back);
+  ConnectBack();
   // Whether both batches are in the target's socket by its first progress is up to the kernel; on loopback
   // they nearly always are. Without shared replies every round would send two.
   bool shared = false;
@@ -121,6 +129,50 @@ TEST_F(UcxRepliesTest, BatchesOfOnePeerServedInOneProgressShareOneReply) {
 
 TEST_F(UcxRepliesTest, WithoutAnEndpointToThePeerEachBatchGetsItsOwnReply) {
   for (uint64_t round = 0; round < 20 && !HasFailure(); ++round) EXPECT_EQ(TwoBatchesServed(round), 2u);
+}
+
+TEST_F(UcxRepliesTest, ARepliesRideInTheRequestBatchToTheSamePeer) {
+  ConnectBack();
+  auto mirror = back_->ImportRegion(region_->descriptor());  // the target reads the region as a peer's
+  ASSERT_TRUE(mirror.ok()) << mirror.status();
+  Completion done[4];
+  for (uint64_t round = 0; round < 20 && !HasFailure(); ++round) {
+    const uint64_t at = round * 256;
+    std::byte asked[100];
+    std::byte back_read[100];
+    ASSERT_TRUE(endpoint_->PostRead(remote_, at, asked, sizeof asked, round).ok());
+    ASSERT_TRUE(endpoint_->Flush().ok());
+    EXPECT_EQ(requester_->Poll(done), 0u);
+    const UcxMessageCounts before = MessageCountsOf(*target_);
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (MessageCountsOf(*target_).batches_served == before.batches_served && absl::Now() < deadline) {
+      target_->Poll(done);
+      requester_->Poll(absl::Span<Completion>());  // a connection being set up needs both sides
+    }
+    // The reply waits; the target's own read to the requester takes it along.
+    ASSERT_TRUE(back_->PostRead(*mirror, at + 100, back_read, sizeof back_read, 1000 + round).ok());
+    ASSERT_TRUE(back_->Flush().ok());
+    size_t requester_done = 0, target_done = 0;
+    while ((requester_done < 1 || target_done < 1) && absl::Now() < deadline) {
+      for (size_t i = 0, n = target_->Poll(done); i < n; ++i) {
+        EXPECT_TRUE(done[i].status.ok()) << done[i].status;
+        EXPECT_EQ(done[i].context, 1000 + round);
+        ++target_done;
+      }
+      for (size_t i = 0, n = requester_->Poll(done); i < n; ++i) {
+        EXPECT_TRUE(done[i].status.ok()) << done[i].status;
+        EXPECT_EQ(done[i].context, round);
+        ++requester_done;
+      }
+    }
+    ASSERT_EQ(requester_done, 1u);
+    ASSERT_EQ(target_done, 1u);
+    const UcxMessageCounts after = MessageCountsOf(*target_);
+    EXPECT_EQ(after.replies_with_requests, before.replies_with_requests + 1);
+    EXPECT_EQ(after.replies_sent, before.replies_sent);
+    EXPECT_EQ(std::memcmp(asked, region_->data() + at, sizeof asked), 0);
+    EXPECT_EQ(std::memcmp(back_read, region_->data() + at + 100, sizeof back_read), 0);
+  }
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ UcxWorker::~UcxWorker() {
   // Let UCX finish closing and cancelling (bounded: a dead peer's close is forced anyway).
   const absl::Time deadline = options_.clock->Now() + options_.fabric.operation_timeout;
   while ((in_flight_ > 0 || !closing_.empty() || sends_in_flight_ > 0) && options_.clock->Now() < deadline) {
-    Progress();
+    ucp_worker_progress(worker_);
     ReapClosed();
   }
   ucp_worker_destroy(worker_);
@@ -66,7 +66,8 @@ absl::Status UcxWorker::Init() {
   }
   // Peers' reads and writes as messages, and the replies to ours: served whatever this side's own setting.
   for (auto [id, handler] : {std::pair{kRmaRequestMessageId, &UcxWorker::OnRequest},
-                             std::pair{kRmaReplyMessageId, &UcxWorker::OnReply}}) {
+                             std::pair{kRmaReplyMessageId, &UcxWorker::OnReply},
+                             std::pair{kRmaReplyAndRequestMessageId, &UcxWorker::OnReplyAndRequest}}) {
     ucp_am_handler_param_t param{};
     param.field_mask =
         UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
@@ -241,8 +242,8 @@ void UcxWorker::ProbePeers() {
 }
 
 size_t UcxWorker::Poll(absl::Span<Completion> out) {
-  if (!due_.empty()) SendDue();
-  Progress();
+  if (!due_.empty() || !replying_.empty()) SendDue();
+  ucp_worker_progress(worker_);
   if (!closing_.empty()) ReapClosed();
   if (in_flight_ > 0) ExpireOverdue();
   if (shared_memory_only_ && !endpoints_.empty()) ProbePeers();
@@ -261,16 +262,17 @@ void UcxWorker::Wait(absl::Duration timeout) {
   const absl::Time start = clock->Now();
   const absl::Time deadline = start + timeout;
   const absl::Time spin_until = start + std::min(timeout, options_.fabric.spin_time);
-  if (!due_.empty()) SendDue();
-  // Spin: cheap when completions or requests arrive within microseconds, as on a busy node.
+  if (!due_.empty() || !replying_.empty()) SendDue();
+  // Spin: cheap when completions or requests arrive within microseconds, as on a busy node. Requests
+  // served end the wait too: their replies are not held over a sleep (the caller's next Poll sends them).
   do {
-    if (ready_.size() > ready_head_) return;
-    if (Progress() > 0) continue;
+    if (ready_.size() > ready_head_ || !replying_.empty()) return;
+    if (ucp_worker_progress(worker_) > 0) continue;
   } while (clock->Now() < spin_until);
   // Sleep on the event fd. ucp_worker_arm fails with BUSY when events are pending: progress instead.
   ucs_status_t armed = ucp_worker_arm(worker_);
   if (armed == UCS_ERR_BUSY) {
-    Progress();
+    ucp_worker_progress(worker_);
     return;
   }
   absl::Duration remaining = deadline - clock->Now();
@@ -279,7 +281,7 @@ void UcxWorker::Wait(absl::Duration timeout) {
   pollfd fd{event_fd_, POLLIN, 0};
   timespec ts = absl::ToTimespec(remaining);
   ppoll(&fd, 1, &ts, nullptr);
-  Progress();
+  ucp_worker_progress(worker_);
 }
 
 void UcxWorker::Signal() { ucp_worker_signal(worker_); }
