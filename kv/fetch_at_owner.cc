@@ -21,12 +21,12 @@ void FetchAtOwner(txn::TxnThread& thread, const std::shared_ptr<txn::TxState>& t
   // Read before (a second operation on the key, or a neighbour's) or written: the read set answers.
   if (tx->finished || tx->reads.contains(home.address.raw()) || tx->writes.contains(home.address.raw())) return then();
   node::NodeThread& node_thread = thread.thread();
-  absl::StatusOr<node::NodeThread::Route> route = node_thread.RouteTo(home.address.region);
-  if (!route.ok() || route->owner == thread.node_id() || !route->endpoint->ReadsServedByPeer(*route->region)) {
-    return then();
-  }
+  const std::optional<node::NodeThread::Route> route = RouteToServingOwner(node_thread, thread.node_id(), home);
+  if (!route.has_value()) return then();
   const std::string request = EncodeGetAtOwnerRequest(home, table.epoch_word(), key);
-  auto call_done = [&thread, tx, home, then](absl::StatusOr<std::span<const std::byte>> reply) {
+  // Shared, not copied: `then` may hold the operation's key and value, and runs here if the call fails.
+  auto next = std::make_shared<std::function<void()>>(std::move(then));
+  auto call_done = [&thread, tx, home, next](absl::StatusOr<std::span<const std::byte>> reply) {
     if (reply.ok()) {
       absl::StatusOr<std::optional<OwnerObjects>> objects = DecodeOwnerObjects(
           std::string_view(reinterpret_cast<const char*>(reply->data()), reply->size()), home);
@@ -43,11 +43,11 @@ void FetchAtOwner(txn::TxnThread& thread, const std::shared_ptr<txn::TxState>& t
         }
       }
     }
-    then();
+    (*next)();
   };
   const absl::Status called = node_thread.reader().Call(*route->endpoint, kFetchAtOwnerCall, Bytes(request),
                                                         OwnerObjectsCapacity(home), std::move(call_done));
-  if (!called.ok()) then();
+  if (!called.ok()) (*next)();
 }
 
 }  // namespace fathom::kv

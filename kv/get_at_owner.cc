@@ -13,6 +13,15 @@
 #include "platform/object/object_codec.h"
 
 namespace fathom::kv {
+
+std::optional<node::NodeThread::Route> RouteToServingOwner(node::NodeThread& thread, uint32_t self,
+                                                           const object::ObjectRef& bucket) {
+  absl::StatusOr<node::NodeThread::Route> route = thread.RouteTo(bucket.address.region);
+  if (!route.ok() || route->owner == self || !route->endpoint->ReadsServedByPeer(*route->region)) {
+    return std::nullopt;
+  }
+  return *route;
+}
 namespace {
 
 constexpr uint8_t kFormat = 1;

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "platform/node/node_thread.h"
 #include "platform/object/object_layout.h"
 #include "txn/txn.h"
 
@@ -32,6 +33,11 @@ namespace fathom::kv {
 
 // The fabric call handler id (Worker::SetCallHandler): GetAtOwnerRequest -> OwnerAnswer.
 inline constexpr uint32_t kGetAtOwnerCall = 1;
+
+// The route to the node serving `bucket` when asking it is worth a call (a GET's or a fetch's): another
+// node, whose reads the fabric serves with its CPU anyway (tcp). Else nullopt: read for yourself.
+std::optional<node::NodeThread::Route> RouteToServingOwner(node::NodeThread& thread, uint32_t self,
+                                                           const object::ObjectRef& bucket);
 
 struct GetAtOwnerRequest {
   object::ObjectRef bucket;  // the key's home bucket

@@ -83,10 +83,8 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
   bool AskOwner(uint64_t home) {
     const object::ObjectRef& ref = table_->bucket_refs[home];
     node::NodeThread& node_thread = thread_.thread();
-    absl::StatusOr<node::NodeThread::Route> route = node_thread.RouteTo(ref.address.region);
-    if (!route.ok() || route->owner == thread_.node_id() || !route->endpoint->ReadsServedByPeer(*route->region)) {
-      return false;
-    }
+    const std::optional<node::NodeThread::Route> route = RouteToServingOwner(node_thread, thread_.node_id(), ref);
+    if (!route.has_value()) return false;
     const std::string request = EncodeGetAtOwnerRequest(ref, table_->epoch_word(), key_);
     auto self = shared_from_this();
     const absl::Status called = node_thread.reader().Call(
@@ -355,8 +353,9 @@ void Mutate(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, OpKind 
     }
     done(s);
   };
-  auto run = [&thread, table, tx, kind, key, value, retry_or_done] {
-    RunOperation(table, AsyncOps(thread, tx), kind, key, value,
+  // Runs once: its own copies of the key and value move on (a retry starts from again's).
+  auto run = [&thread, table, tx, kind, key, value, retry_or_done]() mutable {
+    RunOperation(table, AsyncOps(thread, tx), kind, std::move(key), std::move(value),
                  [&thread, tx, retry_or_done](absl::StatusOr<std::string> r) {
                    if (!r.ok()) {
                      thread.Abort(*tx);
