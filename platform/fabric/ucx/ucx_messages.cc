@@ -85,7 +85,9 @@ void UcxEndpoint::SendBatch() {
   std::vector<std::byte> bytes = batch_.Take();
   if (!health_.ok()) return;  // its ops were failed with the endpoint
   unsigned id = kRmaRequestMessageId;
-  if (replies_.count() > 0) {  // the gathered replies to this peer ride along
+  // The gathered replies to this peer ride along, within a batch's bound (a message is sent eager).
+  if (replies_.count() > 0 && replies_.bytes() + bytes.size() > kMaxBatchBytes) SendGatheredReplies();
+  if (replies_.count() > 0) {
     bytes = JoinReplyAndRequest(replies_.Take(), bytes);
     id = kRmaReplyAndRequestMessageId;
     worker_->CountReplyWithRequest();
@@ -131,7 +133,6 @@ UcxEndpoint* UcxWorker::EndpointOf(ucp_ep_h ep) const {
   }
   return nullptr;
 }
-
 
 void UcxWorker::MarkDue(UcxEndpoint* endpoint) { due_.push_back(endpoint); }
 
