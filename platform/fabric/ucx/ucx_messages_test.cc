@@ -1,7 +1,7 @@
 // Reads, writes and calls as messages (UcxOptions::RemoteAccess): over tcp the target serves them from
 // its progress, only inside regions it has registered (calls with the handlers it set), and many posted
 // before one Poll complete together.
-// The target's worker runs on a thread of its own, as a node thread does.
+// The target's worker runs on a thread of its own, as a node thread does (but in the replies tests).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -53,20 +53,29 @@ class UcxMessagesTest : public ::testing::Test {
         target_->SetCallHandler(3, [](absl::Span<const std::byte>, size_t, std::string& reply) { reply.assign(100, 'x'); })
             .ok());
     EXPECT_TRUE(absl::IsInvalidArgument(target_->SetCallHandler(Worker::kMaxCallHandlers, nullptr)));
-    serving_ = std::thread([this] {
-      Worker* target = target_.get();
-      while (!stop_.load()) target->Wait(absl::Milliseconds(20));
-    });
+    if (TargetOnItsOwnThread()) StartServing();
   }
 
   void TearDown() override {
-    // The requester's endpoint closes with the target still serving (a graceful close needs the peer).
     endpoint_.reset();
+    back_.reset();  // the target's: not yet serving on a thread of its own if there is one
+    // The requester's endpoint closes with the target serving (a graceful close needs the peer).
+    if (!serving_.joinable()) StartServing();
     requester_.reset();
     stop_.store(true);
     target_->Signal();
     serving_.join();
     target_.reset();
+  }
+
+  // False: the test drives both workers on its own thread.
+  virtual bool TargetOnItsOwnThread() const { return true; }
+
+  void StartServing() {
+    serving_ = std::thread([this] {
+      Worker* target = target_.get();
+      while (!stop_.load()) target->Wait(absl::Milliseconds(20));
+    });
   }
 
   // Polls the requester until `count` completions arrive.
@@ -94,6 +103,7 @@ class UcxMessagesTest : public ::testing::Test {
   std::unique_ptr<Worker> target_;
   std::unique_ptr<Worker> requester_;
   std::unique_ptr<Endpoint> endpoint_;
+  std::unique_ptr<Endpoint> back_;  // the target's own endpoint to the requester, when a test makes one
   RemoteRegion remote_;
   std::atomic<bool> stop_{false};
   std::thread serving_;
@@ -239,6 +249,126 @@ TEST(UcxRemoteAccessTest, ParsesItsFlagValues) {
   EXPECT_EQ(*ParseRemoteAccess("messages"), UcxOptions::RemoteAccess::kMessages);
   EXPECT_EQ(*ParseRemoteAccess("one_sided"), UcxOptions::RemoteAccess::kOneSided);
   EXPECT_TRUE(absl::IsInvalidArgument(ParseRemoteAccess("rdma").status()));
+}
+
+// Replies (docs/formats/fabric.md): when the target has an endpoint of its own to the requester, as every
+// node of a cluster does, its replies to the batches it served gather until its next Poll or Wait and go
+// as one message, inside the request batch it sends that peer then if there is one; else each batch gets
+// its own reply at once. Both workers run on the test's thread.
+class UcxRepliesTest : public UcxMessagesTest {
+ protected:
+  bool TargetOnItsOwnThread() const override { return false; }
+
+  // Sends two batches of one read each (two Polls of the requester), then polls the target until it has
+  // served both and the reads completed; returns how many messages the target answered them with. Checks
+  // the reads' bytes.
+  uint64_t TwoBatchesServed(uint64_t round) {
+    std::byte first[64];
+    std::byte second[64];
+    const uint64_t at = (round * 128) % (region_->size() - 128);
+    Completion done[4];
+    EXPECT_TRUE(endpoint_->PostRead(remote_, at, first, sizeof first, 2 * round).ok());
+    EXPECT_TRUE(endpoint_->Flush().ok());
+    EXPECT_EQ(requester_->Poll(done), 0u);  // sends the first batch
+    EXPECT_TRUE(endpoint_->PostRead(remote_, at + 64, second, sizeof second, 2 * round + 1).ok());
+    EXPECT_TRUE(endpoint_->Flush().ok());
+    EXPECT_EQ(requester_->Poll(done), 0u);  // and the second
+    const UcxMessageCounts before = MessageCountsOf(*target_);
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    size_t completed = 0;
+    auto collect = [&] {
+      for (size_t i = 0, n = requester_->Poll(done); i < n; ++i) {
+        EXPECT_TRUE(done[i].status.ok()) << done[i].status;
+        EXPECT_EQ(done[i].context / 2, round);
+        ++completed;
+      }
+    };
+    // The requester progresses too: UCX may still hold a send (a connection being set up).
+    while (MessageCountsOf(*target_).batches_served < before.batches_served + 2 && absl::Now() < deadline) {
+      target_->Poll(done);
+      collect();
+    }
+    EXPECT_EQ(MessageCountsOf(*target_).batches_served, before.batches_served + 2);
+    while (completed < 2 && absl::Now() < deadline) {
+      target_->Poll(done);  // the first after serving sends the gathered replies
+      collect();
+    }
+    const UcxMessageCounts after = MessageCountsOf(*target_);
+    EXPECT_EQ(after.batches_served, before.batches_served + 2);
+    EXPECT_EQ(after.replies_with_requests, before.replies_with_requests);  // the target sent no batch
+    EXPECT_EQ(completed, 2u);
+    EXPECT_EQ(std::memcmp(first, region_->data() + at, sizeof first), 0);
+    EXPECT_EQ(std::memcmp(second, region_->data() + at + 64, sizeof second), 0);
+    return after.replies_sent - before.replies_sent;
+  }
+
+  void ConnectBack() {
+    auto back = target_->Connect(requester_->address());
+    ASSERT_TRUE(back.ok()) << back.status();
+    back_ = std::move(*back);
+  }
+};
+
+TEST_F(UcxRepliesTest, BatchesOfOnePeerServedInOneProgressShareOneReply) {
+  ConnectBack();
+  // Whether both batches are in the target's socket by its first progress is up to the kernel; on loopback
+  // they nearly always are. Without shared replies every round would send two.
+  bool shared = false;
+  for (uint64_t round = 0; round < 200 && !shared && !HasFailure(); ++round) {
+    const uint64_t replies = TwoBatchesServed(round);
+    EXPECT_GE(replies, 1u);
+    EXPECT_LE(replies, 2u);
+    shared = replies == 1;
+  }
+  EXPECT_TRUE(shared) << "every pair of batches got two reply messages";
+}
+
+TEST_F(UcxRepliesTest, WithoutAnEndpointToThePeerEachBatchGetsItsOwnReply) {
+  for (uint64_t round = 0; round < 20 && !HasFailure(); ++round) EXPECT_EQ(TwoBatchesServed(round), 2u);
+}
+
+TEST_F(UcxRepliesTest, RepliesRideInTheRequestBatchToTheSamePeer) {
+  ConnectBack();
+  auto mirror = back_->ImportRegion(region_->descriptor());  // the target reads the region as a peer's
+  ASSERT_TRUE(mirror.ok()) << mirror.status();
+  Completion done[4];
+  for (uint64_t round = 0; round < 20 && !HasFailure(); ++round) {
+    const uint64_t at = round * 256;
+    std::byte asked[100];
+    std::byte back_read[100];
+    ASSERT_TRUE(endpoint_->PostRead(remote_, at, asked, sizeof asked, round).ok());
+    ASSERT_TRUE(endpoint_->Flush().ok());
+    EXPECT_EQ(requester_->Poll(done), 0u);
+    const UcxMessageCounts before = MessageCountsOf(*target_);
+    const absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (MessageCountsOf(*target_).batches_served == before.batches_served && absl::Now() < deadline) {
+      target_->Poll(done);
+      requester_->Poll(absl::Span<Completion>());  // a connection being set up needs both sides
+    }
+    // The reply waits; the target's own read to the requester takes it along.
+    ASSERT_TRUE(back_->PostRead(*mirror, at + 100, back_read, sizeof back_read, 1000 + round).ok());
+    ASSERT_TRUE(back_->Flush().ok());
+    size_t requester_done = 0, target_done = 0;
+    while ((requester_done < 1 || target_done < 1) && absl::Now() < deadline) {
+      for (size_t i = 0, n = target_->Poll(done); i < n; ++i) {
+        EXPECT_TRUE(done[i].status.ok()) << done[i].status;
+        EXPECT_EQ(done[i].context, 1000 + round);
+        ++target_done;
+      }
+      for (size_t i = 0, n = requester_->Poll(done); i < n; ++i) {
+        EXPECT_TRUE(done[i].status.ok()) << done[i].status;
+        EXPECT_EQ(done[i].context, round);
+        ++requester_done;
+      }
+    }
+    ASSERT_EQ(requester_done, 1u);
+    ASSERT_EQ(target_done, 1u);
+    const UcxMessageCounts after = MessageCountsOf(*target_);
+    EXPECT_EQ(after.replies_with_requests, before.replies_with_requests + 1);
+    EXPECT_EQ(after.replies_sent, before.replies_sent);
+    EXPECT_EQ(std::memcmp(asked, region_->data() + at, sizeof asked), 0);
+    EXPECT_EQ(std::memcmp(back_read, region_->data() + at + 100, sizeof back_read), 0);
+  }
 }
 
 }  // namespace
