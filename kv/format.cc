@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/byte_order.h"
+#include "platform/memory/size_classes.h"
 
 namespace fathom::kv {
 namespace {
@@ -13,7 +14,8 @@ namespace {
 constexpr uint64_t kKeyHashSeed = 0x6b765f6b65795f31;  // "kv_key_1"
 constexpr uint64_t kValueSeed = 0x6b765f76616c5f31;    // "kv_val_1"
 constexpr uint8_t kInlineKind = 1;
-constexpr uint8_t kPointerKind = 2;
+constexpr uint8_t kCheckedPointerKind = 2;
+constexpr uint8_t kPointerKind = 3;
 
 // Little-endian fields (every supported host is little-endian; docs/formats/kv.md).
 void PutRef(std::string& out, const object::ObjectRef& ref) {
@@ -38,6 +40,11 @@ absl::Status Corrupt(std::string_view what, size_t offset) {
 
 uint64_t KeyHash(std::string_view key) { return XXH3_64bits_withSeed(key.data(), key.size(), kKeyHashSeed); }
 
+uint32_t ValueObjectCapacity(uint32_t key_bytes, uint32_t value_bytes) {
+  const int size_class = memory::SizeClassFor(uint64_t{object::kHeaderBytes} + 4 + key_bytes + value_bytes);
+  return size_class < 0 ? 0 : memory::SlotBytes(size_class);
+}
+
 size_t Bucket::EncodedBytes() const {
   size_t n = kBucketHeaderBytes;
   for (const Entry& e : entries) n += e.EncodedBytes();
@@ -54,7 +61,15 @@ std::string EncodeBucket(const Bucket& bucket) {
   AppendLe<uint32_t>(out, bucket.epoch);
   for (const Entry& e : bucket.entries) {
     AppendLe<uint64_t>(out, e.hash);
-    AppendLe<uint8_t>(out, e.is_inline ? kInlineKind : kPointerKind);
+    if (e.IsShortPointer()) {
+      AppendLe<uint8_t>(out, kPointerKind);
+      AppendLe<uint16_t>(out, e.key_bytes);
+      AppendLe<uint32_t>(out, e.value_bytes);
+      AppendLe<uint64_t>(out, e.ref.address.raw());
+      AppendLe<uint32_t>(out, e.ref.incarnation);
+      continue;
+    }
+    AppendLe<uint8_t>(out, e.is_inline ? kInlineKind : kCheckedPointerKind);
     AppendLe<uint8_t>(out, 0);
     AppendLe<uint16_t>(out, e.key_bytes);
     AppendLe<uint32_t>(out, e.value_bytes);
@@ -62,8 +77,10 @@ std::string EncodeBucket(const Bucket& bucket) {
       out.append(e.key);
       out.append(e.value);
     } else {
+      // Only an older build's pointer to a slot its bytes do not imply gets here, and it came with its
+      // checksum (every pointer a PUT makes is short: kv/operation.cc checks the slot it got).
       PutRef(out, e.ref);
-      AppendLe<uint64_t>(out, e.checksum);
+      AppendLe<uint64_t>(out, e.checksum.value_or(0));
     }
   }
   return out;
@@ -75,22 +92,31 @@ absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, si
   if (count > kSlotsPerBucket) return Corrupt("entry count", 0);
   size_t offset = kBucketHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
+    // Every kind of entry is at least kEntryHeaderBytes long.
     if (bucket.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
     RawMatch m;
     m.offset = offset;
     const uint64_t entry_hash = LoadLe<uint64_t>(bucket.data() + offset);
     const uint8_t kind = static_cast<uint8_t>(bucket[offset + 8]);
-    m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
-    m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);
-    size_t body;
-    if (kind == kInlineKind) {
-      body = size_t{m.key_bytes} + m.value_bytes;
-    } else if (kind == kPointerKind) {
-      body = kPointerBytes;
+    size_t at;    // where the body starts
+    size_t body;  // its bytes
+    if (kind == kPointerKind) {
+      m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 9);
+      m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 11);
+      at = offset + 15;
+      body = kPointerEntryBytes - 15;
     } else {
-      return Corrupt("entry kind", offset + 8);
+      m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
+      m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);
+      at = offset + kEntryHeaderBytes;
+      if (kind == kInlineKind) {
+        body = size_t{m.key_bytes} + m.value_bytes;
+      } else if (kind == kCheckedPointerKind) {
+        body = kPointerBytes;
+      } else {
+        return Corrupt("entry kind", offset + 8);
+      }
     }
-    const size_t at = offset + kEntryHeaderBytes;
     if (bucket.size() - at < body) return Corrupt("entry past the end", offset);
     m.next = at + body;
     if (entry_hash == hash && offset >= from) {
@@ -98,9 +124,14 @@ absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, si
       if (m.is_inline) {
         m.key = bucket.substr(at, m.key_bytes);
         m.value = bucket.substr(at + m.key_bytes, m.value_bytes);
-      } else {
+      } else if (kind == kCheckedPointerKind) {
         m.ref = GetRef(bucket, at);
         m.checksum = LoadLe<uint64_t>(bucket.data() + at + kRefBytes);
+      } else {
+        m.ref.address = memory::GlobalAddress::FromRaw(LoadLe<uint64_t>(bucket.data() + at));
+        m.ref.incarnation = LoadLe<uint32_t>(bucket.data() + at + 8);
+        m.ref.capacity = ValueObjectCapacity(m.key_bytes, m.value_bytes);
+        if (m.ref.capacity == 0) return Corrupt("pointer to no slot size", offset + 9);
       }
       return m;
     }
@@ -137,7 +168,8 @@ absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
     auto m = FindInBucket(bytes, hash, offset);
     if (!m.ok()) return m.status();
     if (m->offset != offset) return Corrupt("entry walk", offset);
-    if (bytes[offset + 9] != 0) return Corrupt("reserved entry byte", offset + 9);
+    const bool short_pointer = static_cast<uint8_t>(bytes[offset + 8]) == kPointerKind;
+    if (!short_pointer && bytes[offset + 9] != 0) return Corrupt("reserved entry byte", offset + 9);
     Entry e;
     e.hash = hash;
     e.is_inline = m->is_inline;
@@ -171,10 +203,11 @@ uint64_t ValueObjectChecksum(std::string_view payload) {
 }
 
 absl::StatusOr<std::string_view> CheckValueObject(std::string_view payload, std::string_view key,
-                                                  uint32_t value_bytes, uint64_t checksum) {
+                                                  uint32_t value_bytes, std::optional<uint64_t> checksum) {
   // A mismatch means the pointer and the object disagree: the object was replaced under a reader (retry)
   // or memory is corrupt. Either way the bytes are not handed out.
-  if (payload.size() != 4 + key.size() + value_bytes || ValueObjectChecksum(payload) != checksum) {
+  if (payload.size() != 4 + key.size() + value_bytes ||
+      (checksum.has_value() && ValueObjectChecksum(payload) != *checksum)) {
     return absl::AbortedError("kv value object does not match its pointer");
   }
   if (LoadLe<uint32_t>(payload.data() + 0) != key.size() || payload.substr(4, key.size()) != key) {
@@ -207,7 +240,8 @@ absl::StatusOr<Root> DecodeRoot(std::string_view bytes) {
   auto bad = [](std::string_view what) { return absl::DataLossError(absl::StrCat("corrupt kv root: ", std::string(what))); };
   if (bytes.size() < kRootHeaderBytes) return bad("short header");
   if (LoadLe<uint32_t>(bytes.data() + 0) != kRootMagic) return bad("magic");
-  if (LoadLe<uint16_t>(bytes.data() + 4) != kRootFormat) return bad("format version");
+  const uint16_t format = LoadLe<uint16_t>(bytes.data() + 4);
+  if (format < kOldestRootFormat || format > kRootFormat) return bad("format version");
   Root root;
   const uint8_t kind = static_cast<uint8_t>(bytes[6]);
   if (kind != static_cast<uint8_t>(IndexKind::kHopscotch) && kind != static_cast<uint8_t>(IndexKind::kCuckoo)) {

@@ -3,10 +3,13 @@
 
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
+#include "platform/memory/size_classes.h"
 
 namespace fathom::kv {
 namespace {
 
+// An inline entry, a pointer to the slot its bytes imply (written as a 27-byte pointer) and an older
+// build's checked pointer to a larger slot (kept with its checksum).
 Bucket SampleBucket() {
   Bucket b;
   b.spilled = 3;
@@ -24,30 +27,61 @@ Bucket SampleBucket() {
   out.is_inline = false;
   out.key_bytes = 4;
   out.value_bytes = 5000;
-  out.ref = object::ObjectRef{memory::GlobalAddress{0x10001, 0x400}, 9, 8192};
-  out.checksum = 0x1234567890abcdef;
+  out.ref = object::ObjectRef{memory::GlobalAddress{0x10001, 0x400}, 9, 5120};  // 32 + 4 + 4 + 5000 -> 5120
   b.entries.push_back(out);
+  Entry checked = out;
+  checked.hash = KeyHash("gamma");
+  checked.key_bytes = 5;
+  checked.ref = object::ObjectRef{memory::GlobalAddress{0x10002, 0x800}, 4, 8192};
+  checked.checksum = 0x1234567890abcdef;
+  b.entries.push_back(checked);
   return b;
+}
+
+TEST(KvFormatTest, AValueObjectsSlotIsTheSizeClassOfItsBytes) {
+  EXPECT_EQ(ValueObjectCapacity(4, 5000), 5120u);
+  EXPECT_EQ(ValueObjectCapacity(23, 1081), 1152u);  // a YCSB record
+  EXPECT_EQ(ValueObjectCapacity(0, 28), 64u);
+  EXPECT_EQ(ValueObjectCapacity(0, 29), 128u);
+  EXPECT_EQ(ValueObjectCapacity(10, memory::kMaxSlotBytes), 0u);  // no slot holds it
+  EXPECT_EQ(kBucketHeaderBytes + kSlotsPerBucket * kPointerEntryBytes + object::kHeaderBytes, 256u);
 }
 
 TEST(KvFormatTest, BucketRoundTrips) {
   const Bucket b = SampleBucket();
   const std::string bytes = EncodeBucket(b);
   EXPECT_EQ(bytes.size(), b.EncodedBytes());
-  EXPECT_EQ(bytes.size(), kBucketHeaderBytes + 2 * kEntryHeaderBytes + 8 + kPointerBytes);
+  EXPECT_EQ(bytes.size(), kBucketHeaderBytes + kEntryHeaderBytes + 8 + kPointerEntryBytes + kEntryHeaderBytes + kPointerBytes);
+  EXPECT_EQ(bytes[kBucketHeaderBytes + kEntryHeaderBytes + 8 + 8], 3) << "the kind of a 27-byte pointer";
   ASSERT_OK_AND_ASSIGN(Bucket back, DecodeBucket(bytes));
   EXPECT_EQ(back.spilled, 3);
   EXPECT_EQ(back.epoch, 7u);
   EXPECT_EQ(back.flags, kBucketFrozen);
   EXPECT_EQ(BucketEpoch(bytes).value(), 7u);
   EXPECT_TRUE(absl::IsDataLoss(BucketEpoch(bytes.substr(0, 7)).status()));
-  ASSERT_EQ(back.entries.size(), 2u);
+  ASSERT_EQ(back.entries.size(), 3u);
   EXPECT_EQ(back.entries[0].key, "alpha");
   EXPECT_EQ(back.entries[0].value, "one");
-  EXPECT_FALSE(back.entries[1].is_inline);
-  EXPECT_EQ(back.entries[1].ref, b.entries[1].ref);
-  EXPECT_EQ(back.entries[1].checksum, b.entries[1].checksum);
-  EXPECT_EQ(back.entries[1].value_bytes, 5000u);
+  for (int i : {1, 2}) {
+    EXPECT_FALSE(back.entries[i].is_inline);
+    EXPECT_EQ(back.entries[i].hash, b.entries[i].hash);
+    EXPECT_EQ(back.entries[i].ref, b.entries[i].ref);
+    EXPECT_EQ(back.entries[i].checksum, b.entries[i].checksum);
+    EXPECT_EQ(back.entries[i].key_bytes, b.entries[i].key_bytes);
+    EXPECT_EQ(back.entries[i].value_bytes, 5000u);
+  }
+  EXPECT_FALSE(back.entries[1].checksum.has_value());
+  EXPECT_EQ(EncodeBucket(back), bytes);
+}
+
+TEST(KvFormatTest, ACheckedPointerToItsOwnSizeClassIsRewrittenShort) {
+  Bucket b = SampleBucket();
+  b.entries[2].ref.capacity = ValueObjectCapacity(b.entries[2].key_bytes, b.entries[2].value_bytes);
+  const std::string bytes = EncodeBucket(b);
+  EXPECT_EQ(bytes.size(), kBucketHeaderBytes + kEntryHeaderBytes + 8 + 2 * kPointerEntryBytes);
+  ASSERT_OK_AND_ASSIGN(Bucket back, DecodeBucket(bytes));
+  EXPECT_EQ(back.entries[2].ref, b.entries[2].ref);
+  EXPECT_FALSE(back.entries[2].checksum.has_value());
 }
 
 TEST(KvFormatTest, FindInBucketScansRawBytes) {
@@ -59,8 +93,16 @@ TEST(KvFormatTest, FindInBucketScansRawBytes) {
   EXPECT_EQ(a.value, "one");
   ASSERT_OK_AND_ASSIGN(RawMatch b, FindInBucket(bytes, KeyHash("beta"), 0));
   EXPECT_FALSE(b.is_inline);
-  EXPECT_EQ(b.ref.incarnation, 9u);
-  ASSERT_OK_AND_ASSIGN(RawMatch none, FindInBucket(bytes, KeyHash("gamma"), 0));
+  EXPECT_EQ(b.ref, SampleBucket().entries[1].ref);
+  EXPECT_EQ(b.key_bytes, 4u);
+  EXPECT_EQ(b.value_bytes, 5000u);
+  EXPECT_FALSE(b.checksum.has_value());
+  ASSERT_OK_AND_ASSIGN(RawMatch c, FindInBucket(bytes, KeyHash("gamma"), b.next));
+  EXPECT_EQ(c.offset, b.next);
+  EXPECT_EQ(c.ref.capacity, 8192u);
+  EXPECT_EQ(c.checksum, 0x1234567890abcdefu);
+  EXPECT_EQ(c.next, bytes.size());
+  ASSERT_OK_AND_ASSIGN(RawMatch none, FindInBucket(bytes, KeyHash("delta"), 0));
   EXPECT_EQ(none.offset, std::string_view::npos);
   ASSERT_OK_AND_ASSIGN(RawMatch after, FindInBucket(bytes, KeyHash("alpha"), a.next));
   EXPECT_EQ(after.offset, std::string_view::npos);
@@ -89,6 +131,21 @@ TEST(KvFormatTest, CorruptBucketsAreDataLoss) {
   bad = good;
   bad[3] = 1;  // reserved
   EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
+  // A 27-byte pointer whose value bytes no slot holds.
+  const size_t pointer = kBucketHeaderBytes + kEntryHeaderBytes + 8;
+  bad = good;
+  bad[pointer + 11 + 3] = 0x7f;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
+  EXPECT_TRUE(absl::IsDataLoss(FindInBucket(bad, KeyHash("beta"), 0).status()));
+  // A 27-byte pointer that claims a longer value: its slot grows with it, the walk stays in step.
+  bad = good;
+  bad[pointer + 11 + 2] = 1;  // 5000 + 65536 bytes of value
+  ASSERT_OK_AND_ASSIGN(Bucket longer, DecodeBucket(bad));
+  EXPECT_EQ(longer.entries[1].ref.capacity, ValueObjectCapacity(4, 5000 + 65536));
+  // The checked pointer's reserved byte.
+  bad = good;
+  bad[pointer + kPointerEntryBytes + 9] = 1;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBucket(bad).status()));
 }
 
 TEST(KvFormatTest, ValueObjectIsCheckedAgainstItsPointer) {
@@ -102,6 +159,12 @@ TEST(KvFormatTest, ValueObjectIsCheckedAgainstItsPointer) {
   flipped.back() ^= 1;
   EXPECT_TRUE(absl::IsAborted(CheckValueObject(flipped, "key", 7, sum).status()));
   EXPECT_TRUE(absl::IsNotFound(CheckValueObject(payload, "kez", 7, sum).status()));
+  // Without a checksum (a 27-byte pointer) the length and the key are still checked; the bytes themselves
+  // were checked by the object header's checksum when the object was read.
+  ASSERT_OK_AND_ASSIGN(v, CheckValueObject(payload, "key", 7, std::nullopt));
+  EXPECT_EQ(v, "a value");
+  EXPECT_TRUE(absl::IsAborted(CheckValueObject(payload, "key", 6, std::nullopt).status()));
+  EXPECT_TRUE(absl::IsNotFound(CheckValueObject(payload, "kez", 7, std::nullopt).status()));
 }
 
 TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
@@ -121,7 +184,16 @@ TEST(KvFormatTest, RootRoundTripsAndRejectsCorruption) {
   EXPECT_EQ(back.chunks, root.chunks);
   EXPECT_EQ(back.grow_at_permille, 850u);
   for (size_t n = 0; n < bytes.size(); ++n) EXPECT_FALSE(DecodeRoot(bytes.substr(0, n)).ok());
+  // Format 3 is written; format 2 (checked pointers only) is still read; others are DataLoss.
+  EXPECT_EQ(bytes[4], 3);
   std::string bad = bytes;
+  bad[4] = 2;
+  EXPECT_OK(DecodeRoot(bad).status());
+  for (int format : {1, 4}) {
+    bad[4] = static_cast<char>(format);
+    EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status())) << format;
+  }
+  bad = bytes;
   bad[0] ^= 1;
   EXPECT_TRUE(absl::IsDataLoss(DecodeRoot(bad).status()));
   bad = bytes;

@@ -416,7 +416,7 @@ TEST_P(GetAtOwnerTest, TheOwnerFetchesOnlyWhatItCanVouchFor) {
   EXPECT_GT(objects->value->version, 0u);
   ASSERT_OK_AND_ASSIGN(std::string_view value, CheckValueObject(objects->value->payload, key, ValueOf(7).size(), [&] {
                          auto m = FindInBucket(objects->bucket.payload, KeyHash(key), 0);
-                         return m.ok() ? m->checksum : 0;
+                         return m.ok() ? m->checksum : std::nullopt;
                        }()));
   EXPECT_EQ(value, ValueOf(7));
   const size_t both = storage.size();

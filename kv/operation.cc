@@ -72,7 +72,6 @@ class Run : public std::enable_shared_from_this<Run> {
     // Out of line: a new object next to the home bucket (so a GET's second read goes to the same node).
     entry_.is_inline = false;
     auto payload = std::make_shared<std::string>(EncodeValueObject(key_, value_));
-    entry_.checksum = ValueObjectChecksum(*payload);
     const object::ObjectRef& near = table_->bucket_refs[table_->index->Home(hash_)];
     auto self = shared_from_this();
     ops_->Alloc(static_cast<uint32_t>(payload->size()), near,
@@ -80,6 +79,14 @@ class Run : public std::enable_shared_from_this<Run> {
                   if (!ref.ok()) return self->done_(ref.status());
                   self->allocated_ = *ref;
                   self->entry_.ref = *ref;
+                  // A pointer names no slot size: the slot must be the one the value's bytes imply. An
+                  // allocator whose memory is carved up offers a free slot of a larger class instead.
+                  if (!self->entry_.IsShortPointer()) {
+                    return self->Fail(absl::ResourceExhaustedError(absl::StrCat(
+                        "no free slot of ", ValueObjectCapacity(self->entry_.key_bytes, self->entry_.value_bytes),
+                        " bytes for a value object of ", payload->size(), " bytes (only one of ", ref->capacity,
+                        "): the owner's memory is carved up")));
+                  }
                   if (absl::Status s = self->ops_->Write(*ref, *payload); !s.ok()) return self->Fail(s);
                   self->Loop();
                 });

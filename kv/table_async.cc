@@ -189,7 +189,7 @@ class GetRun : public std::enable_shared_from_this<GetRun> {
       // read), so it needs no validation: read lock-free unless the GET has a transaction already.
       auto self = shared_from_this();
       const uint32_t value_bytes = m->value_bytes;
-      const uint64_t checksum = m->checksum;
+      const std::optional<uint64_t> checksum = m->checksum;
       auto on_payload = [self, first, from, value_bytes, checksum](absl::StatusOr<std::string_view> payload) {
         // A freed or reused object: the bucket changed after we read it. Start again.
         if (!payload.ok()) return self->Retry(payload.status());

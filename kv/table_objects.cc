@@ -115,7 +115,7 @@ static_assert(kBucketHeaderBytes + kSlotsPerBucket * (kEntryHeaderBytes + kMaxIn
 
 uint32_t BucketCapacity(uint32_t inline_bytes) {
   const size_t payload =
-      kBucketHeaderBytes + kSlotsPerBucket * (kEntryHeaderBytes + std::max<size_t>(inline_bytes, kPointerBytes));
+      kBucketHeaderBytes + kSlotsPerBucket * std::max<size_t>(kEntryHeaderBytes + inline_bytes, kPointerEntryBytes);
   return memory::SlotBytes(memory::SizeClassFor(payload + object::kHeaderBytes));
 }
 
@@ -169,7 +169,9 @@ absl::StatusOr<std::shared_ptr<TableState>> BuildGeneration(txn::TransactionServ
     return absl::FailedPreconditionError(absl::StrCat("no member serves its own memory to place a kv table on (",
                                                       map->members().size(), " members)"));
   }
-  root.bucket_capacity = BucketCapacity(root.inline_bytes);
+  // A resize keeps its table's bucket size if that was larger: a table of format 2 may hold checked
+  // pointers (40 bytes) to slots an older build sized, which stay as they are.
+  root.bucket_capacity = std::max(root.bucket_capacity, BucketCapacity(root.inline_bytes));
   root.buckets_per_chunk = kBucketsPerChunk;
   root.chunks.clear();
   if (root.buckets < 2 || root.buckets > kMaxBuckets) {

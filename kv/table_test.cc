@@ -16,6 +16,7 @@
 #include "kv/format.h"
 #include "kv/kv.h"
 #include "kv/kv_cluster_test.h"
+#include "kv/table_objects.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/base/status_test_macros.h"
@@ -379,6 +380,35 @@ TEST_P(TableTest, AFullTableSaysResourceExhaustedAndKeepsItsKeys) {
   ASSERT_OK(t.Put(stored[0], "new"));
   ASSERT_OK(t.Delete(stored[1]));
   ASSERT_OK(t.Put("fits-now", "x"));
+}
+
+// A table whose values all go out of line has buckets of 8 pointers of 27 bytes in 256-byte slots: filled
+// to the last slot, every value is still read back, by the transactional and the lock-free GET.
+TEST_P(TableTest, BucketsOfPointersFillTheirSlotsOf256Bytes) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_EQ(BucketCapacity(kInlineBytesOfAPointer), 256u);
+  const uint64_t buckets = kind() == IndexKind::kHopscotch ? 2 : 3;
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Create(txns(1), catalog_, "pointers",
+                                              With({.buckets = buckets, .inline_bytes = kInlineBytesOfAPointer})));
+  std::vector<std::string> stored;
+  absl::Status s;
+  for (int i = 0; i < 100 && s.ok(); ++i) {
+    const std::string key = absl::StrCat("key-", i);
+    s = t.Put(key, ValueFor(key, 0, 100 + 37 * i));
+    if (s.ok()) stored.push_back(key);
+  }
+  ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_GE(stored.size(), buckets * kSlotsPerBucket / 2);
+  for (const std::string& key : stored) {
+    const int i = std::stoi(key.substr(4));
+    ASSERT_OK_AND_ASSIGN(std::string v, t.Get(key));
+    EXPECT_EQ(v, ValueFor(key, 0, 100 + 37 * i));
+    EXPECT_EQ(GetOnNodeThread(t, key).value.value_or(""), v) << key;
+  }
+  // A new value for a key replaces its object (the old one is freed): still one pointer, still found.
+  ASSERT_OK(t.Put(stored[0], ValueFor(stored[0], 1, 2000)));
+  EXPECT_EQ(GetOnNodeThread(t, stored[0]).value.value_or(""), ValueFor(stored[0], 1, 2000));
+  CheckReplicas();
 }
 
 TEST_P(TableTest, BadInputGetsClearErrors) {

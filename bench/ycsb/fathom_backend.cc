@@ -44,7 +44,7 @@ TableShape TableShapeFor(uint64_t records, uint64_t record_bytes) {
   const kv::TableOptions defaults;
   TableShape shape;
   shape.buckets = std::max<uint64_t>(64, std::max<uint64_t>(records, 1000) / 6);  // 8 slots, 75% full
-  if (record_bytes + kKeyBytes > defaults.inline_bytes) shape.inline_bytes = 24;
+  if (record_bytes + kKeyBytes > defaults.inline_bytes) shape.inline_bytes = kv::kInlineBytesOfAPointer;
   return shape;
 }
 
