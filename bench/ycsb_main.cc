@@ -45,6 +45,7 @@
 #include "bench/ycsb/memory_backend.h"
 #include "bench/ycsb/properties.h"
 #include "bench/ycsb/record_codec.h"
+#include "bench/ycsb/server_memory.h"
 #include "bench/ycsb/redis_backend.h"
 #include "fathom/cluster_file_flags.h"
 #include "bench/ycsb/report.h"
@@ -225,7 +226,7 @@ absl::Status Main(int argc, char** argv) {
   AsyncLanes* lanes = nullptr;                  // whichever of the two the clients run on
   bool async_lanes = false;  // clients on the fathom cluster's node threads
   // What the servers' accounting says the data takes (server_memory.h); empty where there is no server.
-  std::function<absl::StatusOr<uint64_t>()> server_memory;
+  std::function<absl::StatusOr<ServerMemory>()> server_memory;
   if (backend == "fathom") {
     if (!server.empty()) {
       return absl::InvalidArgumentError("--backend=fathom takes no --server: join a running cluster with --zk and --cluster");
@@ -284,14 +285,14 @@ absl::Status Main(int argc, char** argv) {
                    async_lanes ? "its node threads" : "application threads");
       RemoteFathom* remote = fathom_remote.get();
       make_backend = [remote] { return remote->NewBackend(); };
-      server_memory = [remote] { return remote->ObjectBytes(); };
+      server_memory = [remote] { return remote->ObjectMemory(); };
     } else {
       ASSIGN_OR_RETURN(fathom_cluster, FathomCluster::Start(fathom_options));
       std::fprintf(stderr, "started an embedded Fathom cluster: %s; clients on %s\n",
                    fathom_cluster->Describe().c_str(), async_lanes ? "its node threads" : "application threads");
       FathomCluster* cluster = fathom_cluster.get();
       make_backend = [cluster] { return cluster->NewBackend(); };
-      server_memory = [cluster] { return cluster->ObjectBytes(); };
+      server_memory = [cluster] { return cluster->ObjectMemory(); };
       lanes = cluster;
     }
   } else if (backend == "memory") {
@@ -373,10 +374,11 @@ absl::Status Main(int argc, char** argv) {
       }
     }
     if (server_memory) {
-      if (absl::StatusOr<uint64_t> bytes = server_memory(); bytes.ok()) {
-        result.server_memory_bytes = static_cast<int64_t>(*bytes);
+      if (absl::StatusOr<ServerMemory> memory = server_memory(); memory.ok()) {
+        result.server_memory_bytes = static_cast<int64_t>(memory->taken);
+        result.server_allocated_bytes = memory->allocated;
       } else {
-        std::fprintf(stderr, "server memory not measured: %s\n", std::string(bytes.status().message()).c_str());
+        std::fprintf(stderr, "server memory not measured: %s\n", std::string(memory.status().message()).c_str());
       }
     }
     std::cout << "# " << result.phase << " phase: backend=" << backend

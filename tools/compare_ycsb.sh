@@ -8,8 +8,8 @@
 #   fathom-embedded-shm / -tcp   the driver's own 3-node cluster, its clients on the node threads, one process
 # memcached and Redis are started by the driver on free loopback ports, persistence off. CPU is measured for
 # every process: the servers (the three fathomd, memcached, redis-server; an embedded cluster is the driver
-# itself) and the driver; memory per record from each server's own accounting after the load (the driver's
-# [MEMORY] line). Writes the tables into docs/benchmarks.md (between the "ycsb-comparison" markers) and PNG
+# itself) and the driver; memory per record from each server's own accounting after the load, taken and
+# allocated (the driver's [MEMORY] lines; bench/ycsb/server_memory.h). Writes the tables into docs/benchmarks.md (between the "ycsb-comparison" markers) and PNG
 # plots into docs/img/: throughput against client threads (YCSB-B) and read latency CDFs.
 #
 #   tools/compare_ycsb.sh                 the full run (about half an hour on 2 cores)

@@ -9,12 +9,12 @@ dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 mkdir -p "$dir/runs" "$dir/docs/img"
 
-# write <system> <workload> <threads> <rep> <throughput> [<server memory after the load>]
+# write <system> <workload> <threads> <rep> <throughput> [<server memory taken after the load> [<allocated>]]
 write() {
   cat >"$dir/runs/$1_$2_$3_$4.json" <<JSON
 {"config": {"backend": "x", "property.recordcount": "1000"}, "phases": [
  {"phase": "load", "runtime_ms": 1, "operations": 1, "throughput_ops_per_sec": 1.0, "measurements": {}, "server_cpu_s": -1, "driver_cpu_s": -1,
-  "server_memory_bytes": ${6:--1}},
+  "server_memory_bytes": ${6:--1}, "server_allocated_bytes": ${7:--1}},
  {"phase": "run", "runtime_ms": 1000, "operations": 1000000, "throughput_ops_per_sec": $5,
   "measurements": {"READ": {"operations": 10, "average_us": 2.0, "min_us": 1.0, "max_us": 9.0, "p50_us": 2.5, "p95_us": 3.0, "p99_us": 7.5, "p999_us": 9.0,
     "cdf_us": [[1, 1.0], [50, 2.5], [99, 7.5], [100, 9.0]], "returns": {"OK": 10, "NOT_FOUND": 2}},
@@ -23,12 +23,12 @@ write() {
   "server_cpu_s": 4.0, "driver_cpu_s": 6.0}]}
 JSON
 }
-write fathom-deployed-shm b 8 1 3000000 6000000
-write fathom-deployed-shm b 8 2 1000000 4000000
-write fathom-deployed-shm b 8 3 2000000 5000000
+write fathom-deployed-shm b 8 1 3000000 6000000 5500000
+write fathom-deployed-shm b 8 2 1000000 4000000 1000
+write fathom-deployed-shm b 8 3 2000000 5000000 1400000
 write fathom-deployed-tcp b 8 1 120000
 write fathom-embedded-shm b 8 1 2500000
-write redis b 8 1 100000 1250000
+write redis b 8 1 100000 1250000 1200000
 write memcached b 8 1 50000
 write redis bank 8 1 7000
 write fathom-embedded-shm bank 8 1 63000
@@ -67,10 +67,12 @@ grep -q "Deployed over shm, YCSB-B update p50 ≤ 50 µs: 25.0 µs, \*\*met\*\*"
 grep -q "Deployed over shm, YCSB-B read p50 ≤ 10 µs: 2.5 µs, \*\*met\*\*" "$doc" || fail "read p50 target"
 grep -q "Deployed over tcp, YCSB-B ≥ 1.5× Redis: 1.2×, \*\*not met\*\*" "$doc" || fail "deployed tcp target"
 grep -q "Embedded, YCSB-B ≥ 20× Redis: 25.0×, \*\*met\*\*" "$doc" || fail "embedded target"
-grep -q "| fathom-deployed-shm | 1,000 | 4.8 | 5,000 | 2 (f = 1) |" "$doc" || fail "memory per record: the median of the reps"
-grep -q "| redis | 1,000 | 1.2 | 1,250 | 1 |" "$doc" || fail "redis' memory per record"
+grep -q "| fathom-deployed-shm | 1,000 | 4.8 | 5,000 | 1,400 | 2 (f = 1) |" "$doc" || fail "memory per record: the median of the reps"
+grep -q "| redis | 1,000 | 1.2 | 1,250 | 1,200 | 1 |" "$doc" || fail "redis' memory per record"
 grep -q "| memcached | 1,000 |" "$doc" && fail "a memory row without a memory figure"
-grep -q "Memory per record ≤ 1.2× Redis's, both copies counted: 4.00×, \*\*not met\*\*" "$doc" || fail "memory target"
+grep -q "| fathom-embedded-shm | 1,000 |" "$doc" && fail "a memory row without a memory figure"
+grep -q "Memory per record ≤ 1.2× Redis's, both copies counted: taken 4.00×, \*\*not met\*\*; allocated 1.167×, \*\*met\*\*." "$doc" \
+  || fail "memory target"
 grep -q "Embedded, bank transfers ≥ 10× Redis WATCH/MULTI/EXEC: 9.0×, \*\*not met\*\*" "$doc" || fail "bank target"
 grep -q "| memcached | not run: no multi-key transactions" "$doc" || fail "memcached's bank row"
 grep -q "tools/compare_ycsb.sh --test" "$doc" || fail "the command is not quoted"

@@ -115,13 +115,13 @@ FathomCluster::~FathomCluster() {
   cluster_.reset();
 }
 
-absl::StatusOr<uint64_t> FathomCluster::ObjectBytes() {
+absl::StatusOr<ServerMemory> FathomCluster::ObjectMemory() {
   std::vector<MemberCounters> members;
   for (int i = 1; i <= options_.nodes; ++i) {
     const control::StatsResponse stats = cluster_->node(static_cast<uint32_t>(i)).OnStats();
     members.push_back({stats.node_id(), std::map<std::string, uint64_t>(stats.counters().begin(), stats.counters().end())});
   }
-  return ClusterObjectBytes(members);
+  return ClusterObjectMemory(members);
 }
 
 std::unique_ptr<Backend> FathomCluster::NewBackend() {

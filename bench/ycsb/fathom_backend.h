@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "bench/ycsb/async_backend.h"
 #include "bench/ycsb/backend.h"
+#include "bench/ycsb/server_memory.h"
 #include "kv/catalog.h"
 #include "kv/kv.h"
 #include "platform/base/clock.h"
@@ -59,8 +60,8 @@ class FathomCluster final : public AsyncLanes {
 
   // A blocking backend for an application thread, on the next node (round robin).
   std::unique_ptr<Backend> NewBackend();
-  // The bytes the nodes' objects take, every copy counted (server_memory.h).
-  absl::StatusOr<uint64_t> ObjectBytes();
+  // The memory the nodes' objects take, every copy counted (server_memory.h).
+  absl::StatusOr<ServerMemory> ObjectMemory();
 
   // AsyncLanes: lane l is thread l / nodes of node l % nodes + 1, so consecutive clients go to different
   // nodes.

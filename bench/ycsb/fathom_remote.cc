@@ -80,14 +80,14 @@ std::unique_ptr<Backend> RemoteFathom::NewBackend() {
                                          options_.seed * 0x9E3779B97F4A7C15ULL);
 }
 
-absl::StatusOr<uint64_t> RemoteFathom::ObjectBytes() {
+absl::StatusOr<ServerMemory> RemoteFathom::ObjectMemory() {
   if (member_ == nullptr) return absl::FailedPreconditionError("not joined");
   ASSIGN_OR_RETURN(std::vector<control::StatsResponse> stats, member_->DataMemberStats());
   std::vector<MemberCounters> members;
   for (const control::StatsResponse& s : stats) {
     members.push_back({s.node_id(), std::map<std::string, uint64_t>(s.counters().begin(), s.counters().end())});
   }
-  return ClusterObjectBytes(members);
+  return ClusterObjectMemory(members);
 }
 
 std::string RemoteFathom::StallReport() {

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "bench/ycsb/async_backend.h"
 #include "bench/ycsb/backend.h"
+#include "bench/ycsb/server_memory.h"
 #include "bench/ycsb/fathom_backend.h"
 #include "fathom/client.h"
 #include "kv/kv.h"
@@ -55,8 +56,8 @@ class RemoteFathom final : public AsyncLanes {
   // A blocking backend for an application thread.
   std::unique_ptr<Backend> NewBackend();
   uint32_t node_id() const { return id_; }
-  // The bytes the data members' objects take, every copy counted (server_memory.h).
-  absl::StatusOr<uint64_t> ObjectBytes();
+  // The memory the data members' objects take, every copy counted (server_memory.h).
+  absl::StatusOr<ServerMemory> ObjectMemory();
   // The client node's transaction layer and the cluster's catalog, for callers that use the kv API
   // directly (tests/node/fathomd_resize_test opens its own handles). REQUIRES: joined and not left.
   txn::TransactionService& txns() { return member_->transactions(); }

@@ -57,7 +57,7 @@ absl::Status MemcachedBackend::Init() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> MemcachedBackend::MemoryUsed() {
+absl::StatusOr<ServerMemory> MemcachedBackend::MemoryUsed() {
   if (memc_ == nullptr) RETURN_IF_ERROR(Init());
   struct Found {
     bool seen = false;
@@ -79,7 +79,7 @@ absl::StatusOr<uint64_t> MemcachedBackend::MemoryUsed() {
   if (!absl::SimpleAtoi(found.value, &bytes)) {
     return absl::DataLossError(absl::StrCat("memcached stats slabs: total_malloced is \"", found.value, "\""));
   }
-  return bytes;
+  return ServerMemory{bytes, -1};
 }
 
 absl::Status MemcachedBackend::Cleanup() {

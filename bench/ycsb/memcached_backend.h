@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "bench/ycsb/backend.h"
+#include "bench/ycsb/server_memory.h"
 
 struct memcached_st;
 
@@ -32,8 +33,8 @@ class MemcachedBackend final : public Backend {
   absl::Status Update(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Insert(const std::string& table, const std::string& key, const Record& values) override;
   absl::Status Delete(const std::string& table, const std::string& key) override;
-  // The server's total_malloced ("stats slabs"): the slab pages it allocated for items.
-  absl::StatusOr<uint64_t> MemoryUsed();
+  // The server's total_malloced ("stats slabs"): the slab pages it allocated for items, as taken.
+  absl::StatusOr<ServerMemory> MemoryUsed();
 
  private:
   struct Item {

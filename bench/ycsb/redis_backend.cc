@@ -77,12 +77,12 @@ absl::StatusOr<RedisBackend::Reply> RedisBackend::Command(const std::vector<std:
   return reply;
 }
 
-absl::StatusOr<uint64_t> RedisBackend::MemoryUsed() {
+absl::StatusOr<ServerMemory> RedisBackend::MemoryUsed() {
   ASSIGN_OR_RETURN(Reply reply, Command({"INFO", "memory"}));
   if (reply->type != REDIS_REPLY_STRING) {
     return absl::DataLossError(absl::StrCat("redis INFO: reply of type ", reply->type, ", not a string"));
   }
-  return RedisInfoField(absl::string_view(reply->str, reply->len), "used_memory");
+  return RedisMemory(absl::string_view(reply->str, reply->len));
 }
 
 absl::Status RedisBackend::Read(const std::string& table, const std::string& key, const FieldList* fields,

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "bench/ycsb/backend.h"
+#include "bench/ycsb/server_memory.h"
 
 struct redisContext;
 struct redisReply;
@@ -39,8 +40,8 @@ class RedisBackend final : public Backend {
   // EXEC reports that a watched key changed (up to kTransferAttempts, then Aborted).
   absl::Status Transfer(const std::string& table, const std::string& from, const std::string& to,
                         int64_t amount) override;
-  // The server's used_memory (INFO memory): what its allocator holds for the data.
-  absl::StatusOr<uint64_t> MemoryUsed();
+  // The server's INFO memory: used_memory (server_memory.h, RedisMemory).
+  absl::StatusOr<ServerMemory> MemoryUsed();
 
  private:
   struct ReplyDeleter {

@@ -132,6 +132,9 @@ std::string FormatYcsbText(const PhaseResult& result) {
   if (result.server_memory_bytes >= 0) {
     absl::StrAppend(&out, "[MEMORY], ServerBytes, ", result.server_memory_bytes, "\n");
   }
+  if (result.server_allocated_bytes >= 0) {
+    absl::StrAppend(&out, "[MEMORY], ServerAllocatedBytes, ", result.server_allocated_bytes, "\n");
+  }
   return out;
 }
 
@@ -174,7 +177,8 @@ std::string FormatJson(const std::vector<std::pair<std::string, std::string>>& c
     }
     absl::StrAppend(&out, "},\n     \"server_cpu_s\": ", absl::StrFormat("%.3f", phase.server_cpu_seconds),
                     ", \"driver_cpu_s\": ", absl::StrFormat("%.3f", phase.driver_cpu_seconds),
-                    ", \"server_memory_bytes\": ", phase.server_memory_bytes, "}");
+                    ", \"server_memory_bytes\": ", phase.server_memory_bytes,
+                    ", \"server_allocated_bytes\": ", phase.server_allocated_bytes, "}");
   }
   out += "\n  ]\n}\n";
   return out;

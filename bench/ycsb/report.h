@@ -41,8 +41,10 @@ struct PhaseResult {
   double server_cpu_seconds = -1;
   double driver_cpu_seconds = -1;
   // What the servers' own accounting says the data takes at the end of the phase, -1 where not measured
-  // (server_memory.h: Redis used_memory, memcached total_malloced, Fathom's carved slabs × copies).
+  // (server_memory.h): memory taken (Redis used_memory, memcached total_malloced, Fathom's carved slabs ×
+  // copies), and allocated (Redis used_memory, Fathom's slots of live objects × copies).
   int64_t server_memory_bytes = -1;
+  int64_t server_allocated_bytes = -1;
 
   double Throughput() const;
   // CPU seconds per million operations (-1 if not measured), as Pilaf and PERK report server cost.
@@ -57,7 +59,7 @@ std::string FormatSummary(const PhaseResult& result);
 // {"config": {...}, "phases": [{"phase": "run", "runtime_ms": ..., "throughput_ops_per_sec": ...,
 //   "operations": ..., "measurements": {"READ": {"operations": ..., "average_us": ..., "min_us": ...,
 //   "max_us": ..., "p50_us": ..., "p95_us": ..., "p99_us": ..., "p999_us": ..., "cdf_us": [[p, latency at p], ...], "returns": {"OK": ...}}},
-//   "server_cpu_s": ..., "driver_cpu_s": ..., "server_memory_bytes": ...}]}
+//   "server_cpu_s": ..., "driver_cpu_s": ..., "server_memory_bytes": ..., "server_allocated_bytes": ...}]}
 std::string FormatJson(const std::vector<std::pair<std::string, std::string>>& config,
                        const std::vector<PhaseResult>& phases);
 

@@ -87,10 +87,14 @@ TEST(ReportTest, CpuCostPerMillionOperationsAndTheLatencyCdf) {
 TEST(ReportTest, ServerMemoryOnlyWhereMeasured) {
   PhaseResult result = Sample();
   EXPECT_FALSE(absl::StrContains(FormatYcsbText(result), "[MEMORY]"));
-  EXPECT_TRUE(absl::StrContains(FormatJson({}, {result}), "\"server_memory_bytes\": -1}"));
+  EXPECT_TRUE(absl::StrContains(FormatJson({}, {result}), "\"server_memory_bytes\": -1, \"server_allocated_bytes\": -1}"));
   result.server_memory_bytes = 123456789;
   EXPECT_TRUE(absl::StrContains(FormatYcsbText(result), "[MEMORY], ServerBytes, 123456789\n"));
-  EXPECT_TRUE(absl::StrContains(FormatJson({}, {result}), "\"server_memory_bytes\": 123456789}"));
+  EXPECT_FALSE(absl::StrContains(FormatYcsbText(result), "ServerAllocatedBytes"));
+  EXPECT_TRUE(absl::StrContains(FormatJson({}, {result}), "\"server_memory_bytes\": 123456789, \"server_allocated_bytes\": -1}"));
+  result.server_allocated_bytes = 120000000;
+  EXPECT_TRUE(absl::StrContains(FormatYcsbText(result), "[MEMORY], ServerAllocatedBytes, 120000000\n"));
+  EXPECT_TRUE(absl::StrContains(FormatJson({}, {result}), "\"server_allocated_bytes\": 120000000}"));
 }
 
 }  // namespace

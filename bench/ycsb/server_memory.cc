@@ -20,23 +20,39 @@ absl::StatusOr<uint64_t> RedisInfoField(absl::string_view info, absl::string_vie
   return absl::NotFoundError(absl::StrCat("no ", name, " in the INFO reply"));
 }
 
-absl::StatusOr<uint64_t> MemberObjectBytes(const MemberCounters& member) {
-  const auto& counters = member.counters;
-  auto carved = counters.find("memory.carved_bytes");
-  auto backups = counters.find("txn.backups");
-  if (carved == counters.end() || backups == counters.end()) {
-    return absl::FailedPreconditionError(absl::StrCat("node ", member.node_id,
-                                                      " reports no memory.carved_bytes or txn.backups"));
-  }
-  return carved->second * (1 + backups->second);
+absl::StatusOr<ServerMemory> RedisMemory(absl::string_view info) {
+  absl::StatusOr<uint64_t> used = RedisInfoField(info, "used_memory");
+  if (!used.ok()) return used.status();
+  return ServerMemory{*used, static_cast<int64_t>(*used)};
 }
 
-absl::StatusOr<uint64_t> ClusterObjectBytes(const std::vector<MemberCounters>& members) {
-  uint64_t total = 0;
+absl::StatusOr<ServerMemory> MemberObjectMemory(const MemberCounters& member) {
+  const auto& counters = member.counters;
+  auto carved = counters.find("memory.carved_bytes");
+  auto allocated = counters.find("memory.slot_bytes_allocated");
+  auto freed = counters.find("memory.slot_bytes_freed");
+  auto backups = counters.find("txn.backups");
+  if (carved == counters.end() || allocated == counters.end() || freed == counters.end() ||
+      backups == counters.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("node ", member.node_id,
+                     " reports no memory.carved_bytes, memory.slot_bytes_allocated, memory.slot_bytes_freed or txn.backups"));
+  }
+  if (freed->second > allocated->second) {
+    return absl::DataLossError(absl::StrCat("node ", member.node_id, " freed ", freed->second,
+                                            " slot bytes of the ", allocated->second, " it allocated"));
+  }
+  const uint64_t copies = 1 + backups->second;
+  return ServerMemory{carved->second * copies, static_cast<int64_t>((allocated->second - freed->second) * copies)};
+}
+
+absl::StatusOr<ServerMemory> ClusterObjectMemory(const std::vector<MemberCounters>& members) {
+  ServerMemory total{0, 0};
   for (const MemberCounters& member : members) {
-    absl::StatusOr<uint64_t> bytes = MemberObjectBytes(member);
-    if (!bytes.ok()) return bytes.status();
-    total += *bytes;
+    absl::StatusOr<ServerMemory> memory = MemberObjectMemory(member);
+    if (!memory.ok()) return memory.status();
+    total.taken += memory->taken;
+    total.allocated += memory->allocated;
   }
   return total;
 }
