@@ -22,6 +22,7 @@ std::optional<node::NodeThread::Route> RouteToServingOwner(node::NodeThread& thr
   }
   return *route;
 }
+
 namespace {
 
 constexpr uint8_t kFormat = 1;
