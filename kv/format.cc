@@ -16,6 +16,7 @@ constexpr uint64_t kValueSeed = 0x6b765f76616c5f31;    // "kv_val_1"
 constexpr uint8_t kInlineKind = 1;
 constexpr uint8_t kCheckedPointerKind = 2;
 constexpr uint8_t kPointerKind = 3;
+constexpr size_t kPointerHeaderBytes = 15;  // a pointer entry's hash, kind, key and value bytes
 
 // Little-endian fields (every supported host is little-endian; docs/formats/kv.md).
 void PutRef(std::string& out, const object::ObjectRef& ref) {
@@ -103,8 +104,8 @@ absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, si
     if (kind == kPointerKind) {
       m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 9);
       m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 11);
-      at = offset + 15;
-      body = kPointerEntryBytes - 15;
+      at = offset + kPointerHeaderBytes;
+      body = kPointerEntryBytes - kPointerHeaderBytes;
     } else {
       m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
       m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);

@@ -235,15 +235,16 @@ ucs_status_t UcxWorker::OnReplyAndRequest(void* arg, const void*, size_t, void* 
     return UCS_OK;
   }
   // Both parts are checked before either is acted on.
-  auto parts = SplitReplyAndRequest(Bytes(data, length));
-  absl::StatusOr<std::vector<ReplyRecord>> replies =
-      parts.ok() ? ParseReply(parts->reply) : absl::StatusOr<std::vector<ReplyRecord>>(parts.status());
-  absl::StatusOr<std::vector<RequestRecord>> requests =
-      replies.ok() ? ParseRequest(parts->request) : absl::StatusOr<std::vector<RequestRecord>>(replies.status());
-  if (!requests.ok()) {
-    LogError("fabric", "dropped a malformed read/write reply and request: %s", requests.status().ToString().c_str());
+  auto dropped = [](const absl::Status& s) {
+    LogError("fabric", "dropped a malformed read/write reply and request: %s", s.ToString().c_str());
     return UCS_OK;
-  }
+  };
+  auto parts = SplitReplyAndRequest(Bytes(data, length));
+  if (!parts.ok()) return dropped(parts.status());
+  auto replies = ParseReply(parts->reply);
+  if (!replies.ok()) return dropped(replies.status());
+  auto requests = ParseRequest(parts->request);
+  if (!requests.ok()) return dropped(requests.status());
   self->Complete(*replies);
   self->Serve(*requests, param->reply_ep);
   return UCS_OK;
