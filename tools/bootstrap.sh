@@ -19,6 +19,8 @@ PACKAGES=(
   libbenchmark-dev libgtest-dev libgmock-dev
   # checksums; TLS for the control plane (test certificates); logs
   libxxhash-dev libssl-dev libspdlog-dev
+  # the shipped binaries' malloc (platform/base:malloc)
+  libjemalloc-dev
   # comparison baselines
   memcached redis-server libmemcached-dev libhiredis-dev
   # comparison plots (PNG)
