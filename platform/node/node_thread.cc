@@ -180,7 +180,6 @@ void NodeThread::Loop() {
       continue;
     }
     const absl::Time now = config_.clock->Now();
-    busy_since = now;
     // Recently busy (within busy_poll_window, none by default): poll again, yielding, since nodes share
     // cores. Otherwise sleep on the worker, which messages (tcp traffic, doorbells after writes into our
     // rings) and posted tasks wake, a little longer each time up to idle_wait (for timers).
@@ -190,6 +189,9 @@ void NodeThread::Loop() {
       worker_->Wait(sleep);
       sleep = std::min(sleep * 2, config_.idle_wait);
     }
+    // A busy stretch starts when the thread stops waiting: counting the sleep in it made the first turn
+    // with work after every wake-up yield the core (a syscall and a context switch per message).
+    busy_since = config_.clock->Now();
   }
   TearDown();
 }

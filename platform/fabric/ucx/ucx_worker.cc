@@ -265,10 +265,12 @@ void UcxWorker::Wait(absl::Duration timeout) {
   if (!due_.empty() || !replying_.empty()) SendDue();
   // Spin: cheap when completions or requests arrive within microseconds, as on a busy node. Requests
   // served end the wait too: their replies are not held over a sleep (the caller's next Poll sends them).
-  do {
-    if (ready_.size() > ready_head_ || !replying_.empty()) return;
-    if (ucp_worker_progress(worker_) > 0) continue;
-  } while (clock->Now() < spin_until);
+  // Without spin_time there is no spin: the caller's Poll just made progress (over tcp each progress is
+  // an epoll_wait), and ucp_worker_arm below says BUSY if anything arrived since.
+  if (ready_.size() > ready_head_ || !replying_.empty()) return;
+  while (clock->Now() < spin_until) {
+    if (ucp_worker_progress(worker_) > 0 && (ready_.size() > ready_head_ || !replying_.empty())) return;
+  }
   // Sleep on the event fd. ucp_worker_arm fails with BUSY when events are pending: progress instead.
   ucs_status_t armed = ucp_worker_arm(worker_);
   if (armed == UCS_ERR_BUSY) {
