@@ -24,7 +24,7 @@ using ::testing::HasSubstr;
 
 constexpr char kToken[] = "metrics-page-test-token-0123456789";
 
-ServerOptions Options(uint32_t id) {
+ServerOptions Options(uint32_t id, const std::string& transports = "sm") {
   ServerOptions options;
   options.node.node_id = id;
   options.node.cluster_token = kToken;
@@ -32,7 +32,7 @@ ServerOptions Options(uint32_t id) {
   options.node.memory_bytes = 4 << 20;
   options.node.region_bytes = 4 << 20;
   options.node.worker_threads = 1;
-  options.transports = "sm";
+  options.transports = transports;
   return options;
 }
 
@@ -93,13 +93,14 @@ absl::StatusOr<std::string> ReadSettled(txn::TransactionService& txns, txn::Tran
 }
 
 // Nodes 1 and 2 of a static cluster, both holding data.
-absl::Status StartTwo(std::unique_ptr<Server>* one, std::unique_ptr<Server>* two) {
-  ServerOptions first = Options(1);
+absl::Status StartTwo(std::unique_ptr<Server>* one, std::unique_ptr<Server>* two,
+                      const std::string& transports = "sm") {
+  ServerOptions first = Options(1, transports);
   first.txn_members = {1, 2};
   absl::StatusOr<std::unique_ptr<Server>> started = Server::Start(std::move(first));
   if (!started.ok()) return started.status();
   *one = std::move(*started);
-  ServerOptions second = Options(2);
+  ServerOptions second = Options(2, transports);
   second.node.peers.push_back({1, (*one)->node().control_address()});
   started = Server::Start(std::move(second));
   if (!started.ok()) return started.status();
@@ -139,6 +140,9 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   EXPECT_EQ(at_one["fathom_memory_region_bytes{node=\"1\"}"], 4 << 20);
   EXPECT_GT(at_one["fathom_uptime_seconds{node=\"1\"}"], 0);
   EXPECT_EQ(at_one.count("fathom_configuration_epoch{node=\"1\"}"), 0u) << "a static cluster has no coordinator";
+  // Over shared memory reads and writes are copies, not messages: the fabric's counters are there, at 0.
+  EXPECT_EQ(at_one.count("fathom_fabric_batches_sent_total{node=\"1\"}"), 1u);
+  EXPECT_EQ(at_one["fathom_fabric_batches_sent_total{node=\"1\"}"], 0);
 
   // Node 2 is the objects' primary: it granted their locks and committed nothing itself.
   std::map<std::string, double> at_two = Samples(MetricsPage(*two));
@@ -156,6 +160,35 @@ TEST(MetricsPageTest, CountsCommitsLocksAndLatencyOfEachNode) {
   two->Stop();
   one->Stop();
 }
+TEST(MetricsPageTest, CountsTheFabricsMessagesOverTcp) {
+  std::unique_ptr<Server> one, two;
+  ASSERT_OK(StartTwo(&one, &two, "tcp"));
+  // Node 1 commits an object on node 2 and reads it back: over tcp its reads and the ring writes travel
+  // as batches node 2 serves and answers.
+  txn::Transaction tx = one->transactions().Begin();
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef ref, tx.Alloc(8, {.node = 2}));
+  ASSERT_OK(tx.Write(ref, std::string(8, 't')));
+  ASSERT_OK(tx.Commit());
+  txn::Transaction reader = one->transactions().Begin();
+  ASSERT_OK_AND_ASSIGN(std::string value, ReadSettled(one->transactions(), reader, ref));
+  EXPECT_EQ(value, std::string(8, 't'));
+  reader.Abort();
+
+  std::map<std::string, double> at_one = Samples(MetricsPage(*one));
+  const double sent = at_one["fathom_fabric_batches_sent_total{node=\"1\"}"];
+  EXPECT_GT(sent, 0);
+  EXPECT_GE(at_one["fathom_fabric_records_sent_total{node=\"1\"}"], sent);
+  std::map<std::string, double> at_two = Samples(MetricsPage(*two));
+  EXPECT_GT(at_two["fathom_fabric_batches_served_total{node=\"2\"}"], 0);
+  EXPECT_GT(at_two["fathom_fabric_replies_sent_total{node=\"2\"}"] +
+                at_two["fathom_fabric_replies_with_requests_total{node=\"2\"}"],
+            0);
+  EXPECT_EQ(at_two["fathom_fabric_batches_served_total{node=\"2\"}"],
+            at_two["fathom_stats_fabric_batches_served{node=\"2\"}"]);
+  two->Stop();
+  one->Stop();
+}
+
 TEST(MetricsPageTest, CountsAbortsByReason) {
   std::unique_ptr<Server> one, two;
   ASSERT_OK(StartTwo(&one, &two));

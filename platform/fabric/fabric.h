@@ -150,6 +150,19 @@ class Endpoint {
   virtual void Shutdown() = 0;
 };
 
+// What a worker sent and served as messages where reads, writes and calls travel as messages (UCX over
+// tcp: docs/formats/fabric.md), for metrics. Requester side: request batches and the records in them.
+// Target side: batches served, and the messages that answered them: replies alone, and replies riding in
+// a request batch to the same peer (fewer than the batches when replies to one peer's batches shared a
+// message). All zero where nothing travels as messages.
+struct MessageCounts {
+  uint64_t batches_sent = 0;
+  uint64_t records_sent = 0;
+  uint64_t batches_served = 0;
+  uint64_t replies_sent = 0;
+  uint64_t replies_with_requests = 0;
+};
+
 class Worker {
  public:
   virtual ~Worker() = default;
@@ -180,6 +193,8 @@ class Worker {
   static constexpr uint32_t kMaxCallHandlers = 16;
   // Operations accepted and not yet returned by Poll.
   virtual size_t outstanding() const = 0;
+  // Read on the worker's thread.
+  virtual MessageCounts message_counts() const { return {}; }
 };
 
 struct FabricOptions {

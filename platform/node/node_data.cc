@@ -184,6 +184,12 @@ std::map<std::string, uint64_t> Node::Counters() {
           c["object.remote_copies"] = r.copies;
           c["object.torn_retries"] = r.torn_retries;
           c["object.locked_retries"] = r.locked_retries;
+          const fabric::MessageCounts f = t->worker().message_counts();
+          c["fabric.batches_sent"] = f.batches_sent;
+          c["fabric.records_sent"] = f.records_sent;
+          c["fabric.batches_served"] = f.batches_served;
+          c["fabric.replies_sent"] = f.replies_sent;
+          c["fabric.replies_with_requests"] = f.replies_with_requests;
           c["node.unrouted_completions"] = t->unrouted_completions();
           c["node.retired_endpoints"] = t->retired_endpoints();
           const memory::SlabAllocator::Stats& a = t->allocator().stats();

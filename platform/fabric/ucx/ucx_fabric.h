@@ -47,17 +47,6 @@ absl::StatusOr<UcxOptions::RemoteAccess> ParseRemoteAccess(std::string_view name
 
 absl::StatusOr<std::unique_ptr<Fabric>> CreateUcxFabric(const UcxOptions& options);
 
-// What a worker of a UcxFabric has served as messages (docs/formats/fabric.md): request batches, and the
-// messages that answered them: replies alone, and replies riding in a request batch to the same peer
-// (fewer than the batches when replies to one peer's batches shared a message).
-struct UcxMessageCounts {
-  uint64_t batches_served = 0;
-  uint64_t replies_sent = 0;
-  uint64_t replies_with_requests = 0;
-};
-// REQUIRES: `worker` was created by a UcxFabric; read on the worker's thread.
-UcxMessageCounts MessageCountsOf(const Worker& worker);
-
 }  // namespace fathom::fabric
 
 #endif  // FATHOM_PLATFORM_FABRIC_UCX_UCX_FABRIC_H_

@@ -164,7 +164,11 @@ class UcxWorker final : public Worker {
   // never connected to).
   UcxEndpoint* EndpointOf(ucp_ep_h ep) const;
   void MarkReplying(UcxEndpoint* endpoint) { replying_.push_back(endpoint); }
-  const UcxMessageCounts& message_counts() const { return counts_; }
+  MessageCounts message_counts() const override { return counts_; }
+  void CountBatchSent(size_t records) {
+    ++counts_.batches_sent;
+    counts_.records_sent += records;
+  }
   void CountReplySent() { ++counts_.replies_sent; }
   void CountReplyWithRequest() { ++counts_.replies_with_requests; }
   // A request or reply message given to UCX; its bytes are freed when UCX is done with them.
@@ -218,7 +222,7 @@ class UcxWorker final : public Worker {
   std::vector<UcxEndpoint*> due_;  // endpoints with a batch to send
   std::vector<UcxEndpoint*> replying_;  // endpoints with replies to send (next Poll or Wait)
   size_t sends_in_flight_ = 0;     // messages UCX still holds
-  UcxMessageCounts counts_;
+  MessageCounts counts_;
   std::vector<CallHandler> call_handlers_;  // by id (SetCallHandler)
   std::string call_reply_;                  // a handler's reply, reused
 };

@@ -82,8 +82,10 @@ absl::Status UcxEndpoint::PostCall(uint32_t handler, absl::Span<const std::byte>
 void UcxEndpoint::SendBatch() {
   batch_due_ = false;
   if (batch_.count() == 0) return;
+  const size_t records = batch_.count();
   std::vector<std::byte> bytes = batch_.Take();
   if (!health_.ok()) return;  // its ops were failed with the endpoint
+  worker_->CountBatchSent(records);
   unsigned id = kRmaRequestMessageId;
   // The gathered replies to this peer ride along, within a batch's bound (a message is sent eager).
   if (replies_.count() > 0 && replies_.bytes() + bytes.size() > kMaxBatchBytes) SendGatheredReplies();
@@ -361,11 +363,3 @@ void UcxWorker::Complete(const std::vector<ReplyRecord>& records) {
 }
 
 }  // namespace fathom::fabric::ucx_internal
-
-namespace fathom::fabric {
-
-UcxMessageCounts MessageCountsOf(const Worker& worker) {
-  return static_cast<const ucx_internal::UcxWorker&>(worker).message_counts();
-}
-
-}  // namespace fathom::fabric

@@ -267,13 +267,16 @@ class UcxRepliesTest : public UcxMessagesTest {
     std::byte second[64];
     const uint64_t at = (round * 128) % (region_->size() - 128);
     Completion done[4];
+    const MessageCounts sent_before = requester_->message_counts();
     EXPECT_TRUE(endpoint_->PostRead(remote_, at, first, sizeof first, 2 * round).ok());
     EXPECT_TRUE(endpoint_->Flush().ok());
     EXPECT_EQ(requester_->Poll(done), 0u);  // sends the first batch
     EXPECT_TRUE(endpoint_->PostRead(remote_, at + 64, second, sizeof second, 2 * round + 1).ok());
     EXPECT_TRUE(endpoint_->Flush().ok());
     EXPECT_EQ(requester_->Poll(done), 0u);  // and the second
-    const UcxMessageCounts before = MessageCountsOf(*target_);
+    EXPECT_EQ(requester_->message_counts().batches_sent, sent_before.batches_sent + 2);
+    EXPECT_EQ(requester_->message_counts().records_sent, sent_before.records_sent + 2);
+    const MessageCounts before = target_->message_counts();
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
     size_t completed = 0;
     auto collect = [&] {
@@ -284,16 +287,16 @@ class UcxRepliesTest : public UcxMessagesTest {
       }
     };
     // The requester progresses too: UCX may still hold a send (a connection being set up).
-    while (MessageCountsOf(*target_).batches_served < before.batches_served + 2 && absl::Now() < deadline) {
+    while (target_->message_counts().batches_served < before.batches_served + 2 && absl::Now() < deadline) {
       target_->Poll(done);
       collect();
     }
-    EXPECT_EQ(MessageCountsOf(*target_).batches_served, before.batches_served + 2);
+    EXPECT_EQ(target_->message_counts().batches_served, before.batches_served + 2);
     while (completed < 2 && absl::Now() < deadline) {
       target_->Poll(done);  // the first after serving sends the gathered replies
       collect();
     }
-    const UcxMessageCounts after = MessageCountsOf(*target_);
+    const MessageCounts after = target_->message_counts();
     EXPECT_EQ(after.batches_served, before.batches_served + 2);
     EXPECT_EQ(after.replies_with_requests, before.replies_with_requests);  // the target sent no batch
     EXPECT_EQ(completed, 2u);
@@ -339,9 +342,9 @@ TEST_F(UcxRepliesTest, RepliesRideInTheRequestBatchToTheSamePeer) {
     ASSERT_TRUE(endpoint_->PostRead(remote_, at, asked, sizeof asked, round).ok());
     ASSERT_TRUE(endpoint_->Flush().ok());
     EXPECT_EQ(requester_->Poll(done), 0u);
-    const UcxMessageCounts before = MessageCountsOf(*target_);
+    const MessageCounts before = target_->message_counts();
     const absl::Time deadline = absl::Now() + absl::Seconds(60);
-    while (MessageCountsOf(*target_).batches_served == before.batches_served && absl::Now() < deadline) {
+    while (target_->message_counts().batches_served == before.batches_served && absl::Now() < deadline) {
       target_->Poll(done);
       requester_->Poll(absl::Span<Completion>());  // a connection being set up needs both sides
     }
@@ -363,7 +366,9 @@ TEST_F(UcxRepliesTest, RepliesRideInTheRequestBatchToTheSamePeer) {
     }
     ASSERT_EQ(requester_done, 1u);
     ASSERT_EQ(target_done, 1u);
-    const UcxMessageCounts after = MessageCountsOf(*target_);
+    const MessageCounts after = target_->message_counts();
+    EXPECT_EQ(after.batches_sent, before.batches_sent + 1);  // its read, with the reply riding along
+    EXPECT_EQ(after.records_sent, before.records_sent + 1);
     EXPECT_EQ(after.replies_with_requests, before.replies_with_requests + 1);
     EXPECT_EQ(after.replies_sent, before.replies_sent);
     EXPECT_EQ(std::memcmp(asked, region_->data() + at, sizeof asked), 0);
