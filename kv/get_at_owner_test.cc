@@ -3,7 +3,8 @@
 // owner) and shared memory (where it reads one-sided), each index: an out-of-line value in one round trip
 // over tcp and two over shared memory, misses, overwrites and deletes, a handle on a resized-away
 // generation, what the owner refuses to vouch for, and a malformed request answered "not served"; an
-// update in a transaction that reads nothing itself over tcp, and aborts when what it fetched changed.
+// update in a transaction (on a node thread, or blocking on an application thread) that reads nothing
+// itself over tcp, and aborts when what it fetched changed.
 #include <memory>
 #include <set>
 #include <string>
@@ -357,6 +358,40 @@ TEST_P(GetAtOwnerTest, AnUpdateFetchesItsBucketAndValueFromTheOwnerOverTcp) {
   for (int k = 0; k < kKeys; ++k) {
     const std::string key = absl::StrCat("key", k);
     const absl::Status updated = UpdateOnNodeThread(t, key, ValueOf(k, 1), /*node=*/1);
+    ASSERT_TRUE(updated.ok()) << key << ": " << updated;
+    remote += HomeOwner("t", key) != 1 ? 1 : 0;
+  }
+  ASSERT_OK_AND_ASSIGN(txn::TxnStats after, txns(1).Stats());
+  const uint64_t reads = after.coordinator.execution_reads - before.coordinator.execution_reads;
+  if (fabric() == Fabric::kTcp) {
+    EXPECT_EQ(reads, 0u) << "bucket and value came with the owner's answer";
+  } else {
+    EXPECT_EQ(reads, 2u * remote) << "bucket and value, each read once";
+  }
+  EXPECT_GE(remote, kKeys / 3) << "buckets spread over the 3 nodes";
+  for (int k = 0; k < kKeys; ++k) {
+    GetResult got = GetOnNodeThread(t, absl::StrCat("key", k), /*node=*/2);
+    ASSERT_TRUE(got.value.ok()) << k << ": " << got.value.status();
+    EXPECT_EQ(*got.value, ValueOf(k, 1)) << k;
+  }
+  ASSERT_OK(cluster_->WaitForQuiescence());
+  ASSERT_OK(cluster_->CheckReplicasIdentical());
+}
+
+// The blocking API runs the same path (table_tx_async.h): a Get and a Put in a txn::Transaction on an
+// application thread fetch from the owner over tcp as the node-thread update above does.
+TEST_P(GetAtOwnerTest, ABlockingUpdateFetchesItsBucketAndValueFromTheOwnerOverTcp) {
+  Table t = Filled("t");
+  int remote = 0;
+  ASSERT_OK_AND_ASSIGN(txn::TxnStats before, txns(1).Stats());
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = absl::StrCat("key", k);
+    const absl::Status updated = txn::RunTransaction(txns(1), [&](txn::Transaction& tx) -> absl::Status {
+      absl::StatusOr<std::string> old = t.Get(tx, key);
+      if (!old.ok()) return old.status();
+      if (*old != ValueOf(k)) return absl::InternalError(absl::StrCat("read ", *old));
+      return t.Put(tx, key, ValueOf(k, 1));
+    });
     ASSERT_TRUE(updated.ok()) << key << ": " << updated;
     remote += HomeOwner("t", key) != 1 ? 1 : 0;
   }

@@ -167,8 +167,8 @@ class Table {
       : txns_(txns), handle_(std::move(handle)), options_(options) {}
   absl::Status CheckKey(std::string_view key) const;
   absl::Status CheckValue(std::string_view value) const;
-  // A blocking operation in `tx` on the current generation, again on the next one if a resize moved the
-  // table (waiting for it to be published).
+  // A blocking operation in `tx`, run whole on its node thread (table_tx_async.h: again on the next
+  // generation if a resize moved the table).
   absl::StatusOr<std::string> RunMovable(txn::Transaction& tx, OpKind kind, std::string_view key,
                                          std::string_view value) const;
   // After a blocking Put: grows the table if its load passed grow_at_load (checked every few puts) or

@@ -5,20 +5,6 @@
 namespace fathom::kv {
 namespace {
 
-class Blocking final : public TxnOps {
- public:
-  explicit Blocking(txn::Transaction& tx) : tx_(tx) {}
-  void ReadMany(std::vector<object::ObjectRef> refs, ReadManyCallback done) override { done(tx_.ReadMany(refs)); }
-  absl::Status Write(const object::ObjectRef& ref, std::string_view bytes) override { return tx_.Write(ref, bytes); }
-  void Alloc(uint32_t payload_capacity, const object::ObjectRef& near, AllocCallback done) override {
-    done(tx_.Alloc(payload_capacity, {.near = &near}));
-  }
-  absl::Status Free(const object::ObjectRef& ref) override { return tx_.Free(ref); }
-
- private:
-  txn::Transaction& tx_;
-};
-
 class Async final : public TxnOps {
  public:
   Async(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx) : thread_(thread), tx_(std::move(tx)) {}
@@ -194,7 +180,6 @@ class Run : public std::enable_shared_from_this<Run> {
 
 }  // namespace
 
-std::shared_ptr<TxnOps> BlockingOps(txn::Transaction& tx) { return std::make_shared<Blocking>(tx); }
 
 std::shared_ptr<TxnOps> AsyncOps(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx) {
   return std::make_shared<Async>(thread, std::move(tx));

@@ -1,7 +1,8 @@
 // Running one kv operation (Get, Put, Delete) inside a transaction: the loop that asks the index what it
 // needs (index.h), reads it, and at the end writes the changed buckets and frees what no entry points to.
-// Written once against TxnOps, which the blocking txn::Transaction and the asynchronous TxnThread both
-// implement, so user transactions (table.Put(tx, ...)) and node-thread clients share one algorithm.
+// Written against TxnOps, which the node thread's asynchronous transaction API implements (AsyncOps): user
+// transactions (table.Put(tx, ...), handed whole to the transaction's node thread: table_tx_async.h) and
+// node-thread clients share one algorithm.
 #ifndef FATHOM_KV_OPERATION_H_
 #define FATHOM_KV_OPERATION_H_
 
@@ -19,8 +20,8 @@
 
 namespace fathom::kv {
 
-// The operations a kv operation needs from the transaction it runs in. Callbacks may run at once (the
-// blocking implementation) or later on the node thread (the asynchronous one).
+// The operations a kv operation needs from the transaction it runs in. Callbacks may run at once or later
+// on the node thread.
 class TxnOps {
  public:
   using ReadManyCallback = std::function<void(absl::StatusOr<std::vector<std::string>>)>;
@@ -32,8 +33,6 @@ class TxnOps {
   virtual absl::Status Free(const object::ObjectRef& ref) = 0;
 };
 
-// Over a blocking transaction; for application threads. Not for node threads.
-std::shared_ptr<TxnOps> BlockingOps(txn::Transaction& tx);
 // Over the asynchronous API; every call and callback on `thread`, which must outlive the operation.
 std::shared_ptr<TxnOps> AsyncOps(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx);
 

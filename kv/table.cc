@@ -8,6 +8,7 @@
 #include "kv/operation.h"
 #include "kv/table_moved.h"
 #include "kv/table_objects.h"
+#include "kv/table_tx_async.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/memory/size_classes.h"
@@ -40,16 +41,6 @@ absl::StatusOr<T> OnNodeThread(txn::TransactionService& txns,
   if (absl::IsDeadlineExceeded(result.status())) return absl::DeadlineExceededError("kv operation gave no result in time");
   if (!result.ok()) return result.status();
   return std::move(result->value);
-}
-
-// Runs an operation over a blocking transaction; its callbacks all run before this returns.
-absl::StatusOr<std::string> RunBlocking(std::shared_ptr<const TableState> state, txn::Transaction& tx, OpKind kind,
-                                        std::string_view key, std::string_view value) {
-  std::optional<absl::StatusOr<std::string>> result;
-  RunOperation(std::move(state), BlockingOps(tx), kind, std::string(key), std::string(value),
-               [&result](absl::StatusOr<std::string> r) { result = std::move(r); });
-  if (!result.has_value()) return absl::InternalError("kv operation did not finish");
-  return std::move(*result);
 }
 
 }  // namespace
@@ -174,15 +165,15 @@ absl::Status Table::Delete(std::string_view key) const {
 
 absl::StatusOr<std::string> Table::RunMovable(txn::Transaction& tx, OpKind kind, std::string_view key,
                                               std::string_view value) const {
-  MovedWait wait;
-  for (;;) {
-    std::shared_ptr<const TableState> state = handle_->current();
-    absl::StatusOr<std::string> r = RunBlocking(state, tx, kind, key, value);
-    if (!IsTableMoved(r.status())) return r;
-    // Nothing was written: run it again on the new generation (the transaction's reads of the old one
-    // are validated at commit like any others) once the resize has published it.
-    RETURN_IF_ERROR(WaitForMovedTable(*handle_, state->epoch(), r.status(), wait));
-  }
+  // Whole on the transaction's node thread: one hand-off, and over tcp the fetch at the owner.
+  return tx.RunInside(
+      [handle = handle_, kind, key = std::string(key), value = std::string(value)](
+          txn::TxnThread& thread, std::shared_ptr<txn::TxState> state,
+          std::function<void(absl::StatusOr<std::string>)> done) mutable {
+        RunInTransaction(std::move(handle), thread, std::move(state), kind, std::move(key), std::move(value),
+                         std::move(done));
+      },
+      kMovedWait);  // a resize's copy may hold it back that long
 }
 
 absl::StatusOr<std::string> Table::Get(txn::Transaction& tx, std::string_view key) const {

@@ -1,7 +1,5 @@
 #include "kv/table_moved.h"
 
-#include "absl/time/clock.h"
-
 namespace fathom::kv {
 
 void OnTableMoved(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, uint64_t epoch,
@@ -13,15 +11,6 @@ void OnTableMoved(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, u
     if (!wait.KeepWaiting(thread.clock().Now())) return fail(rejection);
     thread.After(kMovedPoll, [again, wait] { again(wait); });
   });
-}
-
-absl::Status WaitForMovedTable(TableHandle& handle, uint64_t epoch, const absl::Status& rejection, MovedWait& wait) {
-  absl::StatusOr<bool> newer = handle.Refresh(epoch);
-  if (!newer.ok()) return newer.status();
-  if (*newer) return absl::OkStatus();
-  if (!wait.KeepWaiting(absl::Now())) return rejection;
-  absl::SleepFor(kMovedPoll);
-  return absl::OkStatus();
 }
 
 }  // namespace fathom::kv

@@ -3,9 +3,9 @@
 // The rejected operation wrote nothing. The handle refetches the table's descriptor from the catalog
 // (TableHandle::Refresh): if the resize has published the new generation, the operation runs again there
 // at once; if not yet (the resize is still copying), it runs again after kMovedPoll, and gives up with
-// the rejection once kMovedWait has passed since the first rejection. Every kv path takes this step: the
-// blocking API (Table::Get/Put/Delete in a Transaction), the node-thread API (lock-free GET, PUT, DELETE)
-// and operations inside a caller's asynchronous transaction.
+// the rejection once kMovedWait has passed since the first rejection. Every kv path takes this step,
+// on a node thread: the node-thread API (lock-free GET, PUT, DELETE) and operations inside a
+// transaction, blocking (Table::Get/Put/Delete in a Transaction) or asynchronous (table_tx_async.h).
 //
 //   MovedWait wait;                                   // one per operation, across its attempts
 //   OnTableMoved(thread, handle, table->epoch(), rejection, wait,
@@ -42,10 +42,6 @@ struct MovedWait {
 void OnTableMoved(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, uint64_t epoch,
                   absl::Status rejection, MovedWait wait, std::function<void(MovedWait)> again,
                   std::function<void(absl::Status)> fail);
-
-// The same for the blocking API, on an application thread (wall clock): OK means run again (on
-// handle.current()), after sleeping if needed; otherwise the error to return.
-absl::Status WaitForMovedTable(TableHandle& handle, uint64_t epoch, const absl::Status& rejection, MovedWait& wait);
 
 }  // namespace fathom::kv
 

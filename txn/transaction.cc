@@ -20,10 +20,10 @@ bool Transaction::finished() const { return state_ == nullptr || state_->finishe
 
 template <typename T>
 absl::StatusOr<T> Transaction::OnThread(
-    absl::AnyInvocable<void(TxnThread&, std::function<void(absl::StatusOr<T>)>)> start) {
+    absl::AnyInvocable<void(TxnThread&, std::function<void(absl::StatusOr<T>)>)> start, absl::Duration extra_wait) {
   TxnThread* t = shared_->threads[thread_].get();
   // Long enough for a commit whose every RPC times out.
-  const absl::Duration timeout = shared_->options.rpc_timeout * 2 + absl::Seconds(5);
+  const absl::Duration timeout = shared_->options.rpc_timeout * 2 + absl::Seconds(5) + extra_wait;
   return t->thread().StartAndWait<T>(
       [t, start = std::move(start)](std::function<void(absl::StatusOr<T>)> done) mutable { start(*t, done); },
       timeout);
@@ -35,6 +35,15 @@ absl::StatusOr<std::string> Transaction::Read(const object::ObjectRef& ref) {
     // The callback keeps the state alive for as long as the read can touch it.
     t.Read(*state, ref, [state, done](absl::StatusOr<std::string> r) { done(std::move(r)); });
   });
+}
+
+absl::StatusOr<std::string> Transaction::RunInside(InsideStart start, absl::Duration extra_wait) {
+  auto state = state_;
+  return OnThread<std::string>(
+      [state, start = std::move(start)](TxnThread& t, std::function<void(absl::StatusOr<std::string>)> done) mutable {
+        start(t, state, std::move(done));
+      },
+      extra_wait);
 }
 
 absl::StatusOr<std::vector<std::string>> Transaction::ReadMany(const std::vector<object::ObjectRef>& refs) {

@@ -96,12 +96,21 @@ class Transaction {
   void Abort();
   bool finished() const;
 
+  // For the layers above (kv::Table's Get/Put/Delete in a Transaction): runs `start` on the transaction's
+  // node thread with its state, where an asynchronous operation inside the transaction begins, and waits
+  // for the result it hands to its callback: one hand-off to the node thread for a whole operation, its
+  // reads included. Waits up to the layer's own call timeout plus `extra_wait` (DeadlineExceeded after).
+  using InsideStart = absl::AnyInvocable<void(TxnThread&, std::shared_ptr<TxState>,
+                                              std::function<void(absl::StatusOr<std::string>)>)>;
+  absl::StatusOr<std::string> RunInside(InsideStart start, absl::Duration extra_wait = absl::ZeroDuration());
+
  private:
   friend class TransactionService;
   struct Shared;
   Transaction(std::shared_ptr<Shared> shared, int thread);
   template <typename T>
-  absl::StatusOr<T> OnThread(absl::AnyInvocable<void(TxnThread&, std::function<void(absl::StatusOr<T>)>)> start);
+  absl::StatusOr<T> OnThread(absl::AnyInvocable<void(TxnThread&, std::function<void(absl::StatusOr<T>)>)> start,
+                             absl::Duration extra_wait = absl::ZeroDuration());
 
   std::shared_ptr<Shared> shared_;
   int thread_ = 0;
