@@ -9,6 +9,7 @@
 #include "kv/table_moved.h"
 #include "kv/table_objects.h"
 #include "kv/table_tx_async.h"
+#include "txn/run_async.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/memory/size_classes.h"
@@ -129,7 +130,7 @@ absl::StatusOr<std::string> Table::Get(std::string_view key) const {
 absl::Status Table::Put(std::string_view key, std::string_view value) const {
   RETURN_IF_ERROR(CheckKey(key));
   RETURN_IF_ERROR(CheckValue(value));
-  auto put = [&] { return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) { return Put(tx, key, value); }); };
+  auto put = [&] { return RunOwnTransaction(OpKind::kPut, key, value); };
   absl::Status s = put();
   if (options_.grow_at_load <= 0 || !(s.ok() || absl::IsResourceExhausted(s))) return s;
   absl::StatusOr<bool> grew = MaybeGrow(/*full=*/!s.ok());
@@ -160,7 +161,25 @@ absl::StatusOr<bool> Table::MaybeGrow(bool full) const {
 
 absl::Status Table::Delete(std::string_view key) const {
   RETURN_IF_ERROR(CheckKey(key));
-  return txn::RunTransaction(*txns_, [&](txn::Transaction& tx) { return Delete(tx, key); });
+  return RunOwnTransaction(OpKind::kDelete, key, {});
+}
+
+absl::Status Table::RunOwnTransaction(OpKind kind, std::string_view key, std::string_view value) const {
+  // RunTransaction's loop (the same retries), run whole on one node thread: one hand-off where a
+  // blocking transaction takes two (the operation, then the commit), and one per retry.
+  absl::StatusOr<absl::Status> result = OnNodeThread<absl::Status>(
+      *txns_, [handle = handle_, kind, key = std::string(key), value = std::string(value)](
+                  txn::TxnThread& thread, std::function<void(absl::Status)> done) {
+        txn::RunTransactionAsync(
+            thread,
+            [handle, &thread, kind, key, value](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
+              RunInTransaction(handle, thread, std::move(tx), kind, key, value,
+                               [body_done](absl::StatusOr<std::string> r) { body_done(r.status()); });
+            },
+            std::move(done));
+      });
+  if (!result.ok()) return result.status();
+  return *result;
 }
 
 absl::StatusOr<std::string> Table::RunMovable(txn::Transaction& tx, OpKind kind, std::string_view key,
