@@ -9,7 +9,8 @@
 //   - writes during the copy wait for the new generation; two resizes at once make one table; a resize
 //     that cannot publish leaves the table as it was;
 //   - bad input: unknown table, impossible sizes, a shrink the entries do not fit (the table is left
-//     as it was).
+//     as it was);
+//   - a table whose buckets are larger than its pointers need (format 2's) keeps their size.
 // Linearizability during resizes is in kv_workloads_test (recorded histories).
 #include <atomic>
 #include <map>
@@ -25,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "kv/kv.h"
 #include "kv/kv_cluster_test.h"
+#include "kv/table_objects.h"
 #include "kv/table_state.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
@@ -505,6 +507,40 @@ TEST_P(ResizeTest, CopiesLargeBucketsFewAtATime) {
   EXPECT_EQ(reopened.buckets(), 16u);
   for (const auto& [key, value] : model) EXPECT_EQ(t.Get(key).value_or("missing"), value) << key;
   ExpectStoredKeys("large", model);
+}
+
+// A table of format 2 recorded buckets sized for its 40-byte checked pointers (384 bytes with 11 inline
+// bytes, where this build's pointers need 256): a resize, growing or shrinking, keeps that size, since
+// such entries stay 40 bytes when their slots are of older size classes (docs/formats/kv.md, "Bucket").
+TEST_P(ResizeTest, KeepsALargerBucketSizeThanItsOwnPointersNeed) {
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed_));
+  ASSERT_EQ(BucketCapacity(11), 256u);
+  Root root;
+  root.kind = kind();
+  root.buckets = 8;
+  root.epoch = 1;
+  root.max_key_bytes = 64;
+  root.max_value_bytes = 4096;
+  root.inline_bytes = 11;
+  root.bucket_capacity = 384;  // as a format 2 table's root records it
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<TableState> built, BuildGeneration(txns(1), "legacy", root));
+  ASSERT_OK(catalog_.Add(built->info()));
+  ASSERT_OK_AND_ASSIGN(Table t, Table::Open(txns(2), catalog_, "legacy"));
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 30; ++i) {
+    model[absl::StrCat("key", i)] = std::string(100, static_cast<char>('a' + i % 26));
+    ASSERT_OK(t.Put(absl::StrCat("key", i), model[absl::StrCat("key", i)]));
+  }
+  for (uint64_t buckets : {32u, 16u}) {
+    ASSERT_OK(Table::Resize(txns(3), catalog_, "legacy", {.buckets = buckets}));
+    ASSERT_OK_AND_ASSIGN(TableInfo info, catalog_.Find("legacy"));
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<TableState> state, LoadState(txns(1), info));
+    EXPECT_EQ(state->root.buckets, buckets);
+    EXPECT_EQ(state->root.bucket_capacity, 384u) << buckets << " buckets";
+    for (const object::ObjectRef& ref : state->bucket_refs) ASSERT_EQ(ref.capacity, 384u) << buckets << " buckets";
+    for (const auto& [key, value] : model) EXPECT_EQ(t.Get(key).value_or("missing"), value) << key;
+    ExpectStoredKeys("legacy", model);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(FabricsAndIndexes, ResizeTest, AllFabricsAndIndexes(), FabricAndIndexName);
