@@ -250,6 +250,35 @@ class GetAtOwnerTest : public KvClusterTest {
     return *result;
   }
 
+  // A transaction's operation on a key asks the owner of its home bucket for the bucket and the key's value
+  // object (fetch_at_owner.h): over tcp an update reads nothing itself; over shared memory it reads both.
+  // `update(t, k)` updates key k of the Filled table t to ValueOf(k, 1) from node 1.
+  void ExpectUpdatesFetchFromTheOwner(const std::function<absl::Status(const Table&, int)>& update) {
+    Table t = Filled("t");
+    int remote = 0;
+    ASSERT_OK_AND_ASSIGN(txn::TxnStats before, txns(1).Stats());
+    for (int k = 0; k < kKeys; ++k) {
+      const absl::Status updated = update(t, k);
+      ASSERT_TRUE(updated.ok()) << k << ": " << updated;
+      remote += HomeOwner("t", absl::StrCat("key", k)) != 1 ? 1 : 0;
+    }
+    ASSERT_OK_AND_ASSIGN(txn::TxnStats after, txns(1).Stats());
+    const uint64_t reads = after.coordinator.execution_reads - before.coordinator.execution_reads;
+    if (fabric() == Fabric::kTcp) {
+      EXPECT_EQ(reads, 0u) << "bucket and value came with the owner's answer";
+    } else {
+      EXPECT_EQ(reads, 2u * remote) << "bucket and value, each read once";
+    }
+    EXPECT_GE(remote, kKeys / 3) << "buckets spread over the 3 nodes";
+    for (int k = 0; k < kKeys; ++k) {
+      GetResult got = GetOnNodeThread(t, absl::StrCat("key", k), /*node=*/2);
+      ASSERT_TRUE(got.value.ok()) << k << ": " << got.value.status();
+      EXPECT_EQ(*got.value, ValueOf(k, 1)) << k;
+    }
+    ASSERT_OK(cluster_->WaitForQuiescence());
+    ASSERT_OK(cluster_->CheckReplicasIdentical());
+  }
+
   // The owner's answer, computed on `node`'s first thread.
   OwnerAnswer AnswerOn(uint32_t node, const GetAtOwnerRequest& request, size_t limit, std::string* storage) {
     Notification done;
@@ -349,67 +378,25 @@ TEST_P(GetAtOwnerTest, TheOwnerAnswersOnlyWhatItCanVouchFor) {
   lease_lapsed_->store(false);
 }
 
-// A transaction's operation on a key asks the owner of its home bucket for the bucket and the key's value
-// object (fetch_at_owner.h): over tcp an update reads nothing itself; over shared memory it reads both.
+// A transaction's operation on a key asks the owner for its bucket and value object (fetch_at_owner.h).
 TEST_P(GetAtOwnerTest, AnUpdateFetchesItsBucketAndValueFromTheOwnerOverTcp) {
-  Table t = Filled("t");
-  int remote = 0;
-  ASSERT_OK_AND_ASSIGN(txn::TxnStats before, txns(1).Stats());
-  for (int k = 0; k < kKeys; ++k) {
-    const std::string key = absl::StrCat("key", k);
-    const absl::Status updated = UpdateOnNodeThread(t, key, ValueOf(k, 1), /*node=*/1);
-    ASSERT_TRUE(updated.ok()) << key << ": " << updated;
-    remote += HomeOwner("t", key) != 1 ? 1 : 0;
-  }
-  ASSERT_OK_AND_ASSIGN(txn::TxnStats after, txns(1).Stats());
-  const uint64_t reads = after.coordinator.execution_reads - before.coordinator.execution_reads;
-  if (fabric() == Fabric::kTcp) {
-    EXPECT_EQ(reads, 0u) << "bucket and value came with the owner's answer";
-  } else {
-    EXPECT_EQ(reads, 2u * remote) << "bucket and value, each read once";
-  }
-  EXPECT_GE(remote, kKeys / 3) << "buckets spread over the 3 nodes";
-  for (int k = 0; k < kKeys; ++k) {
-    GetResult got = GetOnNodeThread(t, absl::StrCat("key", k), /*node=*/2);
-    ASSERT_TRUE(got.value.ok()) << k << ": " << got.value.status();
-    EXPECT_EQ(*got.value, ValueOf(k, 1)) << k;
-  }
-  ASSERT_OK(cluster_->WaitForQuiescence());
-  ASSERT_OK(cluster_->CheckReplicasIdentical());
+  ExpectUpdatesFetchFromTheOwner([this](const Table& t, int k) {
+    return UpdateOnNodeThread(t, absl::StrCat("key", k), ValueOf(k, 1), /*node=*/1);
+  });
 }
 
 // The blocking API runs the same path (table_tx_async.h): a Get and a Put in a txn::Transaction on an
 // application thread fetch from the owner over tcp as the node-thread update above does.
 TEST_P(GetAtOwnerTest, ABlockingUpdateFetchesItsBucketAndValueFromTheOwnerOverTcp) {
-  Table t = Filled("t");
-  int remote = 0;
-  ASSERT_OK_AND_ASSIGN(txn::TxnStats before, txns(1).Stats());
-  for (int k = 0; k < kKeys; ++k) {
+  ExpectUpdatesFetchFromTheOwner([this](const Table& t, int k) {
     const std::string key = absl::StrCat("key", k);
-    const absl::Status updated = txn::RunTransaction(txns(1), [&](txn::Transaction& tx) -> absl::Status {
+    return txn::RunTransaction(txns(1), [&](txn::Transaction& tx) -> absl::Status {
       absl::StatusOr<std::string> old = t.Get(tx, key);
       if (!old.ok()) return old.status();
       if (*old != ValueOf(k)) return absl::InternalError(absl::StrCat("read ", *old));
       return t.Put(tx, key, ValueOf(k, 1));
     });
-    ASSERT_TRUE(updated.ok()) << key << ": " << updated;
-    remote += HomeOwner("t", key) != 1 ? 1 : 0;
-  }
-  ASSERT_OK_AND_ASSIGN(txn::TxnStats after, txns(1).Stats());
-  const uint64_t reads = after.coordinator.execution_reads - before.coordinator.execution_reads;
-  if (fabric() == Fabric::kTcp) {
-    EXPECT_EQ(reads, 0u) << "bucket and value came with the owner's answer";
-  } else {
-    EXPECT_EQ(reads, 2u * remote) << "bucket and value, each read once";
-  }
-  EXPECT_GE(remote, kKeys / 3) << "buckets spread over the 3 nodes";
-  for (int k = 0; k < kKeys; ++k) {
-    GetResult got = GetOnNodeThread(t, absl::StrCat("key", k), /*node=*/2);
-    ASSERT_TRUE(got.value.ok()) << k << ": " << got.value.status();
-    EXPECT_EQ(*got.value, ValueOf(k, 1)) << k;
-  }
-  ASSERT_OK(cluster_->WaitForQuiescence());
-  ASSERT_OK(cluster_->CheckReplicasIdentical());
+  });
 }
 
 // What the owner fetched is a read like any other: a commit after the key changed aborts.
