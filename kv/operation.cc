@@ -180,7 +180,6 @@ class Run : public std::enable_shared_from_this<Run> {
 
 }  // namespace
 
-
 std::shared_ptr<TxnOps> AsyncOps(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx) {
   return std::make_shared<Async>(thread, std::move(tx));
 }

@@ -1,7 +1,6 @@
 // kv::Table: creating, opening and dropping tables, and the blocking and in-transaction operations.
 #include <algorithm>
 #include <atomic>
-#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
@@ -9,10 +8,10 @@
 #include "kv/table_moved.h"
 #include "kv/table_objects.h"
 #include "kv/table_tx_async.h"
-#include "txn/run_async.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/memory/size_classes.h"
+#include "txn/run_async.h"
 
 namespace fathom::kv {
 namespace {
