@@ -177,6 +177,8 @@ absl::Status Table::RunOwnTransaction(OpKind kind, std::string_view key, std::st
             },
             std::move(done));
       });
+  // No answer within the wait: the transaction goes on without us, and may commit.
+  if (absl::IsDeadlineExceeded(result.status())) return txn::MayHaveCommittedError(result.status());
   if (!result.ok()) return result.status();
   return *result;
 }

@@ -39,11 +39,15 @@ absl::StatusOr<std::string> Transaction::Read(const object::ObjectRef& ref) {
 
 absl::StatusOr<std::string> Transaction::RunInside(InsideStart start, absl::Duration extra_wait) {
   auto state = state_;
-  return OnThread<std::string>(
+  absl::StatusOr<std::string> result = OnThread<std::string>(
       [state, start = std::move(start)](TxnThread& t, std::function<void(absl::StatusOr<std::string>)> done) mutable {
         start(t, state, std::move(done));
       },
       extra_wait);
+  // No answer within the wait: the operation may still be running, and must not add its writes to a
+  // commit the caller makes without it.
+  if (absl::IsDeadlineExceeded(result.status())) Abort();
+  return result;
 }
 
 absl::StatusOr<std::vector<std::string>> Transaction::ReadMany(const std::vector<object::ObjectRef>& refs) {

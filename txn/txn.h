@@ -99,7 +99,8 @@ class Transaction {
   // For the layers above (kv::Table's Get/Put/Delete in a Transaction): runs `start` on the transaction's
   // node thread with its state, where an asynchronous operation inside the transaction begins, and waits
   // for the result it hands to its callback: one hand-off to the node thread for a whole operation, its
-  // reads included. Waits up to the layer's own call timeout plus `extra_wait` (DeadlineExceeded after).
+  // reads included. Waits up to the layer's own call timeout plus `extra_wait`; DeadlineExceeded after,
+  // and the transaction is aborted (an operation still running cannot add to a later commit).
   using InsideStart = absl::AnyInvocable<void(TxnThread&, std::shared_ptr<TxState>,
                                               std::function<void(absl::StatusOr<std::string>)>)>;
   absl::StatusOr<std::string> RunInside(InsideStart start, absl::Duration extra_wait = absl::ZeroDuration());
