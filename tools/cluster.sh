@@ -415,7 +415,7 @@ cmd_start() {
   # Polling after work (fathomd --busy_poll): over tcp a node thread that polls 20 us before it sleeps takes
   # the clients' next batch without an epoll wake-up, +7% YCSB-B here; over shared memory, where a read costs
   # the owner nothing, the polling takes the core the clients need, -15% (docs/benchmarks.md, "Servers that
-  # poll 20 us after work over tcp").
+  # poll 20 µs after work over tcp").
   if [[ -z "$busy_poll" ]]; then
     if [[ "$transports" == tcp ]]; then busy_poll=20us; else busy_poll=0s; fi
   fi

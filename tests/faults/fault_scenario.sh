@@ -98,6 +98,11 @@ crash_count=100
   --threads="$threads" --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
   fail "cluster start failed: $(tail -n 5 "$out/start.out")"
 zk=$(cat "$dir/zk")
+# cluster.sh's polling after work follows the transport (docs/benchmarks.md, "Servers that poll 20 µs after
+# work over tcp"): the faults meet the nodes as users run them.
+want_poll=$([[ "$transports" == tcp ]] && echo 20us || echo 0s)
+grep -qx -- "--busy_poll=$want_poll" "$dir/node-1.cmd" ||
+  fail "node 1 does not run --busy_poll=$want_poll: $(tr '\n' ' ' <"$dir/node-1.cmd")"
 listen=127.0.0.1:0
 if [[ -f "$dir/env" ]]; then
   # Nodes in namespaces: this driver reaches them, and they reach it, over the bridge only.
