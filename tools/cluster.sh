@@ -492,7 +492,8 @@ EOF
       printf '%s\n' "$dir/bin/fathomd" --node_id="$id" --cluster="$cluster" --zk="$zk" \
         --listen="$([[ $netns -eq 1 ]] && echo "10.213.$k.$id" || echo 127.0.0.1):0" \
         --token_file="$dir/token" --transports="$transports" --memory="$memory" --threads="$threads" \
-        --busy_poll="$busy_poll" --lease_period="$lease_period" --lease_channel="$lease_channel" --backups="$backups" \
+        --busy_poll="$busy_poll" --lease_period="$lease_period" --lease_channel="$lease_channel" \
+        --backups="$backups" \
         --metrics_port=0 --metrics_host="$([[ $netns -eq 1 ]] && echo "10.213.$k.$id" || echo 127.0.0.1)"
       if [[ $data -eq 1 ]]; then printf '%s\n' --data_dir="$dir/data/node-$id"; fi
       if [[ $tls -eq 1 ]]; then
