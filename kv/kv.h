@@ -167,8 +167,7 @@ class Table {
       : txns_(txns), handle_(std::move(handle)), options_(options) {}
   absl::Status CheckKey(std::string_view key) const;
   absl::Status CheckValue(std::string_view value) const;
-  // A blocking Put or Delete in a transaction of its own, retried as RunTransaction does, run whole on
-  // one node thread.
+  // A blocking Put or Delete in a transaction of its own: PutAsync or DeleteAsync on one node thread.
   absl::Status RunOwnTransaction(OpKind kind, std::string_view key, std::string_view value) const;
   // A blocking operation in `tx`, run whole on its node thread (table_tx_async.h: again on the next
   // generation if a resize moved the table).

@@ -11,7 +11,7 @@
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/memory/size_classes.h"
-#include "txn/run_async.h"
+#include "txn/outcome.h"
 
 namespace fathom::kv {
 namespace {
@@ -164,18 +164,14 @@ absl::Status Table::Delete(std::string_view key) const {
 }
 
 absl::Status Table::RunOwnTransaction(OpKind kind, std::string_view key, std::string_view value) const {
-  // RunTransaction's loop (the same retries), run whole on one node thread: one hand-off where a
-  // blocking transaction takes two (the operation, then the commit), and one per retry.
+  // The node-thread PUT or DELETE (its retries, the fetch at the owner, a resize's wait), handed to one
+  // node thread once: a blocking transaction would take two hand-offs (the operation, then the commit).
+  Table self = *this;
   absl::StatusOr<absl::Status> result = OnNodeThread<absl::Status>(
-      *txns_, [handle = handle_, kind, key = std::string(key), value = std::string(value)](
+      *txns_, [self, kind, key = std::string(key), value = std::string(value)](
                   txn::TxnThread& thread, std::function<void(absl::Status)> done) {
-        txn::RunTransactionAsync(
-            thread,
-            [handle, &thread, kind, key, value](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
-              RunInTransaction(handle, thread, std::move(tx), kind, key, value,
-                               [body_done](absl::StatusOr<std::string> r) { body_done(r.status()); });
-            },
-            std::move(done));
+        if (kind == OpKind::kPut) return self.PutAsync(thread, key, value, std::move(done));
+        self.DeleteAsync(thread, key, std::move(done));
       });
   // No answer within the wait: the transaction goes on without us, and may commit.
   if (absl::IsDeadlineExceeded(result.status())) return txn::MayHaveCommittedError(result.status());
