@@ -65,6 +65,9 @@ ABSL_FLAG(int, fathom_backups, 1, "fathom backend: f, backups of every record");
 ABSL_FLAG(int, fathom_threads, 0,
           "fathom backend: node threads per node; 0: 1 for an embedded cluster (three nodes share 2 cores better "
           "than six threads do), and with --zk the members' own (every node of a cluster runs the same number)");
+ABSL_FLAG(absl::Duration, fathom_busy_poll, absl::ZeroDuration(),
+          "fathom backend: how long the driver's node threads poll after their last work before they sleep "
+          "(fathomd --busy_poll for the driver's own node; 0 to 1s)");
 ABSL_FLAG(std::string, fathom_clients, "node",
           "fathom backend: node (clients run on the cluster's node threads, asynchronously, one operation in "
           "flight each) or app (one application thread per client, blocking calls)");
@@ -244,6 +247,10 @@ absl::Status Main(int argc, char** argv) {
     fathom_options.threads_per_node = fathom_threads == 0 ? 1 : fathom_threads;
     fathom_options.tcp = fabric == "tcp";
     fathom_options.retry_deadline = absl::GetFlag(FLAGS_retry_deadline);
+    fathom_options.busy_poll = absl::GetFlag(FLAGS_fathom_busy_poll);
+    if (fathom_options.busy_poll < absl::ZeroDuration() || fathom_options.busy_poll > absl::Seconds(1)) {
+      return absl::InvalidArgumentError("--fathom_busy_poll must be between 0 and 1s");
+    }
     const WorkloadConfig& sizing = workload->config();
     // Room for the load and for the run's inserts.
     fathom_options.records = sizing.record_count +
@@ -265,6 +272,7 @@ absl::Status Main(int argc, char** argv) {
       ASSIGN_OR_RETURN(remote_options.member.token, ReadToken());
       remote_options.member.tcp = fathom_options.tcp;
       remote_options.member.threads = fathom_threads;  // 0: ask a member
+      remote_options.member.busy_poll = fathom_options.busy_poll;
       remote_options.member.node_id = absl::GetFlag(FLAGS_fathom_node_id);
       remote_options.member.listen = absl::GetFlag(FLAGS_fathom_listen);
       remote_options.member.tls_ca_path = absl::GetFlag(FLAGS_tls_ca);

@@ -51,6 +51,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   member.tcp = options.tcp;
   member.join_timeout = options.join_timeout;
   member.lease_period = options.lease_period;
+  member.busy_poll = options.busy_poll;
   if (options.tls_ca_file.empty() != options.tls_cert_file.empty() ||
       options.tls_cert_file.empty() != options.tls_key_file.empty()) {
     return absl::InvalidArgumentError(

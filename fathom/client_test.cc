@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
 
@@ -127,6 +128,12 @@ TEST(ClientOptionsTest, BadOptionsAreRefused) {
   EXPECT_TRUE(absl::IsInvalidArgument(Client::Connect({}).status()));
   EXPECT_TRUE(absl::IsInvalidArgument(Client::Connect({.zookeeper = "127.0.0.1:1"}).status()));  // no token
   EXPECT_TRUE(absl::IsInvalidArgument(Client::StartEmbedded({.nodes = 1, .backups = 1}).status()));
+  // Polling after work: 0 to 1 s, refused before anything is contacted.
+  for (absl::Duration poll : {absl::Seconds(2), absl::Microseconds(-1)}) {
+    auto polled = Client::Connect({.zookeeper = "127.0.0.1:1", .token = "t", .busy_poll = poll});
+    EXPECT_TRUE(absl::IsInvalidArgument(polled.status())) << polled.status();
+    EXPECT_THAT(polled.status().message(), testing::HasSubstr("busy_poll"));
+  }
 }
 
 }  // namespace

@@ -31,6 +31,9 @@ struct ClientOptions {
   // regions move to their backups: Unavailable, DeadlineExceeded) is tried again, with backoff, for up to
   // this long after its first failure; only then is the failure returned. Zero: never again.
   absl::Duration retry_deadline = absl::Seconds(10);
+  // How long the client's node threads keep polling after their last work before they sleep (fathomd's
+  // --busy_poll): shorter waits for replies when the client has a core to spare. 0 to 1 s; 0: sleep at once.
+  absl::Duration busy_poll = absl::ZeroDuration();
 };
 
 // A cluster in this process, for tests and trying things out: `nodes` servers over UCX shared memory,

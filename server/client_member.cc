@@ -72,6 +72,10 @@ absl::StatusOr<Shape> MembersShape(const coordinator::Configuration& config, con
 absl::StatusOr<std::unique_ptr<ClientMember>> ClientMember::Join(ClientMemberOptions options) {
   if (options.zookeeper.empty()) return absl::InvalidArgumentError("joining a cluster needs ZooKeeper (host:port)");
   if (options.threads < 0) return absl::InvalidArgumentError("a negative thread count");
+  if (options.busy_poll < absl::ZeroDuration() || options.busy_poll > absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("busy_poll ", absl::FormatDuration(options.busy_poll), " is not between 0 and 1s"));
+  }
   // The members call this node's control service back: with TLS it needs the CA and a certificate of its own.
   if (options.tls_ca_path.empty() != options.tls.certificate_path.empty() ||
       options.tls.certificate_path.empty() != options.tls.private_key_path.empty()) {
@@ -126,6 +130,7 @@ absl::Status ClientMember::Start() {
   server.node.region_bytes = kClientMemoryBytes;
   server.node.worker_threads = options_.threads;
   server.node.join_timeout = options_.join_timeout;
+  server.node.busy_poll_window = options_.busy_poll;
   server.transports = options_.tcp ? "tcp" : "sm";
   server.coordinator = coordinator_.get();
   server.lease_period = options_.lease_period;

@@ -47,6 +47,9 @@ struct ClientMemberOptions {
   absl::Duration lease_period = absl::Seconds(2);
   absl::Duration zookeeper_session_timeout = absl::Seconds(20);  // fathomd's default
   absl::Duration join_timeout = absl::Seconds(30);
+  // How long a node thread keeps polling after its last work before it sleeps (fathomd --busy_poll):
+  // shorter waits for replies when this process has a core to spare. 0 to 1 s; 0: sleep at once.
+  absl::Duration busy_poll = absl::ZeroDuration();
   // Tests only: txn::TxnOptions::on_step of its transactions (fault points at the commit's steps).
   std::function<void(std::string_view step)> on_commit_step;
 };

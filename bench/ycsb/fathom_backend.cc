@@ -71,6 +71,7 @@ absl::StatusOr<std::unique_ptr<FathomCluster>> FathomCluster::Start(const Fathom
   cluster.fabric = options.tcp ? server::EmbeddedFabric::kUcxTcp : server::EmbeddedFabric::kUcxSharedMemory;
   cluster.memory_bytes = std::max<uint64_t>(64 * kMiB, (bytes + kMiB - 1) / kMiB * kMiB);
   cluster.transactions.backups = options.backups;
+  cluster.customize = [busy_poll = options.busy_poll](node::NodeOptions& node) { node.busy_poll_window = busy_poll; };
   auto started = server::EmbeddedCluster::Start(cluster);
   if (!started.ok()) return started.status();
   fathom->cluster_ = std::move(*started);

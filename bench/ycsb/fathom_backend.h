@@ -51,6 +51,7 @@ struct FathomClusterOptions {
   uint64_t records = 0;   // records the table must hold (sizes the table and memory)
   uint64_t record_bytes = 1200;  // the largest encoded record (EncodeRecord), the same
   absl::Duration retry_deadline = absl::Seconds(10);  // FathomAsyncBackend's
+  absl::Duration busy_poll = absl::ZeroDuration();    // the nodes' NodeOptions::busy_poll_window
 };
 
 class FathomCluster final : public AsyncLanes {
