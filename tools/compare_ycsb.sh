@@ -6,6 +6,10 @@
 #                                driver as a separate process joined as a client-only member (--zk), over UCX
 #                                shared memory / tcp: what users run
 #   fathom-embedded-shm / -tcp   the driver's own 3-node cluster, its clients on the node threads, one process
+#   fathom-deployed-shm-polled   service time: deployed over shared memory with one client, one node thread
+#                                per process, every node thread polling 1 ms after its last work (fathomd
+#                                --busy_poll, ycsb --fathom_busy_poll): YCSB-B only, --reps runs, with
+#                                fathom-deployed-shm
 # memcached and Redis are started by the driver on free loopback ports, persistence off. CPU is measured for
 # every process: the servers (the three fathomd, memcached, redis-server; an embedded cluster is the driver
 # itself) and the driver; memory per record from each server's own accounting after the load, taken and
@@ -82,12 +86,14 @@ run() {
   case "$system" in
     fathom-embedded-shm) args=(--backend=fathom --fathom_fabric=shm) ;;
     fathom-embedded-tcp) args=(--backend=fathom --fathom_fabric=tcp) ;;
-    fathom-deployed-shm | fathom-deployed-tcp)
+    fathom-deployed-shm | fathom-deployed-tcp | fathom-deployed-shm-polled)
       # A fresh cluster for every run: each run loads its own records into an empty table.
-      local fabric="${system##*-}"
+      local fabric=shm polling=()
+      [[ "$system" == fathom-deployed-tcp ]] && fabric=tcp
+      [[ "$system" == *-polled ]] && polling=(--threads=1 --busy_poll=1ms)
       cluster="$(mktemp -d /tmp/compare_ycsb_cluster.XXXXXX)"
       if ! tools/cluster.sh start --dir="$cluster" --nodes=3 --transports="$([[ $fabric == shm ]] && echo sm || echo tcp)" \
-          --memory="${memory_mib}M" \
+          --memory="${memory_mib}M" ${polling[@]+"${polling[@]}"} \
           >"${json%.json}.cluster" 2>&1; then
         echo "compare_ycsb: FAILED to start a cluster for $system (see ${json%.json}.cluster)" >&2
         rm -rf "$cluster"
@@ -95,7 +101,8 @@ run() {
         return 0
       fi
       args=(--backend=fathom --fathom_fabric="$fabric" --zk="$(cat "$cluster/zk")" --cluster=local
-            --token_file="$cluster/token" --server_pids="$(cat "$cluster"/node-*.pid | paste -sd,)") ;;
+            --token_file="$cluster/token" --server_pids="$(cat "$cluster"/node-*.pid | paste -sd,)")
+      [[ "$system" == *-polled ]] && args+=(--fathom_busy_poll=1ms) ;;
     *) args=(--backend="$system") ;;
   esac
   "$bin" "${args[@]}" --workload="$workload" --threads="$n" --seed=$((rep * 1000 + n)) --status_interval_s=60 \
@@ -117,6 +124,11 @@ for rep in $(seq 1 "$reps"); do
     done
   done
 done
+# Service time: one client, every node thread polling (the latency targets without 16 clients queueing for
+# 2 cores); the sleeping cluster's one-client run is the sweep's.
+if [[ " $systems " == *" fathom-deployed-shm "* ]]; then
+  for rep in $(seq 1 "$reps"); do run fathom-deployed-shm-polled b 1 "$rep"; done
+fi
 for n in $sweep; do
   [[ "$n" == "$threads" ]] && continue  # the tables' runs already cover it
   for system in $systems; do run "$system" b "$n" 1; done
