@@ -87,56 +87,66 @@ std::string EncodeBucket(const Bucket& bucket) {
   return out;
 }
 
+namespace {
+
+// The entry at `offset`, bounds-checked: where it ends always, its key and value or pointer when `fields`.
+absl::StatusOr<RawMatch> EntryAt(std::string_view bucket, size_t offset, bool fields) {
+  // Every kind of entry is at least kEntryHeaderBytes long.
+  if (bucket.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
+  RawMatch m;
+  m.offset = offset;
+  const uint8_t kind = static_cast<uint8_t>(bucket[offset + 8]);
+  size_t at;    // where the body starts
+  size_t body;  // its bytes
+  if (kind == kPointerKind) {
+    m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 9);
+    m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 11);
+    at = offset + kPointerHeaderBytes;
+    body = kPointerEntryBytes - kPointerHeaderBytes;
+  } else {
+    m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
+    m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);
+    at = offset + kEntryHeaderBytes;
+    if (kind == kInlineKind) {
+      body = size_t{m.key_bytes} + m.value_bytes;
+    } else if (kind == kCheckedPointerKind) {
+      body = kPointerBytes;
+    } else {
+      return Corrupt("entry kind", offset + 8);
+    }
+  }
+  if (bucket.size() - at < body) return Corrupt("entry past the end", offset);
+  m.next = at + body;
+  if (!fields) return m;
+  m.is_inline = kind == kInlineKind;
+  if (m.is_inline) {
+    m.key = bucket.substr(at, m.key_bytes);
+    m.value = bucket.substr(at + m.key_bytes, m.value_bytes);
+  } else if (kind == kCheckedPointerKind) {
+    m.ref = GetRef(bucket, at);
+    m.checksum = LoadLe<uint64_t>(bucket.data() + at + kRefBytes);
+  } else {
+    m.ref.address = memory::GlobalAddress::FromRaw(LoadLe<uint64_t>(bucket.data() + at));
+    m.ref.incarnation = LoadLe<uint32_t>(bucket.data() + at + 8);
+    m.ref.capacity = ValueObjectCapacity(m.key_bytes, m.value_bytes);
+    if (m.ref.capacity == 0) return Corrupt("pointer to no slot size", offset + 9);
+  }
+  return m;
+}
+
+}  // namespace
+
 absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, size_t from) {
   if (bucket.size() < kBucketHeaderBytes) return Corrupt("short header", 0);
   const size_t count = static_cast<uint8_t>(bucket[0]);
   if (count > kSlotsPerBucket) return Corrupt("entry count", 0);
   size_t offset = kBucketHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
-    // Every kind of entry is at least kEntryHeaderBytes long.
     if (bucket.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
-    RawMatch m;
-    m.offset = offset;
-    const uint64_t entry_hash = LoadLe<uint64_t>(bucket.data() + offset);
-    const uint8_t kind = static_cast<uint8_t>(bucket[offset + 8]);
-    size_t at;    // where the body starts
-    size_t body;  // its bytes
-    if (kind == kPointerKind) {
-      m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 9);
-      m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 11);
-      at = offset + kPointerHeaderBytes;
-      body = kPointerEntryBytes - kPointerHeaderBytes;
-    } else {
-      m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
-      m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);
-      at = offset + kEntryHeaderBytes;
-      if (kind == kInlineKind) {
-        body = size_t{m.key_bytes} + m.value_bytes;
-      } else if (kind == kCheckedPointerKind) {
-        body = kPointerBytes;
-      } else {
-        return Corrupt("entry kind", offset + 8);
-      }
-    }
-    if (bucket.size() - at < body) return Corrupt("entry past the end", offset);
-    m.next = at + body;
-    if (entry_hash == hash && offset >= from) {
-      m.is_inline = kind == kInlineKind;
-      if (m.is_inline) {
-        m.key = bucket.substr(at, m.key_bytes);
-        m.value = bucket.substr(at + m.key_bytes, m.value_bytes);
-      } else if (kind == kCheckedPointerKind) {
-        m.ref = GetRef(bucket, at);
-        m.checksum = LoadLe<uint64_t>(bucket.data() + at + kRefBytes);
-      } else {
-        m.ref.address = memory::GlobalAddress::FromRaw(LoadLe<uint64_t>(bucket.data() + at));
-        m.ref.incarnation = LoadLe<uint32_t>(bucket.data() + at + 8);
-        m.ref.capacity = ValueObjectCapacity(m.key_bytes, m.value_bytes);
-        if (m.ref.capacity == 0) return Corrupt("pointer to no slot size", offset + 9);
-      }
-      return m;
-    }
-    offset = m.next;
+    const bool match = LoadLe<uint64_t>(bucket.data() + offset) == hash && offset >= from;
+    auto m = EntryAt(bucket, offset, /*fields=*/match);
+    if (!m.ok() || match) return m;
+    offset = m->next;
   }
   return RawMatch{};
 }
@@ -161,14 +171,13 @@ absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
   if ((bucket.flags & ~kBucketFrozen) != 0) return Corrupt("flags", 2);
   if (bytes[3] != 0) return Corrupt("reserved field", 3);
   bucket.epoch = LoadLe<uint32_t>(bytes.data() + 4);
+  bucket.entries.reserve(count);
   size_t offset = kBucketHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
-    // FindInBucket with the entry's own hash walks and bounds-checks exactly this entry.
-    if (bytes.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
-    const uint64_t hash = LoadLe<uint64_t>(bytes.data() + offset);
-    auto m = FindInBucket(bytes, hash, offset);
+    // The same walk and bounds checks as FindInBucket's, one entry at a time.
+    auto m = EntryAt(bytes, offset, /*fields=*/true);
     if (!m.ok()) return m.status();
-    if (m->offset != offset) return Corrupt("entry walk", offset);
+    const uint64_t hash = LoadLe<uint64_t>(bytes.data() + offset);
     const bool short_pointer = static_cast<uint8_t>(bytes[offset + 8]) == kPointerKind;
     if (!short_pointer && bytes[offset + 9] != 0) return Corrupt("reserved entry byte", offset + 9);
     Entry e;
