@@ -244,8 +244,8 @@ def goal_check(runs, summary, threads, memory=None):
         for op, limit in (("UPDATE", 50), ("READ", 10)):
             v = p50("fathom-deployed-shm", "b", op)
             if v is not None:
-                line = (f"- Deployed over shm, YCSB-B {op.lower()} p50 ≤ {limit} µs: {v:.1f} µs at {threads} clients, "
-                        f"{verdict(v <= limit)}{queueing if v > limit else ''}")
+                line = (f"- Deployed over shm, YCSB-B {op.lower()} p50 ≤ {limit} µs: {v:.1f} µs at {threads} "
+                        f"clients, {verdict(v <= limit)}{queueing if v > limit else ''}")
                 s = polled_p50(op)
                 if s is not None:
                     line += (f"; service time (one client, node threads polling, below): {s:.1f} µs, "
