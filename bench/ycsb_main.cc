@@ -65,9 +65,13 @@ ABSL_FLAG(int, fathom_backups, 1, "fathom backend: f, backups of every record");
 ABSL_FLAG(int, fathom_threads, 0,
           "fathom backend: node threads per node; 0: 1 for an embedded cluster (three nodes share 2 cores better "
           "than six threads do), and with --zk the members' own (every node of a cluster runs the same number)");
-ABSL_FLAG(absl::Duration, fathom_busy_poll, absl::ZeroDuration(),
-          "fathom backend: how long the driver's node threads poll after their last work before they sleep "
-          "(fathomd --busy_poll for the driver's own node; 0 to 1s)");
+// The clients run on the driver's node threads, so replies usually come within tens of microseconds of
+// the last work: polling that long saves a sleep and a wake-up per reply (docs/benchmarks.md, "The
+// driver's node threads poll 50 us after work").
+ABSL_FLAG(absl::Duration, fathom_busy_poll, absl::Microseconds(50),
+          "fathom backend: how long the driver's node threads (an embedded cluster's, or its own node's with "
+          "--zk) poll after their last work before they sleep, like fathomd --busy_poll; 0 to 1s, 0: sleep at "
+          "once");
 ABSL_FLAG(std::string, fathom_clients, "node",
           "fathom backend: node (clients run on the cluster's node threads, asynchronously, one operation in "
           "flight each) or app (one application thread per client, blocking calls)");
