@@ -73,7 +73,7 @@ grep -q "Deployed over shm, YCSB-B read p50 ≤ 10 µs: 2.5 µs at 8 clients, \*
   || fail "read p50 target"
 grep -q "| fathom-deployed-shm-polled | 1 node thread per process, every one polling 1 ms after its last work | 80,000 | 2.5 / 7.5 | 25.0 / 75.0 | 10.0 |" "$doc" \
   || fail "the service-time row of the polled cluster (the median of its reps)"
-grep -q "| fathom-deployed-shm | tools/cluster.sh defaults: node threads sleep when idle | 500,000 |" "$doc" \
+grep -q "| fathom-deployed-shm | defaults: fathomd sleep when idle, the driver polls 50 µs | 500,000 |" "$doc" \
   || fail "the service-time row of the sleeping cluster (the sweep's one-client run)"
 grep -q "| fathom-deployed-shm-polled | [0-9,]* \[" "$doc" && fail "the polled cluster got a row in the 8-client tables"
 grep -q "Deployed over tcp, YCSB-B ≥ 1.5× Redis: 1.2×, \*\*not met\*\*" "$doc" || fail "deployed tcp target"
