@@ -1,4 +1,5 @@
 // RunTransaction: retry on conflicts, with jittered doubling backoff.
+#include <optional>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -9,13 +10,13 @@ namespace fathom::txn {
 
 absl::Status RunTransaction(TransactionService& service, absl::FunctionRef<absl::Status(Transaction&)> body,
                             const RetryOptions& options) {
-  std::mt19937_64 random(options.seed);
+  std::optional<std::mt19937_64> random;  // seeded at the first retry: most transactions never retry
   absl::Duration backoff = options.initial_backoff;
   absl::Status last = absl::AbortedError("no attempt made");
   for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
     if (attempt > 0) {
-      const absl::Duration wait =
-          backoff * std::uniform_real_distribution<double>(0.5, 1.5)(random);
+      if (!random.has_value()) random.emplace(options.seed);
+      const absl::Duration wait = backoff * std::uniform_real_distribution<double>(0.5, 1.5)(*random);
       if (options.sleep) {
         options.sleep(wait);
       } else {
