@@ -6,22 +6,45 @@
 
 namespace fathom::kv {
 
+namespace {
+
+// One attempt's arguments, held once for its callbacks: capturing each by value copied the key, the value
+// and `done` into every callback, a heap allocation each for a YCSB key.
+struct Attempt {
+  std::shared_ptr<TableHandle> handle;
+  txn::TxnThread& thread;
+  std::shared_ptr<txn::TxState> tx;
+  OpKind kind;
+  std::string key;
+  std::string value;
+  std::function<void(absl::StatusOr<std::string>)> done;
+  MovedWait wait;
+  std::shared_ptr<const TableState> table;
+};
+
+}  // namespace
+
 void RunInTransaction(std::shared_ptr<TableHandle> handle, txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx,
                       OpKind kind, std::string key, std::string value,
                       std::function<void(absl::StatusOr<std::string>)> done, MovedWait wait) {
   std::shared_ptr<const TableState> table = handle->current();
-  auto run = [handle, &thread, tx, kind, key, value, done, table, wait] {
-    RunOperation(table, AsyncOps(thread, tx), kind, key, value,
-                 [handle, &thread, tx, kind, key, value, done, table, wait](absl::StatusOr<std::string> r) {
-                   if (!IsTableMoved(r.status())) return done(std::move(r));
+  auto at = std::make_shared<Attempt>(Attempt{std::move(handle), thread, std::move(tx), kind, std::move(key),
+                                              std::move(value), std::move(done), wait, std::move(table)});
+  auto run = [at] {
+    // The key and value are copied: a table move runs the operation again with them.
+    RunOperation(at->table, AsyncOps(at->thread, at->tx), at->kind, at->key, at->value,
+                 [at](absl::StatusOr<std::string> r) {
+                   if (!IsTableMoved(r.status())) return at->done(std::move(r));
                    OnTableMoved(
-                       thread, handle, table->epoch(), r.status(), wait,
-                       [=, &thread](MovedWait w) { RunInTransaction(handle, thread, tx, kind, key, value, done, w); },
-                       [done](absl::Status s) { done(s); });
+                       at->thread, at->handle, at->table->epoch(), r.status(), at->wait,
+                       [at](MovedWait w) {
+                         RunInTransaction(at->handle, at->thread, at->tx, at->kind, at->key, at->value, at->done, w);
+                       },
+                       [at](absl::Status s) { at->done(s); });
                  });
   };
   // Over tcp: the key's bucket and value object in one round trip, into the read set (fetch_at_owner.h).
-  FetchAtOwner(thread, tx, *table, key, std::move(run));
+  FetchAtOwner(at->thread, at->tx, *at->table, at->key, std::move(run));
 }
 
 void Table::GetAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string_view key,
