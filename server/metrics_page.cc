@@ -41,6 +41,8 @@ constexpr Named kNamed[] = {
      "Messages answering those batches that rode in a batch of this node's own to the same peer."},
     {"memory.region_bytes", "fathom_memory_region_bytes", false, "Memory this node holds as regions it serves."},
     {"memory.carved_bytes", "fathom_memory_carved_bytes", false, "Region memory carved into object slabs."},
+    {"memory.huge_page_bytes", "fathom_memory_huge_page_bytes", false,
+     "Bytes of this node's own regions on huge pages (the host's vm.nr_hugepages)."},
     {"memory.region_copy_bytes", "fathom_memory_backup_bytes", false,
      "Memory this node holds as backup copies of other nodes' regions."},
     {"memory.slot_bytes_allocated", "fathom_memory_allocated_bytes_total", true, "Bytes of object slots allocated."},

@@ -236,6 +236,10 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
   if (!node.ok()) return Annotate(node.status(), "cannot start");
   node_ = std::move(*node);
   Log(absl::StrCat("control service on ", node_->control_address(), ", incarnation ", node_->incarnation()));
+  if (!o.client_only) {
+    Log(absl::StrCat(node_->huge_page_bytes() >> 20, " MiB of its regions on huge pages",
+                     node_->huge_page_bytes() == 0 ? " (the host has none free: sysctl vm.nr_hugepages)" : ""));
+  }
   me_ = coordinator::MemberInfoFor(*node_, o.client_only ? 0 : o.node.memory_bytes, o.fabric_kind);
   me_.set_client_only(o.client_only);
   if (o.client_only) me_.clear_regions();  // it holds no data: nothing of its memory is placed

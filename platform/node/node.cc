@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "platform/base/mutex.h"
 #include "platform/base/log.h"
+#include "platform/memory/page_size.h"
 #include "platform/msg/ring_location.h"
 #include "platform/msg/shared_load.h"
 #include "platform/node/control/control_client.h"
@@ -111,6 +112,7 @@ absl::Status Node::Init() {
     if (absl::Status s = region_table_.Add(region->info()); !s.ok()) return s;
   }
   slab_source_ = std::make_unique<memory::SlabSource>(data, kSlabBytes);
+  CountHugePages();
   region_directory_.Set(memory::RegionMap::ByOwner(0, {options_.node_id}, 0));
 
   for (int t = 0; t < options_.worker_threads; ++t) {
@@ -351,6 +353,24 @@ absl::Status Node::Connect(const control::NodeInfo& peer) {
   connected_[id] = peer.incarnation();
   peer_rings_[id] = std::move(rings_for_us);
   return absl::OkStatus();
+}
+
+void Node::CountHugePages() {
+  // The simulated fabric's regions are heap memory; only UCX allocates them (and may take huge pages).
+  if (KindOf(*fabric_) == fabric::FabricKind::kSim) return;
+  std::vector<const void*> starts = {ring_region_->data()};
+  std::vector<uint64_t> sizes = {ring_region_->size()};
+  for (const auto& region : data_regions_) {
+    starts.push_back(region->data());
+    sizes.push_back(region->size());
+  }
+  // Informational: a process whose smaps cannot be read (or a fabric whose regions are not mappings the
+  // kernel lists) counts none.
+  auto pages = memory::KernelPageBytes(starts);
+  if (!pages.ok()) return;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if ((*pages)[i] > 4096) huge_page_bytes_ += sizes[i];
+  }
 }
 
 uint64_t Node::Generation(uint32_t peer) const {

@@ -74,6 +74,9 @@ class Node final : public control::ControlHandler {
   uint32_t id() const { return options_.node_id; }
   fabric::FabricKind fabric_kind() const;
   uint64_t incarnation() const { return incarnation_; }
+  // Bytes of this node's own regions (rings and data) on huge pages: UCX gets them when the host reserved
+  // some (vm.nr_hugepages), else every region is on 4 KiB pages. Counted once, at start.
+  uint64_t huge_page_bytes() const { return huge_page_bytes_; }
   int threads() const { return static_cast<int>(threads_.size()); }
   // "host:port" the control server listens on (the port resolved when 0 was asked for).
   std::string control_address() const;
@@ -199,6 +202,8 @@ class Node final : public control::ControlHandler {
   absl::Status Connect(const control::NodeInfo& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   absl::Status DisconnectLocked(uint32_t peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
   uint64_t Generation(uint32_t peer) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(join_mu_);
+  // Sets huge_page_bytes_ from the kernel's page sizes of the regions Init allocated.
+  void CountHugePages();
   bool IsLocal(const object::ObjectRef& ref) const { return memory::OwnerOfRegion(ref.address.region) == options_.node_id; }
 
   NodeOptions options_;
@@ -207,6 +212,7 @@ class Node final : public control::ControlHandler {
   const absl::Time start_time_;
   RingPlan ring_plan_;
   std::unique_ptr<memory::LocalRegion> ring_region_;
+  uint64_t huge_page_bytes_ = 0;  // CountHugePages
   std::vector<std::unique_ptr<memory::LocalRegion>> data_regions_;
   absl::Mutex copies_mu_;  // a leaf lock
   std::vector<std::unique_ptr<memory::LocalRegion>> region_copies_ ABSL_GUARDED_BY(copies_mu_);

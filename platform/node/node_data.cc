@@ -232,6 +232,7 @@ control::StatsResponse Node::OnStats() {
     (*response.mutable_counters())["memory.region_bytes"] = slab_source_->region_bytes();
     (*response.mutable_counters())["memory.carved_bytes"] = slab_source_->carved_bytes();
   }
+  (*response.mutable_counters())["memory.huge_page_bytes"] = huge_page_bytes_;
   {
     MutexLock lock(&copies_mu_);
     uint64_t copies = 0;
