@@ -96,6 +96,9 @@ ABSL_FLAG(std::string, fathom_listen, "127.0.0.1:0",
 ABSL_FLAG(std::string, fathom_table, "usertable",
           "fathom backend with --zk: the table (created through the cluster, sized for the records, if missing)");
 ABSL_FLAG(std::string, server, "", "host:port of a running server; empty: start one on a free loopback port");
+ABSL_FLAG(bool, memcached_large_pages, false,
+          "memcached started by the driver gets -L (its item memory on huge pages where the host has them), as "
+          "tools/compare_ycsb.sh gives it when Fathom's servers run on huge pages");
 ABSL_FLAG(std::string, server_pids, "",
           "comma-separated process ids whose CPU time the report counts as the servers' (a running cluster's "
           "fathomd processes, a --server on this machine); a server the driver starts itself is counted anyway");
@@ -314,7 +317,10 @@ absl::Status Main(int argc, char** argv) {
       ASSIGN_OR_RETURN(std::tie(host, port), ParseHostPort(server));
     } else {
       ASSIGN_OR_RETURN(server_process,
-                       backend == "redis" ? ServerProcess::StartRedis() : ServerProcess::StartMemcached());
+                       backend == "redis"
+                           ? ServerProcess::StartRedis()
+                           : ServerProcess::StartMemcached("/usr/bin/memcached",
+                                                           absl::GetFlag(FLAGS_memcached_large_pages)));
       port = server_process->port();
       std::fprintf(stderr, "started %s on 127.0.0.1:%d (pid %d)\n", backend.c_str(), port, server_process->pid());
     }

@@ -26,7 +26,8 @@ struct Server {
 Server StartServer(const std::string& kind) {
   Server server;
   absl::StatusOr<std::unique_ptr<ServerProcess>> process =
-      kind == "redis" ? ServerProcess::StartRedis() : ServerProcess::StartMemcached();
+      kind == "redis" ? ServerProcess::StartRedis()
+                      : ServerProcess::StartMemcached("/usr/bin/memcached", kind == "memcached_large_pages");
   EXPECT_TRUE(process.ok()) << process.status();
   if (!process.ok()) return server;
   server.process = std::move(process).value();
@@ -114,7 +115,8 @@ TEST_P(ServerBackendTest, DeadServerGivesErrorsNotCrashes) {
   EXPECT_FALSE(fresh->Init().ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ServerBackendTest, ::testing::Values("redis", "memcached"),
+INSTANTIATE_TEST_SUITE_P(Backends, ServerBackendTest,
+                         ::testing::Values("redis", "memcached", "memcached_large_pages"),
                          [](const auto& info) { return info.param; });
 
 TEST(RedisBackendTest, ScanWalksTheHashCodeIndex) {

@@ -82,12 +82,14 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartRedis(const s
                 "--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"});
 }
 
-absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartMemcached(const std::string& binary) {
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::StartMemcached(const std::string& binary,
+                                                                             bool large_pages) {
   // 4 GiB of item memory (taken as it is used): a million 1 KB YCSB records need ~1.2 GiB, and an evicted
   // record would read as NOT_FOUND, not as a slower cache.
   std::vector<std::string> argv = {binary, "-l", "127.0.0.1", "-p", "{port}", "-U", "0", "-t", "1", "-m", "4096"};
   // memcached refuses to run as root unless told which user to be.
   if (geteuid() == 0) argv.insert(argv.end(), {"-u", "root"});
+  if (large_pages) argv.push_back("-L");
   return Start(argv);
 }
 

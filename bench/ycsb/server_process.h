@@ -23,9 +23,10 @@ class ServerProcess {
   // redis-server with persistence off (--save "" --appendonly no), bound to 127.0.0.1.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> StartRedis(
       const std::string& binary = "/usr/bin/redis-server");
-  // memcached with one worker thread (-t 1, as ENVIRONMENT.md's baseline), 1 GiB of memory, UDP off.
+  // memcached with one worker thread (-t 1, as ENVIRONMENT.md's baseline), 4 GiB of memory, UDP off;
+  // `large_pages` adds -L (its item memory on huge pages where the host has them).
   static absl::StatusOr<std::unique_ptr<ServerProcess>> StartMemcached(
-      const std::string& binary = "/usr/bin/memcached");
+      const std::string& binary = "/usr/bin/memcached", bool large_pages = false);
 
   // Starts `argv` with "{port}" in any argument replaced by a free port; retries with a new port if the
   // child dies before it listens (another process may take a port between our probe and its bind).
