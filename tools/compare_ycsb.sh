@@ -23,14 +23,17 @@
 #          --sweep "1 4 16 64" (client counts for the throughput plot, workload B) --reps N (3; the tables
 #          quote the median run) --scale "10000 100000 1000000" (record counts for the scale table and plot,
 #          workloads B and C, one run each; "" skips them) --systems "..." (all six) --out DIR (raw JSON
-#          reports) --doc FILE (docs/benchmarks.md) --img DIR
+#          reports) --doc FILE (docs/benchmarks.md) --img DIR --hugepages N (2 MiB pages the host reserves for
+#          the run, vm.nr_hugepages, put back afterwards: fathomd's regions take them, as a deployment
+#          should (docs/benchmarks.md, "Huge pages"), and memcached gets -L; default 3072 when run as root
+#          and the host has fewer, else none; 0: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 records=100000 ops=200000 threads=16 sweep="1 2 4 8 16 32 64" reps=3 scale="10000 100000 1000000"
 default_systems="fathom-deployed-shm fathom-deployed-tcp fathom-embedded-shm fathom-embedded-tcp memcached redis"
 systems="$default_systems"
-out="" doc="docs/benchmarks.md" img="docs/img" quick=0
+out="" doc="docs/benchmarks.md" img="docs/img" quick=0 hugepages=auto
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --records) records="$2"; shift 2 ;;
@@ -43,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --out) out="$2"; shift 2 ;;
     --doc) doc="$2"; shift 2 ;;
     --img) img="$2"; shift 2 ;;
+    --hugepages) hugepages="$2"; shift 2 ;;
     --quick) quick=1; shift ;;
     *) echo "compare_ycsb: unknown option $1 (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -57,6 +61,34 @@ done
 [[ -n "$out" ]] || out="$(mktemp -d /tmp/compare_ycsb.XXXXXX)"
 mkdir -p "$out" "$img"
 
+# Huge pages: UCX allocates fathomd's regions (and an embedded cluster's) as SysV shared memory and
+# takes huge pages for them when the host has some free; the driver then maps the servers' memory with
+# 512 times fewer page faults. Reserved for the run and put back after it.
+hugepages_before=""
+restore_hugepages() {
+  [[ -n "$hugepages_before" ]] && echo "$hugepages_before" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+}
+trap restore_hugepages EXIT
+if [[ "$hugepages" == auto ]]; then
+  hugepages=0
+  [[ $(id -u) -eq 0 && $quick -eq 0 ]] && hugepages=3072
+fi
+[[ "$hugepages" =~ ^[0-9]+$ ]] || { echo "compare_ycsb: --hugepages wants a number of 2 MiB pages" >&2; exit 2; }
+memcached_flags=()
+if [[ "$hugepages" -gt 0 ]]; then
+  current=$(cat /proc/sys/vm/nr_hugepages)
+  if [[ "$current" -lt "$hugepages" ]]; then
+    echo "$hugepages" >/proc/sys/vm/nr_hugepages 2>/dev/null \
+      || { echo "compare_ycsb: cannot reserve $hugepages huge pages (root only; --hugepages 0 runs without)" >&2; exit 2; }
+    hugepages_before="$current"
+  fi
+fi
+# memcached gets its large-pages option whenever fathomd can have huge pages.
+if [[ $(awk '/^HugePages_Total/ {print $2}' /proc/meminfo) -gt 0 ]]; then
+  echo "compare_ycsb: $(awk '/^HugePages_Total/ {print $2}' /proc/meminfo) huge pages of 2 MiB reserved" >&2
+  memcached_flags=(--memcached_large_pages)
+fi
+
 tools/bootstrap.sh
 bazel build -c opt //bench:ycsb //server:fathomd //tools/fathomctl:fathomctl
 bin="$(bazel info -c opt bazel-bin 2>/dev/null)/bench/ycsb"
@@ -69,8 +101,8 @@ stop_cluster() {
   rm -rf "$cluster"
   cluster=""
 }
-trap stop_cluster EXIT
-trap 'stop_cluster; exit 130' INT TERM
+trap 'stop_cluster; restore_hugepages' EXIT
+trap 'stop_cluster; restore_hugepages; exit 130' INT TERM
 
 # run <system> <workload> <threads> <rep> [<records>]: one driver run (load + run) into
 # $out/<system>_<workload>_<threads>_<rep>.json, or with <records> (a scale run) into
@@ -103,6 +135,7 @@ run() {
       args=(--backend=fathom --fathom_fabric="$fabric" --zk="$(cat "$cluster/zk")" --cluster=local
             --token_file="$cluster/token" --server_pids="$(cat "$cluster"/node-*.pid | paste -sd,)")
       [[ "$system" == *-polled ]] && args+=(--fathom_busy_poll=1ms) ;;
+    memcached) args=(--backend=memcached ${memcached_flags[@]+"${memcached_flags[@]}"}) ;;
     *) args=(--backend="$system") ;;
   esac
   "$bin" "${args[@]}" --workload="$workload" --threads="$n" --seed=$((rep * 1000 + n)) --status_interval_s=60 \
@@ -143,6 +176,7 @@ done
 
 command="tools/compare_ycsb.sh --records $records --ops $ops --threads $threads --sweep \"$sweep\" --reps $reps --scale \"$scale\""
 [[ "$systems" == "$default_systems" ]] || command+=" --systems \"$systems\""
+[[ $quick -eq 0 ]] && command+=" --hugepages $hugepages"
 [[ $quick -eq 1 ]] && command="tools/compare_ycsb.sh --quick"
 python3 tools/ycsb_report.py --runs "$out" --doc "$doc" --img "$img" --threads "$threads" --command "$command"
 echo "compare_ycsb: raw reports in $out; tables in $doc; plots in $img" >&2

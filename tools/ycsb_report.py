@@ -409,7 +409,17 @@ def machine():
             return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
         except (OSError, IndexError):
             return "?"
-    return (f"{os.cpu_count()} cores ({cpu}), {mem}, Linux {platform.release()}; "
+    huge = "no huge pages reserved"
+    try:
+        with open("/proc/meminfo") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        total = int(fields["HugePages_Total"].split()[0])
+        if total > 0:
+            huge = (f"{total} huge pages of {int(fields['Hugepagesize'].split()[0]) // 1024} MiB reserved "
+                    "(fathomd's regions on them, memcached -L)")
+    except (OSError, KeyError, ValueError, IndexError):
+        pass
+    return (f"{os.cpu_count()} cores ({cpu}), {mem}, Linux {platform.release()}, {huge}; "
             f"{version(['redis-server', '--version'])}; {version(['memcached', '-V'])}")
 
 
