@@ -515,12 +515,15 @@ EOF
     echo "node $id: $(grep "^READY" "$dir/node-$id.out")"
   done
 
-  local metrics
+  local metrics huge
   metrics="$(grep -o "metrics=[^ ]*" "$dir/node-1.out" | tail -n 1)"
+  # Whether the host's reserved huge pages took the regions (README, "Running nodes"): say it for node 1.
+  huge="$(grep -ho "[0-9]* MiB of its regions on huge pages.*" "$dir/node-1.log" | tail -n 1 || true)"
   cat <<EOF
 
 cluster '$cluster' is up: $nodes node(s), transports $transports, $backups backup(s) per region, ZooKeeper $zk$([[ $tls -eq 1 ]] && echo ", control services over TLS (CA $dir/tls/ca.crt)")
 run directory: $dir
+$([[ -n "$huge" ]] && echo "node 1: $huge")
 $([[ $netns -eq 1 ]] && echo "each node in its own network namespace; for clients here: export $(cat "$dir/env")")
 
   $dir/bin/fathomctl status --cluster_file=$dir/cluster
