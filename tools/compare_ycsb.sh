@@ -25,8 +25,8 @@
 #          workloads B and C, one run each; "" skips them) --systems "..." (all six) --out DIR (raw JSON
 #          reports) --doc FILE (docs/benchmarks.md) --img DIR --hugepages N (2 MiB pages the host reserves for
 #          the run, vm.nr_hugepages, put back afterwards: fathomd's regions take them, as a deployment
-#          should (docs/benchmarks.md, "Huge pages"), and memcached gets -L; default 3072 when run as root
-#          and the host has fewer, else none; 0: none)
+#          should (docs/benchmarks.md, "Huge pages"), and memcached gets -L; default, when run as root,
+#          3072 or a third of the host's memory if less, else none; 0: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,8 +70,10 @@ restore_hugepages() {
 }
 trap restore_hugepages EXIT
 if [[ "$hugepages" == auto ]]; then
+  # 6 GiB (the 100K-record runs take ~2 GiB of regions), at most a third of the host's memory.
   hugepages=0
-  [[ $(id -u) -eq 0 && $quick -eq 0 ]] && hugepages=3072
+  third=$(( $(awk '/^MemTotal/ {print $2}' /proc/meminfo) / 3 / 2048 ))
+  [[ $(id -u) -eq 0 && $quick -eq 0 ]] && hugepages=$(( third < 3072 ? third : 3072 ))
 fi
 [[ "$hugepages" =~ ^[0-9]+$ ]] || { echo "compare_ycsb: --hugepages wants a number of 2 MiB pages" >&2; exit 2; }
 memcached_flags=()
