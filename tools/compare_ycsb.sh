@@ -86,8 +86,9 @@ if [[ "$hugepages" -gt 0 ]]; then
   fi
 fi
 # memcached gets its large-pages option whenever fathomd can have huge pages.
-if [[ $(awk '/^HugePages_Total/ {print $2}' /proc/meminfo) -gt 0 ]]; then
-  echo "compare_ycsb: $(awk '/^HugePages_Total/ {print $2}' /proc/meminfo) huge pages of 2 MiB reserved" >&2
+reserved=$(awk '/^HugePages_Total/ {print $2}' /proc/meminfo)
+if [[ "$reserved" -gt 0 ]]; then
+  echo "compare_ycsb: $reserved huge pages of 2 MiB reserved" >&2
   memcached_flags=(--memcached_large_pages)
 fi
 

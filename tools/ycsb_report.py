@@ -398,27 +398,22 @@ def machine():
                     break
     except OSError:
         pass
-    mem = ""
+    mem, huge = "", "no huge pages reserved"
     try:
         with open("/proc/meminfo") as f:
-            mem = f"{int(f.readline().split()[1]) / 1024 / 1024:.0f} GiB"
-    except (OSError, ValueError, IndexError):
+            fields = {k: v.split() for k, v in (line.split(":", 1) for line in f if ":" in line)}
+        mem = f"{int(fields['MemTotal'][0]) / 1024 / 1024:.0f} GiB"
+        total = int(fields["HugePages_Total"][0])
+        if total > 0:
+            huge = (f"{total} huge pages of {int(fields['Hugepagesize'][0]) // 1024} MiB reserved "
+                    "(fathomd's regions on them, memcached -L)")
+    except (OSError, KeyError, ValueError, IndexError):
         pass
     def version(cmd):
         try:
             return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
         except (OSError, IndexError):
             return "?"
-    huge = "no huge pages reserved"
-    try:
-        with open("/proc/meminfo") as f:
-            fields = dict(line.split(":", 1) for line in f if ":" in line)
-        total = int(fields["HugePages_Total"].split()[0])
-        if total > 0:
-            huge = (f"{total} huge pages of {int(fields['Hugepagesize'].split()[0]) // 1024} MiB reserved "
-                    "(fathomd's regions on them, memcached -L)")
-    except (OSError, KeyError, ValueError, IndexError):
-        pass
     return (f"{os.cpu_count()} cores ({cpu}), {mem}, Linux {platform.release()}, {huge}; "
             f"{version(['redis-server', '--version'])}; {version(['memcached', '-V'])}")
 

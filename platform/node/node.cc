@@ -364,8 +364,7 @@ void Node::CountHugePages() {
     starts.push_back(region->data());
     sizes.push_back(region->size());
   }
-  // Informational: a process whose smaps cannot be read (or a fabric whose regions are not mappings the
-  // kernel lists) counts none.
+  // Informational: if /proc/self/smaps cannot be read, none are counted.
   auto pages = memory::KernelPageBytes(starts);
   if (!pages.ok()) return;
   for (size_t i = 0; i < sizes.size(); ++i) {
