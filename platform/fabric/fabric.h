@@ -127,6 +127,9 @@ class Endpoint {
   // copy into shared memory), no doorbell is rung, and the peer finds the bytes when it next wakes for
   // something else or its sleep ends. Where writes are events anyway (tcp, verbs), the same as Flush.
   virtual absl::Status FlushQuietly() { return Flush(); }
+  // Wakes the peer for writes a FlushQuietly left unannounced: rings the doorbell it skipped, if any
+  // (nothing where writes are events anyway). For writes the peer's CPU is wanted for soon, not now.
+  virtual void Wake() {}
 
   // Whether a read of `region` is served by the peer's CPU (a request its worker answers when it makes
   // progress, as over tcp) rather than by a mapping or the NIC. Then one request to the peer's node thread

@@ -235,6 +235,14 @@ void Messenger::FlushPeer(Peer& peer) {
   if (!s.ok() && !absl::IsResourceExhausted(s)) FailPeer(peer, s);
 }
 
+void Messenger::WakeOwedPeers() {
+  for (auto& [id, peer] : peers_) {
+    if (!peer->health.ok()) continue;
+    peer->sender->WakeIfOwed();
+    peer->wake_owed_since = absl::InfiniteFuture();
+  }
+}
+
 absl::Status Messenger::Flush() {
   absl::Status first;
   for (auto& [id, peer] : peers_) {
@@ -262,6 +270,7 @@ size_t Messenger::Poll() {
     }
   }
   ExpireCalls();
+  absl::Time now = absl::InfinitePast();  // read once, and only when a doorbell is owed
   for (auto& [id, peer] : peers_) {
     if (!peer->health.ok()) continue;
     if (!peer->sender->health().ok()) {
@@ -270,6 +279,17 @@ size_t Messenger::Poll() {
     }
     DrainDeferred(*peer);
     FlushPeer(*peer);
+    if (!peer->sender->wake_owed()) {
+      peer->wake_owed_since = absl::InfiniteFuture();
+      continue;
+    }
+    if (now == absl::InfinitePast()) now = options_.clock->Now();
+    if (peer->wake_owed_since == absl::InfiniteFuture()) {
+      peer->wake_owed_since = now;
+    } else if (now - peer->wake_owed_since >= options_.owed_wake_delay) {
+      peer->sender->WakeIfOwed();
+      peer->wake_owed_since = absl::InfiniteFuture();
+    }
   }
   if (written_waiters_ > 0) {
     for (auto& [id, peer] : peers_) {

@@ -76,9 +76,12 @@ struct SendOptions {
   // "written" yet never read. Credits are written back lazily, so the peer may have handled the message
   // after all: whoever sets this sends again something that is harmless twice.
   absl::AnyInvocable<void(absl::Status)> on_lost;
-  // False: nothing waits on the peer's CPU for this message (a record it applies later), so it need not
-  // wake the peer (RingSender: no doorbell over shared memory unless its ring is half full).
-  bool wake = true;
+  // Whether the message wakes the peer (RingSender's Wake): kWhenAwake when nothing waits on the peer's
+  // CPU for it (a record it applies later: no doorbell over shared memory unless its ring is half full);
+  // kSoon when its handling is wanted soon but nobody waits on it now (a COMMIT-PRIMARY): its doorbell
+  // is owed, and rung by Poll once it has been owed for MessengerOptions::owed_wake_delay, by
+  // WakeOwedPeers, or with the next message that wakes the peer anyway.
+  Wake wake = Wake::kNow;
 };
 
 struct MessengerOptions {
@@ -88,6 +91,9 @@ struct MessengerOptions {
   RingReceiverOptions receiver;  // its clock is replaced by `clock`
   // Records one Poll takes from one ring before it moves on to the next.
   size_t max_records_per_ring = 64;
+  // How long a doorbell owed for kSoon messages may wait for a message that wakes the peer anyway before
+  // a Poll rings it on its own (counted from the first Poll that finds it owed).
+  absl::Duration owed_wake_delay = absl::Microseconds(100);
   // Calls pending at once; Call returns ResourceExhausted beyond it.
   size_t max_pending_calls = 1 << 16;
   // How long a removed peer's rings are kept (longer than any fabric operation can stay in flight).
@@ -158,6 +164,9 @@ class Messenger {
   // Drains the receive rings (running handlers and reply callbacks), writes heads back, fails overdue calls,
   // sends waiting replies and flushes. Returns how many messages it took from the rings.
   size_t Poll();
+  // Rings every doorbell owed for kSoon messages now: for a thread about to sleep, which would otherwise
+  // keep them owed until it wakes.
+  void WakeOwedPeers();
   // Routes a completion of this thread's worker; false if it is not the msg layer's (context.h).
   bool OnCompletion(const fabric::Completion& completion);
 
@@ -229,6 +238,9 @@ class Messenger {
       absl::AnyInvocable<void(absl::Status)> lost;
     };
     std::deque<LostWaiter> lost_waiters;
+    // Since when (the first Poll that saw it) a doorbell for kSoon messages has been owed; InfiniteFuture
+    // when none is.
+    absl::Time wake_owed_since = absl::InfiniteFuture();
   };
   struct Receiver {
     NodeId peer = 0;

@@ -100,7 +100,7 @@ bool RingSender::HasRoom(size_t payload_length) {
 }
 
 absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_view body, uint64_t* set_aside,
-                              bool wake) {
+                              Wake wake) {
   if (!health_.ok()) return health_;
   if (type == kPaddingType) return absl::InvalidArgumentError("message type 0 is reserved for ring padding");
   const size_t length = head.size() + body.size();
@@ -140,7 +140,8 @@ absl::Status RingSender::Send(uint16_t type, std::string_view head, std::string_
   }
   EncodeMessage(Staging(tail_), session_, next_seq_++, tail_, type, head, body);
   tail_ += span;
-  wake_due_ = wake_due_ || wake;
+  wake_due_ = wake_due_ || wake == Wake::kNow;
+  soon_due_ = soon_due_ || wake == Wake::kSoon;
   ++stats_.messages;
   stats_.bytes += length;
   return absl::OkStatus();
@@ -190,10 +191,27 @@ absl::Status RingSender::Flush() {
       MarkBad(s);
       return s;
     }
-    if (!wake) ++stats_.quiet_flushes;
-    if (left.ok()) wake_due_ = false;  // bytes left queued keep it for the flush that posts them
+    if (wake) {
+      wake_owed_ = false;  // rung with these writes
+    } else {
+      ++stats_.quiet_flushes;
+      if (soon_due_ && !wake_owed_) ++stats_.owed_wakes;
+      wake_owed_ = wake_owed_ || soon_due_;
+    }
+    if (left.ok()) {  // bytes left queued keep theirs for the flush that posts them
+      wake_due_ = false;
+      soon_due_ = false;
+    }
   }
   return left;
+}
+
+bool RingSender::WakeIfOwed() {
+  if (!wake_owed_ || !health_.ok()) return false;
+  wake_owed_ = false;
+  ++stats_.owed_wakes_rung;
+  endpoint_.Wake();
+  return true;
 }
 
 void RingSender::OnCompletion(const fabric::Completion& completion) {

@@ -14,10 +14,14 @@
 // overwritten. The caller then flushes, polls and retries (RPC callers see the same ResourceExhausted).
 // Staging bytes are reused only once their write has completed and the receiver has consumed them.
 //
-// Waking: a message sent with `wake` false is one the receiver's CPU is not waited on for (a replica's
-// record it applies later). A Flush of only such messages uses Endpoint::FlushQuietly (no doorbell over
-// shared memory): the receiver reads them when it next wakes. Once more than half the ring is unconsumed,
-// every Flush wakes it, so quiet messages never fill the ring.
+// Waking (Wake): most messages wake the receiver. One its CPU is not waited on for (a replica's record it
+// applies later) is sent kWhenAwake, and a Flush of only such messages uses Endpoint::FlushQuietly (no
+// doorbell over shared memory): the receiver reads them when it next wakes. One whose handling is wanted
+// soon but waited on by nobody now (a COMMIT-PRIMARY: the primary's locks wait for it, the coordinator
+// does not) is sent kSoon: flushed quietly too, its doorbell owed (wake_owed()) until a later Flush
+// wakes the receiver anyway or the owner calls WakeIfOwed (Messenger: after a delay, or before its thread
+// sleeps). Once more than half the ring is unconsumed, every Flush wakes it, so quiet messages never fill
+// the ring.
 //
 // Failures: a write the fabric drops (Unavailable on a still healthy endpoint) is posted again; any other
 // failed write, a failed endpoint or a corrupt credit record marks the sender bad (health()) and every
@@ -40,6 +44,9 @@
 #include "platform/msg/ring_location.h"
 
 namespace fathom::msg {
+
+// Whether a message needs the receiver's CPU now, soon, or only when it next wakes (see above).
+enum class Wake : uint8_t { kNow, kSoon, kWhenAwake };
 
 struct RingSenderOptions {
   // Ring writes posted and not completed yet (a power of two); Flush leaves bytes queued beyond it.
@@ -64,7 +71,7 @@ class RingSender {
   // ReservationFor(payload length) bytes move from *set_aside to the message (FailedPrecondition if
   // *set_aside holds less).
   absl::Status Send(uint16_t type, std::string_view head, std::string_view body = {},
-                    uint64_t* set_aside = nullptr, bool wake = true);
+                    uint64_t* set_aside = nullptr, Wake wake = Wake::kNow);
   // The room a message of `payload_length` bytes can take, ring padding before it included (an upper bound).
   static uint64_t ReservationFor(size_t payload_length);
   // Sets `bytes` of room aside for later Sends that name it, so a protocol can make sure, before it starts,
@@ -80,6 +87,10 @@ class RingSender {
   // the endpoint, quietly if no queued message wakes the receiver and the ring is at most half full.
   // ResourceExhausted if writes in flight (or the worker) left some bytes queued.
   absl::Status Flush();
+  // Whether a flush left a kSoon message's doorbell unrung (no flush since woke the receiver).
+  bool wake_owed() const { return wake_owed_; }
+  // Rings the doorbell owed (Endpoint::Wake), if any; returns whether one was.
+  bool WakeIfOwed();
   // A completion whose context carries this sender's owner.
   void OnCompletion(const fabric::Completion& completion);
 
@@ -109,6 +120,8 @@ class RingSender {
     uint64_t retried_writes = 0;  // dropped writes posted again
     uint64_t full = 0;            // Sends refused for lack of room
     uint64_t quiet_flushes = 0;   // flushes that did not wake the receiver
+    uint64_t owed_wakes = 0;      // quiet flushes of kSoon messages (their doorbell owed)
+    uint64_t owed_wakes_rung = 0;  // of those, rung by WakeIfOwed (the rest went with a waking flush)
     uint64_t bad_credits = 0;     // credit records rejected (RejectReason::kBadCredit)
   };
   const Stats& stats() const { return stats_; }
@@ -152,6 +165,8 @@ class RingSender {
   // padding header, if any); the rest, up to the lap boundary gap_end_, is not.
   bool has_gap_ = false;
   bool wake_due_ = false;  // a queued message, not yet flushed, wakes the receiver
+  bool soon_due_ = false;  // a queued kSoon message, not yet flushed
+  bool wake_owed_ = false;  // a flushed kSoon message's doorbell, not rung yet
   uint64_t gap_write_end_ = 0;
   uint64_t gap_end_ = 0;
   // Writes [first_write_, next_write_) by serial, in slots_[serial % size].

@@ -198,27 +198,65 @@ TEST(RingTest, OnlyMessagesThatWakeOrAFillingRingWakeTheReceiver) {
   SCOPED_TRACE(SeedTrace(seed));
   SimRingPair pair(TornOptions(seed));
   ASSERT_OK(pair.Start(4096));
-  ASSERT_OK(pair.sender->Send(7, Pattern(0, 50), {}, nullptr, /*wake=*/false));
+  ASSERT_OK(pair.sender->Send(7, Pattern(0, 50), {}, nullptr, Wake::kWhenAwake));
   ASSERT_OK(pair.sender->Flush());
   EXPECT_EQ(pair.a_to_b->quiet_flushes(), 1u);
   EXPECT_EQ(pair.a_to_b->flushes(), 0u);
-  ASSERT_OK(pair.sender->Send(7, Pattern(1, 50), {}, nullptr, /*wake=*/false));
+  ASSERT_OK(pair.sender->Send(7, Pattern(1, 50), {}, nullptr, Wake::kWhenAwake));
   ASSERT_OK(pair.sender->Send(7, Pattern(2, 50)));  // wakes: the batch does
   ASSERT_OK(pair.sender->Flush());
   EXPECT_EQ(pair.a_to_b->flushes(), 1u);
-  ASSERT_OK(pair.sender->Send(7, Pattern(3, 50), {}, nullptr, /*wake=*/false));
+  ASSERT_OK(pair.sender->Send(7, Pattern(3, 50), {}, nullptr, Wake::kWhenAwake));
   ASSERT_OK(pair.sender->Flush());
   EXPECT_EQ(pair.a_to_b->quiet_flushes(), 2u) << "the waking message went with the last flush";
   ASSERT_EQ(ReceivePatterns(pair, 4, 50), 4);
   // Quiet messages the receiver does not read: once more than half the ring is unconsumed, flushes wake.
   const uint64_t quiet_before = pair.a_to_b->quiet_flushes(), waking_before = pair.a_to_b->flushes();
   for (int i = 0; i < 12; ++i) {
-    ASSERT_OK(pair.sender->Send(7, Pattern(i, 200), {}, nullptr, /*wake=*/false));
+    ASSERT_OK(pair.sender->Send(7, Pattern(i, 200), {}, nullptr, Wake::kWhenAwake));
     ASSERT_OK(pair.sender->Flush());
   }
   EXPECT_GT(pair.a_to_b->quiet_flushes(), quiet_before);
   EXPECT_GT(pair.a_to_b->flushes(), waking_before) << "12 x ~220 bytes fill more than half of 4 KiB";
   EXPECT_EQ(pair.sender->stats().quiet_flushes, pair.a_to_b->quiet_flushes());
+}
+
+// A message wanted soon (kSoon) flushes quietly with its doorbell owed: WakeIfOwed rings it once, and a
+// flush that wakes the receiver anyway pays it.
+TEST(RingTest, AMessageWantedSoonOwesItsDoorbellUntilRungOrPaid) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimRingPair pair(TornOptions(seed));
+  ASSERT_OK(pair.Start(4096));
+  EXPECT_FALSE(pair.sender->WakeIfOwed()) << "nothing sent, nothing owed";
+  ASSERT_OK(pair.sender->Send(7, Pattern(0, 50), {}, nullptr, Wake::kSoon));
+  EXPECT_FALSE(pair.sender->wake_owed()) << "owed once flushed, not while queued";
+  ASSERT_OK(pair.sender->Flush());
+  EXPECT_EQ(pair.a_to_b->quiet_flushes(), 1u);
+  EXPECT_EQ(pair.a_to_b->flushes(), 0u);
+  EXPECT_TRUE(pair.sender->wake_owed());
+  EXPECT_TRUE(pair.sender->WakeIfOwed());
+  EXPECT_EQ(pair.a_to_b->wakes(), 1u);
+  EXPECT_FALSE(pair.sender->wake_owed());
+  EXPECT_FALSE(pair.sender->WakeIfOwed()) << "rung twice";
+  EXPECT_EQ(pair.a_to_b->wakes(), 1u);
+  // Owed, then a message that wakes the receiver: its flush rings for both.
+  ASSERT_OK(pair.sender->Send(7, Pattern(1, 50), {}, nullptr, Wake::kSoon));
+  ASSERT_OK(pair.sender->Flush());
+  EXPECT_TRUE(pair.sender->wake_owed());
+  ASSERT_OK(pair.sender->Send(7, Pattern(2, 50)));
+  ASSERT_OK(pair.sender->Flush());
+  EXPECT_EQ(pair.a_to_b->flushes(), 1u);
+  EXPECT_FALSE(pair.sender->wake_owed());
+  EXPECT_FALSE(pair.sender->WakeIfOwed());
+  // Messages nobody waits on owe nothing.
+  ASSERT_OK(pair.sender->Send(7, Pattern(3, 50), {}, nullptr, Wake::kWhenAwake));
+  ASSERT_OK(pair.sender->Flush());
+  EXPECT_FALSE(pair.sender->wake_owed());
+  EXPECT_EQ(pair.sender->stats().owed_wakes, 2u);
+  EXPECT_EQ(pair.sender->stats().owed_wakes_rung, 1u);
+  EXPECT_EQ(pair.a_to_b->wakes(), 1u);
+  ASSERT_EQ(ReceivePatterns(pair, 4, 50), 4);
 }
 
 TEST(RingTest, FullRingRefusesWithoutOverwritingAndRecovers) {

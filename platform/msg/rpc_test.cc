@@ -28,6 +28,7 @@ using fabric::sim::SeedTrace;
 using fabric::sim::SimOptions;
 using fabric::sim::TestSeed;
 using testing::Pattern;
+using testing::CountingEndpoint;
 using testing::SimMsgCluster;
 
 constexpr MessageType kEcho = 1;
@@ -372,6 +373,65 @@ TEST(RpcTest, CallToAPartitionedPeerFailsAtItsDeadline) {
   EXPECT_EQ(cluster.messenger(1).pending_calls(), 0u);
 }
 
+// A message wanted soon (a COMMIT-PRIMARY) goes without waking the peer: its doorbell rides with the
+// next message that wakes the peer, or Poll rings it once it has been owed owed_wake_delay, or
+// WakeOwedPeers (a thread about to sleep) rings it at once.
+TEST(RpcTest, ADoorbellOwedForAMessageWantedSoonIsRungWithinItsDelay) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(SeedTrace(seed));
+  SimulatedClock clock;  // stepped by the test, so the delay is exact
+  SimMsgCluster::Options options = ClusterOptions(seed);
+  options.clock = &clock;
+  options.messenger.owed_wake_delay = absl::Microseconds(100);
+  SimMsgCluster cluster(options);
+  ASSERT_OK(cluster.Start(2));
+  std::vector<std::string> got;
+  ASSERT_OK(cluster.messenger(2).Register(kNote, [&](const Message& m, std::string*) {
+    got.emplace_back(m.payload);
+    return absl::OkStatus();
+  }));
+  Messenger& m = cluster.messenger(1);
+  CountingEndpoint& to_2 = cluster.endpoint(1, 2);
+  auto send_soon = [&](std::string_view what) {
+    SendOptions soon;
+    soon.wake = Wake::kSoon;
+    return m.Send(2, kNote, what, std::move(soon));
+  };
+  ASSERT_OK(send_soon("a"));
+  m.Poll();
+  EXPECT_EQ(to_2.quiet_flushes(), 1u);
+  EXPECT_EQ(to_2.flushes(), 0u);
+  EXPECT_EQ(to_2.wakes(), 0u);
+  clock.Advance(absl::Microseconds(99));
+  m.Poll();
+  EXPECT_EQ(to_2.wakes(), 0u) << "rung before its delay";
+  clock.Advance(absl::Microseconds(1));
+  m.Poll();
+  EXPECT_EQ(to_2.wakes(), 1u) << "not rung at its delay";
+  clock.Advance(absl::Milliseconds(1));
+  m.Poll();
+  EXPECT_EQ(to_2.wakes(), 1u) << "rung twice";
+  // A message that wakes the peer pays the debt: nothing is rung later.
+  ASSERT_OK(send_soon("b"));
+  m.Poll();
+  ASSERT_OK(m.Send(2, kNote, "c"));
+  m.Poll();
+  EXPECT_EQ(to_2.flushes(), 1u);
+  clock.Advance(absl::Milliseconds(1));
+  m.Poll();
+  EXPECT_EQ(to_2.wakes(), 1u) << "a debt the waking flush paid was rung again";
+  // Before its thread sleeps, the messenger rings what it owes at once.
+  ASSERT_OK(send_soon("d"));
+  m.Poll();
+  m.WakeOwedPeers();
+  EXPECT_EQ(to_2.wakes(), 2u);
+  clock.Advance(absl::Milliseconds(1));
+  m.Poll();
+  EXPECT_EQ(to_2.wakes(), 2u);
+  ASSERT_TRUE(cluster.PumpUntil([&] { return got.size() == 4; }));
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
 TEST(RpcTest, PartitionEventuallyFailsThePeer) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(SeedTrace(seed));
@@ -677,6 +737,7 @@ namespace {
 using fabric::sim::SeedTrace;
 using fabric::sim::TestSeed;
 using testing::Pattern;
+using testing::CountingEndpoint;
 using testing::SimMsgCluster;
 
 constexpr MessageType kLog = 7;

@@ -60,6 +60,10 @@ class CountingEndpoint final : public fabric::Endpoint {
     ++quiet_flushes_;
     return inner_->FlushQuietly();
   }
+  void Wake() override {
+    ++wakes_;
+    inner_->Wake();
+  }
   absl::Status health() const override { return inner_->health(); }
   void Shutdown() override { inner_->Shutdown(); }
 
@@ -74,13 +78,14 @@ class CountingEndpoint final : public fabric::Endpoint {
   }
   uint64_t flushes() const { return flushes_; }
   uint64_t quiet_flushes() const { return quiet_flushes_; }
+  uint64_t wakes() const { return wakes_; }
   // Called after each accepted PostWrite.
   std::function<void(fabric::RemoteRegion, uint64_t offset, size_t length)> on_write;
 
  private:
   std::unique_ptr<fabric::Endpoint> inner_;
   std::map<uint32_t, uint64_t> writes_;
-  uint64_t flushes_ = 0, quiet_flushes_ = 0;
+  uint64_t flushes_ = 0, quiet_flushes_ = 0, wakes_ = 0;
 };
 
 // Node 1 sends through one ring in node 2's memory; node 2 writes its head back into node 1's memory.

@@ -1,7 +1,8 @@
 // Doorbells: a write into a peer's mapped (shared) memory is a plain copy that raises no event at the
 // peer, so UcxEndpoint::Flush sends a doorbell after it. A peer asleep in Worker::Wait must wake for it,
 // not sleep out its timeout (node threads sleep whenever they are idle, and wait for messages this way).
-// FlushQuietly is for writes nobody waits on: no doorbell, so the peer sleeps on.
+// FlushQuietly is for writes nobody waits on: no doorbell, so the peer sleeps on, until a Wake rings the
+// doorbell it skipped (writes wanted soon, not now).
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -47,9 +48,11 @@ class UcxDoorbellTest : public ::testing::Test {
   }
   void TearDown() override { endpoint_.reset(); }
 
-  // Writes `byte` at offset 100 of the sleeper's region and flushes it (quietly or not) while the sleeper
-  // waits up to `sleep`; returns how long it slept, once the write has completed at the writer.
-  absl::Duration SleepThroughWrite(char byte, absl::Duration sleep, bool quietly) {
+  enum class Then { kFlush, kFlushQuietly, kFlushQuietlyAndWake, kFlushAndWake };
+
+  // Writes `byte` at offset 100 of the sleeper's region and flushes it (`then`) while the sleeper waits up
+  // to `sleep`; returns how long it slept, once the write has completed at the writer.
+  absl::Duration SleepThroughWrite(char byte, absl::Duration sleep, Then then) {
     std::atomic<bool> waiting{false};
     absl::Duration slept;
     std::thread waiter([&] {
@@ -60,6 +63,7 @@ class UcxDoorbellTest : public ::testing::Test {
     });
     while (!waiting.load()) std::this_thread::yield();
     EXPECT_TRUE(endpoint_->PostWrite(remote_, 100, &byte, 1, 7).ok());
+    const bool quietly = then == Then::kFlushQuietly || then == Then::kFlushQuietlyAndWake;
     EXPECT_TRUE((quietly ? endpoint_->FlushQuietly() : endpoint_->Flush()).ok());
     // The write completes at the writer whatever the peer does (a copy into its memory).
     Completion done[1];
@@ -68,6 +72,7 @@ class UcxDoorbellTest : public ::testing::Test {
     while (n == 0 && absl::Now() < deadline) n = writer_->Poll(done);
     EXPECT_EQ(n, 1u);
     if (n == 1) EXPECT_TRUE(done[0].status.ok()) << done[0].status;
+    if (then == Then::kFlushQuietlyAndWake || then == Then::kFlushAndWake) endpoint_->Wake();
     waiter.join();
     EXPECT_EQ(static_cast<char>(region_->data()[100]), byte);
     return slept;
@@ -84,15 +89,52 @@ TEST_F(UcxDoorbellTest, AWriteIntoMappedMemoryWakesTheSleepingPeer) {
   constexpr absl::Duration kSleep = absl::Seconds(40);
   // Woken by the doorbell; without it the peer sleeps all 40 s. (Generous: a loaded machine may take a
   // while to schedule the woken thread.)
-  EXPECT_LT(SleepThroughWrite('x', kSleep, /*quietly=*/false), kSleep / 2)
+  EXPECT_LT(SleepThroughWrite('x', kSleep, Then::kFlush), kSleep / 2)
       << "the sleeping worker was not woken by the write";
 }
 
 TEST_F(UcxDoorbellTest, AQuietFlushLetsThePeerSleep) {
   constexpr absl::Duration kSleep = absl::Seconds(2);
   // Woken, it would have returned within milliseconds.
-  EXPECT_GE(SleepThroughWrite('q', kSleep, /*quietly=*/true), kSleep * 3 / 4)
+  EXPECT_GE(SleepThroughWrite('q', kSleep, Then::kFlushQuietly), kSleep * 3 / 4)
       << "a quiet write woke the sleeping peer";
+}
+
+TEST_F(UcxDoorbellTest, AWakeAfterAQuietFlushRingsTheDoorbellItSkipped) {
+  constexpr absl::Duration kSleep = absl::Seconds(40);
+  EXPECT_LT(SleepThroughWrite('w', kSleep, Then::kFlushQuietlyAndWake), kSleep / 2)
+      << "Wake did not ring the doorbell the quiet flush skipped";
+}
+
+TEST_F(UcxDoorbellTest, AWakeWithNoDoorbellOwedRingsNone) {
+  // The flush rings the doorbell, so the Wake after it owes nothing.
+  const char byte = 'a';
+  ASSERT_TRUE(endpoint_->PostWrite(remote_, 100, &byte, 1, 7).ok());
+  ASSERT_TRUE(endpoint_->Flush().ok());
+  Completion done[1];
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  size_t n = 0;
+  while (n == 0 && absl::Now() < deadline) n = writer_->Poll(done);
+  ASSERT_EQ(n, 1u);
+  // Let the sleeper take that doorbell: until a wait sleeps its whole time, something was pending.
+  while (absl::Now() < deadline) {
+    const absl::Time start = absl::Now();
+    sleeper_->Wait(absl::Milliseconds(200));
+    if (absl::Now() - start >= absl::Milliseconds(150)) break;
+  }
+  constexpr absl::Duration kSleep = absl::Seconds(2);
+  std::atomic<bool> waiting{false};
+  absl::Duration slept;
+  std::thread waiter([&] {
+    waiting.store(true);
+    const absl::Time start = absl::Now();
+    sleeper_->Wait(kSleep);
+    slept = absl::Now() - start;
+  });
+  while (!waiting.load()) std::this_thread::yield();
+  endpoint_->Wake();
+  waiter.join();
+  EXPECT_GE(slept, kSleep * 3 / 4) << "a Wake with nothing owed woke the sleeping peer";
 }
 
 }  // namespace

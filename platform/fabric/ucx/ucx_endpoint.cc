@@ -250,7 +250,8 @@ absl::Status UcxEndpoint::FlushWrites(bool wake) {
     if (wake) {
       RingDoorbell();
     } else {
-      doorbell_due_ = false;  // the caller says nobody waits on these writes
+      doorbell_due_ = false;  // the caller says nobody waits on these writes now
+      doorbell_owed_ = true;  // Wake rings it if somebody does later
     }
   }
   if (batch_.count() > 0 && !batch_due_) {
@@ -279,8 +280,13 @@ absl::Status UcxEndpoint::FlushWrites(bool wake) {
   return absl::OkStatus();
 }
 
+void UcxEndpoint::Wake() {
+  if (doorbell_owed_ && health_.ok()) RingDoorbell();
+}
+
 void UcxEndpoint::RingDoorbell() {
   doorbell_due_ = false;
+  doorbell_owed_ = false;
   // After the copies, which x86 makes visible in order: the woken peer finds the bytes. Nothing to wait
   // for: a lost doorbell costs the peer only its sleep, and a broken connection shows in other operations.
   ucp_request_param_t param{};

@@ -248,6 +248,7 @@ class UcxEndpoint final : public Endpoint {
                             uint64_t context) override;
   absl::Status Flush() override { return FlushWrites(/*wake=*/true); }
   absl::Status FlushQuietly() override { return FlushWrites(/*wake=*/false); }
+  void Wake() override;
   absl::Status PostCall(uint32_t handler, absl::Span<const std::byte> argument, void* destination,
                         size_t capacity, uint64_t context) override;
   bool ReadsServedByPeer(const RemoteRegion& region) const override;
@@ -309,6 +310,7 @@ class UcxEndpoint final : public Endpoint {
   std::vector<Imported> regions_;
   std::vector<PendingOp*> unflushed_writes_;
   bool doorbell_due_ = false;  // a write into mapped memory since the last Flush
+  bool doorbell_owed_ = false;  // a FlushQuietly skipped the doorbell for such writes since the last one rang
   RequestBuilder batch_;       // message reads and writes not sent yet
   bool batch_due_ = false;     // flushed: the worker sends it at its next Poll or Wait
   ReplyBuilder replies_;       // replies to the peer's batches, sent at the worker's next Poll or Wait
