@@ -28,7 +28,7 @@ void CommitOperation::CommitBackups() {
     ++thread_.stats().commit_backup_messages;
     msg::SendOptions options;
     options.set_aside = RoomFor(b);
-    options.wake = false;  // the commit waits for the write's completion, not the backup's CPU
+    options.wake = msg::Wake::kWhenAwake;  // the commit waits for the write's completion, not the backup's CPU
     options.on_written = [self, i](absl::Status s) { self->OnBackupWritten(i, s); };
     options.on_lost = [self, i](absl::Status) { self->OnBackupLost(i); };
     if (absl::Status s =
@@ -110,6 +110,10 @@ void CommitOperation::CommitPrimaries() {
     std::string record = EncodeFor(RecordKind::kCommitPrimary, p);
     msg::SendOptions options;
     options.set_aside = RoomFor(p);
+    // Committed once written (FaRM reports then), so nothing waits on the primary's CPU now; its locks do,
+    // soon: the doorbell rides with the next message that wakes it anyway, or rings within
+    // MessengerOptions::owed_wake_delay (a second wake-up per update saved under load).
+    options.wake = msg::Wake::kSoon;
     options.on_written = [self, i](absl::Status s) { self->OnPrimaryWritten(i, s); };
     // Written, then discarded unread with its connection: the primary may still hold the locks. (The
     // redelivery is made only then: this runs for every commit.)

@@ -53,7 +53,7 @@ size_t Truncator::Poll(msg::Messenger& messenger, uint32_t node_id, uint16_t thr
     // A write the fabric fails later (a connection that reset) owes the ids again while the node is a
     // member: the replica needs them to apply its commits.
     msg::SendOptions options;
-    options.wake = false;  // truncation is lazy: the replica applies and forgets when it next wakes
+    options.wake = msg::Wake::kWhenAwake;  // truncation is lazy: the replica applies and forgets when it next wakes
     options.on_written = [this, node, epoch, counters = record.truncated, is_member, now](absl::Status written) {
       if (!written.ok() && is_member(node)) PutBack(node, epoch, counters, now);
     };

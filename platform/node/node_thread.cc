@@ -186,6 +186,8 @@ void NodeThread::Loop() {
     if (now - last_work < config_.busy_poll_window) {
       std::this_thread::yield();
     } else {
+      // Asleep, this thread's Polls would not ring the doorbells it owes (a COMMIT-PRIMARY's): ring them.
+      messenger_->WakeOwedPeers();
       worker_->Wait(sleep);
       sleep = std::min(sleep * 2, config_.idle_wait);
     }
