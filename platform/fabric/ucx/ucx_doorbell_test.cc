@@ -5,6 +5,7 @@
 // doorbell it skipped (writes wanted soon, not now).
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -50,9 +51,13 @@ class UcxDoorbellTest : public ::testing::Test {
 
   enum class Then { kFlush, kFlushQuietly, kFlushQuietlyAndWake, kFlushAndWake };
 
-  // Writes `byte` at offset 100 of the sleeper's region and flushes it (`then`) while the sleeper waits up
-  // to `sleep`; returns how long it slept, once the write has completed at the writer.
+  // Write while the sleeper waits up to `sleep`; returns how long it slept.
   absl::Duration SleepThroughWrite(char byte, absl::Duration sleep, Then then) {
+    return SleepWhile(sleep, [&] { Write(byte, then); });
+  }
+
+  // Runs `meanwhile` while the sleeper waits up to `sleep` on a thread of its own; returns how long it slept.
+  absl::Duration SleepWhile(absl::Duration sleep, const std::function<void()>& meanwhile) {
     std::atomic<bool> waiting{false};
     absl::Duration slept;
     std::thread waiter([&] {
@@ -62,6 +67,14 @@ class UcxDoorbellTest : public ::testing::Test {
       slept = absl::Now() - start;
     });
     while (!waiting.load()) std::this_thread::yield();
+    meanwhile();
+    waiter.join();
+    return slept;
+  }
+
+  // Writes `byte` at offset 100 of the sleeper's region, flushes it (`then`), and waits for the write's
+  // completion at the writer.
+  void Write(char byte, Then then) {
     EXPECT_TRUE(endpoint_->PostWrite(remote_, 100, &byte, 1, 7).ok());
     const bool quietly = then == Then::kFlushQuietly || then == Then::kFlushQuietlyAndWake;
     EXPECT_TRUE((quietly ? endpoint_->FlushQuietly() : endpoint_->Flush()).ok());
@@ -73,9 +86,7 @@ class UcxDoorbellTest : public ::testing::Test {
     EXPECT_EQ(n, 1u);
     if (n == 1) EXPECT_TRUE(done[0].status.ok()) << done[0].status;
     if (then == Then::kFlushQuietlyAndWake || then == Then::kFlushAndWake) endpoint_->Wake();
-    waiter.join();
     EXPECT_EQ(static_cast<char>(region_->data()[100]), byte);
-    return slept;
   }
 
   std::unique_ptr<Fabric> writer_fabric_, sleeper_fabric_;
@@ -108,33 +119,17 @@ TEST_F(UcxDoorbellTest, AWakeAfterAQuietFlushRingsTheDoorbellItSkipped) {
 
 TEST_F(UcxDoorbellTest, AWakeWithNoDoorbellOwedRingsNone) {
   // The flush rings the doorbell, so the Wake after it owes nothing.
-  const char byte = 'a';
-  ASSERT_TRUE(endpoint_->PostWrite(remote_, 100, &byte, 1, 7).ok());
-  ASSERT_TRUE(endpoint_->Flush().ok());
-  Completion done[1];
-  const absl::Time deadline = absl::Now() + absl::Seconds(60);
-  size_t n = 0;
-  while (n == 0 && absl::Now() < deadline) n = writer_->Poll(done);
-  ASSERT_EQ(n, 1u);
+  Write('a', Then::kFlushAndWake);
   // Let the sleeper take that doorbell: until a wait sleeps its whole time, something was pending.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
   while (absl::Now() < deadline) {
     const absl::Time start = absl::Now();
     sleeper_->Wait(absl::Milliseconds(200));
     if (absl::Now() - start >= absl::Milliseconds(150)) break;
   }
   constexpr absl::Duration kSleep = absl::Seconds(2);
-  std::atomic<bool> waiting{false};
-  absl::Duration slept;
-  std::thread waiter([&] {
-    waiting.store(true);
-    const absl::Time start = absl::Now();
-    sleeper_->Wait(kSleep);
-    slept = absl::Now() - start;
-  });
-  while (!waiting.load()) std::this_thread::yield();
-  endpoint_->Wake();
-  waiter.join();
-  EXPECT_GE(slept, kSleep * 3 / 4) << "a Wake with nothing owed woke the sleeping peer";
+  EXPECT_GE(SleepWhile(kSleep, [&] { endpoint_->Wake(); }), kSleep * 3 / 4)
+      << "a Wake with nothing owed woke the sleeping peer";
 }
 
 }  // namespace
