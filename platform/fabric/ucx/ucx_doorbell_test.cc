@@ -84,7 +84,9 @@ class UcxDoorbellTest : public ::testing::Test {
     size_t n = 0;
     while (n == 0 && absl::Now() < deadline) n = writer_->Poll(done);
     EXPECT_EQ(n, 1u);
-    if (n == 1) EXPECT_TRUE(done[0].status.ok()) << done[0].status;
+    if (n == 1) {
+      EXPECT_TRUE(done[0].status.ok()) << done[0].status;
+    }
     if (then == Then::kFlushQuietlyAndWake || then == Then::kFlushAndWake) endpoint_->Wake();
     EXPECT_EQ(static_cast<char>(region_->data()[100]), byte);
   }
