@@ -230,7 +230,9 @@ void Messenger::NotifyLost(Peer& peer, const absl::Status& failure) {
 
 void Messenger::FlushPeer(Peer& peer) {
   if (!peer.health.ok() || peer.sender->queued_bytes() == 0) return;
+  const uint64_t owed_before = peer.sender->stats().owed_wakes;
   absl::Status s = peer.sender->Flush();
+  stats_.owed_wakes += peer.sender->stats().owed_wakes - owed_before;
   // ResourceExhausted: writes in flight at their limit; the rest goes with a later flush.
   if (!s.ok() && !absl::IsResourceExhausted(s)) FailPeer(peer, s);
 }
@@ -238,7 +240,7 @@ void Messenger::FlushPeer(Peer& peer) {
 void Messenger::WakeOwedPeers() {
   for (auto& [id, peer] : peers_) {
     if (!peer->health.ok()) continue;
-    peer->sender->WakeIfOwed();
+    if (peer->sender->WakeIfOwed()) ++stats_.owed_wakes_rung;
     peer->wake_owed_since = absl::InfiniteFuture();
   }
 }
@@ -287,7 +289,7 @@ size_t Messenger::Poll() {
     if (peer->wake_owed_since == absl::InfiniteFuture()) {
       peer->wake_owed_since = now;
     } else if (now - peer->wake_owed_since >= options_.owed_wake_delay) {
-      peer->sender->WakeIfOwed();
+      if (peer->sender->WakeIfOwed()) ++stats_.owed_wakes_rung;
       peer->wake_owed_since = absl::InfiniteFuture();
     }
   }

@@ -198,6 +198,9 @@ class Messenger {
     uint64_t drained_at_removal = 0;  // messages a removed peer had written, handled as it was removed
     uint64_t peer_failures = 0;
     uint64_t lost_after_written = 0;  // on_lost callbacks run: written, not known to be consumed
+    uint64_t owed_wakes = 0;        // flushes that left a kSoon message's doorbell owed
+    uint64_t owed_wakes_rung = 0;   // of those, rung on their own (after owed_wake_delay, or before the
+                                    // thread slept); the others rode with a message that woke the peer
   };
   const Stats& stats() const { return stats_; }
   // Messages whose on_written callback has not run yet, over every peer.

@@ -430,6 +430,8 @@ TEST(RpcTest, ADoorbellOwedForAMessageWantedSoonIsRungWithinItsDelay) {
   EXPECT_EQ(to_2.wakes(), 2u);
   ASSERT_TRUE(cluster.PumpUntil([&] { return got.size() == 4; }));
   EXPECT_EQ(got, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(m.stats().owed_wakes, 3u);
+  EXPECT_EQ(m.stats().owed_wakes_rung, 2u) << "b's rode with c";
 }
 
 TEST(RpcTest, PartitionEventuallyFailsThePeer) {

@@ -176,6 +176,8 @@ std::map<std::string, uint64_t> Node::Counters() {
           c["msg.replies_sent"] = s.replies_sent;
           c["msg.timeouts"] = s.timeouts;
           c["msg.peer_failures"] = s.peer_failures;
+          c["msg.owed_wakes"] = s.owed_wakes;
+          c["msg.owed_wakes_rung"] = s.owed_wakes_rung;
           const msg::Messenger::RingOccupancy rings = t->messenger().send_ring_occupancy();
           c["msg.send_ring_used_bytes"] = rings.used_bytes;
           c["msg.send_ring_bytes"] = rings.capacity_bytes;
