@@ -27,6 +27,17 @@ TEST(RecordCodecTest, LayoutIsAsDocumented) {
   EXPECT_EQ(EncodeRecord(ycsb).size(), 1u + 10u * (1 + 6 + 1 + 100));
 }
 
+TEST(RecordCodecTest, FieldsOutOfNameOrderDecodeAllTheSame) {
+  // EncodeRecord writes names in order; another writer may not: "b" before "a".
+  const std::string unordered("\x02\x01" "b" "\x01" "2" "\x01" "a" "\x01" "1", 9);
+  absl::StatusOr<Record> decoded = DecodeRecord(unordered);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, (Record{{"a", "1"}, {"b", "2"}}));
+  // A repeat out of order is found too.
+  const std::string repeat("\x03\x01" "b" "\x00\x01" "a" "\x00\x01" "b" "\x00", 10);
+  EXPECT_EQ(DecodeRecord(repeat).status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(RecordCodecTest, EveryTruncationIsDataLoss) {
   const std::string bytes = EncodeRecord(Sample());
   for (size_t length = 0; length < bytes.size(); ++length) {
