@@ -89,40 +89,71 @@ std::string EncodeBucket(const Bucket& bucket) {
 
 namespace {
 
-// The entry at `offset`, bounds-checked: where it ends always, its key and value or pointer when `fields`.
-absl::StatusOr<RawMatch> EntryAt(std::string_view bucket, size_t offset, bool fields) {
+// An entry's kind, lengths and extent, bounds-checked; `problem` names what is wrong, if anything, and
+// `problem_at` where. Cheap enough for the walk past entries that do not match.
+struct EntryShape {
+  uint8_t kind = 0;
+  uint32_t key_bytes = 0;
+  uint32_t value_bytes = 0;
+  size_t at = 0;    // where the body starts
+  size_t next = 0;  // where the following entry starts
+  const char* problem = nullptr;
+  size_t problem_at = 0;
+};
+
+EntryShape ShapeAt(std::string_view bucket, size_t offset) {
+  EntryShape e;
   // Every kind of entry is at least kEntryHeaderBytes long.
-  if (bucket.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
-  RawMatch m;
-  m.offset = offset;
-  const uint8_t kind = static_cast<uint8_t>(bucket[offset + 8]);
-  size_t at;    // where the body starts
-  size_t body;  // its bytes
-  if (kind == kPointerKind) {
-    m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 9);
-    m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 11);
-    at = offset + kPointerHeaderBytes;
+  if (bucket.size() - offset < kEntryHeaderBytes) {
+    e.problem = "short entry";
+    e.problem_at = offset;
+    return e;
+  }
+  e.kind = static_cast<uint8_t>(bucket[offset + 8]);
+  size_t body;
+  if (e.kind == kPointerKind) {
+    e.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 9);
+    e.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 11);
+    e.at = offset + kPointerHeaderBytes;
     body = kPointerEntryBytes - kPointerHeaderBytes;
   } else {
-    m.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
-    m.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);
-    at = offset + kEntryHeaderBytes;
-    if (kind == kInlineKind) {
-      body = size_t{m.key_bytes} + m.value_bytes;
-    } else if (kind == kCheckedPointerKind) {
+    e.key_bytes = LoadLe<uint16_t>(bucket.data() + offset + 10);
+    e.value_bytes = LoadLe<uint32_t>(bucket.data() + offset + 12);
+    e.at = offset + kEntryHeaderBytes;
+    if (e.kind == kInlineKind) {
+      body = size_t{e.key_bytes} + e.value_bytes;
+    } else if (e.kind == kCheckedPointerKind) {
       body = kPointerBytes;
     } else {
-      return Corrupt("entry kind", offset + 8);
+      e.problem = "entry kind";
+      e.problem_at = offset + 8;
+      return e;
     }
   }
-  if (bucket.size() - at < body) return Corrupt("entry past the end", offset);
-  m.next = at + body;
-  if (!fields) return m;
-  m.is_inline = kind == kInlineKind;
+  if (bucket.size() - e.at < body) {
+    e.problem = "entry past the end";
+    e.problem_at = offset;
+    return e;
+  }
+  e.next = e.at + body;
+  return e;
+}
+
+// The entry at `offset`, bounds-checked: its key and value or pointer, and where it ends.
+absl::StatusOr<RawMatch> EntryAt(std::string_view bucket, size_t offset) {
+  const EntryShape shape = ShapeAt(bucket, offset);
+  if (shape.problem != nullptr) return Corrupt(shape.problem, shape.problem_at);
+  RawMatch m;
+  m.offset = offset;
+  m.key_bytes = shape.key_bytes;
+  m.value_bytes = shape.value_bytes;
+  m.next = shape.next;
+  m.is_inline = shape.kind == kInlineKind;
+  const size_t at = shape.at;
   if (m.is_inline) {
     m.key = bucket.substr(at, m.key_bytes);
     m.value = bucket.substr(at + m.key_bytes, m.value_bytes);
-  } else if (kind == kCheckedPointerKind) {
+  } else if (shape.kind == kCheckedPointerKind) {
     m.ref = GetRef(bucket, at);
     m.checksum = LoadLe<uint64_t>(bucket.data() + at + kRefBytes);
   } else {
@@ -143,10 +174,10 @@ absl::StatusOr<RawMatch> FindInBucket(std::string_view bucket, uint64_t hash, si
   size_t offset = kBucketHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
     if (bucket.size() - offset < kEntryHeaderBytes) return Corrupt("short entry", offset);
-    const bool match = LoadLe<uint64_t>(bucket.data() + offset) == hash && offset >= from;
-    auto m = EntryAt(bucket, offset, /*fields=*/match);
-    if (!m.ok() || match) return m;
-    offset = m->next;
+    if (LoadLe<uint64_t>(bucket.data() + offset) == hash && offset >= from) return EntryAt(bucket, offset);
+    const EntryShape skipped = ShapeAt(bucket, offset);
+    if (skipped.problem != nullptr) return Corrupt(skipped.problem, skipped.problem_at);
+    offset = skipped.next;
   }
   return RawMatch{};
 }
@@ -175,7 +206,7 @@ absl::StatusOr<Bucket> DecodeBucket(std::string_view bytes) {
   size_t offset = kBucketHeaderBytes;
   for (size_t i = 0; i < count; ++i) {
     // The same walk and bounds checks as FindInBucket's, one entry at a time.
-    auto m = EntryAt(bytes, offset, /*fields=*/true);
+    auto m = EntryAt(bytes, offset);
     if (!m.ok()) return m.status();
     const uint64_t hash = LoadLe<uint64_t>(bytes.data() + offset);
     const bool short_pointer = static_cast<uint8_t>(bytes[offset + 8]) == kPointerKind;
