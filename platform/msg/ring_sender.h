@@ -120,7 +120,7 @@ class RingSender {
     uint64_t retried_writes = 0;  // dropped writes posted again
     uint64_t full = 0;            // Sends refused for lack of room
     uint64_t quiet_flushes = 0;   // flushes that did not wake the receiver
-    uint64_t owed_wakes = 0;      // quiet flushes of kSoon messages (their doorbell owed)
+    uint64_t owed_wakes = 0;      // quiet flushes of kSoon messages that left a doorbell owed (none was)
     uint64_t owed_wakes_rung = 0;  // of those, rung by WakeIfOwed (the rest went with a waking flush)
     uint64_t bad_credits = 0;     // credit records rejected (RejectReason::kBadCredit)
   };
