@@ -367,8 +367,10 @@ void Node::CountHugePages() {
   // Informational: if /proc/self/smaps cannot be read, none are counted.
   auto pages = memory::KernelPageBytes(starts);
   if (!pages.ok()) return;
+  // Larger than the base page (4 KiB on x86, 16 or 64 KiB on some arm64 kernels): a huge page.
+  const uint64_t base_page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if ((*pages)[i] > 4096) huge_page_bytes_ += sizes[i];
+    if ((*pages)[i] > base_page) huge_page_bytes_ += sizes[i];
   }
 }
 
