@@ -10,6 +10,8 @@
 #                                per process, every node thread polling 1 ms after its last work (fathomd
 #                                --busy_poll, ycsb --fathom_busy_poll): YCSB-B only, --reps runs, with
 #                                fathom-deployed-shm
+#   driver-ceiling               no store: the driver against its own in-process hash map (--backend=memory),
+#                                the most any store can show through it; the tables' runs only
 # memcached and Redis are started by the driver on free loopback ports, persistence off. CPU is measured for
 # every process: the servers (the three fathomd, memcached, redis-server; an embedded cluster is the driver
 # itself) and the driver; memory per record from each server's own accounting after the load, taken and
@@ -22,7 +24,7 @@
 # Options: --records N (100000) --ops N (200000) --threads N (16: every system gets N concurrent clients)
 #          --sweep "1 4 16 64" (client counts for the throughput plot, workload B) --reps N (3; the tables
 #          quote the median run) --scale "10000 100000 1000000" (record counts for the scale table and plot,
-#          workloads B and C, one run each; "" skips them) --systems "..." (all six) --out DIR (raw JSON
+#          workloads B and C, one run each; "" skips them) --systems "..." (all seven) --out DIR (raw JSON
 #          reports) --doc FILE (docs/benchmarks.md) --img DIR --hugepages N (2 MiB pages the host reserves for
 #          the run, vm.nr_hugepages, put back afterwards: fathomd's regions take them, as a deployment
 #          should (docs/benchmarks.md, "Huge pages"), and memcached gets -L; default, when run as root,
@@ -31,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 records=100000 ops=200000 threads=16 sweep="1 2 4 8 16 32 64" reps=3 scale="10000 100000 1000000"
-default_systems="fathom-deployed-shm fathom-deployed-tcp fathom-embedded-shm fathom-embedded-tcp memcached redis"
+default_systems="fathom-deployed-shm fathom-deployed-tcp fathom-embedded-shm fathom-embedded-tcp memcached redis driver-ceiling"
 systems="$default_systems"
 out="" doc="docs/benchmarks.md" img="docs/img" quick=0 hugepages=auto
 while [[ $# -gt 0 ]]; do
@@ -139,6 +141,7 @@ run() {
             --token_file="$cluster/token" --server_pids="$(cat "$cluster"/node-*.pid | paste -sd,)")
       [[ "$system" == *-polled ]] && args+=(--fathom_busy_poll=1ms) ;;
     memcached) args=(--backend=memcached ${memcached_flags[@]+"${memcached_flags[@]}"}) ;;
+    driver-ceiling) args=(--backend=memory) ;;
     *) args=(--backend="$system") ;;
   esac
   "$bin" "${args[@]}" --workload="$workload" --threads="$n" --seed=$((rep * 1000 + n)) --status_interval_s=60 \
@@ -165,15 +168,17 @@ done
 if [[ " $systems " == *" fathom-deployed-shm "* ]]; then
   for rep in $(seq 1 "$reps"); do run fathom-deployed-shm-polled b 1 "$rep"; done
 fi
+# The sweep and the scale runs are the stores'; the ceiling bounds the tables' figures only.
+stores="${systems/driver-ceiling/}"
 for n in $sweep; do
   [[ "$n" == "$threads" ]] && continue  # the tables' runs already cover it
-  for system in $systems; do run "$system" b "$n" 1; done
+  for system in $stores; do run "$system" b "$n" 1; done
 done
 
 mkdir -p "$out/scale"
 for count in $scale; do
   for workload in b c; do
-    for system in $systems; do run "$system" "$workload" "$threads" 1 "$count"; done
+    for system in $stores; do run "$system" "$workload" "$threads" 1 "$count"; done
   done
 done
 

@@ -126,8 +126,8 @@ PhaseResult MustRun(CoreWorkload& workload, AsyncLanes& lanes, RunOptions option
 }
 
 size_t StoreSize(MemoryStore& store) {
-  MutexLock lock(&store.mu);
-  return store.records.size();
+  MutexLock lock(&store.keys_mu);
+  return store.keys.size();
 }
 
 TEST(AsyncRunnerTest, LoadsAndRunsEveryOperationOnceMeasured) {

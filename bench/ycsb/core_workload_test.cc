@@ -53,8 +53,8 @@ PhaseResult MustRun(CoreWorkload& workload, MemoryStore* store, RunOptions optio
 }
 
 size_t StoreSize(MemoryStore& store) {
-  MutexLock lock(&store.mu);
-  return store.records.size();
+  MutexLock lock(&store.keys_mu);
+  return store.keys.size();
 }
 
 TEST(CoreWorkloadTest, DefaultsAreYcsbs) {
@@ -112,14 +112,15 @@ TEST(CoreWorkloadTest, LoadWritesRecordcountRecordsUnderYcsbKeys) {
   EXPECT_EQ(load.operations, 1000u);
   EXPECT_EQ(load.measurements.Returns(Operation::kInsert, ReturnCode::kOk), 1000u);
   ASSERT_EQ(StoreSize(store), 1000u);
-  MutexLock lock(&store.mu);
+  MemoryBackend db(&store);
   for (int64_t k : {0, 1, 999}) {
-    auto it = store.records.find(BuildKeyName(k, false, 1));
-    ASSERT_NE(it, store.records.end()) << k;
-    EXPECT_EQ(it->second.size(), 10u);
-    EXPECT_EQ(it->second.at("field9").size(), 100u);
+    Record record;
+    ASSERT_TRUE(db.Read("usertable", BuildKeyName(k, false, 1), nullptr, &record).ok()) << k;
+    EXPECT_EQ(record.size(), 10u);
+    EXPECT_EQ(record.at("field9").size(), 100u);
   }
-  EXPECT_EQ(store.records.count("user6284781860667377211"), 1u);
+  Record record;
+  EXPECT_TRUE(db.Read("usertable", "user6284781860667377211", nullptr, &record).ok());
 }
 
 TEST(CoreWorkloadTest, WorkloadAReadsAndUpdatesLoadedRecords) {
@@ -247,17 +248,23 @@ TEST(CoreWorkloadTest, BankTransfersConserveTheTotal) {
   EXPECT_EQ(*total, 50 * 500);
   EXPECT_EQ(workload->ExpectedTotal(), 50 * 500);
   // Money did move: some account is off its initial balance.
-  bool moved = false;
+  std::vector<std::string> keys;
   {
-    MutexLock lock(&store.mu);
-    for (const auto& [key, record] : store.records) moved |= record.at(kBalanceField) != "500";
+    MutexLock lock(&store.keys_mu);
+    keys.assign(store.keys.begin(), store.keys.end());
+  }
+  bool moved = false;
+  for (const std::string& key : keys) {
+    Record record;
+    ASSERT_TRUE(db.Read("usertable", key, nullptr, &record).ok()) << key;
+    moved |= record.at(kBalanceField) != "500";
   }
   EXPECT_TRUE(moved);
   // A record that lost its balance makes the check fail loudly.
-  {
-    MutexLock lock(&store.mu);
-    store.records.begin()->second.erase(kBalanceField);
-  }
+  Record broken;
+  ASSERT_TRUE(db.Read("usertable", keys.front(), nullptr, &broken).ok());
+  broken.erase(kBalanceField);
+  ASSERT_TRUE(db.Insert("usertable", keys.front(), broken).ok());
   EXPECT_EQ(workload->SumBalances(db).status().code(), absl::StatusCode::kDataLoss);
 }
 
