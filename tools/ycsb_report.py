@@ -460,8 +460,9 @@ def main():
              "and Redis get one driver thread and connection per client (the driver starts the servers on "
              "loopback ports, persistence off). **driver-ceiling** is no store at all: the driver against its own "
              "in-process hash map of encoded records (`--backend=memory`: a read is a lookup and a decode, nothing "
-             "is replicated or sent; one OS thread per client, keys spread over 64 locks), the most any store can "
-             "show through this driver on this machine. CPU is per operation of the run phase, for the servers (the "
+             "is replicated or sent; one OS thread per client, keys spread over 64 locks; ten times the operations, "
+             "so that its run lasts as long as the others'), the most any store can show through this driver on "
+             "this machine. CPU is per operation of the run phase, for the servers (the "
              "three fathomd together; memcached; redis-server; an embedded cluster is the driver's process), the "
              "driver, and both. Latencies are client-side; p50 / p99 in µs.", ""]
     summary = {}
