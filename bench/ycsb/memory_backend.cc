@@ -1,5 +1,7 @@
 #include "bench/ycsb/memory_backend.h"
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -76,14 +78,14 @@ absl::Status MemoryBackend::Insert(const std::string& table, const std::string& 
 absl::Status MemoryBackend::Transfer(const std::string& table, const std::string& from, const std::string& to,
                                      int64_t amount) {
   if (from == to) return absl::InvalidArgumentError("a transfer needs two accounts");
-  MemoryStore::Shard* first = &store_->ShardOf(from);
-  MemoryStore::Shard* second = &store_->ShardOf(to);
-  if (first > second) std::swap(first, second);  // one lock order for every pair
+  MemoryStore::Shard& from_shard = store_->ShardOf(from);
+  MemoryStore::Shard& to_shard = store_->ShardOf(to);
+  // One lock order for every pair (by address), and one lock when both keys share a shard.
+  MemoryStore::Shard* first = std::min(&from_shard, &to_shard, std::less<>());
+  MemoryStore::Shard* second = std::max(&from_shard, &to_shard, std::less<>());
   MutexLock first_lock(&first->mu);
   std::optional<MutexLock> second_lock;
   if (second != first) second_lock.emplace(&second->mu);
-  MemoryStore::Shard& from_shard = store_->ShardOf(from);
-  MemoryStore::Shard& to_shard = store_->ShardOf(to);
   ASSIGN_OR_RETURN(Record from_record, Find(from_shard, from));
   ASSIGN_OR_RETURN(Record to_record, Find(to_shard, to));
   RETURN_IF_ERROR(ApplyTransfer(from_record, from, to_record, to, amount));

@@ -739,7 +739,6 @@ namespace {
 using fabric::sim::SeedTrace;
 using fabric::sim::TestSeed;
 using testing::Pattern;
-using testing::CountingEndpoint;
 using testing::SimMsgCluster;
 
 constexpr MessageType kLog = 7;
