@@ -14,6 +14,13 @@
 #include "bench/ycsb/runner_support.h"
 
 namespace fathom::ycsb {
+namespace {
+
+// Budget slots a client thread takes at once: few, so that the threads still running at the end wait
+// on at most a few operations of one slow thread.
+constexpr int64_t kThreadChunk = 4;
+
+}  // namespace
 
 absl::StatusOr<PhaseResult> RunPhase(CoreWorkload& workload, const BackendFactory& make_backend,
                                      const RunOptions& options) {
@@ -47,15 +54,17 @@ absl::StatusOr<PhaseResult> RunPhase(CoreWorkload& workload, const BackendFactor
       warmed_up.count_down();
       go.wait();
       const auto start = std::chrono::steady_clock::now();
-      for (int64_t done = 0; budget->Take(); ++done) {
+      ThreadShare share(*budget, operations_done, kThreadChunk);
+      for (int64_t done = 0; share.Take(); ++done) {
         if (tick.count() > 0) std::this_thread::sleep_until(start + done * tick);
         if (load) {
           workload.DoInsert(*db, *state, &measurements[static_cast<size_t>(t)]);
         } else {
           workload.DoTransaction(*db, *state, &measurements[static_cast<size_t>(t)]);
         }
-        operations_done.fetch_add(1, std::memory_order_relaxed);
+        share.CountDone();
       }
+      share.Flush();
       db->Cleanup().IgnoreError();
     });
   }
