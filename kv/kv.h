@@ -56,6 +56,7 @@
 namespace fathom::kv {
 
 class TableHandle;  // table_state.h
+class ThreadViews;  // thread_views.h
 enum class OpKind;  // operation.h
 
 // 4 + key + value must fit one object (1 MiB slot less its 32-byte header); this leaves room for a
@@ -163,8 +164,7 @@ class Table {
   const TableOptions& options() const { return options_; }
 
  private:
-  Table(txn::TransactionService* txns, std::shared_ptr<TableHandle> handle, TableOptions options)
-      : txns_(txns), handle_(std::move(handle)), options_(options) {}
+  Table(txn::TransactionService* txns, std::shared_ptr<TableHandle> handle, TableOptions options);
   absl::Status CheckKey(std::string_view key) const;
   absl::Status CheckValue(std::string_view value) const;
   // A blocking Put or Delete in a transaction of its own: PutAsync or DeleteAsync on one node thread.
@@ -179,6 +179,7 @@ class Table {
 
   txn::TransactionService* txns_;
   std::shared_ptr<TableHandle> handle_;  // the current generation; shared by copies of this Table
+  std::shared_ptr<ThreadViews> views_;   // handle_ as each node thread's GETs take it; shared by copies
   TableOptions options_;
   std::shared_ptr<const GetPause> get_pause_;  // tests only
 };

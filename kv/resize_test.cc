@@ -206,6 +206,17 @@ TEST_P(ResizeTest, AnOperationHoldingTheOldEpochIsRejectedAndRetries) {
   EXPECT_EQ(value, "new");
   EXPECT_GE(r.reads, 2) << "the retired bucket was read, then the new one";
   EXPECT_EQ(held.epoch(), 2u);  // the handle moved
+  // The thread's next GET starts from the new generation (its view of the handle is taken again:
+  // thread_views.h): one read, no retired bucket.
+  GetResult again = GetOnNodeThread(held, "k", 2);
+  ASSERT_OK_AND_ASSIGN(std::string again_value, again.value);
+  EXPECT_EQ(again_value, "new");
+  EXPECT_EQ(again.reads, 1);
+  // On a thread of another node the table is not bound to, the handle itself serves (no view).
+  GetResult elsewhere = GetOnNodeThread(held, "k", 1);
+  ASSERT_OK_AND_ASSIGN(std::string elsewhere_value, elsewhere.value);
+  EXPECT_EQ(elsewhere_value, "new");
+  EXPECT_EQ(elsewhere.reads, 1);
   ASSERT_OK_AND_ASSIGN(std::string big, held.Get("big"));
   EXPECT_EQ(big, std::string(500, 'n'));
   // In a transaction, holding epoch 1.

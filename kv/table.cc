@@ -8,6 +8,7 @@
 #include "kv/table_moved.h"
 #include "kv/table_objects.h"
 #include "kv/table_tx_async.h"
+#include "kv/thread_views.h"
 #include "platform/base/mutex.h"
 #include "platform/base/status_macros.h"
 #include "platform/memory/size_classes.h"
@@ -65,6 +66,9 @@ absl::StatusOr<Table> Table::Create(txn::TransactionService& txns, Catalog& cata
   }
   return Open(txns, catalog, name);
 }
+
+Table::Table(txn::TransactionService* txns, std::shared_ptr<TableHandle> handle, TableOptions options)
+    : txns_(txns), handle_(std::move(handle)), views_(std::make_shared<ThreadViews>(handle_, *txns)), options_(options) {}
 
 absl::StatusOr<Table> Table::Open(txn::TransactionService& txns, Catalog& catalog, std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("a kv table needs a name");

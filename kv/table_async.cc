@@ -28,6 +28,7 @@
 #include "kv/lock_free_read.h"
 #include "kv/operation.h"
 #include "kv/table_moved.h"
+#include "kv/thread_views.h"
 
 namespace fathom::kv {
 namespace {
@@ -43,9 +44,9 @@ absl::Status ConflictIsAborted(const absl::Status& s) {
 
 class GetRun : public std::enable_shared_from_this<GetRun> {
  public:
-  GetRun(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, std::string_view key,
-         std::function<void(GetResult)> done, std::shared_ptr<const Table::GetPause> pause)
-      : thread_(thread), handle_(std::move(handle)), table_(handle_->current()), key_(key), hash_(KeyHash(key_)),
+  GetRun(txn::TxnThread& thread, ThreadViews::View view, std::string_view key, std::function<void(GetResult)> done,
+         std::shared_ptr<const Table::GetPause> pause)
+      : thread_(thread), handle_(std::move(view.handle)), table_(std::move(view.state)), key_(key), hash_(KeyHash(key_)),
         done_(std::move(done)), pause_(std::move(pause)) {}
 
   // The first bucket is read outside any transaction (lock_free_read.h), or, where reads are served by
@@ -372,7 +373,7 @@ void Mutate(txn::TxnThread& thread, std::shared_ptr<TableHandle> handle, OpKind 
 
 void Table::GetAsync(txn::TxnThread& thread, std::string_view key, std::function<void(GetResult)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(GetResult{s, 0});
-  std::make_shared<GetRun>(thread, handle_, key, std::move(done), get_pause_)->Start();
+  std::make_shared<GetRun>(thread, views_->For(thread), key, std::move(done), get_pause_)->Start();
 }
 
 void Table::PutAsync(txn::TxnThread& thread, std::string key, std::string value,

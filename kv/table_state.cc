@@ -168,7 +168,9 @@ std::shared_ptr<const TableState> TableHandle::current() const {
 
 void TableHandle::Install(std::shared_ptr<const TableState> state) {
   MutexLock lock(&mu_);
-  if (state->epoch() > state_->epoch()) state_ = std::move(state);
+  if (state->epoch() <= state_->epoch()) return;
+  state_ = std::move(state);
+  installs_.fetch_add(1, std::memory_order_release);
 }
 
 absl::StatusOr<bool> TableHandle::Refresh(uint64_t seen) {

@@ -65,6 +65,8 @@ class TableHandle : public std::enable_shared_from_this<TableHandle> {
       : txns_(txns), catalog_(catalog), name_(state->name), state_(std::move(state)) {}
 
   std::shared_ptr<const TableState> current() const;
+  // How many generations were installed since the handle was made: current() changed iff this did.
+  uint64_t installs() const { return installs_.load(std::memory_order_acquire); }
   // After a rejection seen with generation `seen`: installs the catalog's generation if it is newer.
   // True when current() is now newer than `seen` (retry at once); false when the catalog still names
   // `seen` (the resize has not published yet: wait, then retry). Blocking: application threads.
@@ -88,6 +90,7 @@ class TableHandle : public std::enable_shared_from_this<TableHandle> {
   std::atomic<uint64_t> puts_{0};
   mutable absl::Mutex mu_;
   std::shared_ptr<const TableState> state_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> installs_{0};  // written under mu_, read without it
 };
 
 }  // namespace fathom::kv
