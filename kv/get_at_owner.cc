@@ -16,6 +16,7 @@ namespace fathom::kv {
 
 std::optional<node::NodeThread::Route> RouteToServingOwner(node::NodeThread& thread, uint32_t self,
                                                            const object::ObjectRef& bucket) {
+  if (!thread.worker().ReadsMayBeServedByPeers()) return std::nullopt;  // shared memory: every GET comes here
   absl::StatusOr<node::NodeThread::Route> route = thread.RouteTo(bucket.address.region);
   if (!route.ok() || route->owner == self || !route->endpoint->ReadsServedByPeer(*route->region)) {
     return std::nullopt;

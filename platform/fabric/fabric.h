@@ -194,6 +194,9 @@ class Worker {
     return absl::UnimplementedError("this fabric serves no calls");
   }
   static constexpr uint32_t kMaxCallHandlers = 16;
+  // False when no endpoint of this worker has reads served by the peer's CPU (Endpoint::ReadsServedByPeer
+  // is false for every region: mapped memory, the NIC): callers that would ask skip finding the endpoint.
+  virtual bool ReadsMayBeServedByPeers() const { return false; }
   // Operations accepted and not yet returned by Poll.
   virtual size_t outstanding() const = 0;
   // Read on the worker's thread.

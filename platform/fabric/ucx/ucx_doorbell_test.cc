@@ -106,6 +106,12 @@ TEST_F(UcxDoorbellTest, AWriteIntoMappedMemoryWakesTheSleepingPeer) {
       << "the sleeping worker was not woken by the write";
 }
 
+TEST_F(UcxDoorbellTest, MappedMemoryIsReadWithoutThePeer) {
+  // Shared memory is mapped: reads are copies, and callers need not look for an owner to ask.
+  EXPECT_FALSE(endpoint_->ReadsServedByPeer(remote_));
+  EXPECT_FALSE(writer_->ReadsMayBeServedByPeers());
+}
+
 TEST_F(UcxDoorbellTest, AQuietFlushLetsThePeerSleep) {
   constexpr absl::Duration kSleep = absl::Seconds(2);
   // Woken, it would have returned within milliseconds.

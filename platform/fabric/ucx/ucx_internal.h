@@ -132,6 +132,7 @@ class UcxWorker final : public Worker {
   void Signal() override;
   absl::Status SetCallHandler(uint32_t handler, CallHandler run) override;
   size_t outstanding() const override { return in_flight_ + ready_.size(); }
+  bool ReadsMayBeServedByPeers() const override { return messages_; }
 
   absl::Status Init();  // fetches the worker address
 
