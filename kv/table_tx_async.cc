@@ -3,6 +3,7 @@
 
 #include "kv/fetch_at_owner.h"
 #include "kv/kv.h"
+#include "kv/thread_views.h"
 
 namespace fathom::kv {
 
@@ -28,6 +29,15 @@ void RunInTransaction(std::shared_ptr<TableHandle> handle, txn::TxnThread& threa
                       OpKind kind, std::string key, std::string value,
                       std::function<void(absl::StatusOr<std::string>)> done, MovedWait wait) {
   std::shared_ptr<const TableState> table = handle->current();
+  RunInTransaction(ThreadViews::View{std::move(handle), std::move(table)}, thread, std::move(tx), kind, std::move(key),
+                   std::move(value), std::move(done), wait);
+}
+
+void RunInTransaction(ThreadViews::View view, txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, OpKind kind,
+                      std::string key, std::string value, std::function<void(absl::StatusOr<std::string>)> done,
+                      MovedWait wait) {
+  std::shared_ptr<TableHandle> handle = std::move(view.handle);
+  std::shared_ptr<const TableState> table = std::move(view.state);
   auto at = std::make_shared<Attempt>(Attempt{std::move(handle), thread, std::move(tx), kind, std::move(key),
                                               std::move(value), std::move(done), wait, std::move(table)});
   auto run = [at] {
@@ -50,21 +60,21 @@ void RunInTransaction(std::shared_ptr<TableHandle> handle, txn::TxnThread& threa
 void Table::GetAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string_view key,
                      std::function<void(absl::StatusOr<std::string>)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
-  RunInTransaction(handle_, thread, std::move(tx), OpKind::kGet, std::string(key), {}, std::move(done));
+  RunInTransaction(views_->For(thread), thread, std::move(tx), OpKind::kGet, std::string(key), {}, std::move(done));
 }
 
 void Table::PutAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string key, std::string value,
                      std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
   if (absl::Status s = CheckValue(value); !s.ok()) return done(s);
-  RunInTransaction(handle_, thread, std::move(tx), OpKind::kPut, std::move(key), std::move(value),
+  RunInTransaction(views_->For(thread), thread, std::move(tx), OpKind::kPut, std::move(key), std::move(value),
              [done = std::move(done)](absl::StatusOr<std::string> r) { done(r.status()); });
 }
 
 void Table::DeleteAsync(txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, std::string key,
                         std::function<void(absl::Status)> done) const {
   if (absl::Status s = CheckKey(key); !s.ok()) return done(s);
-  RunInTransaction(handle_, thread, std::move(tx), OpKind::kDelete, std::move(key), {},
+  RunInTransaction(views_->For(thread), thread, std::move(tx), OpKind::kDelete, std::move(key), {},
              [done = std::move(done)](absl::StatusOr<std::string> r) { done(r.status()); });
 }
 

@@ -13,6 +13,7 @@
 #include "kv/operation.h"
 #include "kv/table_moved.h"
 #include "kv/table_state.h"
+#include "kv/thread_views.h"
 #include "txn/txn.h"
 
 namespace fathom::kv {
@@ -24,6 +25,10 @@ namespace fathom::kv {
 void RunInTransaction(std::shared_ptr<TableHandle> handle, txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx,
                       OpKind kind, std::string key, std::string value,
                       std::function<void(absl::StatusOr<std::string>)> done, MovedWait wait = {});
+// The same on the generation `view` holds (a node thread's view of the handle: thread_views.h).
+void RunInTransaction(ThreadViews::View view, txn::TxnThread& thread, std::shared_ptr<txn::TxState> tx, OpKind kind,
+                      std::string key, std::string value, std::function<void(absl::StatusOr<std::string>)> done,
+                      MovedWait wait = {});
 
 }  // namespace fathom::kv
 
