@@ -85,6 +85,10 @@ ABSL_FLAG(absl::Duration, idle_wait, absl::Milliseconds(20),
 ABSL_FLAG(absl::Duration, busy_poll, absl::ZeroDuration(),
           "how long a node thread keeps polling (yielding) after its last work before it sleeps; 0: sleep at "
           "once, woken by messages. Worth it only with a core to spare per node thread");
+ABSL_FLAG(bool, batch_scheduling, false,
+          "node threads run under SCHED_BATCH: woken by a message they wait for the waker's next yield instead of "
+          "preempting it. Faster where this node's CPU serves no reads (shared memory), slower over tcp "
+          "(tools/cluster.sh turns it on with --transports=sm)");
 ABSL_FLAG(std::string, transports, "",
           "UCX transports (UCX_TLS syntax): sm for one host, tcp across hosts, rc with RDMA NICs; empty: UCX_TLS");
 ABSL_FLAG(std::string, token, "", "cluster token (prefer --token_file: flags are visible to other users)");
@@ -168,6 +172,7 @@ absl::StatusOr<ServerOptions> OptionsFromFlags() {
   node.idle_wait = absl::GetFlag(FLAGS_idle_wait);
   if (node.idle_wait <= absl::ZeroDuration()) return absl::InvalidArgumentError("--idle_wait must be positive");
   node.busy_poll_window = absl::GetFlag(FLAGS_busy_poll);
+  node.batch_scheduling = absl::GetFlag(FLAGS_batch_scheduling);
   if (node.busy_poll_window < absl::ZeroDuration() || node.busy_poll_window > absl::Seconds(1)) {
     return absl::InvalidArgumentError("--busy_poll must be between 0 and 1s");
   }

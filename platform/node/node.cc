@@ -128,6 +128,7 @@ absl::Status Node::Init() {
     config.idle_wait = options_.idle_wait;
     config.busy_poll_window = options_.busy_poll_window;
     config.busy_yield_interval = options_.busy_yield_interval;
+    config.batch_scheduling = options_.batch_scheduling;
     config.on_peer_failed = [this](uint32_t peer) {
       MutexLock lock(&failed_mu_);
       failed_peers_.insert(peer);

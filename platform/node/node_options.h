@@ -61,6 +61,12 @@ struct NodeOptions {
   // A node thread with work on every turn still yields the core this often, so the other nodes' threads
   // sharing it get their turn within microseconds rather than a scheduler slice.
   absl::Duration busy_yield_interval = absl::Microseconds(20);
+  // Node threads run under SCHED_BATCH: a thread woken by a doorbell does not preempt the thread that
+  // rang it on that core, but runs at its next yield (busy_yield_interval) or tick, with whatever else
+  // arrived meanwhile. Where this node's CPU serves only writes and commits (shared memory: readers copy
+  // the objects themselves), the client that woke it reads on and the node's work gathers (deployed
+  // YCSB-B +15% here: docs/benchmarks.md). Over tcp, where it serves every read, it loses: off there.
+  bool batch_scheduling = false;
   const Clock* clock = Clock::Real();
   // Runs on every node thread at start, to register RPC handlers on that thread's messenger.
   std::function<void(msg::Messenger&, int thread)> register_handlers;

@@ -1,5 +1,8 @@
 #include "platform/node/node_thread.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -152,6 +155,15 @@ size_t NodeThread::RunTasks() {
 
 void NodeThread::Loop() {
   ScopedLogNode log_node(config_.node_id);  // an embedded cluster's nodes share the process
+  if (config_.batch_scheduling) {
+    // This thread only (a Linux thread is a task of its own); priority 0 is the only one SCHED_BATCH has,
+    // and any process may take it. Failing leaves the thread as it was: slower, never wrong.
+    sched_param param{};
+    if (const int error = pthread_setschedparam(pthread_self(), SCHED_BATCH, &param); error != 0) {
+      LogWarning("node", "node thread %d: SCHED_BATCH refused (error %d): it keeps its scheduling", config_.index,
+                 error);
+    }
+  }
   absl::Time last_work = absl::InfinitePast();
   absl::Time busy_since = config_.clock->Now();
   constexpr absl::Duration kFirstSleep = absl::Microseconds(100);

@@ -57,6 +57,7 @@ class NodeThread {
     absl::Duration idle_wait = absl::Milliseconds(5);
     absl::Duration busy_poll_window = absl::ZeroDuration();  // NodeOptions
     absl::Duration busy_yield_interval = absl::Microseconds(20);
+    bool batch_scheduling = false;  // NodeOptions
     // At teardown, how long to wait for ring writes in flight to complete before the messenger (whose
     // staging buffers they read) goes: at most teardown_drain, and no longer once no completion came for
     // teardown_quiet (what is left waits on a dead or cut-off peer).

@@ -1,5 +1,7 @@
 // The node runtime on an embedded cluster: join, objects read across nodes, RPC from every thread, and
 // (on SimFabric) partitions, crashes and drops.
+#include <sched.h>
+
 #include <atomic>
 #include <thread>
 
@@ -69,6 +71,25 @@ void JoinReadAndPing(EmbeddedCluster& cluster) {
 TEST(NodeTest, UcxSharedMemoryClusterJoinsReadsAndPings) {
   auto cluster = EmbeddedCluster::Start({});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  JoinReadAndPing(**cluster);
+}
+
+// fathomd --batch_scheduling: each node thread runs under SCHED_BATCH, and the cluster works as before.
+TEST(NodeTest, NodeThreadsRunUnderBatchSchedulingWhenAsked) {
+  EmbeddedClusterOptions options;
+  options.customize = [](NodeOptions& node) { node.batch_scheduling = node.node_id != 3; };
+  auto cluster = EmbeddedCluster::Start(options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  for (uint32_t id = 1; id <= 3; ++id) {
+    for (int t = 0; t < (*cluster)->node(id).threads(); ++t) {
+      int policy = -1;
+      ASSERT_TRUE((*cluster)->node(id).RunOnThread(t, [&policy](NodeThread&) {
+        policy = sched_getscheduler(0);
+        return absl::OkStatus();
+      }).ok());
+      EXPECT_EQ(policy, id != 3 ? SCHED_BATCH : SCHED_OTHER) << "node " << id << " thread " << t;
+    }
+  }
   JoinReadAndPing(**cluster);
 }
 
