@@ -179,7 +179,7 @@ class Table {
 
   txn::TransactionService* txns_;
   std::shared_ptr<TableHandle> handle_;  // the current generation; shared by copies of this Table
-  std::shared_ptr<ThreadViews> views_;   // handle_ as each node thread's GETs take it; shared by copies
+  std::shared_ptr<ThreadViews> views_;   // handle_ as each node thread's operations take it; shared by copies
   TableOptions options_;
   std::shared_ptr<const GetPause> get_pause_;  // tests only
 };

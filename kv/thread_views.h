@@ -1,7 +1,8 @@
-// The generation a table uses now, as each node thread of its node takes it for a GET.
+// The generation a table uses now, as each node thread of its node takes it for an operation (a GET, or
+// one inside a transaction).
 //
 // TableHandle::current() locks the handle's mutex and copies a shared_ptr whose reference count every
-// thread writes; a GET also copied the handle's own shared_ptr. With a node thread per core, the GET path
+// thread writes; an operation also copied the handle's own shared_ptr. With a node thread per core, the GET path
 // passed those cache lines between the cores on every operation (docs/benchmarks.md, "GETs that share
 // no cache line"). A view gives each node thread shared_ptrs whose counts live in a block of its own,
 // taken again when the handle installed a newer generation since (TableHandle::installs()).
@@ -46,7 +47,7 @@ class ThreadViews {
   struct alignas(64) Slot {
     const txn::TxnThread* thread = nullptr;  // set at construction, never changed
     uint64_t installs = 0;                   // the handle's installs() when `held` was taken
-    std::shared_ptr<const Held> held;        // null until the thread's first GET
+    std::shared_ptr<const Held> held;        // null until the thread's first operation
   };
 
   const std::shared_ptr<TableHandle> handle_;

@@ -424,7 +424,7 @@ cmd_start() {
   fi
   # Node threads under SCHED_BATCH (fathomd --batch_scheduling): over shared memory a node's CPU serves only
   # writes and commits, and a thread woken for them that waits for the client's next yield instead of
-  # preempting it gathers more work per wake-up, +15% deployed YCSB-B; over tcp, where it serves every read,
+  # preempting it gathers more work per wake-up, +12% deployed YCSB-B; over tcp, where it serves every read,
   # -10% (docs/benchmarks.md, "Servers that wait their turn").
   if [[ -z "$batch" ]]; then
     if [[ "$transports" == sm ]]; then batch=true; else batch=false; fi

@@ -65,7 +65,7 @@ struct NodeOptions {
   // rang it on that core, but runs at its next yield (busy_yield_interval) or tick, with whatever else
   // arrived meanwhile. Where this node's CPU serves only writes and commits (shared memory: readers copy
   // the objects themselves), the client that woke it reads on and the node's work gathers (deployed
-  // YCSB-B +15% here: docs/benchmarks.md). Over tcp, where it serves every read, it loses: off there.
+  // YCSB-B +12% here: docs/benchmarks.md). Over tcp, where it serves every read, it loses: off there.
   bool batch_scheduling = false;
   const Clock* clock = Clock::Real();
   // Runs on every node thread at start, to register RPC handlers on that thread's messenger.
