@@ -17,7 +17,7 @@ ThreadViews::View ThreadViews::For(const txn::TxnThread& thread) {
   // Read before current(): a generation installed in between is then taken again at the next call.
   const uint64_t installs = handle_->installs();
   if (slot.held == nullptr || slot.installs != installs) {
-    slot.held = std::make_shared<const Held>(Held{handle_, handle_->current()});
+    slot.held = std::make_shared<const View>(View{handle_, handle_->current()});
     slot.installs = installs;
   }
   return View{std::shared_ptr<TableHandle>(slot.held, slot.held->handle.get()),

@@ -2,9 +2,9 @@
 // one inside a transaction).
 //
 // TableHandle::current() locks the handle's mutex and copies a shared_ptr whose reference count every
-// thread writes; an operation also copied the handle's own shared_ptr. With a node thread per core, the GET path
-// passed those cache lines between the cores on every operation (docs/benchmarks.md, "GETs that share
-// no cache line"). A view gives each node thread shared_ptrs whose counts live in a block of its own,
+// thread writes; an operation also copied the handle's own shared_ptr. With a node thread per core, the
+// GET path passed those cache lines between the cores on every operation (docs/benchmarks.md, "GETs that
+// share no cache line"). A view gives each node thread shared_ptrs whose counts live in a block of its own,
 // taken again when the handle installed a newer generation since (TableHandle::installs()).
 //
 //   ThreadViews views(handle, txns);           // when the Table is made; copies of it share the views
@@ -39,15 +39,12 @@ class ThreadViews {
   View For(const txn::TxnThread& thread);
 
  private:
-  // Owns the handle and the generation: a view's pointers alias it, so copying them counts here.
-  struct Held {
-    std::shared_ptr<TableHandle> handle;
-    std::shared_ptr<const TableState> state;
-  };
   struct alignas(64) Slot {
     const txn::TxnThread* thread = nullptr;  // set at construction, never changed
     uint64_t installs = 0;                   // the handle's installs() when `held` was taken
-    std::shared_ptr<const Held> held;        // null until the thread's first operation
+    // The handle's own pointers, held once: the views handed out alias this block, so copying them
+    // counts here. Null until the thread's first operation.
+    std::shared_ptr<const View> held;
   };
 
   const std::shared_ptr<TableHandle> handle_;
