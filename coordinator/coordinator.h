@@ -55,8 +55,9 @@ class Subscription {
 
 // Why a lease expired, as the CM removing the member knows it.
 enum class ExpiredMember {
-  kUnseen,  // this CM process never had a lease exchange with that incarnation: it may have died long ago
-  kFailed,  // it renewed with this CM, or granted this node's lease: it failed while the cluster ran
+  kUnseen,  // this CM process never heard from that incarnation: it may have died long ago
+  kFailed,  // it renewed with this CM, granted this node's lease, or this node connected to it: it failed
+            // while the cluster ran
 };
 
 class Coordinator {

@@ -208,8 +208,9 @@ void LeaseAgent::ManagerTick(absl::Time now) {
     }
     for (const auto& [id, incarnation] : expired) {
       ages[id] = now - table_.entries().at(id).last_renewal;
-      // Seen alive by this process: a failure recovery handles. Otherwise it may have died before this
-      // process started (a whole-cluster restart), and its replicas stay where the logs put them.
+      // Seen alive by this process (a lease, or a connection: a member that died with the old CM never
+      // renewed here): a failure recovery handles. Otherwise it may have died before this process started
+      // (a whole-cluster restart), and its replicas stay where the logs put them.
       seen[id] = SawAliveLocked(id, incarnation) ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
     }
   }
@@ -331,8 +332,14 @@ bool LeaseAgent::SawAlive(uint32_t node, uint64_t incarnation) const {
   return SawAliveLocked(node, incarnation);
 }
 
+void LeaseAgent::NoteAlive(uint32_t node, uint64_t incarnation) {
+  MutexLock lock(&mu_);
+  connected_to_.insert({node, incarnation});
+}
+
 bool LeaseAgent::SawAliveLocked(uint32_t node, uint64_t incarnation) const {
   if (granted_by_ == std::make_pair(node, incarnation)) return true;
+  if (connected_to_.contains({node, incarnation})) return true;
   auto it = table_.entries().find(node);
   return it != table_.entries().end() && it->second.incarnation == incarnation && it->second.renewals > 0;
 }

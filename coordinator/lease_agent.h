@@ -8,8 +8,8 @@
 // incarnation), holds a lease itself while it holds the election, and removes a member whose last grant is
 // a period old with Coordinator::RemoveExpiredMember (conditional, only while it is the manager; the
 // member's registration goes too, so it must join again). An incarnation this process saw alive (it renewed
-// with this CM, or it is the CM that granted this node's lease) failed while the cluster ran: its regions
-// go to their backups (ExpiredMember::kFailed). One it never heard from (a new CM after a whole-cluster
+// with this CM, it is the CM that granted this node's lease, or this node connected to it: NoteAlive)
+// failed while the cluster ran: its regions go to their backups (ExpiredMember::kFailed). One it never heard from (a new CM after a whole-cluster
 // restart) is removed without moving anything, so the restart finds the placement its logs were written in. A node whose own lease has lapsed must not act
 // as a member: MembershipFollower (membership.h) then talks only to the CM, to get a lease again.
 // A member that held a lease and whose requests the CM stopped answering (no reply for a quarter period,
@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -122,9 +123,14 @@ class LeaseAgent {
   // Whether this node held a lease that has lapsed by now (and is not renewed). Lock-free: the commit path
   // asks it before reporting success (TxnOptions::lease_lapsed).
   bool LeaseLapsed() const;
-  // Whether this process saw `node`'s `incarnation` alive: it renewed a lease with this node as CM, or, as
-  // CM, granted this node's last lease (Coordinator::SetFailureWitness).
+  // Whether this process saw `node`'s `incarnation` alive: it renewed a lease with this node as CM, granted
+  // this node's last lease, or was noted alive (NoteAlive). The one witness of both removal paths: a lease
+  // that expires here (ManagerTick) and a registration that vanished (Coordinator::SetFailureWitness).
   bool SawAlive(uint32_t node, uint64_t incarnation) const;
+  // This process connected to `node`'s `incarnation` (MembershipFollower, at each join): it was alive while
+  // the cluster ran. A member that dies together with the CM never renewed with the successor, yet its
+  // regions must go to their backups (issue 58, path 3).
+  void NoteAlive(uint32_t node, uint64_t incarnation);
   // The epoch of the newest configuration the agent has received (0: none yet); a member asks for a lease
   // only once one lists it.
   uint64_t configuration_epoch() const;
@@ -205,6 +211,7 @@ class LeaseAgent {
   // The CM (node, incarnation) that last granted this node a lease, and that grant's token (echoed as
   // LeaseRequest::confirms).
   std::pair<uint32_t, uint64_t> granted_by_ ABSL_GUARDED_BY(mu_) = {0, 0};
+  std::set<std::pair<uint32_t, uint64_t>> connected_to_ ABSL_GUARDED_BY(mu_);  // NoteAlive
   uint64_t grant_token_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time granted_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // when that grant arrived
   // The CM this member voted out last, and until when it confirms none of its grants (vote_silence).

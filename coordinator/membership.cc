@@ -196,8 +196,9 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     absl::Status joined = node_->JoinPeer({id, info->control_address()});
     if (joined.ok()) {
       joined_[id] = info->incarnation();
+      // Alive while the cluster ran: should it fail, recovery moves its regions (LeaseAgent::SawAlive).
+      if (options_.lease != nullptr) options_.lease->NoteAlive(id, info->incarnation());
       MutexLock lock(&mu_);
-      joined_incarnations_.insert({id, info->incarnation()});
       if (repair) ++reconnects_;
     } else {
       complete = false;  // retried (backing off)
@@ -259,11 +260,6 @@ bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configura
     }
   }
   return false;
-}
-
-bool MembershipFollower::SawAlive(uint32_t node, uint64_t incarnation) const {
-  MutexLock lock(&mu_);
-  return joined_incarnations_.contains({node, incarnation});
 }
 
 uint64_t MembershipFollower::passes_without_lease() const {

@@ -87,10 +87,6 @@ class MembershipFollower {
   // Times the follower applied a configuration while this node held no lease (tests: it kept its
   // connections meanwhile).
   uint64_t passes_without_lease() const;
-  // Whether this follower joined `node`'s `incarnation` (a connection this process made: it was alive
-  // while the cluster ran). A failure witness besides the lease agent's: a member can die before it ever
-  // granted or renewed a lease here.
-  bool SawAlive(uint32_t node, uint64_t incarnation) const;
 
  private:
   MembershipFollower(node::Node* node, coordinator::Coordinator* coordinator, MembershipOptions options)
@@ -125,7 +121,6 @@ class MembershipFollower {
   uint64_t rejoins_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t passes_without_lease_ ABSL_GUARDED_BY(mu_) = 0;
-  std::set<std::pair<uint32_t, uint64_t>> joined_incarnations_ ABSL_GUARDED_BY(mu_);
   // Members to republish to (the follower's thread only): this node serves regions they have not imported.
   std::set<uint32_t> republish_to_;
   // Members joined, by id, with the incarnation joined.

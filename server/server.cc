@@ -378,12 +378,9 @@ absl::Status Server::JoinCoordinator() {
     if (absl::Status s = lease_->Start(node_.get(), coordinator_); !s.ok()) return s;
     coordinator::LeaseAgent* lease = lease_.get();
     // Seen alive: it granted or renewed a lease here, or this node's follower joined it (a CM killed
-    // right after a member joined may never have granted it one).
-    coordinator_->SetFailureWitness([this, lease](uint32_t node, uint64_t incarnation) {
-      if (lease->SawAlive(node, incarnation)) return true;
-      absl::MutexLock lock(&counted_follower_mu_);
-      return counted_follower_ != nullptr && counted_follower_->SawAlive(node, incarnation);
-    });
+    // right after a member joined may never have granted it one): LeaseAgent::SawAlive.
+    coordinator_->SetFailureWitness(
+        [lease](uint32_t node, uint64_t incarnation) { return lease->SawAlive(node, incarnation); });
   }
   return StartFollower();
 }

@@ -7,7 +7,7 @@
 #                          [--backups=1] [--data_dir] [--netns] [--tls] [--fathomd_flag=FLAG ...]
 #                          [--build | --bin=BINDIR]
 #   tools/cluster.sh stop DIR
-#   tools/cluster.sh kill DIR N              SIGKILL node N
+#   tools/cluster.sh kill DIR N [M ...]      SIGKILL node N (and M ...: all at the same moment)
 #   tools/cluster.sh pause DIR N SECONDS     SIGSTOP node N, then SIGCONT after SECONDS
 #   tools/cluster.sh restart DIR N           start node N again as it was started (stopping it first)
 #   tools/cluster.sh zk-stop DIR             stop ZooKeeper (SIGTERM)
@@ -257,15 +257,25 @@ node_pid() {
   echo "$pid"
 }
 
+# Several nodes are killed at the same moment (every SIGKILL sent before any wait): failures that come
+# together, such as the CM and a member.
 cmd_kill() {
-  [[ $# -eq 2 ]] || usage
-  local dir pid
+  [[ $# -ge 2 ]] || usage
+  local dir pid n pids=()
   dir=$(run_dir "$1")
-  pid=$(node_pid "$dir" "$2")
-  kill -KILL "$pid"
-  while alive "$pid"; do sleep 0.05; done  # its command line empties before it has exited
-  rm -f "$dir/node-$2.pid"
-  echo "node $2 killed (pid $pid)"
+  shift
+  for n in "$@"; do
+    pid=$(node_pid "$dir" "$n") || exit 1
+    pids+=("$pid")
+  done
+  kill -KILL "${pids[@]}"
+  for n in "$@"; do
+    pid=${pids[0]}
+    pids=("${pids[@]:1}")
+    while alive "$pid"; do sleep 0.05; done  # its command line empties before it has exited
+    rm -f "$dir/node-$n.pid"
+    echo "node $n killed (pid $pid)"
+  done
 }
 
 cmd_pause() {

@@ -9,6 +9,10 @@
 #   - kill: the killed node, restarted, rejoins as a fresh member and every record still reads;
 #   - every region's primary and backups hold identical data (fathomctl replicas), after the fault and
 #     after a rejoin;
+#   - kill-cm-and-member (f >= 2): the CM and a member are killed at the same moment; the successor must
+#     move the member's regions to their backups too, though it never held that member's lease; asserted as
+#     kill, and both restart and rejoin.
+#
 #   - kill-driver: the driver itself (the transactions' coordinator) is killed instead; its locks and
 #     records are recovered by the CM (transaction recovery), so the fresh driver reads every record and,
 #     for the bank, finds the total unchanged (every transfer the dead driver left was all or nothing).
@@ -37,7 +41,7 @@
 #
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp] [--netns]
 #                     [--lease=PERIOD] [--threads=N (node threads per fathomd; 2)]
-#   FAULT: kill | kill-cm | pause | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
+#   FAULT: kill | kill-cm | kill-cm-and-member | pause | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
 #          partition | partition-cm
 #   WORKLOAD: b | bank | ...
 set -uo pipefail
@@ -146,9 +150,18 @@ until [[ "$fault" == kill-driver-at-* ]] || grep -qE "^run [2-9][0-9]* sec" "$ou
   ((SECONDS < deadline)) || fail "the run made no progress in 120 s"
   sleep 0.2
 done
-echo "CM: node $cm; $fault on node $victim"
+# kill-cm-and-member: the CM is the victim, and a second node dies with it.
+also=""
+if [[ "$fault" == kill-cm-and-member ]]; then
+  ((backups >= 2)) || fail "kill-cm-and-member needs --backups=2 or more (two failures within f)"
+  victim=$cm
+  also=3
+  [[ "$also" == "$cm" ]] && also=2
+fi
+echo "CM: node $cm; $fault on node $victim${also:+ and node $also}"
 case "$fault" in
   kill | kill-cm) "$cluster_sh" kill "$dir" "$victim" || fail "kill failed" ;;
+  kill-cm-and-member) "$cluster_sh" kill "$dir" "$victim" "$also" || fail "kill failed" ;;
   pause) "$cluster_sh" pause "$dir" "$victim" 5 || fail "pause failed" ;;
   zk) "$cluster_sh" zk-stop "$dir" && sleep 10 && "$cluster_sh" zk-start "$dir" || fail "ZooKeeper stop/start failed" ;;
   kill-driver) kill -KILL "$driver" || fail "kill of the driver failed" ;;
@@ -202,7 +215,7 @@ removed=$(grep -ho "removed node [0-9]*" "$dir"/node-*.log | grep -o "[0-9]*$" |
 echo "removed for an expired lease: ${removed:-nobody}"
 if [[ "$lease" != 2s ]]; then
   for id in $removed; do
-    [[ "$id" == "$victim" || ( "$fault" == kill-driver* && "$id" -gt "$nodes" ) ]] ||
+    [[ "$id" == "$victim" || "$id" == "$also" || ( "$fault" == kill-driver* && "$id" -gt "$nodes" ) ]] ||
       fail "node $id was removed for an expired lease, but the fault was $fault on node $victim"
   done
 fi
@@ -241,11 +254,15 @@ if [[ "$fault" == partition* ]]; then
   verify "after node $victim rejoined"
   replicas "after node $victim rejoined"
 fi
-if [[ "$fault" == kill || "$fault" == kill-participant-at-* ]]; then
-  wait_members $((nodes - 1))
-  "$cluster_sh" restart "$dir" "$victim" || fail "restart of node $victim failed"
+if [[ "$fault" == kill || "$fault" == kill-participant-at-* || "$fault" == kill-cm-and-member ]]; then
+  # Restarted without a log, a node rejoins empty: it must be given none of the regions it held.
+  restarted=("$victim" ${also:+"$also"})
+  wait_members $((nodes - ${#restarted[@]}))
+  for id in "${restarted[@]}"; do
+    "$cluster_sh" restart "$dir" "$id" || fail "restart of node $id failed"
+  done
   wait_members "$nodes"
-  verify "after node $victim rejoined"
-  replicas "after node $victim rejoined"
+  verify "after node(s) ${restarted[*]} rejoined"
+  replicas "after node(s) ${restarted[*]} rejoined"
 fi
 echo "PASS ($fault, workload $workload, $nodes nodes, f=$backups, $transports, $threads thread(s))"
