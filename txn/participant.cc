@@ -319,11 +319,12 @@ absl::StatusOr<object::ObjectRef> Participant::Reserve(uint32_t payload_capacity
   return ref;
 }
 
-absl::Status Participant::Release(const object::ObjectRef& ref) {
+absl::Status Participant::Release(const object::ObjectRef& ref, uint32_t coordinator) {
   auto it = reserved_.find(ref.address.raw());
-  if (it == reserved_.end() || !(it->second.ref == ref)) {
+  if (it == reserved_.end() || !(it->second.ref == ref) || it->second.coordinator != coordinator) {
     ++stats_.rejected;
-    return absl::InvalidArgumentError(absl::StrCat(ref.address.ToString(), " is not a slot reserved here"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ref.address.ToString(), " is not a slot reserved here for node ", coordinator));
   }
   reserved_.erase(it);
   return allocator_->Free(ref.address);

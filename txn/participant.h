@@ -89,8 +89,10 @@ class Participant {
   // asked in configuration `epoch`): it becomes a live object only when one of them allocates it and
   // commits (its header is untouched until then); a LOCK from another node may not allocate it.
   absl::StatusOr<object::ObjectRef> Reserve(uint32_t payload_capacity, uint32_t coordinator, uint64_t epoch);
-  // Gives back a reserved slot the transaction did not use. NotFound if it is not reserved here.
-  absl::Status Release(const object::ObjectRef& ref);
+  // Gives back a slot reserved for `coordinator` that its transaction did not use. InvalidArgument if it
+  // is not reserved here for that coordinator (a stale release, after the slot was freed and reserved
+  // for another, must not take it from its new holder).
+  absl::Status Release(const object::ObjectRef& ref, uint32_t coordinator);
   // Frees the slots reserved for coordinators that `gone(node, epoch)` says are gone, except those a LOCK
   // held here allocates (recovery decides that transaction; an abort leaves them reserved for a later
   // call). Returns how many were freed; `*kept` is set to how many of gone coordinators stay reserved.

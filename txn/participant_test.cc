@@ -203,8 +203,9 @@ TEST_F(ParticipantTest, ReservedSlotsBelongToTheirCoordinatorAndAreFreedWhenItIs
   EXPECT_EQ(participant_->ReleaseReservationsOfGone(node_two_gone, &kept), 1u);
   EXPECT_EQ(kept, 1u);  // the slot its LOCK allocates waits for recovery's decision
   EXPECT_EQ(participant_->reserved(), 2u);
-  EXPECT_TRUE(absl::IsInvalidArgument(participant_->Release(for_two))) << "freed, so no longer reserved";
-  EXPECT_OK(participant_->Release(for_three));
+  EXPECT_TRUE(absl::IsInvalidArgument(participant_->Release(for_two, 2))) << "freed, so no longer reserved";
+  EXPECT_TRUE(absl::IsInvalidArgument(participant_->Release(for_three, 2))) << "node 3's, not node 2's to give back";
+  EXPECT_OK(participant_->Release(for_three, 3));
 
   participant_->Abort(held.id);  // recovery aborted it: now nothing holds the slot
   EXPECT_EQ(participant_->ReleaseReservationsOfGone(node_two_gone, &kept), 1u);

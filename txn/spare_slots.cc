@@ -23,6 +23,15 @@ void SpareSlots::Put(uint32_t node, int size_class, const object::ObjectRef& ref
   pools_[Key{node, size_class}].kept.push_back(ref);
 }
 
+size_t SpareSlots::DropKept() {
+  size_t dropped = 0;
+  for (auto& [key, pool] : pools_) {
+    dropped += pool.kept.size();
+    pool.kept.clear();
+  }
+  return dropped;
+}
+
 bool SpareSlots::Wait(uint32_t node, int size_class, Done done) {
   Pool& pool = pools_[Key{node, size_class}];
   pool.waiting.push_back(std::move(done));

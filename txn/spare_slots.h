@@ -40,6 +40,9 @@ class SpareSlots {
                                         const std::function<bool(const object::ObjectRef&)>& still_served);
   // Keeps a slot a transaction took but did not use (it never reached a LOCK).
   void Put(uint32_t node, int size_class, const object::ObjectRef& ref);
+  // Forgets every kept slot, not giving them back (their owners freed them: this node left the
+  // configuration since they were reserved). Waiters and requests in flight stay. Returns how many.
+  size_t DropKept();
   // Queues `done` for the next slot of this key. True if no request is in flight for the key: the caller
   // sends one, for Asking(node, size_class) slots, and hands its outcome to Fill.
   bool Wait(uint32_t node, int size_class, Done done);

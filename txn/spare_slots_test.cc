@@ -71,6 +71,23 @@ TEST(SpareSlotsTest, SlotsOfARegionThatMovedAreDropped) {
   EXPECT_EQ(spares.kept(), 0u) << "the one no longer served was dropped on the way";
 }
 
+// After this node left the configuration and came back, its owners freed what they had reserved for it.
+TEST(SpareSlotsTest, DroppingKeptSlotsLeavesWaitersAndRequestsInFlight) {
+  SpareSlots spares;
+  int served = 0;
+  auto count = [&served](absl::StatusOr<object::ObjectRef> ref) { served += ref.ok(); };
+  spares.Put(2, 12, Slot(0));
+  spares.Put(3, 12, Slot(1152));
+  EXPECT_TRUE(spares.Wait(4, 12, count));
+  EXPECT_EQ(spares.DropKept(), 2u);
+  EXPECT_EQ(spares.kept(), 0u);
+  EXPECT_FALSE(spares.Take(2, 12, AlwaysServed()).has_value());
+  EXPECT_EQ(spares.waiting(), 1u);
+  EXPECT_FALSE(spares.Wait(4, 12, count)) << "the request in flight is still awaited";
+  EXPECT_FALSE(spares.Fill(4, 12, std::vector<object::ObjectRef>{Slot(0), Slot(1152)}));
+  EXPECT_EQ(served, 2);
+}
+
 TEST(SpareSlotsTest, ACallbackMayWaitAgain) {
   SpareSlots spares;
   bool asked_again = false;

@@ -417,6 +417,7 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
     return done(note(*ref));
   }
   // Another node's memory: a spare slot reserved there earlier, or wait for the next batch.
+  DropSparesOfEarlierMembership();
   const int size_class = memory::SizeClassFor(uint64_t{payload_capacity} + object::kHeaderBytes);
   auto still_served = [this, node](const object::ObjectRef& ref) {
     auto primary = replicas().PrimaryOf(ref.address.region);
@@ -437,15 +438,22 @@ void TxnThread::Alloc(std::shared_ptr<TxState> tx, uint32_t payload_capacity, ui
 }
 
 void TxnThread::AskForSpares(uint32_t node, int size_class) {
+  DropSparesOfEarlierMembership();
   const uint32_t count = spares_.Asking(node, size_class);
   const uint32_t payload_capacity = memory::SlotBytes(size_class) - object::kHeaderBytes;
   ++stats_.alloc_messages;
+  const uint64_t asked_as = spares_joined_epoch_;
   absl::Status posted = thread_->messenger().Call(
       node, kAllocMessage, EncodeAllocRequest({payload_capacity, count, replicas().epoch()}), options_.rpc_timeout,
-      [this, node, size_class, count, payload_capacity](absl::StatusOr<std::string_view> reply) {
+      [this, node, size_class, count, payload_capacity, asked_as](absl::StatusOr<std::string_view> reply) {
         absl::StatusOr<std::vector<object::ObjectRef>> refs =
             reply.ok() ? DecodeAllocReply(*reply, count, payload_capacity)
                        : absl::StatusOr<std::vector<object::ObjectRef>>(reply.status());
+        // Asked as an earlier membership of this node: the owner frees those slots itself.
+        if (refs.ok() && replicas().JoinedEpoch(node_id_) != asked_as) {
+          refs = absl::AbortedError(absl::StrCat("slots on node ", node, " were reserved for node ", node_id_,
+                                                 " before it was admitted again: retry"));
+        }
         if (spares_.Fill(node, size_class, std::move(refs))) AskForSpares(node, size_class);
       });
   // A full ring (or too many calls in flight) to the owner is transient, like a full log at LOCK: the
@@ -459,7 +467,7 @@ void TxnThread::AskForSpares(uint32_t node, int size_class) {
 void TxnThread::ReleaseReserved(const object::ObjectRef& ref) {
   const uint32_t owner = MemoryOwnerOf(ref);
   if (owner == node_id_) {
-    participant_.Release(ref).IgnoreError();  // only fails for a slot that is not reserved: nothing to undo
+    participant_.Release(ref, node_id_).IgnoreError();  // fails only for a slot not reserved: nothing to undo
     return;
   }
   // Best effort: if the owner is unreachable, its slot stays reserved until it restarts.
@@ -548,6 +556,12 @@ absl::Status TxnThread::HandleRecord(msg::MessageType type, Record record, std::
 absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply) {
   if (reply == nullptr) return absl::InvalidArgumentError("an allocation must be a request");
   ASSIGN_OR_RETURN(AllocRequest request, DecodeAllocRequest(message.payload));
+  // Slots reserved now would outlive the pass that frees the gone incarnation's (it may have run).
+  if (ReservedForGone(message.peer, request.epoch)) {
+    return absl::AbortedError(absl::StrCat("allocation for node ", message.peer, " of configuration ",
+                                           request.epoch, ", which it has left since (now ", replicas().epoch(),
+                                           "): retry"));
+  }
   std::vector<object::ObjectRef> refs;
   for (uint32_t i = 0; i < request.count; ++i) {
     auto ref = ReserveHere(request.payload_capacity, message.peer, request.epoch);
@@ -561,6 +575,18 @@ absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply)
   return absl::OkStatus();
 }
 
+bool TxnThread::ReservedForGone(uint32_t coordinator, uint64_t epoch) {
+  const memory::RegionMap& map = replicas();
+  return epoch <= map.epoch() && map.CoordinatorGone(coordinator, epoch);
+}
+
+void TxnThread::DropSparesOfEarlierMembership() {
+  const uint64_t joined = replicas().JoinedEpoch(node_id_);
+  if (joined == spares_joined_epoch_) return;
+  spares_.DropKept();
+  spares_joined_epoch_ = joined;
+}
+
 size_t TxnThread::ReleaseSlotsOfGoneCoordinators() {
   if (participant_.reserved() == 0) return 0;
   const memory::RegionMap& map = replicas();
@@ -571,8 +597,7 @@ size_t TxnThread::ReleaseSlotsOfGoneCoordinators() {
   reservations_checked_epoch_ = map.epoch();
   size_t kept = 0;
   const size_t freed = participant_.ReleaseReservationsOfGone(
-      [&map](uint32_t node, uint64_t epoch) { return epoch <= map.epoch() && map.CoordinatorGone(node, epoch); },
-      &kept);
+      [this](uint32_t node, uint64_t epoch) { return ReservedForGone(node, epoch); }, &kept);
   // Slots that LOCKs of gone coordinators allocate wait for recovery's decision: look again later.
   recheck_reservations_ = false;
   if (kept > 0) After(absl::Seconds(1), [this] { recheck_reservations_ = true; });
@@ -593,7 +618,7 @@ absl::StatusOr<object::ObjectRef> TxnThread::ReserveHere(uint32_t payload_capaci
   // committed at their primary, which did not reserve it.
   auto primary = replicas().PrimaryOf(ref->address.region);
   if (!primary.ok() || *primary != node_id_) {
-    participant_.Release(*ref).IgnoreError();
+    participant_.Release(*ref, coordinator).IgnoreError();
     return absl::UnavailableError(absl::StrCat("node ", node_id_, " serves none of its own memory (recovery gave region ",
                                                ref->address.region, " to node ", primary.ok() ? *primary : 0,
                                                "): allocate on another node"));
@@ -610,7 +635,7 @@ absl::Status TxnThread::OnRelease(const msg::Message& message) {
   auto ref = DecodeRef(message.payload);
   if (!ref.ok()) return ref.status();
   if (MemoryOwnerOf(*ref) != node_id_) return absl::InvalidArgumentError("release of another node's slot");
-  return participant_.Release(*ref);
+  return participant_.Release(*ref, message.peer);
 }
 
 }  // namespace fathom::txn

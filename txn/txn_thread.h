@@ -212,6 +212,13 @@ class TxnThread {
   absl::StatusOr<object::ObjectRef> ReserveHere(uint32_t payload_capacity, uint32_t coordinator, uint64_t epoch);
   // Sends ALLOC to `node` for spare slots of `size_class`, for the transactions waiting for one.
   void AskForSpares(uint32_t node, int size_class);
+  // Whether slots reserved here for `coordinator` at configuration `epoch` belong to an incarnation of it
+  // that is gone (removed, or admitted again since): their owner frees them, and reserves no more.
+  bool ReservedForGone(uint32_t coordinator, uint64_t epoch);
+  // Drops the spare slots kept for this node as a coordinator once it was admitted again (or removed):
+  // their owners freed them when it left (issue 58, path 6: a driver paused past its lease failed its
+  // next updates with "allocates ..., which it did not reserve").
+  void DropSparesOfEarlierMembership();
   // Frees the slots reserved here for coordinators that are gone, once this node has handled everything
   // they wrote (the poller; runs when the configuration moved, and again while LOCKs keep some).
   size_t ReleaseSlotsOfGoneCoordinators();
@@ -236,6 +243,7 @@ class TxnThread {
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;
   SpareSlots spares_;
+  uint64_t spares_joined_epoch_ = 0;  // this node's JoinedEpoch when the kept spares were asked for
   uint64_t reservations_checked_epoch_ = 0;
   bool recheck_reservations_ = false;  // set a second after a pass left slots that held LOCKs allocate
   std::vector<std::pair<absl::Time, std::function<void()>>> timers_;

@@ -48,6 +48,11 @@ bool RegionMap::CoordinatorGone(uint32_t node, uint64_t txn_epoch) const {
   return it == joined_epochs_.end() || it->second > txn_epoch;
 }
 
+uint64_t RegionMap::JoinedEpoch(uint32_t node) const {
+  auto it = joined_epochs_.find(node);
+  return it == joined_epochs_.end() ? 0 : it->second;
+}
+
 bool RegionMap::IsMember(uint32_t node) const { return std::binary_search(members_.begin(), members_.end(), node); }
 
 absl::StatusOr<RegionReplicas> RegionMap::ReplicasOf(uint32_t region) const {

@@ -79,6 +79,9 @@ class RegionMap {
   // member, or its current incarnation joined after that epoch (transaction recovery decides them). Never
   // for a map without coordinators (a static cluster's).
   bool CoordinatorGone(uint32_t node, uint64_t txn_epoch) const;
+  // The epoch of the configuration that admitted `node`'s current incarnation; 0 if it is no member, and
+  // for a map without coordinators.
+  uint64_t JoinedEpoch(uint32_t node) const;
 
  private:
   uint64_t epoch_ = 0;
