@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/remap.h"
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
+#include "coordinator/transition.h"
 #include "platform/base/mutex.h"
 
 namespace fathom::coordinator {
@@ -46,9 +46,6 @@ uint32_t LocalCoordinationService::Manager() const {
 }
 
 absl::Status LocalCoordinationService::CompareAndSet(uint64_t expected_epoch, Configuration next) {
-  next.set_epoch(expected_epoch + 1);
-  Canonicalize(&next);
-  if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
   MutexLock lock(&mu_);
   if (config_.epoch() != expected_epoch) {
     ++conflicts_;
@@ -65,15 +62,11 @@ absl::Status LocalCoordinationService::CompareAndSet(uint64_t expected_epoch, Co
 
 absl::StatusOr<Configuration> LocalCoordinationService::Update(const Coordinator::Mutation& mutation) {
   while (true) {
-    Configuration next = configuration();
-    const uint64_t expected = next.epoch();
-    if (absl::Status s = mutation(next); !s.ok()) return s;
-    absl::Status s = CompareAndSet(expected, next);
-    if (s.ok()) {
-      next.set_epoch(expected + 1);
-      Canonicalize(&next);
-      return next;
-    }
+    const Configuration current = configuration();
+    absl::StatusOr<Configuration> next = NextConfiguration(current, mutation);
+    if (!next.ok()) return next.status();
+    absl::Status s = CompareAndSet(current.epoch(), *next);
+    if (s.ok()) return next;
     if (!absl::IsAborted(s)) return s;
   }
 }
@@ -115,10 +108,9 @@ void LocalCoordinationService::RemoveMember(uint32_t node_id) {
     clients_.erase(node_id);
   }
   (void)Update([&](Configuration& config) -> absl::Status {
-    coordinator::RemoveMember(&config, node_id);
+    RemoveDeparted(&config, node_id, ExpiredMember::kUnseen);  // it left: nothing moves
     MutexLock lock(&mu_);
-    const uint32_t manager = Manager();
-    config.set_manager_id(FindMember(config, manager) != nullptr ? manager : 0);
+    SetManager(&config, Manager());
     return absl::OkStatus();
   });
 }
@@ -135,12 +127,11 @@ absl::Status LocalCoordinationService::RemoveExpired(uint32_t manager, uint32_t 
   if (member == nullptr || member->incarnation() != incarnation) {
     return absl::NotFoundError(absl::StrCat("node ", node_id, " incarnation ", incarnation, " is not a member"));
   }
-  Configuration next = config_;
-  coordinator::RemoveMember(&next, node_id);
-  if (expired == ExpiredMember::kFailed) coordinator::DropReplicasOf(&next, node_id);
-  next.set_epoch(config_.epoch() + 1);
-  Canonicalize(&next);
-  if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
+  absl::StatusOr<Configuration> next = NextConfiguration(config_, [&](Configuration& c) {
+    RemoveDeparted(&c, node_id, expired);
+    return absl::OkStatus();
+  });
+  if (!next.ok()) return next.status();
   for (auto it = joined_.begin(); it != joined_.end(); ++it) {
     if (it->first != node_id) continue;
     LocalCoordinator* handle = it->second;
@@ -149,7 +140,7 @@ absl::Status LocalCoordinationService::RemoveExpired(uint32_t manager, uint32_t 
     handle->node_id_ = 0;                 // its Leave finds nothing to do; its Join registers afresh
     break;
   }
-  config_ = std::move(next);
+  config_ = *std::move(next);
   ++commits_;
   for (LocalCoordinator* h : handles_) h->subscribers_.Publish(config_);
   return absl::OkStatus();

@@ -45,15 +45,15 @@ class LocalCoordinationService {
 
   // The committed configuration (epoch 0 and no members before the first change).
   Configuration configuration() const;
-  // Compare-and-set: commits `next` (with epoch = expected_epoch + 1) if the committed epoch is still
-  // `expected_epoch`. Aborted if not; InvalidArgument if `next` does not validate.
-  absl::Status CompareAndSet(uint64_t expected_epoch, Configuration next);
   // Committed changes and lost races, for tests.
   uint64_t commits() const;
   uint64_t conflicts() const;
 
  private:
   friend class LocalCoordinator;
+  // Commits `next` (NextConfiguration of the configuration of `expected_epoch`) if the committed epoch is
+  // still `expected_epoch`; Aborted if not.
+  absl::Status CompareAndSet(uint64_t expected_epoch, Configuration next);
   absl::StatusOr<Configuration> Update(const Coordinator::Mutation& mutation);
   absl::Status AddMember(LocalCoordinator* handle, const MemberInfo& member);
   void RemoveMember(uint32_t node_id);

@@ -10,7 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "coordinator/remap.h"
+#include "coordinator/transition.h"
 #include "coordinator/zookeeper_acl.h"
 #include "absl/time/clock.h"
 #include "coordinator/admission.h"
@@ -643,16 +643,15 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     }
     return current.status();
   }
-  Configuration next;
-  if (current->has_value()) next = **current;
-  const Configuration base = next;
+  const Configuration base = current->has_value() ? **current : Configuration();
   std::vector<uint32_t> gone;
-  for (const MemberInfo& m : next.members()) {
+  for (const MemberInfo& m : base.members()) {
     auto it = alive.find(m.node_id());
     if (it == alive.end() || !ListsRegistration(m, it->second)) gone.push_back(m.node_id());
   }
+  std::map<uint32_t, ExpiredMember> departures;
   for (uint32_t id : gone) {
-    const uint64_t incarnation = FindMember(next, id)->incarnation();
+    const uint64_t incarnation = FindMember(base, id)->incarnation();
     // Vanished without a Leave (no left/<id> naming this incarnation), and seen alive by this process:
     // it failed while the cluster ran.
     std::string left;
@@ -669,31 +668,33 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
       MutexLock lock(&mu_);
       failed = witness_ && witness_(id, incarnation);
     }
-    RemoveMember(&next, id);
+    departures[id] = failed ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
     if (failed) {
       LogWarning("coordinator",
                  "%s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups",
                  root_.c_str(), id, static_cast<unsigned long long>(incarnation));
-      DropReplicasOf(&next, id);
     }
   }
-  for (const auto& [id, info] : alive) {
-    if (FindMember(next, id) != nullptr) continue;
-    Configuration admitted = next;
-    if (absl::Status s = AdmitMember(&admitted, info); !s.ok()) {
-      // Left out (its znode stays; the member sees it is not listed): one bad member must not stop the rest.
-      LogError("coordinator", "%s: not admitting node %u: %s", root_.c_str(), id, s.ToString().c_str());
-      continue;
+  absl::StatusOr<Configuration> reconciled = NextConfiguration(base, [&](Configuration& next) {
+    for (const auto& [id, how] : departures) RemoveDeparted(&next, id, how);
+    for (const auto& [id, info] : alive) {
+      if (FindMember(next, id) != nullptr) continue;
+      Configuration admitted = next;
+      if (absl::Status s = AdmitMember(&admitted, info); !s.ok()) {
+        // Left out (its znode stays; the member sees it is not listed): one bad member must not stop the rest.
+        LogError("coordinator", "%s: not admitting node %u: %s", root_.c_str(), id, s.ToString().c_str());
+        continue;
+      }
+      next = std::move(admitted);
     }
-    next = std::move(admitted);
+    SetManager(&next, my_id);
+    return absl::OkStatus();
+  });
+  if (!reconciled.ok()) {
+    return absl::InternalError(absl::StrCat("reconciled configuration is invalid: ", reconciled.status().message()));
   }
-  next.set_manager_id(FindMember(next, my_id) != nullptr ? my_id : 0);
-  Canonicalize(&next);
-  if (current->has_value() && next.SerializeAsString() == base.SerializeAsString()) return absl::OkStatus();
-  next.set_epoch(base.epoch() + 1);
-  if (absl::Status s = ValidateConfiguration(next); !s.ok()) {
-    return absl::InternalError(absl::StrCat("reconciled configuration is invalid: ", s.message()));
-  }
+  if (current->has_value() && !Changes(base, *reconciled)) return absl::OkStatus();
+  const Configuration& next = *reconciled;
   const std::string bytes = EncodeConfiguration(next);
   const std::string config_path = root_ + "/config";
   // Atomically: I still hold my election znode, and nobody wrote the configuration since I read it.
@@ -813,18 +814,11 @@ absl::StatusOr<Configuration> ZooKeeperCoordinator::Update(const Mutation& mutat
     int version = -1;
     absl::StatusOr<std::optional<Configuration>> current = FetchConfig(lease.get(), &version, /*watch=*/false);
     if (!current.ok()) return current.status();
-    Configuration next;
-    if (current->has_value()) next = **current;
-    const uint64_t epoch = next.epoch();
-    if (absl::Status s = mutation(next); !s.ok()) return s;
-    next.set_epoch(epoch + 1);
-    Canonicalize(&next);
-    if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
+    absl::StatusOr<Configuration> updated =
+        NextConfiguration(current->has_value() ? **current : Configuration(), mutation);
+    if (!updated.ok()) return updated.status();
+    const Configuration& next = *updated;
     const std::string bytes = EncodeConfiguration(next);
-    if (bytes.size() > kMaxEncodedConfigurationBytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("configuration of ", bytes.size(), " bytes exceeds ",
-                                                       kMaxEncodedConfigurationBytes));
-    }
     int rc = version < 0 ? zoo_create(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()),
                                       Acl(), 0, nullptr, 0)
                          : zoo_set(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version);
@@ -1047,13 +1041,13 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
     if (member == nullptr || member->incarnation() != incarnation) {
       return absl::NotFoundError(absl::StrCat("node ", node_id, " incarnation ", incarnation, " is not a member"));
     }
-    Configuration next = **current;
-    RemoveMember(&next, node_id);
-    if (expired == ExpiredMember::kFailed) DropReplicasOf(&next, node_id);
-    next.set_manager_id(FindMember(next, my_id) != nullptr ? my_id : 0);
-    next.set_epoch(next.epoch() + 1);
-    Canonicalize(&next);
-    if (absl::Status s = ValidateConfiguration(next); !s.ok()) return s;
+    absl::StatusOr<Configuration> removed = NextConfiguration(**current, [&](Configuration& next) {
+      RemoveDeparted(&next, node_id, expired);
+      SetManager(&next, my_id);
+      return absl::OkStatus();
+    });
+    if (!removed.ok()) return removed.status();
+    const Configuration& next = *removed;
     // Its registration goes too, but only the one of this incarnation (a restarted process registered anew).
     std::string data;
     Stat stat{};
