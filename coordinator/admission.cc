@@ -1,9 +1,11 @@
 #include "coordinator/admission.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/placement.h"
+#include "coordinator/remap.h"
 #include "platform/memory/global_address.h"
 
 namespace fathom::coordinator {
@@ -63,9 +65,13 @@ absl::Status AdmitMember(Configuration* config, const MemberInfo& registered) {
                                                       " backups per region; the cluster keeps ",
                                                       config->backups_per_region()));
   }
+  // Back without its memory: what the configuration still lists on it is on the other replicas only.
+  if (member.starts_empty()) DropReplicasOf(config, id);
   *config->add_members() = member;
+  const auto& lost = config->lost_regions();
   for (const MemberRegion& region : member.regions()) {
     if (FindRegion(*config, region.region_id()) != nullptr) continue;  // placed when it first joined
+    if (std::find(lost.begin(), lost.end(), region.region_id()) != lost.end()) continue;  // its data is gone
     RegionPlacement* r = config->add_regions();
     r->set_region_id(region.region_id());
     r->set_size_bytes(region.size_bytes());

@@ -19,7 +19,9 @@ namespace fathom::coordinator {
 // - every region that never had all f backups (so nothing was ever committed to it: a commit needs all
 //   f+1 replicas) gets the backups it lacks, now that there may be enough members.
 // A region that once had its f backups is never touched again, whoever leaves or joins: a replica whose
-// node left stays listed until recovery replaces it. The first data member sets backups_per_region.
+// node left stays listed until recovery replaces it, or until that node comes back empty
+// (MemberInfo.starts_empty): then its replicas are dropped first, as for a failure (DropReplicasOf), and a
+// region of its own that was lost stays lost (never placed again on empty memory). The first data member sets backups_per_region.
 // FailedPrecondition: the member runs with another f than the cluster, or comes back client-only while
 // regions list replicas on it. InvalidArgument: the member's info is invalid.
 absl::Status AdmitMember(Configuration* config, const MemberInfo& member);

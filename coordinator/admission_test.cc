@@ -237,6 +237,41 @@ TEST(AdmissionTest, OnlyAMemberBackupIsPromotedAndARegionWithNoneLeftIsLost) {
   EXPECT_FALSE(DropReplicasOf(&c, 9));
 }
 
+// A member that left (its replicas stay listed) and comes back without its memory (no log to rebuild it
+// from) must not be primary of its old regions again: it would serve them empty. Its replicas are dropped
+// as for a failure; a region of its own that was lost stays lost. One that comes back with its memory (a
+// restart from its log) gets them back (AMembershipChangeNeverMovesAPlacedReplica).
+TEST(AdmissionTest, AMemberBackWithEmptyMemoryGetsNoneOfItsOldReplicas) {
+  Configuration c;
+  for (uint32_t id : {1, 2, 3}) ASSERT_TRUE(Join(c, Member(id, 2, 1)).ok());
+  ASSERT_TRUE(RemoveMember(&c, 2));  // a Leave: nothing moves
+  MemberInfo empty = Member(2, 2, 1);
+  empty.set_incarnation(2);
+  empty.set_starts_empty(true);
+  ASSERT_TRUE(Join(c, empty).ok());
+  for (const RegionPlacement& r : c.regions()) {
+    const bool own = memory::OwnerOfRegion(r.region_id()) == 2;
+    EXPECT_NE(r.primary(), 2u) << "region " << r.region_id() << " served from empty memory";
+    if (own) EXPECT_EQ(r.backups_size(), 1) << "its backup, promoted, has a new backup: " << r.DebugString();
+    for (uint32_t b : r.backups()) {
+      const bool filling = std::find(r.filling().begin(), r.filling().end(), b) != r.filling().end();
+      if (b == 2) EXPECT_TRUE(filling) << "a backup on node 2 again must receive a copy first: " << r.DebugString();
+    }
+  }
+
+  // With no replica left, a region of its own is lost for good: not placed again on empty memory.
+  Configuration lone;
+  ASSERT_TRUE(Join(lone, Member(1, 1, 0)).ok());  // f = 0
+  ASSERT_TRUE(RemoveMember(&lone, 1));
+  ASSERT_TRUE(DropReplicasOf(&lone, 1));
+  MemberInfo back = Member(1, 1, 0);
+  back.set_incarnation(2);
+  back.set_starts_empty(true);
+  ASSERT_TRUE(Join(lone, back).ok());
+  EXPECT_EQ(FindRegion(lone, memory::NodeRegionId(1, 1)), nullptr);
+  EXPECT_EQ(lone.lost_regions_size(), 1);
+}
+
 TEST(AdmissionTest, ReplicasSpreadOverFailureDomains) {
   Configuration c;
   // 1 and 2 share a rack; 3 and 4 share another. 2 is the least loaded, but shares 1's rack.

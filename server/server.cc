@@ -87,6 +87,9 @@ absl::Status Server::StartAll() {
                      " objects, position ", starting->log.contents.position));
   }
   if (absl::Status started = StartNode(starting->snapshot); !started.ok()) return started;
+  // Without a log its memory holds nothing of an earlier incarnation: what the configuration still lists
+  // on this id must not come back to it (admission.h).
+  me_.set_starts_empty(!restart);
 
   // Static clusters: the data members from the options; with a coordinator, from the configuration
   // (after a restart, first the ones the log recorded).
@@ -395,6 +398,7 @@ absl::Status Server::StartFollower() {
   if (lease_ != nullptr) {
     membership.lease = lease_.get();
     membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
+    membership.rejoin_as->set_starts_empty(false);  // with the memory it has
   }
   if (!options_.client_only) {
     membership.recover = [this](const coordinator::Configuration& configuration) { return Recover(configuration); };

@@ -17,6 +17,10 @@
 #     records are recovered by the CM (transaction recovery), so the fresh driver reads every record and,
 #     for the bank, finds the total unchanged (every transfer the dead driver left was all or nothing).
 #
+#   - restart: a member is stopped (SIGTERM: it leaves on purpose, so nothing moves) and started again
+#     without a log: back with empty memory, it must serve none of its old regions (issue 58, path 3: it
+#     was primary of them again, and reads of their records found nothing). Asserted as kill.
+#
 #   - pause-driver: the driver (every transaction's coordinator) is stopped (SIGSTOP) for 3.5 s, past its
 #     2 s lease, and continued: the CM removes it and recovery settles what it left; the driver joins again
 #     and goes on. Asserted as kill: not one operation of the driver ends in error (issue 58, path 6: its
@@ -46,7 +50,7 @@
 #
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp] [--netns]
 #                     [--lease=PERIOD] [--threads=N (node threads per fathomd; 2)] [--data_dir (SSD logs)]
-#   FAULT: kill | kill-cm | kill-cm-and-member | pause | pause-driver | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
+#   FAULT: kill | kill-cm | kill-cm-and-member | restart | pause | pause-driver | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
 #          partition | partition-cm
 #   WORKLOAD: b | bank | ...
 set -uo pipefail
@@ -168,6 +172,7 @@ echo "CM: node $cm; $fault on node $victim${also:+ and node $also}"
 case "$fault" in
   kill | kill-cm) "$cluster_sh" kill "$dir" "$victim" || fail "kill failed" ;;
   kill-cm-and-member) "$cluster_sh" kill "$dir" "$victim" "$also" || fail "kill failed" ;;
+  restart) "$cluster_sh" restart "$dir" "$victim" || fail "restart failed" ;;
   pause) "$cluster_sh" pause "$dir" "$victim" 5 || fail "pause failed" ;;
   zk) "$cluster_sh" zk-stop "$dir" && sleep 10 && "$cluster_sh" zk-start "$dir" || fail "ZooKeeper stop/start failed" ;;
   kill-driver) kill -KILL "$driver" || fail "kill of the driver failed" ;;
