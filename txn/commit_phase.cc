@@ -291,13 +291,16 @@ void CommitOperation::OnBackupAborted() {
 void CommitOperation::Finish(absl::Status status) {
   if (finished_) return;
   finished_ = true;
-  const bool lapsed = thread_.options().lease_lapsed && thread_.options().lease_lapsed();
+  // Removed and admitted again since it began, a coordinator no longer decides its transaction (recovery
+  // does): as for a lapsed lease, its success is not its to report.
+  const bool lapsed = (thread_.options().lease_lapsed && thread_.options().lease_lapsed()) ||
+                      thread_.AdmittedAgainSince(id_.epoch);
   if (status.ok() && lapsed) {
     // A record written after the members drained this node never counts, and reads may be of regions
     // that moved (FaRM: a coordinator without a lease stops); recovery decides, so success is not ours.
     status = absl::UnavailableError(absl::StrCat(
-        id_.ToString(), ": outcome unknown, this node's lease lapsed before its commit was acknowledged (the "
-        "configuration manager may have removed it: recovery then decides its writes, and its reads may be stale)"));
+        id_.ToString(), ": outcome unknown, this node's lease lapsed (or it was removed and admitted again) before "
+        "its commit was acknowledged (recovery then decides its writes, and its reads may be stale)"));
     if (!primaries_.empty()) status = MayHaveCommittedError(std::move(status));
   } else if (!status.ok() && lapsed &&
              std::any_of(backups_.begin(), backups_.end(), [](const Replica& b) { return b.sent && !b.local; })) {

@@ -72,6 +72,13 @@ absl::Status CommitOperation::Plan() {
 absl::Status CommitOperation::PlanStillHolds() {
   const memory::RegionMap& map = thread_.replicas();
   if (map.epoch() == plan_epoch_) return absl::OkStatus();
+  // Removed since (paused or cut off past its lease, then admitted again): recovery decided this
+  // transaction from what the replicas held when they fenced the removal; a record sent now would change
+  // a decided transaction (issue 58, path 4).
+  if (thread_.AdmittedAgainSince(id_.epoch)) {
+    return absl::UnavailableError(absl::StrCat("node ", thread_.node_id(), " was removed from the configuration after ",
+                                               id_.ToString(), " began (now ", map.epoch(), "): recovery decides it"));
+  }
   for (const bool primary : {true, false}) {
     for (const Replica& r : primary ? primaries_ : backups_) {
       for (size_t entry : r.entries) {

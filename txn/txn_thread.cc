@@ -557,7 +557,7 @@ absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply)
   if (reply == nullptr) return absl::InvalidArgumentError("an allocation must be a request");
   ASSIGN_OR_RETURN(AllocRequest request, DecodeAllocRequest(message.payload));
   // Slots reserved now would outlive the pass that frees the gone incarnation's (it may have run).
-  if (ReservedForGone(message.peer, request.epoch)) {
+  if (CoordinatorGoneAt(message.peer, request.epoch)) {
     return absl::AbortedError(absl::StrCat("allocation for node ", message.peer, " of configuration ",
                                            request.epoch, ", which it has left since (now ", replicas().epoch(),
                                            "): retry"));
@@ -575,7 +575,7 @@ absl::Status TxnThread::OnAlloc(const msg::Message& message, std::string* reply)
   return absl::OkStatus();
 }
 
-bool TxnThread::ReservedForGone(uint32_t coordinator, uint64_t epoch) {
+bool TxnThread::CoordinatorGoneAt(uint32_t coordinator, uint64_t epoch) {
   const memory::RegionMap& map = replicas();
   return epoch <= map.epoch() && map.CoordinatorGone(coordinator, epoch);
 }
@@ -597,7 +597,7 @@ size_t TxnThread::ReleaseSlotsOfGoneCoordinators() {
   reservations_checked_epoch_ = map.epoch();
   size_t kept = 0;
   const size_t freed = participant_.ReleaseReservationsOfGone(
-      [this](uint32_t node, uint64_t epoch) { return ReservedForGone(node, epoch); }, &kept);
+      [this](uint32_t node, uint64_t epoch) { return CoordinatorGoneAt(node, epoch); }, &kept);
   // Slots that LOCKs of gone coordinators allocate wait for recovery's decision: look again later.
   recheck_reservations_ = false;
   if (kept > 0) After(absl::Seconds(1), [this] { recheck_reservations_ = true; });

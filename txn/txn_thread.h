@@ -153,6 +153,14 @@ class TxnThread {
   LogEpochs* log_epochs() { return epochs_; }
   // Who holds each region, as of the node's latest configuration (memory/region_map.h).
   const memory::RegionMap& replicas();
+  // Whether the incarnation of `coordinator` that worked in configuration `epoch` is gone by this node's
+  // map (removed, or admitted again since: RegionMap::CoordinatorGone), an epoch this node has reached.
+  // Its transactions are recovery's then (a record of one is refused), and so are the slots reserved for
+  // it (freed; no more are reserved).
+  bool CoordinatorGoneAt(uint32_t coordinator, uint64_t epoch);
+  // Whether this node was admitted again (removed while alive, then joined) after configuration `epoch`:
+  // its transactions of that epoch are recovery's, never its own to finish.
+  bool AdmittedAgainSince(uint64_t epoch) { return replicas().JoinedEpoch(node_id_) > epoch; }
   const TxnOptions& options() const { return options_; }
   const Clock& clock() const { return *clock_; }
   uint32_t node_id() const { return node_id_; }
@@ -212,9 +220,6 @@ class TxnThread {
   absl::StatusOr<object::ObjectRef> ReserveHere(uint32_t payload_capacity, uint32_t coordinator, uint64_t epoch);
   // Sends ALLOC to `node` for spare slots of `size_class`, for the transactions waiting for one.
   void AskForSpares(uint32_t node, int size_class);
-  // Whether slots reserved here for `coordinator` at configuration `epoch` belong to an incarnation of it
-  // that is gone (removed, or admitted again since): their owner frees them, and reserves no more.
-  bool ReservedForGone(uint32_t coordinator, uint64_t epoch);
   // Drops the spare slots kept for this node as a coordinator once it was admitted again (or removed):
   // their owners freed them when it left (issue 58, path 6: a driver paused past its lease failed its
   // next updates with "allocates ..., which it did not reserve").

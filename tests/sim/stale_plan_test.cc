@@ -179,18 +179,15 @@ absl::StatusOr<Outcome> CommitBackupFromAMemberBehind(uint64_t seed) {
   return outcome;
 }
 
-// Node 3 learns, between its LOCK and its COMMIT-BACKUP, a configuration in which node 1 is no longer the
-// region's backup but its primary (as after node 2's removal; here only node 3's map says so).
-absl::StatusOr<Outcome> PlanOvertakenBeforeCommitBackup(uint64_t seed) {
-  absl::StatusOr<Setup> setup =
-      StartWithAnObjectOnTwo(seed, "commit_backup", [](SimCluster& c, const object::ObjectRef& ref) {
+// Node 3 learns, between its LOCK and its COMMIT-BACKUP, the next configuration as `change` makes it
+// (only node 3's map says so); then another transaction writes "v2" to the object.
+absl::StatusOr<Outcome> MapChangedBeforeCommitBackup(
+    uint64_t seed, std::function<void(coordinator::Configuration&, const object::ObjectRef&)> change) {
+  absl::StatusOr<Setup> setup = StartWithAnObjectOnTwo(
+      seed, "commit_backup", [change = std::move(change)](SimCluster& c, const object::ObjectRef& ref) {
         coordinator::Configuration next = c.configuration();
         next.set_epoch(next.epoch() + 1);
-        for (coordinator::RegionPlacement& placed : *next.mutable_regions()) {
-          if (placed.region_id() != ref.address.region) continue;
-          placed.set_primary(1);
-          placed.clear_backups();
-        }
+        change(next, ref);
         c.node(3).region_directory().Set(coordinator::RegionMapOf(next));
       });
   if (!setup.ok()) return setup.status();
@@ -308,13 +305,44 @@ TEST(StalePlanTest, APromotedBackupServesOnlyOnceEveryConnectedMemberWorksFromIt
 // would take it without the locks its old primary held) and aborts: nothing is left at node 1, and node 2
 // released the lock. (The record went out and the commit succeeded.)
 TEST(StalePlanTest, ACoordinatorSendsNoCommitBackupOnceItsMapNamesOtherReplicas) {
+  // Node 1 is no longer the region's backup but its primary (as after node 2's removal).
+  auto promote_one = [](coordinator::Configuration& next, const object::ObjectRef& ref) {
+    for (coordinator::RegionPlacement& placed : *next.mutable_regions()) {
+      if (placed.region_id() != ref.address.region) continue;
+      placed.set_primary(1);
+      placed.clear_backups();
+    }
+  };
   for (uint64_t seed : Seeds()) {
     SCOPED_TRACE(Replay(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome first, PlanOvertakenBeforeCommitBackup(seed));
-    ASSERT_OK_AND_ASSIGN(Outcome second, PlanOvertakenBeforeCommitBackup(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome first, MapChangedBeforeCommitBackup(seed, promote_one));
+    ASSERT_OK_AND_ASSIGN(Outcome second, MapChangedBeforeCommitBackup(seed, promote_one));
     EXPECT_EQ(first.history, second.history) << "the runs diverged";
     EXPECT_EQ(first.commit.code(), absl::StatusCode::kUnavailable) << first.commit;
     EXPECT_NE(first.commit.message().find("other replicas"), std::string_view::npos) << first.commit;
+    EXPECT_EQ(first.records_at_one, 0u);
+    ExpectBothRead(first, "v2");
+  }
+}
+
+// A coordinator removed while alive (paused past its lease) and admitted again since its transaction began
+// no longer decides it: recovery did, from what the replicas held when they fenced the removal. So it
+// sends no COMMIT-BACKUP, aborts, and never reports success (issue 58, path 4: it sent the record, which a
+// backup took after recovery had aborted the transaction, and reported the commit).
+TEST(StalePlanTest, ACoordinatorAdmittedAgainFinishesNoTransactionItBeganBefore) {
+  auto admit_three_again = [](coordinator::Configuration& next, const object::ObjectRef&) {
+    for (coordinator::MemberInfo& m : *next.mutable_members()) {
+      if (m.node_id() == 3) m.set_joined_epoch(next.epoch());
+    }
+  };
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    ASSERT_OK_AND_ASSIGN(Outcome first, MapChangedBeforeCommitBackup(seed, admit_three_again));
+    ASSERT_OK_AND_ASSIGN(Outcome second, MapChangedBeforeCommitBackup(seed, admit_three_again));
+    EXPECT_EQ(first.history, second.history) << "the runs diverged";
+    EXPECT_EQ(first.commit.code(), absl::StatusCode::kUnavailable) << first.commit;
+    EXPECT_NE(first.commit.message().find("was removed from the configuration"), std::string_view::npos)
+        << first.commit;
     EXPECT_EQ(first.records_at_one, 0u);
     ExpectBothRead(first, "v2");
   }
