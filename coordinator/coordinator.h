@@ -123,12 +123,15 @@ class Coordinator {
   virtual absl::Status RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
                                            ExpiredMember expired = ExpiredMember::kUnseen) = 0;
 
-  // Which departed incarnations this process saw alive (LeaseAgent::SawAlive). ZooKeeper: a member whose
-  // registration vanished without a Leave (its session expired: the process died or hung) and that the
-  // witness saw alive failed while the cluster ran, so the CM drops its replicas (DropReplicasOf), as it
-  // does for a lease expiry; this is how a dead CM's regions reach their backups. Null: such members move
-  // nothing. The witness is called under the coordinator's lock and must not call it back.
-  using FailureWitness = std::function<bool(uint32_t node_id, uint64_t incarnation)>;
+  // What this process knows of a departed incarnation (LeaseAgent::Witness). ZooKeeper: a member whose
+  // registration vanished without a Leave (its session expired: the process died or hung, or only its
+  // ZooKeeper connection did) is kFailed if the witness saw it alive: it failed while the cluster ran, so
+  // the CM drops its replicas (DropReplicasOf), as it does for a lease expiry; this is how a dead CM's
+  // regions reach their backups. nullopt while it still holds a lease this CM granted: it may be alive and
+  // serving, so it is not removed (its lease's expiry removes it, if it lapses; issue 58, path 1). Null
+  // witness, or kUnseen: removed, nothing moves. Called under the coordinator's lock; must not call it back.
+  using FailureWitness =
+      std::function<std::optional<ExpiredMember>(uint32_t node_id, uint64_t incarnation)>;
   virtual void SetFailureWitness(FailureWitness witness) { (void)witness; }
 
   virtual CoordinatorState state() const = 0;

@@ -158,9 +158,14 @@ void LeaseTable::ExpireBy(uint32_t node_id, uint64_t incarnation, absl::Time exp
 std::vector<std::pair<uint32_t, uint64_t>> LeaseTable::Expired(absl::Time now) const {
   std::vector<std::pair<uint32_t, uint64_t>> out;
   for (const auto& [id, entry] : entries_) {
-    if (now - entry.last_renewal >= (entry.joining ? join_grace_ : period_)) out.push_back({id, entry.incarnation});
+    if (ExpiredAt(entry, now)) out.push_back({id, entry.incarnation});
   }
   return out;
+}
+
+bool LeaseTable::Holds(uint32_t node_id, uint64_t incarnation, absl::Time now) const {
+  auto it = entries_.find(node_id);
+  return it != entries_.end() && it->second.incarnation == incarnation && !ExpiredAt(it->second, now);
 }
 
 }  // namespace fathom::coordinator

@@ -109,12 +109,18 @@ class LeaseTable {
   void ExpireBy(uint32_t node_id, uint64_t incarnation, absl::Time expires);
   // Members whose last renewal is a full period old (id, incarnation), in id order.
   std::vector<std::pair<uint32_t, uint64_t>> Expired(absl::Time now) const;
+  // Whether `node_id`'s `incarnation` holds a lease here at `now` (not Expired).
+  bool Holds(uint32_t node_id, uint64_t incarnation, absl::Time now) const;
   void Forget(uint32_t node_id) { entries_.erase(node_id); }
 
   const std::map<uint32_t, Entry>& entries() const { return entries_; }
   absl::Duration period() const { return period_; }
 
  private:
+  bool ExpiredAt(const Entry& entry, absl::Time now) const {
+    return now - entry.last_renewal >= (entry.joining ? join_grace_ : period_);
+  }
+
   const absl::Duration period_;
   const absl::Duration join_grace_;
   std::map<uint32_t, Entry> entries_;

@@ -211,7 +211,7 @@ void LeaseAgent::ManagerTick(absl::Time now) {
       // Seen alive by this process (a lease, or a connection: a member that died with the old CM never
       // renewed here): a failure recovery handles. Otherwise it may have died before this process started
       // (a whole-cluster restart), and its replicas stay where the logs put them.
-      seen[id] = SawAliveLocked(id, incarnation) ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
+      seen[id] = DepartureLocked(id, incarnation);
     }
   }
   for (const auto& [id, incarnation] : expired) {
@@ -330,6 +330,12 @@ absl::StatusOr<LeaseReply> LeaseAgent::Request(uint32_t manager, const std::stri
 bool LeaseAgent::SawAlive(uint32_t node, uint64_t incarnation) const {
   MutexLock lock(&mu_);
   return SawAliveLocked(node, incarnation);
+}
+
+std::optional<ExpiredMember> LeaseAgent::Witness(uint32_t node, uint64_t incarnation) const {
+  MutexLock lock(&mu_);
+  if (is_manager_ && table_.Holds(node, incarnation, options_.clock->Now())) return std::nullopt;
+  return DepartureLocked(node, incarnation);
 }
 
 void LeaseAgent::NoteAlive(uint32_t node, uint64_t incarnation) {

@@ -127,6 +127,10 @@ class LeaseAgent {
   // this node's last lease, or was noted alive (NoteAlive). The one witness of both removal paths: a lease
   // that expires here (ManagerTick) and a registration that vanished (Coordinator::SetFailureWitness).
   bool SawAlive(uint32_t node, uint64_t incarnation) const;
+  // As CM, for a member whose ZooKeeper registration vanished (Coordinator::SetFailureWitness): nullopt
+  // while the lease this CM granted that incarnation runs (it may still serve: only its lapse removes
+  // it); else kFailed if this process saw it alive (SawAlive), kUnseen if not.
+  std::optional<ExpiredMember> Witness(uint32_t node, uint64_t incarnation) const;
   // This process connected to `node`'s `incarnation` (MembershipFollower, at each join): it was alive while
   // the cluster ran. A member that dies together with the CM never renewed with the successor, yet its
   // regions must go to their backups (issue 58, path 3).
@@ -197,6 +201,10 @@ class LeaseAgent {
   absl::Time failing_since_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // when the first of them left
   absl::Time last_suspicion_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool SawAliveLocked(uint32_t node, uint64_t incarnation) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // kFailed if this process saw the incarnation alive, kUnseen if not.
+  ExpiredMember DepartureLocked(uint32_t node, uint64_t incarnation) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return SawAliveLocked(node, incarnation) ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
+  }
   // As CM: (data members heard from lately, data members) of the configuration, itself counted.
   std::optional<std::pair<int, int>> HeardDataMembers(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // As CM: the newest time by which a majority of the data members, itself counted, confirmed grants it

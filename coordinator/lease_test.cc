@@ -121,6 +121,12 @@ TEST(LeaseTableTest, MembersExpireAPeriodAfterTheirLastRenewal) {
   ASSERT_EQ(expired.size(), 1u);
   EXPECT_EQ(expired[0], std::make_pair(3u, uint64_t{33}));
   EXPECT_EQ(table.Expired(t0 + absl::Seconds(3)).size(), 2u);
+  // Holds is the other side of Expired, for one incarnation.
+  EXPECT_TRUE(table.Holds(2, 22, t0 + absl::Milliseconds(2999)));
+  EXPECT_FALSE(table.Holds(2, 22, t0 + absl::Seconds(3)));
+  EXPECT_FALSE(table.Holds(2, 99, t0 + absl::Seconds(1))) << "another incarnation";
+  EXPECT_FALSE(table.Holds(3, 33, t0 + absl::Seconds(2)));
+  EXPECT_FALSE(table.Holds(1, 11, t0)) << "itself: no entry";
   // A stalled CM renews everyone rather than blaming them.
   table.RenewAll(t0 + absl::Seconds(10));
   EXPECT_TRUE(table.Expired(t0 + absl::Seconds(11)).empty());

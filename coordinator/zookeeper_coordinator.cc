@@ -663,13 +663,19 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     // Its process is gone (no registration, or a restarted one's).
     const auto registered = alive.find(id);
     const bool same_process = registered != alive.end() && registered->second.incarnation() == incarnation;
-    bool failed = false;
+    std::optional<ExpiredMember> how = ExpiredMember::kUnseen;
     if (!left_on_purpose && !same_process) {
       MutexLock lock(&mu_);
-      failed = witness_ && witness_(id, incarnation);
+      if (witness_) how = witness_(id, incarnation);
     }
-    departures[id] = failed ? ExpiredMember::kFailed : ExpiredMember::kUnseen;
-    if (failed) {
+    if (!how.has_value()) {
+      // Only its ZooKeeper session may be gone: while its lease runs it may serve, so its regions stay.
+      LogInfo("coordinator", "%s: node %u's registration vanished, but it holds a lease here: it stays a member "
+              "unless its lease lapses", root_.c_str(), id);
+      continue;
+    }
+    departures[id] = *how;
+    if (*how == ExpiredMember::kFailed) {
       LogWarning("coordinator",
                  "%s: node %u (incarnation %llu) is gone and was seen alive: its regions go to their backups",
                  root_.c_str(), id, static_cast<unsigned long long>(incarnation));

@@ -2,6 +2,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <set>
@@ -239,6 +240,34 @@ TEST_F(ZooKeeperCoordinatorTest, ALeavingMemberIsRemoved) {
   // It may join again.
   ASSERT_TRUE(nodes_[2]->Join(Member(3)).ok());
   ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+}
+
+// A member whose ZooKeeper session ended, but that the CM's lease agent says still holds a lease, may be
+// alive and serving (it lost only ZooKeeper): it stays listed, and its regions stay with it, until its
+// lease lapses (issue 58, path 1: the CM removed it and promoted its regions at once). Once the witness
+// says it failed, the next reconciliation removes it.
+TEST_F(ZooKeeperCoordinatorTest, AVanishedMemberThatHoldsALeaseStaysUntilTheWitnessSaysItFailed) {
+  ASSERT_NE(AddNode(1), nullptr);
+  ASSERT_NE(AddNode(2), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2}); }));
+  ZooKeeperCoordinator* manager = Manager();
+  ASSERT_EQ(manager, nodes_[0].get());
+  std::atomic<bool> holds_lease{true};
+  std::atomic<int> asked{0};
+  manager->SetFailureWitness([&](uint32_t node, uint64_t) -> std::optional<ExpiredMember> {
+    if (node == 2) ++asked;
+    if (node == 2 && holds_lease) return std::nullopt;
+    return ExpiredMember::kFailed;
+  });
+  nodes_[1]->Close();  // its session ends: its registration vanishes
+  ASSERT_TRUE(Eventually([&] { return asked > 0; })) << "the CM never looked at node 2's departure";
+  // A reconciliation after it (node 3's join) still lists node 2.
+  ASSERT_NE(AddNode(3), nullptr);
+  ASSERT_TRUE(Eventually([&] { return AllSee({1, 2, 3}); }));
+  holds_lease = false;
+  ASSERT_NE(AddNode(4), nullptr);
+  EXPECT_TRUE(Eventually([&] { return AllSee({1, 3, 4}); })) << "node 2 was not removed once it failed";
+  manager->SetFailureWitness(nullptr);
 }
 
 TEST_F(ZooKeeperCoordinatorTest, ConcurrentWritersLoseNoChange) {

@@ -383,7 +383,7 @@ absl::Status Server::JoinCoordinator() {
     // Seen alive: it granted or renewed a lease here, or this node's follower joined it (a CM killed
     // right after a member joined may never have granted it one): LeaseAgent::SawAlive.
     coordinator_->SetFailureWitness(
-        [lease](uint32_t node, uint64_t incarnation) { return lease->SawAlive(node, incarnation); });
+        [lease](uint32_t node, uint64_t incarnation) { return lease->Witness(node, incarnation); });
   }
   return StartFollower();
 }
