@@ -71,7 +71,8 @@ absl::Status AdmitMember(Configuration* config, const MemberInfo& registered) {
   const auto& lost = config->lost_regions();
   for (const MemberRegion& region : member.regions()) {
     if (FindRegion(*config, region.region_id()) != nullptr) continue;  // placed when it first joined
-    if (std::find(lost.begin(), lost.end(), region.region_id()) != lost.end()) continue;  // its data is gone
+    // Back empty: its data is gone for good (a restart from logs may place it again: their states).
+    if (member.starts_empty() && std::find(lost.begin(), lost.end(), region.region_id()) != lost.end()) continue;
     RegionPlacement* r = config->add_regions();
     r->set_region_id(region.region_id());
     r->set_size_bytes(region.size_bytes());

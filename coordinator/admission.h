@@ -21,7 +21,8 @@ namespace fathom::coordinator {
 // A region that once had its f backups is never touched again, whoever leaves or joins: a replica whose
 // node left stays listed until recovery replaces it, or until that node comes back empty
 // (MemberInfo.starts_empty): then its replicas are dropped first, as for a failure (DropReplicasOf), and a
-// region of its own that was lost stays lost (never placed again on empty memory). The first data member sets backups_per_region.
+// region of its own that was lost stays lost (never placed again on empty memory; a member with its
+// memory, restarting from its log, may have it placed again). The first data member sets backups_per_region.
 // FailedPrecondition: the member runs with another f than the cluster, or comes back client-only while
 // regions list replicas on it. InvalidArgument: the member's info is invalid.
 absl::Status AdmitMember(Configuration* config, const MemberInfo& member);

@@ -201,6 +201,8 @@ bool ListsRegistration(const MemberInfo& listed, const MemberInfo& registered) {
   MemberInfo b = registered;
   a.clear_joined_epoch();
   b.clear_joined_epoch();
+  a.clear_starts_empty();  // said of the first admission only (ZooKeeperCoordinator::Join)
+  b.clear_starts_empty();
   return a.SerializeAsString() == b.SerializeAsString();
 }
 

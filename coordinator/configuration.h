@@ -51,7 +51,7 @@ std::vector<uint32_t> DataMemberIds(const Configuration& config);
 
 const MemberInfo* FindMember(const Configuration& config, uint32_t node_id);
 // Whether the configuration's entry `listed` is the member's registration `registered`: equal but for what
-// the CM adds as it admits it (joined_epoch).
+// the CM adds as it admits it (joined_epoch) and what only its first admission reads (starts_empty).
 bool ListsRegistration(const MemberInfo& listed, const MemberInfo& registered);
 const RegionPlacement* FindRegion(const Configuration& config, uint32_t region_id);
 

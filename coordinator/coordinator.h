@@ -127,7 +127,7 @@ class Coordinator {
   // registration vanished without a Leave (its session expired: the process died or hung, or only its
   // ZooKeeper connection did) is kFailed if the witness saw it alive: it failed while the cluster ran, so
   // the CM drops its replicas (DropReplicasOf), as it does for a lease expiry; this is how a dead CM's
-  // regions reach their backups. nullopt while it still holds a lease this CM granted: it may be alive and
+  // regions reach their backups. nullopt while it still holds a lease at this CM: it may be alive and
   // serving, so it is not removed (its lease's expiry removes it, if it lapses; issue 58, path 1). Null
   // witness, or kUnseen: removed, nothing moves. Called under the coordinator's lock; must not call it back.
   using FailureWitness =

@@ -128,8 +128,10 @@ class LeaseAgent {
   // that expires here (ManagerTick) and a registration that vanished (Coordinator::SetFailureWitness).
   bool SawAlive(uint32_t node, uint64_t incarnation) const;
   // As CM, for a member whose ZooKeeper registration vanished (Coordinator::SetFailureWitness): nullopt
-  // while the lease this CM granted that incarnation runs (it may still serve: only its lapse removes
-  // it); else kFailed if this process saw it alive (SawAlive), kUnseen if not.
+  // while that incarnation's lease here runs (LeaseTable::Holds: a grant of this CM, or the period a CM
+  // that takes over gives everyone; it may still serve, and only its lapse removes it); else kFailed if
+  // this process saw it alive (SawAlive), kUnseen if not. Before this node's agent ticked as CM (just
+  // elected), no lease is known: kFailed or kUnseen at once.
   std::optional<ExpiredMember> Witness(uint32_t node, uint64_t incarnation) const;
   // This process connected to `node`'s `incarnation` (MembershipFollower, at each join): it was alive while
   // the cluster ran. A member that dies together with the CM never renewed with the successor, yet its

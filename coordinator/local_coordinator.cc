@@ -83,10 +83,11 @@ absl::Status LocalCoordinationService::AddMember(LocalCoordinator* handle, const
     if (member.client_only()) clients_.insert(member.node_id());
   }
   absl::StatusOr<Configuration> result = Update([&](Configuration& config) -> absl::Status {
-    coordinator::RemoveMember(&config, member.node_id());  // a stale entry of an earlier incarnation
+    // A stale entry of an earlier incarnation: it left (its handle went), so nothing moves.
+    RemoveDeparted(&config, member.node_id(), ExpiredMember::kUnseen);
     if (absl::Status s = AdmitMember(&config, member); !s.ok()) return s;
     MutexLock lock(&mu_);
-    config.set_manager_id(Manager());
+    SetManager(&config, Manager());
     return absl::OkStatus();
   });
   if (!result.ok()) {

@@ -766,6 +766,9 @@ absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
                                                     absl::FormatDuration(options_.join_timeout), " (",
                                                     config_status_.ToString(), ")"));
   }
+  // Admitted: a registration made again (a new session) keeps the memory it has, so it must not have its
+  // replicas dropped as if it started empty.
+  member_->set_starts_empty(false);
   return absl::OkStatus();
 }
 

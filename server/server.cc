@@ -87,9 +87,11 @@ absl::Status Server::StartAll() {
                      " objects, position ", starting->log.contents.position));
   }
   if (absl::Status started = StartNode(starting->snapshot); !started.ok()) return started;
-  // Without a log its memory holds nothing of an earlier incarnation: what the configuration still lists
-  // on this id must not come back to it (admission.h).
-  me_.set_starts_empty(!restart);
+  // Without a log to keep, its memory holds nothing of an earlier incarnation: what the configuration
+  // still lists on this id must not come back to it (admission.h). With a --data_dir but no log (a wiped
+  // or mistyped directory) it says nothing: the placement stays as the other members' logs need it, and
+  // their restart names the node that has none (docs/formats/ssd-log.md).
+  me_.set_starts_empty(!restart && options_.data_dir.empty());
 
   // Static clusters: the data members from the options; with a coordinator, from the configuration
   // (after a restart, first the ones the log recorded).
