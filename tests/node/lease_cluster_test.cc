@@ -217,11 +217,12 @@ TEST_F(LeaseClusterTest, AMemberThatNeverRenewedButWasConnectedHasItsRegionsProm
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
   Start(seed);
   EmbeddedCluster& c = *cluster_;
+  // Until node 1's follower joined node 3 (a connection node 3 made first is not node 1's seeing it).
   ASSERT_TRUE(Eventually([&] {
     const coordinator::Configuration config = c.coordination()->configuration();
-    const std::vector<uint32_t> peers = Peers(1);
+    const coordinator::MemberInfo* three = coordinator::FindMember(config, 3);
     return coordinator::DataMemberIds(config).size() == 3 && c.lease(1)->configuration_epoch() >= config.epoch() &&
-           std::find(peers.begin(), peers.end(), 3u) != peers.end();
+           three != nullptr && c.lease(1)->SawAlive(3, three->incarnation());
   }));
   c.PauseMembership(3);  // before it ever asked for a lease
   const coordinator::Configuration before = c.coordination()->configuration();
