@@ -768,7 +768,7 @@ absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
   }
   // Admitted: a registration made again (a new session) keeps the memory it has, so it must not have its
   // replicas dropped as if it started empty.
-  member_->set_starts_empty(false);
+  if (member_.has_value()) member_->set_starts_empty(false);
   return absl::OkStatus();
 }
 
