@@ -36,7 +36,12 @@ absl::StatusOr<std::unique_ptr<MembershipFollower>> MembershipFollower::Start(no
                                                                              coordinator::Coordinator* coordinator,
                                                                              MembershipOptions options) {
   std::unique_ptr<MembershipFollower> follower(new MembershipFollower(node, coordinator, std::move(options)));
-  follower->thread_ = std::thread([f = follower.get()] { f->Loop(); });
+  follower->delay_ = follower->options_.retry;
+  if (node::Executor* executor = node->options().executor; executor != nullptr) {
+    follower->task_ = executor->AddTask(node->id(), [f = follower.get()] { return f->Task(); });
+  } else {
+    follower->thread_ = std::thread([f = follower.get()] { f->Loop(); });
+  }
   if (follower->options_.lease != nullptr) follower->options_.lease->SetListener([f = follower.get()] { f->Poke(); });
   follower->subscription_ =
       coordinator->Subscribe([f = follower.get()](const coordinator::Configuration& c) { f->OnConfiguration(c); });
@@ -51,6 +56,7 @@ MembershipFollower::~MembershipFollower() {
     stopping_ = true;
   }
   if (thread_.joinable()) thread_.join();
+  if (task_ != 0) node_->options().executor->RemoveTask(task_);  // no pass starts after this
 }
 
 uint64_t MembershipFollower::applied_epoch() const {
@@ -74,50 +80,73 @@ void MembershipFollower::Poke() {
 }
 
 void MembershipFollower::Loop() {
-  uint64_t done_epoch = 0;
-  bool done = false;
-  absl::Duration delay = options_.retry;  // until the next try of a configuration not done
   while (true) {
-    std::optional<coordinator::Configuration> configuration;
     {
       MutexLock lock(&mu_);
       TsanRelease(&mu_);
       // A configuration not done yet (a join or a recovery step that must wait) is tried again after
-      // `delay`, not at once: waking on `!done` made this thread spin through every recovery, on cores
+      // `delay_`, not at once: waking on `!done_` made this thread spin through every recovery, on cores
       // the recovery itself needs.
-      auto wake = [this, done_epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || poked_ || (latest_.has_value() && latest_->epoch() != done_epoch);
-      };
-      mu_.AwaitWithTimeout(absl::Condition(&wake), delay);
+      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || WokenLocked(); };
+      mu_.AwaitWithTimeout(absl::Condition(&wake), delay_);
       TsanAcquire(&mu_);
       if (stopping_) return;
-      if (poked_) {
-        poked_ = false;
-        done = false;  // the lease changed: the same configuration means other connections now
-      }
-      if (!latest_.has_value()) continue;
-      configuration = latest_;
     }
-    // An applied configuration needs work again only if a connection to a member failed or went away.
-    if (done && configuration->epoch() == done_epoch && !NeedsRepair(*configuration)) continue;
-    // Back off while the same configuration stays undone; anything new starts again from first_retry.
-    const bool again = !done && configuration->epoch() == done_epoch;
-    delay = again ? std::min(options_.retry, delay * 2) : std::min(options_.retry, options_.first_retry);
-    done = Apply(*configuration);
-    done_epoch = configuration->epoch();
-    if (done) {
-      MutexLock lock(&mu_);
-      applied_epoch_ = done_epoch;
-      SetLogConfiguration(node_->id(), done_epoch);
-    }
-    // The epoch counts as applied (a restart waits for that) while recovery may still wait: it is tried
-    // again (backing off).
-    if (done && !Recover(*configuration)) {
-      done = false;
-      if (recover_soon_) delay = options_.first_retry;
-    }
-    if (done) delay = options_.retry;  // only to look for broken connections (NeedsRepair)
+    Pass();
   }
+}
+
+size_t MembershipFollower::Task() {
+  const absl::Time now = node_->options().clock->Now();
+  {
+    MutexLock lock(&mu_);
+    if (stopping_ || (!WokenLocked() && now < next_pass_)) return 0;
+  }
+  const bool worked = Pass();
+  next_pass_ = node_->options().clock->Now() + delay_;
+  return worked ? 1 : 0;
+}
+
+bool MembershipFollower::WokenLocked() const {
+  return poked_ || (latest_.has_value() && latest_->epoch() != done_epoch_);
+}
+
+bool MembershipFollower::Pass() {
+  std::optional<coordinator::Configuration> configuration;
+  uint64_t done_epoch = 0;
+  {
+    MutexLock lock(&mu_);
+    done_epoch = done_epoch_;
+    if (poked_) {
+      poked_ = false;
+      done_ = false;  // the lease changed: the same configuration means other connections now
+    }
+    if (!latest_.has_value()) return false;
+    configuration = latest_;
+  }
+  // An applied configuration needs work again only if a connection to a member failed or went away.
+  if (done_ && configuration->epoch() == done_epoch && !NeedsRepair(*configuration)) return false;
+  // Back off while the same configuration stays undone; anything new starts again from first_retry.
+  const bool again = !done_ && configuration->epoch() == done_epoch;
+  delay_ = again ? std::min(options_.retry, delay_ * 2) : std::min(options_.retry, options_.first_retry);
+  bool done = Apply(*configuration);
+  {
+    MutexLock lock(&mu_);
+    done_epoch_ = configuration->epoch();
+    if (done) {
+      applied_epoch_ = done_epoch_;
+      SetLogConfiguration(node_->id(), done_epoch_);
+    }
+  }
+  // The epoch counts as applied (a restart waits for that) while recovery may still wait: it is tried
+  // again (backing off).
+  if (done && !Recover(*configuration)) {
+    done = false;
+    if (recover_soon_) delay_ = options_.first_retry;
+  }
+  if (done) delay_ = options_.retry;  // only to look for broken connections (NeedsRepair)
+  done_ = done;
+  return true;
 }
 
 bool MembershipFollower::Apply(const coordinator::Configuration& configuration) {
@@ -154,10 +183,10 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
               : listed == members.end() ? "no member any more"
                                         : "another incarnation",
               static_cast<unsigned long long>(configuration.epoch()));
-    const absl::Time disconnecting = absl::Now();
+    const absl::Time disconnecting = node_->options().clock->Now();
     node_->Disconnect(peer).IgnoreError();
     // Slow only when something waits for the peer (a removal's drain, a dead peer's endpoint): worth seeing.
-    if (const absl::Duration took = absl::Now() - disconnecting; took > absl::Milliseconds(20)) {
+    if (const absl::Duration took = node_->options().clock->Now() - disconnecting; took > absl::Milliseconds(20)) {
       LogInfo("membership", "node %u disconnected node %u in %s", node_->id(), peer,
               absl::FormatDuration(took).c_str());
     }

@@ -10,8 +10,9 @@
 //   ASSIGN_OR_RETURN(auto follower, MembershipFollower::Start(node.get(), coordinator.get()));
 //
 // Configurations arrive on the coordinator's callback thread; the follower applies them on its own thread,
-// because joining takes gRPC calls. Failed joins are retried (backing off to `retry`) until they succeed or the member
-// leaves.
+// because joining takes gRPC calls; on a node run by an Executor (NodeOptions::executor: the replayable
+// simulation) it runs as the executor's task instead, on the node's clock. Failed joins are retried
+// (backing off to `retry`) until they succeed or the member leaves.
 //
 // With leases (MembershipOptions::lease, lease_agent.h): a node whose own lease has lapsed keeps the
 // connections it has but makes none except to the configuration manager (CM), through which it asks for a
@@ -93,7 +94,11 @@ class MembershipFollower {
       : node_(node), coordinator_(coordinator), options_(std::move(options)) {}
   void OnConfiguration(const coordinator::Configuration& configuration);
   void Poke();  // look again (the lease came or went)
-  void Loop();
+  void Loop();          // its own thread: a pass when woken, or when a retry is due
+  size_t Task();        // the executor's task: the same, by the node's clock
+  bool WokenLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // a new configuration, or poked
+  // Applies the latest configuration (or repairs its connections); false if there was nothing to do.
+  bool Pass();
   // True when everything in `configuration` is applied.
   bool Apply(const coordinator::Configuration& configuration);
   // Whether a member this follower joined is no longer connected, or a connection failed.
@@ -112,6 +117,7 @@ class MembershipFollower {
   const MembershipOptions options_;
   std::unique_ptr<coordinator::Subscription> subscription_;
   std::thread thread_;
+  uint64_t task_ = 0;  // with an executor
 
   mutable absl::Mutex mu_;
   std::optional<coordinator::Configuration> latest_ ABSL_GUARDED_BY(mu_);
@@ -121,6 +127,11 @@ class MembershipFollower {
   uint64_t rejoins_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t passes_without_lease_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t done_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // the configuration the last pass worked on
+  // The pass's only (the follower thread, or the executor's task).
+  bool done_ = false;                             // done_epoch_ fully applied and recovered
+  absl::Duration delay_;                          // until the next try of a configuration not done
+  absl::Time next_pass_ = absl::InfinitePast();   // with an executor: when that try is due
   // Members to republish to (the follower's thread only): this node serves regions they have not imported.
   std::set<uint32_t> republish_to_;
   // Members joined, by id, with the incarnation joined.

@@ -89,14 +89,17 @@ absl::Status CheckPeersListMembers(uint32_t self, const std::vector<node::PeerAd
   return absl::OkStatus();
 }
 
-absl::Status JoinWhenFree(coordinator::Coordinator& coordinator, const coordinator::MemberInfo& me,
-                          absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  for (;;) {
-    absl::Status joined = coordinator.Join(me);
-    if (!absl::IsAlreadyExists(joined) || absl::Now() >= deadline) return joined;
-    absl::SleepFor(absl::Milliseconds(200));
-  }
+absl::Status JoinWhenFree(node::Node& node, coordinator::Coordinator& coordinator,
+                          const coordinator::MemberInfo& me, absl::Duration timeout) {
+  absl::Status joined;
+  node::WaitUntil(
+      node.options().executor, *node.options().clock,
+      [&] {
+        joined = coordinator.Join(me);
+        return !absl::IsAlreadyExists(joined);
+      },
+      timeout, absl::Milliseconds(200));
+  return joined;
 }
 
 absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreFromPeers(node::Node& node,

@@ -35,9 +35,10 @@ absl::Status CheckPeersListMembers(uint32_t self, const std::vector<node::PeerAd
                                    const std::vector<uint32_t>& members);
 
 // Joins through the coordinator. A node restarted right after it was killed finds its old session's member
-// znode still there (AlreadyExists) until that session times out: it tries again until `timeout`.
-absl::Status JoinWhenFree(coordinator::Coordinator& coordinator, const coordinator::MemberInfo& me,
-                          absl::Duration timeout);
+// znode still there (AlreadyExists) until that session times out: it tries again until `timeout` (by the
+// node's clock, waiting through its executor if it has one).
+absl::Status JoinWhenFree(node::Node& node, coordinator::Coordinator& coordinator,
+                          const coordinator::MemberInfo& me, absl::Duration timeout);
 
 // A static cluster: joins every peer, then rebuilds this node's memory from every member's log (placement:
 // the static rule with `backups` per region).

@@ -215,6 +215,9 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
     if (o.lease_clock != nullptr) {
       lease.clock = o.lease_clock;
       lease.background = false;
+    } else if (o.node.executor != nullptr) {
+      lease.clock = o.node.clock;  // ticked by a task on the executor (StartLeaseTicks)
+      lease.background = false;
     }
     lease_ = std::make_unique<coordinator::LeaseAgent>(lease);
     lease_->InstallHandler(&o.node);
@@ -250,7 +253,7 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
   if (o.client_only) me_.clear_regions();  // it holds no data: nothing of its memory is placed
   me_.set_backups_per_region(static_cast<uint32_t>(o.transactions.backups));
   me_.set_failure_domain(o.failure_domain);
-  if (lease_ != nullptr && o.lease_channel && o.lease_clock == nullptr) {
+  if (lease_ != nullptr && o.lease_channel && o.lease_clock == nullptr && o.node.executor == nullptr) {
     const std::string control = node_->control_address();
     std::string host = control.substr(0, control.rfind(':'));
     if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
@@ -356,22 +359,37 @@ absl::Status Server::FollowConfiguration() {
 absl::Status Server::WaitForFirstLease() {
   // With a lease_clock the caller ticks the leases, after Start returns.
   if (lease_ == nullptr || options_.lease_clock != nullptr) return absl::OkStatus();
-  const absl::Time deadline = absl::Now() + options_.node.join_timeout;
-  while (!lease_->HoldsLease()) {
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat("node ", id_, " was granted no lease by the CM within ",
-                                                      absl::FormatDuration(options_.node.join_timeout)));
-    }
-    absl::SleepFor(absl::Milliseconds(10));
+  if (WaitUntil([this] { return lease_->HoldsLease(); }, options_.node.join_timeout, absl::Milliseconds(10))) {
+    return absl::OkStatus();
   }
-  return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrCat("node ", id_, " was granted no lease by the CM within ",
+                                                  absl::FormatDuration(options_.node.join_timeout)));
+}
+
+bool Server::WaitUntil(const std::function<bool()>& done, absl::Duration timeout, absl::Duration poll) const {
+  return node::WaitUntil(options_.node.executor, *options_.node.clock, done, timeout, poll);
+}
+
+void Server::StartLeaseTicks() {
+  node::Executor* executor = options_.node.executor;
+  if (executor == nullptr || options_.lease_clock != nullptr) return;  // its own thread, or the caller's
+  // As the agent's own thread does: twice per renewal interval (lease_agent.cc).
+  const absl::Duration every = options_.lease_period / 16;
+  lease_task_ = executor->AddTask(id_, [lease = lease_.get(), clock = options_.node.clock, every,
+                                        next = absl::InfinitePast()]() mutable -> size_t {
+    const absl::Time now = clock->Now();
+    if (now < next) return 0;
+    next = now + every;
+    lease->Tick();
+    return 0;  // a tick is not work that should keep virtual time from moving
+  });
 }
 
 // Joins the configuration (again while an old incarnation's registration lingers), then holds a lease and
 // follows the configuration.
 absl::Status Server::JoinCoordinator() {
   const std::string cluster = options_.node.cluster_name;
-  if (absl::Status joined = JoinWhenFree(*coordinator_, me_, options_.node.join_timeout); !joined.ok()) {
+  if (absl::Status joined = JoinWhenFree(*node_, *coordinator_, me_, options_.node.join_timeout); !joined.ok()) {
     return Annotate(joined, absl::StrCat("cannot join cluster '", cluster, "'",
                                          options_.zookeeper.empty() ? "" : absl::StrCat(" through ZooKeeper at ",
                                                                                          options_.zookeeper),
@@ -381,6 +399,7 @@ absl::Status Server::JoinCoordinator() {
   if (absl::Status listed = WaitUntilListed(); !listed.ok()) return listed;
   if (lease_ != nullptr) {
     if (absl::Status s = lease_->Start(node_.get(), coordinator_); !s.ok()) return s;
+    StartLeaseTicks();
     coordinator::LeaseAgent* lease = lease_.get();
     // Seen alive: it granted or renewed a lease here, or this node's follower joined it (a CM killed
     // right after a member joined may never have granted it one): LeaseAgent::SawAlive.
@@ -422,8 +441,7 @@ absl::Status Server::WaitUntilListed() {
   listed_subscription_ = coordinator_->Subscribe([listed, id](const coordinator::Configuration& configuration) {
     if (coordinator::FindMember(configuration, id) != nullptr) listed->store(configuration.epoch());
   });
-  const absl::Time deadline = absl::Now() + options_.node.join_timeout;
-  while (listed_epoch_.load() == 0 && absl::Now() <= deadline) absl::SleepFor(absl::Milliseconds(5));
+  WaitUntil([this] { return listed_epoch_.load() != 0; }, options_.node.join_timeout, absl::Milliseconds(5));
   listed_subscription_.reset();  // its one question is answered (or timed out)
   if (listed_epoch_.load() == 0) return absl::DeadlineExceededError("no configuration listing this node arrived");
   return absl::OkStatus();
@@ -434,29 +452,29 @@ absl::Status Server::WaitUntilListed() {
 // layer has that configuration.
 absl::Status Server::WaitForDataMembers() {
   if (absl::Status leased = WaitForFirstLease(); !leased.ok()) return leased;
-  const absl::Time deadline = absl::Now() + options_.node.join_timeout;
   std::vector<uint32_t> missing;
-  while (true) {
-    auto config = coordinator_->GetConfiguration();
-    if (config.ok() && follower_->applied_epoch() >= config->epoch() &&
-        txns_->replicas()->epoch() >= config->epoch()) {
-      const std::vector<uint32_t> connected = node_->connected_peers();
-      const std::vector<uint32_t> data = coordinator::DataMemberIds(*config);
-      missing.clear();
-      for (uint32_t member : data) {
-        if (std::find(connected.begin(), connected.end(), member) == connected.end()) missing.push_back(member);
-      }
-      if (missing.empty() && !data.empty()) return absl::OkStatus();
-    }
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "client node ", id_, " is not connected to members [", absl::StrJoin(missing, ","), "] after ",
-          absl::FormatDuration(options_.node.join_timeout),
-          " (every node of a cluster runs the same number of threads: this one runs ",
-          options_.node.worker_threads, ")"));
-    }
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  const bool connected = WaitUntil(
+      [&] {
+        auto config = coordinator_->GetConfiguration();
+        if (!config.ok() || follower_->applied_epoch() < config->epoch() ||
+            txns_->replicas()->epoch() < config->epoch()) {
+          return false;
+        }
+        const std::vector<uint32_t> peers = node_->connected_peers();
+        const std::vector<uint32_t> data = coordinator::DataMemberIds(*config);
+        missing.clear();
+        for (uint32_t member : data) {
+          if (std::find(peers.begin(), peers.end(), member) == peers.end()) missing.push_back(member);
+        }
+        return missing.empty() && !data.empty();
+      },
+      options_.node.join_timeout, absl::Milliseconds(20));
+  if (connected) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrCat(
+      "client node ", id_, " is not connected to members [", absl::StrJoin(missing, ","), "] after ",
+      absl::FormatDuration(options_.node.join_timeout),
+      " (every node of a cluster runs the same number of threads: this one runs ", options_.node.worker_threads,
+      ")"));
 }
 
 // Opens the node's log and gives the transaction layer its hooks; after a restart, first appends the
@@ -554,9 +572,10 @@ coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& conf
     return result;
   }
   // Waiting is normal while the cluster reconfigures: said at most once a second.
-  auto log_waiting = [this](const std::string& line) {
-    if (absl::Now() - recovery_logged_ < absl::Seconds(1)) return;
-    recovery_logged_ = absl::Now();
+  const Clock& clock = *options_.node.clock;
+  auto log_waiting = [this, &clock](const std::string& line) {
+    if (clock.Now() - recovery_logged_ < absl::Seconds(1)) return;
+    recovery_logged_ = clock.Now();
     Log(line);
   };
   std::string waiting_for;
@@ -568,7 +587,7 @@ coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& conf
   } else {
     if (!waiting_for.empty()) log_waiting(absl::StrCat("promoted regions wait: ", waiting_for));
     // How long the promotion waited (in earlier passes) and for what, last: the regions' unavailability.
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock.Now();
     for (uint32_t region : *served) {
       Log(absl::StrCat("serves region ", region, " as its primary (promoted backup)",
                        promotion_waiting_since_ == absl::InfinitePast()
@@ -628,6 +647,12 @@ coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& conf
   return result;
 }
 
+void Server::StopLease() {
+  if (lease_task_ != 0) options_.node.executor->RemoveTask(lease_task_);
+  lease_task_ = 0;
+  lease_->Stop();
+}
+
 std::vector<uint32_t> Server::data_members() const {
   if (txns_ == nullptr) return {};
   return txns_->replicas()->members();
@@ -642,13 +667,13 @@ void Server::Stop() {
   // A data member stops its lease before the follower: a removal now is the shutdown's, not a lease's. A
   // client-only member (never the CM, no regions) keeps renewing until it has left: a slow shutdown
   // (the follower finishing a pass) let its lease expire first, and the CM removed it as failed.
-  if (lease_ != nullptr && !options_.client_only) lease_->Stop();
+  if (lease_ != nullptr && !options_.client_only) StopLease();
   PauseMembership();
   txn_subscription_.reset();
   placement_subscription_.reset();
   listed_subscription_.reset();
   if (coordinator_ != nullptr && joined_) coordinator_->Leave().IgnoreError();
-  if (lease_ != nullptr) lease_->Stop();  // idempotent
+  if (lease_ != nullptr) StopLease();  // idempotent
   if (node_ != nullptr) node_->Stop();  // before the transaction layer goes: the node's threads use it
   if (log_ != nullptr) log_->Stop();    // writes what is queued
 }

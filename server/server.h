@@ -48,7 +48,10 @@ namespace fathom::server {
 struct ServerOptions {
   // Id, cluster name and token, control address, memory, threads, TLS, static peers, join timeout.
   // node.register_handlers runs before the server registers its own (a message type keeps its first
-  // handler).
+  // handler). With node.executor (the replayable simulation: tests/sim/sim_cluster.h) the whole server
+  // runs on it: its node threads, its lease ticks and membership follower as tasks on node.clock (no
+  // lease channel), and its waits through the executor's RunUntil; node.in_process_peers lets its
+  // joins reach the other servers without gRPC.
   node::NodeOptions node;
 
   // The fabric: given (SimFabric in tests), or UCX with `transports` (UCX_TLS syntax: sm, tcp, rc; empty:
@@ -147,6 +150,11 @@ class Server {
   absl::Status WaitUntilListed();
   absl::Status WaitForDataMembers();
   absl::Status WaitForFirstLease();
+  // Until `done`, or false after `timeout` (by the node's clock, through its executor if it has one).
+  bool WaitUntil(const std::function<bool()>& done, absl::Duration timeout, absl::Duration poll) const;
+  // On a node run by an executor, the lease agent ticks as the executor's task; StopLease ends both.
+  void StartLeaseTicks();
+  void StopLease();
   bool coordinated() const { return !options_.zookeeper.empty() || options_.coordinator != nullptr; }
   void AddCounters();
   void Log(const std::string& line) const;
@@ -166,6 +174,7 @@ class Server {
   std::unique_ptr<coordinator::Coordinator> owned_coordinator_;  // with `zookeeper`
   coordinator::Coordinator* coordinator_ = nullptr;
   std::unique_ptr<coordinator::LeaseAgent> lease_;  // outlives the node: its threads answer lease requests
+  uint64_t lease_task_ = 0;                          // StartLeaseTicks
   std::unique_ptr<logging::ObjectLog> log_;         // outlives the node: its threads append to it
   std::unique_ptr<node::Node> node_;
   std::unique_ptr<logging::NodeRestore> restored_;

@@ -89,6 +89,20 @@ Node::Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t
 
 Node::~Node() { Stop(); }
 
+Node::JoinLock::JoinLock(const Node* node) : mu_(&node->join_mu_) {
+  if (Executor* executor = node->options_.executor; executor != nullptr) {
+    while (!mu_->TryLock()) executor->RunUntil([] { return false; }, absl::Microseconds(10));
+  } else {
+    mu_->Lock();
+  }
+  TsanAcquire(mu_);
+}
+
+Node::JoinLock::~JoinLock() {
+  TsanRelease(mu_);
+  mu_->Unlock();
+}
+
 absl::Status Node::Init() {
   auto ring_region = memory::LocalRegion::Allocate(*fabric_, memory::NodeRegionId(options_.node_id, 0),
                                                    options_.node_id, ring_plan_.region_bytes());
@@ -147,6 +161,13 @@ absl::Status Node::Init() {
     if (absl::Status s = threads_.back()->Start(); !s.ok()) return s;
   }
 
+  if (options_.in_process_peers != nullptr) {
+    // Peers of this process join it directly: no control server (and no port drawn by the OS, which a
+    // replayable run must not depend on).
+    in_process_address_ = absl::StrCat("in-process:", options_.node_id);
+    options_.in_process_peers->Add(in_process_address_, this);
+    return absl::OkStatus();
+  }
   control::ControlServerOptions server;
   server.listen_address = options_.listen_address;
   server.cluster_name = options_.cluster_name;
@@ -163,6 +184,7 @@ void Node::Stop() {
   if (stopped_) return;
   stopped_ = true;
   // The control server first: no Join may run against threads that are going away.
+  if (options_.in_process_peers != nullptr) options_.in_process_peers->Remove(in_process_address_, this);
   if (control_ != nullptr) control_->Stop();
   for (auto& thread : threads_) thread->Stop();
 }
@@ -174,7 +196,9 @@ void Node::AddCounterSource(std::function<void(std::map<std::string, uint64_t>&)
   counter_sources_.push_back(std::move(source));
 }
 
-std::string Node::control_address() const { return control_ == nullptr ? "" : control_->address(); }
+std::string Node::control_address() const {
+  return control_ != nullptr ? control_->address() : in_process_address_;
+}
 
 std::vector<memory::LocalRegion*> Node::data_regions() const {
   std::vector<memory::LocalRegion*> regions;
@@ -424,7 +448,7 @@ absl::StatusOr<memory::LocalRegion*> Node::AllocateRegionCopy(uint32_t id, uint6
 }
 
 absl::Status Node::ServeRegion(memory::LocalRegion* region, const std::vector<memory::Slot>& used) {
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   if (served_regions_.contains(region->id())) return absl::OkStatus();
   if (!allocating_in_.contains(region->id())) {
     if (absl::Status s = slab_source_->AddRegion(region, used); !s.ok()) return s;
@@ -450,18 +474,18 @@ memory::LocalRegion* Node::ServedRegion(uint32_t region) const {
   for (const auto& own : data_regions_) {
     if (own->id() == region) return own.get();
   }
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   auto it = served_regions_.find(region);
   return it == served_regions_.end() ? nullptr : it->second;
 }
 
 bool Node::Serves(uint32_t region) const {
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   return served_regions_.contains(region);
 }
 
 absl::Status Node::Disconnect(uint32_t peer) {
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   return DisconnectLocked(peer);
 }
 
@@ -518,6 +542,14 @@ absl::Status Node::JoinInProcess(Node& peer) { return JoinDirectly(peer, /*again
 absl::Status Node::RepublishInProcess(Node& peer) { return JoinDirectly(peer, /*again=*/true); }
 
 absl::Status Node::JoinThroughControl(const PeerAddress& peer, bool again) {
+  if (options_.in_process_peers != nullptr) {
+    Node* found = options_.in_process_peers->Find(peer.control_address);
+    if (found == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("joining node ", peer.node_id, ": no node of this process at ", peer.control_address));
+    }
+    return JoinDirectly(*found, again);
+  }
   return JoinWith(
       peer.node_id, peer.control_address,
       [&](const control::NodeInfo& mine) {
@@ -550,7 +582,7 @@ absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
   control::NodeInfo mine;
   uint64_t published = 0;  // the generation of the ring sessions `mine` gives the peer
   {
-    MutexLock lock(&join_mu_);
+    JoinLock lock(this);
     if (!again && connected_.contains(peer_id)) return absl::OkStatus();
     auto info = InfoFor(peer_id);
     if (!info.ok()) return info.status();
@@ -560,7 +592,7 @@ absl::Status Node::JoinWith(uint32_t peer_id, const std::string& where,
   }
   // Not under join_mu_: the peer may be joining us at the same moment, and its Join needs the lock.
   auto theirs = join(mine);
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   --joins_under_way_;
   if (!theirs.ok()) {
     return absl::Status(theirs.status().code(),
@@ -608,7 +640,7 @@ absl::Status Node::JoinPeers() {
 }
 
 std::vector<uint32_t> Node::connected_peers() const {
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   std::vector<uint32_t> peers;
   for (const auto& [id, incarnation] : connected_) peers.push_back(id);
   std::sort(peers.begin(), peers.end());
@@ -621,18 +653,18 @@ std::vector<uint32_t> Node::failed_peers() const {
 }
 
 std::map<uint32_t, uint64_t> Node::connected_incarnations() const {
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   return std::map<uint32_t, uint64_t>(connected_.begin(), connected_.end());
 }
 
 bool Node::RaiseEpochFloor(uint64_t epoch) {
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   epoch_floor_ = std::max(epoch_floor_, epoch);
   return joins_under_way_ == 0;
 }
 
 absl::StatusOr<control::NodeInfo> Node::OnJoin(const control::JoinRequest& request) {
-  MutexLock lock(&join_mu_);
+  JoinLock lock(this);
   // Before anything is set up for the caller: refused, it has nothing to write into.
   const control::NodeInfo& caller = request.caller();
   const uint64_t mine = region_directory_.Current()->epoch();

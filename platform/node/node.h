@@ -36,6 +36,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "platform/base/mutex.h"
 #include "platform/fabric/fabric.h"
 #include "platform/memory/region.h"
 #include "platform/memory/region_map.h"
@@ -78,7 +79,8 @@ class Node final : public control::ControlHandler {
   // some (vm.nr_hugepages), else every region is on 4 KiB pages. Counted once, at start.
   uint64_t huge_page_bytes() const { return huge_page_bytes_; }
   int threads() const { return static_cast<int>(threads_.size()); }
-  // "host:port" the control server listens on (the port resolved when 0 was asked for).
+  // "host:port" the control server listens on (the port resolved when 0 was asked for); with
+  // NodeOptions::in_process_peers, which runs no control server, "in-process:<id>".
   std::string control_address() const;
 
   // Joins `peer` through its control server (idempotent). Errors name the peer.
@@ -185,6 +187,19 @@ class Node final : public control::ControlHandler {
  private:
   Node(NodeOptions options, std::unique_ptr<fabric::Fabric> fabric, uint64_t incarnation);
   absl::Status Init();
+  // join_mu_. On a node run by an executor, whose one thread runs every node's tasks, a task that waits
+  // holding it has switched away (tests/sim/sim_fiber.h), and blocking on it would block them all: the
+  // lock is polled instead, letting the executor run meanwhile.
+  class ABSL_SCOPED_LOCKABLE JoinLock {
+   public:
+    explicit JoinLock(const Node* node) ABSL_EXCLUSIVE_LOCK_FUNCTION(node->join_mu_);
+    ~JoinLock() ABSL_UNLOCK_FUNCTION();
+    JoinLock(const JoinLock&) = delete;
+    JoinLock& operator=(const JoinLock&) = delete;
+
+   private:
+    absl::Mutex* const mu_;
+  };
   absl::Status JoinThroughControl(const PeerAddress& peer, bool again);
   absl::Status JoinDirectly(Node& peer, bool again);
   // `again`: join even if connected (Republish).
@@ -220,7 +235,8 @@ class Node final : public control::ControlHandler {
   memory::RegionDirectory region_directory_;
   std::unique_ptr<memory::SlabSource> slab_source_;
   std::vector<std::unique_ptr<NodeThread>> threads_;
-  std::unique_ptr<control::ControlServer> control_;
+  std::unique_ptr<control::ControlServer> control_;  // none with NodeOptions::in_process_peers
+  std::string in_process_address_;                   // with NodeOptions::in_process_peers
 
   mutable absl::Mutex join_mu_;
   absl::flat_hash_map<uint32_t, int> peer_slots_ ABSL_GUARDED_BY(join_mu_);

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "platform/base/clock.h"
 #include "platform/node/executor.h"
+#include "platform/node/in_process_peers.h"
 #include "platform/msg/messenger.h"
 #include "platform/node/control/tls_credentials.h"
 
@@ -73,6 +74,9 @@ struct NodeOptions {
   // Runs the node threads' loops instead of a thread each (executor.h; the replayable simulation). Not
   // owned; outlives the node.
   Executor* executor = nullptr;
+  // Joins reach peers of this process directly, and the node runs no control server (in_process_peers.h;
+  // the replayable simulation). Not owned; outlives the node.
+  InProcessPeers* in_process_peers = nullptr;
   // This process's incarnation (nonzero); 0: a fresh random one. Set only where runs must replay.
   uint64_t incarnation = 0;
 };

@@ -62,7 +62,7 @@ absl::StatusOr<Outcome> CrashNodeTwo(uint64_t seed, std::string_view crash_at_st
   if (*backup != 1) return absl::FailedPreconditionError("node 2's region is not backed up by node 1");
   enum { kWaiting, kCut, kHealed } cut = hold_truncation ? kWaiting : kHealed;
   absl::Time heal_at = absl::InfiniteFuture();
-  cluster.scheduler().AddBackground([&cluster, &cut, &heal_at]() -> size_t {
+  cluster.scheduler().AddTask(0, [&cluster, &cut, &heal_at]() -> size_t {
     const absl::Time now = cluster.network().clock().Now();
     if (cut == kWaiting && cluster.stopped(2) && coordinator::FindMember(cluster.configuration(), 2) == nullptr) {
       cluster.network().Partition(3, 1);

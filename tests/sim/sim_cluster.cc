@@ -2,14 +2,10 @@
 
 #include <xxhash.h>
 
-#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "coordinator/remap.h"
-#include "coordinator/membership.h"
-#include "coordinator/placement.h"
 
 namespace fathom::sim {
 namespace {
@@ -21,17 +17,15 @@ constexpr char kToken[] = "sim-cluster-token-0123456789abcdef";
 SimCluster::SimCluster(const SimClusterOptions& options) : options_(options) {}
 
 SimCluster::~SimCluster() {
-  // Leases and subscriptions go before the nodes they call into; the coordinator handles after them
-  // (each one's destruction is its session ending), the service last. Nodes stop (and their threads tear
-  // down) while the scheduler and the network still exist; rounds they run meanwhile do no background work.
+  // Servers stop (leaving the configuration, their threads and tasks removed) while the scheduler and the
+  // network still exist; no configuration is delivered meanwhile. The coordinator handles go after the
+  // servers that use them, the service last.
   tearing_down_ = true;
-  for (auto& lease : leases_) lease->Stop();
-  subscriptions_.clear();
-  services_.clear();
-  for (auto& node : nodes_) node->Stop();
+  for (auto it = servers_.rbegin(); it != servers_.rend(); ++it) {
+    if (*it != nullptr) (*it)->Stop();
+  }
+  servers_.clear();
   coordinators_.clear();
-  leases_.clear();
-  nodes_.clear();
   service_.reset();
 }
 
@@ -44,84 +38,78 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
   sim.seed = options.seed;
   sim.min_latency = options.min_latency;
   sim.max_latency = options.max_latency;
-  sim.drop_probability = options.drop_probability;
+  sim.drop_probability = 0;  // options.drop_probability once the cluster has settled
   sim.torn_copies = options.torn_copies;
+  sim.idle_polls_jump_ahead = false;  // time moves by the scheduler's rounds: lease ticks keep their pace
   sim.trace_history = options.trace_history || std::getenv("FATHOM_SIM_TRACE") != nullptr;
+  cluster->trace_ = sim.trace_history;
   cluster->network_ = std::make_unique<fabric::sim::SimNetwork>(sim);
   cluster->service_ = std::make_unique<coordinator::LocalCoordinationService>(
       "sim", coordinator::SubscriberList::Mode::kByCaller);
   // The scheduler's order comes from the seed too, but not from the fabric's generator: a change in how
   // often one draws does not shift the other.
   cluster->scheduler_ = std::make_unique<SimScheduler>(cluster->network_.get(), options.seed * 0x9e3779b97f4a7c15ULL + 1);
+  cluster->scheduler_->AddTask(0, [raw = cluster.get()] { return raw->Deliver(); });
+  // In id order: node 1 is the CM, and places each member's regions as it joins.
   for (int i = 1; i <= options.nodes; ++i) {
-    const uint32_t id = static_cast<uint32_t>(i);
-    auto fabric = cluster->network_->AddNode(id);
-    if (!fabric.ok()) return fabric.status();
-    node::NodeOptions node;
-    node.node_id = id;
-    node.cluster_token = kToken;
-    node.listen_address = "127.0.0.1:0";
-    node.memory_bytes = 4 << 20;
-    node.region_bytes = 4 << 20;
-    node.worker_threads = options.threads_per_node;
-    node.ring_bytes = 16 << 10;
-    node.clock = &cluster->network_->clock();
-    node.executor = cluster->scheduler_.get();
-    node.incarnation = options.seed * 1000 + id;  // what a real process draws at random
-    node.call_timeout = absl::Seconds(10);        // virtual time
-    coordinator::LeaseOptions lease;
-    lease.period = options.lease_period;
-    lease.clock = &cluster->network_->clock();
-    lease.background = false;  // ticked by the scheduler
-    cluster->leases_.push_back(std::make_unique<coordinator::LeaseAgent>(lease));
-    cluster->leases_.back()->InstallHandler(&node);
-    auto started = node::Node::Start(node, std::move(*fabric));
-    if (!started.ok()) return started.status();
-    cluster->nodes_.push_back(std::move(*started));
+    if (absl::Status started = cluster->StartServer(static_cast<uint32_t>(i)); !started.ok()) return started;
   }
-  for (int a = 0; a < options.nodes; ++a) {
-    for (int b = a + 1; b < options.nodes; ++b) {
-      if (absl::Status s = cluster->nodes_[a]->JoinInProcess(*cluster->nodes_[b]); !s.ok()) return s;
-    }
-  }
-  // Every node joins the configuration in id order (node 1 is the CM; it places each member's regions as
-  // it joins), follows it, and takes a lease.
-  for (int i = 0; i < options.nodes; ++i) {
-    node::Node& node = *cluster->nodes_[i];
-    cluster->coordinators_.push_back(cluster->service_->NewCoordinator());
-    cluster->followed_members_.emplace_back();
-    cluster->applied_epoch_.push_back(0);
-    coordinator::MemberInfo member =
-        coordinator::MemberInfoFor(node, node.options().memory_bytes, coordinator::FABRIC_KIND_SIM);
-    member.set_backups_per_region(static_cast<uint32_t>(options.backups));
-    if (absl::Status s = cluster->coordinators_[i]->Join(member); !s.ok()) return s;
-    SimCluster* raw = cluster.get();
-    cluster->subscriptions_.push_back(cluster->coordinators_[i]->Subscribe(
-        [raw, i](const coordinator::Configuration& configuration) { raw->Follow(i, configuration); }));
-  }
-  for (int i = 0; i < options.nodes; ++i) {
-    if (absl::Status s = cluster->leases_[i]->Start(cluster->nodes_[i].get(), cluster->coordinators_[i].get());
-        !s.ok()) {
-      return s;
-    }
-  }
-  // The placement is every node's region map before its transaction layer starts.
-  for (auto& handle : cluster->coordinators_) handle->DeliverPending();
-  for (int i = 0; i < options.nodes; ++i) {
-    txn::TxnOptions txn;
-    txn.backups = options.backups;
-    txn.fill_bytes_per_second = options.fill_bytes_per_second;
-    txn.resend_interval = options.resend_interval;
-    if (options.on_step) {
-      const uint32_t id = static_cast<uint32_t>(i + 1);
-      txn.on_step = [id, hook = options.on_step](std::string_view step) { hook(id, step); };
-    }
-    auto service = txn::TransactionService::Attach(cluster->nodes_[i].get(), txn);
-    if (!service.ok()) return service.status();
-    cluster->services_.push_back(std::move(*service));
-  }
-  cluster->scheduler_->AddBackground([raw = cluster.get()] { return raw->Background(); });
+  // Settled: every member's follower applied (and fenced) the last configuration.
+  SimCluster* raw = cluster.get();
+  const bool settled = cluster->scheduler_->RunUntil(
+      [raw] {
+        const uint64_t epoch = raw->configuration().epoch();
+        for (int i = 1; i <= raw->size(); ++i) {
+          if (raw->applied_epoch(static_cast<uint32_t>(i)) < epoch) return false;
+        }
+        return true;
+      },
+      absl::Seconds(30));
+  if (!settled) return absl::DeadlineExceededError("the simulated cluster did not settle on one configuration");
+  cluster->network_->set_drop_probability(options.drop_probability);
   return cluster;
+}
+
+absl::Status SimCluster::StartServer(uint32_t id) {
+  auto fabric = network_->AddNode(id);
+  if (!fabric.ok()) return fabric.status();
+  coordinators_.push_back(service_->NewCoordinator());
+  server::ServerOptions server;
+  node::NodeOptions& node = server.node;
+  node.node_id = id;
+  node.cluster_name = "sim";
+  node.cluster_token = kToken;
+  node.memory_bytes = 4 << 20;
+  node.region_bytes = 4 << 20;
+  node.worker_threads = options_.threads_per_node;
+  node.ring_bytes = 16 << 10;
+  node.clock = &network_->clock();
+  node.executor = scheduler_.get();
+  node.in_process_peers = &in_process_peers_;
+  node.incarnation = options_.seed * 1000 + id;  // what a real process draws at random
+  node.call_timeout = absl::Seconds(10);         // virtual time, as every timeout here
+  node.join_timeout = absl::Seconds(30);
+  server.fabric = std::move(*fabric);
+  server.fabric_kind = coordinator::FABRIC_KIND_SIM;
+  server.coordinator = coordinators_.back().get();
+  server.lease_period = options_.lease_period;
+  server.lease_channel = false;
+  server.transactions.backups = options_.backups;
+  server.transactions.fill_bytes_per_second = options_.fill_bytes_per_second;
+  server.transactions.resend_interval = options_.resend_interval;
+  if (options_.on_step) {
+    server.transactions.on_step = [id, hook = options_.on_step](std::string_view step) { hook(id, step); };
+  }
+  server.log_line = [this, id](const std::string& line) {
+    const std::string event = absl::StrCat("node ", id, ": ", line);
+    Record(event);
+    // With the fabric's trace (FATHOM_SIM_TRACE), the servers' progress lines too, at virtual time.
+    if (trace_) std::fprintf(stderr, "[sim %s] %s\n", absl::FormatTime(network_->clock().Now()).c_str(), event.c_str());
+  };
+  auto started = server::Server::Start(std::move(server));
+  if (!started.ok()) return started.status();
+  servers_.push_back(std::move(*started));
+  return absl::OkStatus();
 }
 
 void SimCluster::Stop(uint32_t id) {
@@ -131,6 +119,8 @@ void SimCluster::Stop(uint32_t id) {
     absl::StatusOr<node::NodeThread*> thread = stopped.Thread(t);
     if (thread.ok()) scheduler_->Freeze(*thread);
   }
+  scheduler_->FreezeTasks(id);
+  in_process_peers_.Remove(stopped.control_address(), &stopped);
   network_->Crash(id);
 }
 
@@ -142,108 +132,19 @@ void SimCluster::HoldConfigurations(uint32_t id, bool hold) {
   }
 }
 
-void SimCluster::Follow(size_t index, const coordinator::Configuration& configuration) {
-  node::Node& node = *nodes_[index];
-  node.region_directory().Set(coordinator::RegionMapOf(configuration));
-  // Precise membership: a member that left is heard no more.
-  std::vector<uint32_t> members = coordinator::DataMemberIds(configuration);
-  for (uint32_t was : followed_members_[index]) {
-    if (was == node.id() || std::find(members.begin(), members.end(), was) != members.end()) continue;
-    absl::Status s = node.Disconnect(was);
-    Record(absl::StrCat("node ", node.id(), " disconnects node ", was, ": ", s.ToString()));
-  }
-  followed_members_[index] = std::move(members);
-  node.region_directory().MarkFenced(configuration.epoch());
-  applied_epoch_[index] = configuration.epoch();
-  Record(absl::StrCat("node ", node.id(), " applies configuration ", configuration.epoch()));
+uint64_t SimCluster::applied_epoch(uint32_t id) {
+  const coordinator::MembershipFollower* follower = server(id).follower();
+  return follower == nullptr ? 0 : follower->applied_epoch();
 }
 
-size_t SimCluster::Background() {
+size_t SimCluster::Deliver() {
   if (tearing_down_) return 0;
   size_t work = 0;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (!stopped(nodes_[i]->id()) && !held_.contains(nodes_[i]->id())) work += coordinators_[i]->DeliverPending();
-  }
-  // Lease ticks as a real agent's thread runs them: twice per renewal interval (lease_agent.cc).
-  const absl::Time now = network_->clock().Now();
-  if (now >= next_repair_) {
-    next_repair_ = now + options_.lease_period / 4;
-    work += Repair();
-    work += Recover();
-  }
-  if (now < next_lease_tick_) return work;
-  next_lease_tick_ = now + options_.lease_period / 16;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (!stopped(nodes_[i]->id())) leases_[i]->Tick();
+  for (size_t i = 0; i < coordinators_.size(); ++i) {
+    const uint32_t id = static_cast<uint32_t>(i + 1);
+    if (!stopped(id) && !held_.contains(id)) work += coordinators_[i]->DeliverPending();
   }
   return work;
-}
-
-size_t SimCluster::Repair() {
-  size_t repaired = 0;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    node::Node& node = *nodes_[i];
-    if (stopped(node.id())) continue;
-    for (uint32_t peer : node.failed_peers()) {
-      const std::vector<uint32_t>& members = followed_members_[i];
-      if (stopped(peer) || std::find(members.begin(), members.end(), peer) == members.end()) continue;
-      node.Disconnect(peer).IgnoreError();
-      absl::Status joined = node.JoinInProcess(*nodes_.at(peer - 1));
-      Record(absl::StrCat("node ", node.id(), " connects to node ", peer, " again: ", joined.ToString()));
-      ++repaired;
-    }
-  }
-  return repaired;
-}
-
-size_t SimCluster::Recover() {
-  size_t served = 0;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    node::Node& node = *nodes_[i];
-    if (stopped(node.id())) continue;
-    if (services_[i]->fills_waiting()) {
-      absl::StatusOr<std::vector<txn::TransactionService::Filled>> filled = services_[i]->FillBackups();
-      if (!filled.ok()) Record(absl::StrCat("node ", node.id(), " fills: ", filled.status().ToString()));
-      std::vector<std::pair<uint32_t, uint32_t>> copies;
-      for (const auto& [region, backup] : filled.ok() ? *filled : std::vector<txn::TransactionService::Filled>{}) {
-        copies.emplace_back(region, backup);
-      }
-      if (!copies.empty()) {
-        const uint32_t id = node.id();
-        absl::StatusOr<coordinator::Configuration> marked =
-            coordinators_[i]->Update(coordinator::FinishFillingUpdate(id, copies));
-        for (const auto& [region, backup] : copies) {
-          Record(absl::StrCat("node ", id, " filled region ", region, " at node ", backup, ": ",
-                              marked.ok() ? absl::StrCat(marked->epoch()) : marked.status().ToString()));
-          ++served;
-        }
-      }
-    }
-    // Transaction recovery (the CM only): a round per thread until one settles in this configuration.
-    absl::StatusOr<txn::TransactionService::OrphanProgress> orphans = services_[i]->RecoverOrphans();
-    if (!orphans.ok() || !orphans->settled) {
-      Record(absl::StrCat("node ", node.id(), " recovers orphans: ",
-                          orphans.ok() ? absl::StrCat("committed ", orphans->committed, ", aborted ", orphans->aborted,
-                                                      " ", orphans->error)
-                                       : orphans.status().ToString()));
-    }
-    // As fathomd does (server.cc): copies made before a promotion needs them. Only errors are recorded.
-    if (absl::Status prepared = services_[i]->PrepareBackupCopies(); !prepared.ok()) {
-      Record(absl::StrCat("node ", node.id(), " prepares backup copies: ", prepared.ToString()));
-    }
-    if (services_[i]->promotions_waiting().empty()) continue;
-    absl::StatusOr<std::vector<uint32_t>> now_served = services_[i]->ServePromotedRegions(followed_members_[i]);
-    Record(absl::StrCat("node ", node.id(), " promotions: ",
-                        now_served.ok() ? absl::StrJoin(*now_served, " ") : now_served.status().ToString()));
-    if (!now_served.ok() || now_served->empty()) continue;
-    served += now_served->size();
-    for (uint32_t peer : followed_members_[i]) {
-      if (peer == node.id() || stopped(peer)) continue;
-      absl::Status republished = node.RepublishInProcess(*nodes_.at(peer - 1));
-      Record(absl::StrCat("node ", node.id(), " republishes to node ", peer, ": ", republished.ToString()));
-    }
-  }
-  return served;
 }
 
 absl::Status SimCluster::EndSession(uint32_t id) {

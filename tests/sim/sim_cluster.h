@@ -11,15 +11,15 @@
 //   cluster->Record("transfer 3 -> 5: OK");       // into the history
 //   uint64_t digest = cluster->history();
 //
-// The coordinator runs in the simulation too: a LocalCoordinationService plays ZooKeeper, every node joins
-// it through its own LocalCoordinator (the first to join is the configuration manager, CM, which places
-// every region: coordinator::AdmitMember), holds a lease (LeaseAgent, ticked by the scheduler in virtual
-// time), and follows each configuration as a server does: the placement becomes its region map, and
-// members that left are disconnected. So a stopped node's lease lapses and the CM removes it, in the same
-// virtual instant every run. A connection that fails between two running members is made again, as the
-// membership follower does, and so is a promoted backup's serving of its copy. Not simulated yet:
-// ZooKeeper's sessions and the CM's election (the first node stays CM; stopping it stops configuration
-// changes), rejoining, log epochs and the SSD log. Nodes connect to each other in process at the start.
+// Every node is a real server::Server (server/server.h), the one fathomd runs, on the simulation's seams:
+// its node threads, lease ticks and membership follower run as the scheduler's threads and tasks in
+// virtual time, and its joins reach the other servers in process (node::InProcessPeers). A
+// LocalCoordinationService plays ZooKeeper: every server joins it through its own LocalCoordinator (the
+// first to join is the configuration manager, CM, which places each member's regions as it joins), and the
+// cluster delivers each handle's configurations as a scheduler task. So a stopped node's lease lapses and
+// the CM removes it, its regions are promoted and refilled, and members reconnect after a dropped
+// connection, all by the servers' own code and in the same virtual instant every run. Not simulated yet
+// (docs/architecture.md): ZooKeeper's sessions and the CM's election, the SSD log and restarts from it.
 #ifndef FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 #define FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 
@@ -38,7 +38,9 @@
 #include "coordinator/local_coordinator.h"
 #include "kv/catalog.h"
 #include "platform/fabric/sim/sim_fabric.h"
+#include "platform/node/in_process_peers.h"
 #include "platform/node/node.h"
+#include "server/server.h"
 #include "tests/sim/sim_scheduler.h"
 #include "txn/txn.h"
 
@@ -49,7 +51,7 @@ struct SimClusterOptions {
   int nodes = 3;
   int threads_per_node = 2;
   int backups = 1;  // f
-  double drop_probability = 0;
+  double drop_probability = 0;  // from when Start returns (a start with drops may not settle)
   absl::Duration min_latency = absl::Microseconds(1);
   absl::Duration max_latency = absl::Microseconds(5);
   bool torn_copies = true;
@@ -65,74 +67,61 @@ struct SimClusterOptions {
 
 class SimCluster {
  public:
+  // Returns once every server started and applied the last configuration.
   static absl::StatusOr<std::unique_ptr<SimCluster>> Start(const SimClusterOptions& options);
   ~SimCluster();
 
   fabric::sim::SimNetwork& network() { return *network_; }
   SimScheduler& scheduler() { return *scheduler_; }
-  node::Node& node(uint32_t id) { return *nodes_.at(id - 1); }
-  txn::TransactionService& txns(uint32_t id) { return *services_.at(id - 1); }
-  kv::Catalog& catalog() { return catalog_; }
-  int size() const { return static_cast<int>(nodes_.size()); }
+  server::Server& server(uint32_t id) { return *servers_.at(id - 1); }
+  node::Node& node(uint32_t id) { return server(id).node(); }
+  txn::TransactionService& txns(uint32_t id) { return server(id).transactions(); }
+  // The tables' catalog (in the configuration), through node 1's coordinator handle.
+  kv::Catalog& catalog() { return *server(1).catalog(); }
+  int size() const { return static_cast<int>(servers_.size()); }
 
-  // Crashes node `id` where it stands: its threads get no more turns and the fabric fails every
-  // operation to or from it.
+  // Crashes node `id` where it stands: its threads and tasks get no more turns, the fabric fails every
+  // operation to or from it, and joins to it fail as to a dead process.
   void Stop(uint32_t id);
   bool stopped(uint32_t id) const { return stopped_.contains(id); }
 
   // The committed configuration (what ZooKeeper holds).
   coordinator::Configuration configuration() const { return service_->configuration(); }
-  // The epoch of the last configuration node `id` has applied.
-  uint64_t applied_epoch(uint32_t id) const { return applied_epoch_.at(id - 1); }
+  // The epoch of the last configuration node `id`'s membership follower fully applied.
+  uint64_t applied_epoch(uint32_t id);
   // Member `id`'s coordinator session ends (as when ZooKeeper expires it): it leaves the configuration at
-  // once. The running nodes apply the change on the scheduler's next round.
+  // once. The running nodes apply the change on the scheduler's next round; node `id`'s own follower
+  // joins again, as fathomd's does.
   absl::Status EndSession(uint32_t id);
-  coordinator::LeaseAgent& lease(uint32_t id) { return *leases_.at(id - 1); }
-  // While held, node `id` applies no new configuration (as a member whose ZooKeeper watch is slow): they
-  // wait, in order, until it is released.
+  coordinator::LeaseAgent& lease(uint32_t id) { return *server(id).lease(); }
+  // While held, node `id` is handed no new configuration (as a member whose ZooKeeper watch is slow):
+  // they wait, in order, until it is released.
   void HoldConfigurations(uint32_t id, bool hold);
 
   // Adds a workload event to the history.
   void Record(std::string_view event);
-  // The fabric's history digest combined with the recorded events.
+  // The fabric's history digest combined with the recorded events (servers' log lines among them).
   uint64_t history() const;
 
  private:
   explicit SimCluster(const SimClusterOptions& options);
-  // What a server does with a configuration (server/server.cc): its placement becomes the node's region
-  // map, and members that left are disconnected.
-  void Follow(size_t index, const coordinator::Configuration& configuration);
-  // The scheduler's background work: configuration deliveries, lease ticks and connection repairs of the
-  // running nodes.
-  size_t Background();
-  // What the membership follower does with a connection that failed while both ends stay members: it
-  // makes a new one (Disconnect, then join again). A connection a test drops on purpose stays dropped.
-  size_t Repair();
-  // What the membership follower does for recovery: a primary copies its regions to their new backups
-  // and marks them filled (TransactionService::FillBackups); a node promoted to primary of a region serves
-  // its backup copy once no record of it is pending (TransactionService::ServePromotedRegions), and
-  // republishes itself to the members so they import it.
-  size_t Recover();
+  absl::Status StartServer(uint32_t id);
+  // The scheduler's task: hands each running node's coordinator handle the configurations queued for it.
+  size_t Deliver();
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;
   std::unique_ptr<SimScheduler> scheduler_;
-  std::vector<std::unique_ptr<node::Node>> nodes_;
-  std::vector<std::unique_ptr<txn::TransactionService>> services_;
-  kv::InProcessCatalog catalog_;
+  node::InProcessPeers in_process_peers_;
+  std::unique_ptr<coordinator::LocalCoordinationService> service_;
+  // Per node (index id - 1); each coordinator handle outlives its server.
+  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
+  std::vector<std::unique_ptr<server::Server>> servers_;
   uint64_t events_digest_ = 0;
   std::set<uint32_t> stopped_;
   std::set<uint32_t> held_;  // HoldConfigurations
-  std::unique_ptr<coordinator::LocalCoordinationService> service_;
-  // Per node (index id - 1).
-  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
-  std::vector<std::unique_ptr<coordinator::LeaseAgent>> leases_;
-  std::vector<std::unique_ptr<coordinator::Subscription>> subscriptions_;
-  std::vector<std::vector<uint32_t>> followed_members_;  // the data members of the last applied one
-  std::vector<uint64_t> applied_epoch_;
-  absl::Time next_lease_tick_ = absl::InfinitePast();
-  absl::Time next_repair_ = absl::InfinitePast();
   bool tearing_down_ = false;
+  bool trace_ = false;  // servers' log lines to stderr too
 };
 
 }  // namespace fathom::sim

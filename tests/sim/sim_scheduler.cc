@@ -1,10 +1,14 @@
 #include "tests/sim/sim_scheduler.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace fathom::sim {
 
 SimScheduler::SimScheduler(fabric::sim::SimNetwork* network, uint64_t seed) : network_(network), random_(seed) {}
+
+// A task still in a step here is abandoned on its fiber (its owner was destroyed without removing it).
+SimScheduler::~SimScheduler() = default;
 
 void SimScheduler::Add(node::NodeThread* thread) { threads_.push_back(thread); }
 
@@ -13,13 +17,69 @@ void SimScheduler::Remove(node::NodeThread* thread) {
   frozen_.erase(thread);
 }
 
-void SimScheduler::AddBackground(std::function<size_t()> work) { background_.push_back(std::move(work)); }
+uint64_t SimScheduler::AddTask(uint32_t owner, Task task) {
+  auto scheduled = std::make_unique<ScheduledTask>();
+  ScheduledTask* raw = scheduled.get();
+  raw->id = next_task_id_++;
+  raw->owner = owner;
+  raw->task = std::move(task);
+  raw->fiber = std::make_unique<SimFiber>([raw] {
+    for (;;) {
+      raw->work = raw->task();
+      raw->in_step = false;
+      SimFiber::Current()->Yield();
+    }
+  });
+  tasks_.push_back(std::move(scheduled));
+  return raw->id;
+}
+
+void SimScheduler::RemoveTask(uint64_t id) {
+  auto it = std::find_if(tasks_.begin(), tasks_.end(), [id](const auto& t) { return t->id == id; });
+  if (it == tasks_.end()) return;
+  ScheduledTask* task = it->get();
+  task->removed = true;
+  // Like joining a thread: a step under way ends first (unless this is that step, or its node is frozen:
+  // a crashed node's step never ends).
+  if (task != Running() && !frozen_owners_.contains(task->owner)) {
+    RunUntil([task] { return !task->in_step; }, absl::Hours(1));
+  }
+}
+
+SimScheduler::ScheduledTask* SimScheduler::Running() {
+  SimFiber* fiber = SimFiber::Current();
+  if (fiber == nullptr) return nullptr;
+  for (auto& task : tasks_) {
+    if (task->fiber.get() == fiber) return task.get();
+  }
+  return nullptr;
+}
 
 void SimScheduler::Freeze(node::NodeThread* thread) { frozen_.insert(thread); }
 void SimScheduler::Resume(node::NodeThread* thread) { frozen_.erase(thread); }
+void SimScheduler::FreezeTasks(uint32_t owner) { frozen_owners_.insert(owner); }
+void SimScheduler::ResumeTasks(uint32_t owner) { frozen_owners_.erase(owner); }
+
+size_t SimScheduler::Step(ScheduledTask& task) {
+  if (frozen_owners_.contains(task.owner)) return 0;
+  if (task.in_step) {
+    // Waiting: resumed once its wait is over.
+    const bool done = (*task.wait_done)();
+    if (!done && network_->clock().Now() < task.wait_deadline) return 0;
+    task.wait_result = done;
+  } else {
+    if (task.removed) return 0;
+    task.in_step = true;
+  }
+  task.wait_done = nullptr;
+  task.fiber->Resume();
+  if (task.in_step) return 1;  // it waits again: what it did until then counts as work
+  return task.work;
+}
 
 size_t SimScheduler::Round() {
   ++rounds_;
+  ++rounds_running_;
   // A copy: a turn may freeze a node (SimCluster::Stop), and frozen threads are skipped below.
   std::vector<node::NodeThread*> order = threads_;
   std::shuffle(order.begin(), order.end(), random_);
@@ -29,10 +89,11 @@ size_t SimScheduler::Round() {
     if (std::find(threads_.begin(), threads_.end(), thread) == threads_.end()) continue;
     work += thread->Turn();
   }
-  if (!in_background_) {
-    in_background_ = true;
-    for (auto& run : background_) work += run();
-    in_background_ = false;
+  // By index: a step may add tasks (appended) or remove some (marked; erased by the outermost round).
+  for (size_t i = 0; i < tasks_.size(); ++i) work += Step(*tasks_[i]);
+  if (--rounds_running_ == 0) {
+    tasks_.erase(std::remove_if(tasks_.begin(), tasks_.end(), [](const auto& t) { return t->removed && !t->in_step; }),
+                 tasks_.end());
   }
   if (work > 0) {
     // Work takes time too: a thread that polls for something only time brings (a lock held by a stopped
@@ -48,6 +109,13 @@ size_t SimScheduler::Round() {
 
 bool SimScheduler::RunUntil(const std::function<bool()>& done, absl::Duration timeout) {
   const absl::Time deadline = network_->clock().Now() + timeout;
+  if (ScheduledTask* task = Running(); task != nullptr) {
+    if (done()) return true;
+    task->wait_done = &done;
+    task->wait_deadline = deadline;
+    task->fiber->Yield();  // back in Step, which resumes it when the wait is over
+    return task->wait_result;
+  }
   while (!done()) {
     if (network_->clock().Now() >= deadline) return false;
     Round();
@@ -57,6 +125,10 @@ bool SimScheduler::RunUntil(const std::function<bool()>& done, absl::Duration ti
 
 void SimScheduler::RunFor(absl::Duration d) {
   const absl::Time until = network_->clock().Now() + d;
+  if (Running() != nullptr) {
+    RunUntil([] { return false; }, d);
+    return;
+  }
   while (network_->clock().Now() < until) Round();
 }
 

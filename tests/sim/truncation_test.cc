@@ -50,15 +50,20 @@ absl::StatusOr<Outcome> RunResetAndReconnect(uint64_t seed) {
   txn::Transaction tx = cluster.txns(1).Begin(0);
   if (absl::Status s = tx.Write(*ref, "second"); !s.ok()) return s;
   if (absl::Status s = tx.Commit(); !s.ok()) return s;
-  // The COMMIT-BACKUP is in the backup's memory; its truncation is owed. The connection resets.
+  // The COMMIT-BACKUP is in the backup's memory; its truncation is owed. The connection resets, and stays
+  // down while both membership followers are held (as slow ones would be).
+  cluster.server(1).PauseMembership();
+  cluster.server(*backup).PauseMembership();
   if (absl::Status s = cluster.node(1).Disconnect(*backup); !s.ok()) return s;
   cluster.scheduler().RunFor(absl::Milliseconds(50));
   Outcome outcome;
   outcome.owed_while_disconnected = Owed(cluster, 1);
   outcome.kept_while_disconnected = Kept(cluster, *backup);
 
-  if (absl::Status s = cluster.node(1).JoinInProcess(cluster.node(*backup)); !s.ok()) return s;
-  cluster.scheduler().RunFor(absl::Milliseconds(50));
+  // The followers connect the two again, as fathomd's do.
+  if (absl::Status s = cluster.server(1).ResumeMembership(); !s.ok()) return s;
+  if (absl::Status s = cluster.server(*backup).ResumeMembership(); !s.ok()) return s;
+  cluster.scheduler().RunFor(absl::Milliseconds(300));
   outcome.owed_after_reconnect = Owed(cluster, 1);
   outcome.kept_after_reconnect = Kept(cluster, *backup);
   outcome.backup_copy = BackupCopyOf(cluster, *backup, *ref);

@@ -84,6 +84,10 @@ struct SimOptions {
   // Prints every completed operation (what Stats::history_digest folds in) to stderr: to find where two
   // runs that should replay diverge.
   bool trace_history = false;
+  // An idle Poll or Wait moves the clock straight to the next event (a lone fabric drives time by itself).
+  // False: the clock moves only by Advance and events already due, so a driver that also keeps timers of
+  // its own (tests/sim's scheduler: lease ticks) never sees seconds pass in one poll.
+  bool idle_polls_jump_ahead = true;
 };
 
 class SimNetwork {

@@ -44,7 +44,7 @@ size_t SimCore::RunEvents(const WorkerState& waiter, size_t budget) {
     const bool due = events_.top().time <= now_;
     // Jumping ahead is only for a waiter with nothing to return: one with completions ready should get
     // them at the current virtual time.
-    if (!due && !waiter.ready.empty()) break;
+    if (!due && (!waiter.ready.empty() || !options_.idle_polls_jump_ahead)) break;
     RunNextEvent();
     ++ran;
   }
