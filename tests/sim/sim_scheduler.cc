@@ -35,15 +35,24 @@ uint64_t SimScheduler::AddTask(uint32_t owner, Task task) {
 }
 
 void SimScheduler::RemoveTask(uint64_t id) {
-  auto it = std::find_if(tasks_.begin(), tasks_.end(), [id](const auto& t) { return t->id == id; });
-  if (it == tasks_.end()) return;
-  ScheduledTask* task = it->get();
+  ScheduledTask* task = Find(id);
+  if (task == nullptr) return;
   task->removed = true;
   // Like joining a thread: a step under way ends first (unless this is that step, or its node is frozen:
-  // a crashed node's step never ends).
+  // a crashed node's step never ends). Looked up again each time: the round that ends it erases it.
   if (task != Running() && !frozen_owners_.contains(task->owner)) {
-    RunUntil([task] { return !task->in_step; }, absl::Hours(1));
+    RunUntil(
+        [this, id] {
+          ScheduledTask* still = Find(id);
+          return still == nullptr || !still->in_step;
+        },
+        absl::Hours(1));
   }
+}
+
+SimScheduler::ScheduledTask* SimScheduler::Find(uint64_t id) {
+  auto it = std::find_if(tasks_.begin(), tasks_.end(), [id](const auto& t) { return t->id == id; });
+  return it == tasks_.end() ? nullptr : it->get();
 }
 
 SimScheduler::ScheduledTask* SimScheduler::Running() {

@@ -80,6 +80,7 @@ class SimScheduler final : public node::Executor {
   size_t Step(ScheduledTask& task);
   // The task on whose fiber we run now (null: the scheduler's own stack).
   ScheduledTask* Running();
+  ScheduledTask* Find(uint64_t id);  // null once erased
 
   fabric::sim::SimNetwork* const network_;
   std::mt19937_64 random_;
