@@ -251,13 +251,14 @@ void ZooKeeperCoordinator::OnEvent(zhandle_t* zh, uint64_t generation, int type,
       }
       connected_ = true;
       if (zh_ != nullptr) session_id_ = zoo_client_id(zh_)->client_id;
+      negotiated_timeout_ = absl::Milliseconds(zoo_recv_timeout(zh));
       // Watches may have been missed while away: look at everything again.
       config_dirty_ = election_dirty_ = reconcile_dirty_ = true;
     } else if (state == ZOO_EXPIRED_SESSION_STATE) {
       connected_ = false;
       expired_ = true;
     } else {
-      if (connected_) disconnected_at_ = attempt_started_ = absl::Now();
+      if (connected_) attempt_started_ = absl::Now();
       connected_ = false;  // connecting again; the session may still come back
     }
   } else if (path == root_ + "/config") {
@@ -323,6 +324,7 @@ void ZooKeeperCoordinator::Reopen() {
     registered_ = false;
     election_node_.clear();
     is_manager_ = false;
+    contact_at_ = absl::InfinitePast();
     paths_ready_ = false;
     config_dirty_ = true;
   }
@@ -368,6 +370,7 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
     config_dirty_ = false;
     election_dirty_ = false;
   }
+  ProbeContact(zh);
   auto failed = [&](const absl::Status& s, bool* flag) {
     if (s.ok()) return false;
     MutexLock lock(&mu_);
@@ -400,6 +403,33 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
   }
   last_reconcile_error_ = reconciled.ok() ? "" : reconciled.ToString();
   return !failed(reconciled, &reconcile_dirty_);
+}
+
+void ZooKeeperCoordinator::ProbeContact(zhandle_t* zh) {
+  std::string election;
+  {
+    MutexLock lock(&mu_);
+    if (!is_manager_ || options_.manager_hold <= absl::ZeroDuration() || election_node_.empty() ||
+        absl::Now() - contact_at_ < options_.retry_interval) {
+      return;
+    }
+    election = absl::StrCat(root_, "/election/", election_node_);
+  }
+  const absl::Time sent = absl::Now();
+  Stat stat{};
+  const int rc = zoo_exists(zh, election.c_str(), 0, &stat);
+  // ZNONODE is an answer too; the watch on the znode makes this node step down.
+  if (rc == ZOK || rc == ZNONODE) NoteContact(sent);
+}
+
+void ZooKeeperCoordinator::NoteContact(absl::Time sent) {
+  MutexLock lock(&mu_);
+  contact_at_ = std::max(contact_at_, sent);
+}
+
+absl::Time ZooKeeperCoordinator::RoleEndsLocked() const {
+  const absl::Duration cut = std::max(absl::ZeroDuration(), options_.session_timeout - negotiated_timeout_);
+  return contact_at_ + options_.manager_hold - cut;
 }
 
 absl::Status ZooKeeperCoordinator::EnsurePaths(zhandle_t* zh) {
@@ -510,6 +540,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   bool manager = !client_only && it == children.begin();
   if (manager) {
     // Watched, so a CM that members deposed (ReportSuspect) steps down as soon as its znode goes.
+    const absl::Time watched = absl::Now();
     rc = zoo_wexists(zh, (dir + "/" + mine).c_str(), &Watcher, ctx, nullptr);
     if (rc == ZNONODE) {
       MutexLock lock(&mu_);
@@ -519,6 +550,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
       return absl::OkStatus();
     }
     if (rc != ZOK) return ZooStatus(rc, absl::StrCat("watch ", dir, "/", mine));
+    NoteContact(watched);
   } else if (!client_only) {
     const std::string predecessor = dir + "/" + *(it - 1);
     rc = zoo_wexists(zh, predecessor.c_str(), &Watcher, ctx, nullptr);
@@ -1103,7 +1135,9 @@ CoordinatorState ZooKeeperCoordinator::state() const {
 bool ZooKeeperCoordinator::is_manager() const {
   MutexLock lock(&mu_);
   if (!is_manager_ || expired_ || closed_) return false;
-  return connected_ || absl::Now() < disconnected_at_ + options_.manager_hold;
+  if (options_.manager_hold <= absl::ZeroDuration()) return connected_;
+  // Not `connected_`: the client notices a silent server only 2/3 of the session timeout late.
+  return absl::Now() < RoleEndsLocked();
 }
 
 absl::Status ZooKeeperCoordinator::config_status() const {

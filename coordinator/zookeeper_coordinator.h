@@ -62,9 +62,12 @@ struct ZooKeeperCoordinatorOptions {
   absl::Duration join_timeout = absl::Seconds(30);
   // How often the worker retries background work that failed (ZooKeeper briefly unavailable).
   absl::Duration retry_interval = absl::Milliseconds(200);
-  // How long the CM keeps its role after losing touch with ZooKeeper, so leases (and with them the
+  // How long the CM keeps its role after it last heard from ZooKeeper, so leases (and with them the
   // cluster) outlive a ZooKeeper outage. It must end before the server can expire the session and
   // elect another CM, with the CM's own lease on top: the server sets session_timeout - 2 lease periods.
+  // Counted from when the newest request ZooKeeper answered was sent (the CM asks every retry_interval),
+  // not from when the client noticed the silence (up to 2/3 of the timeout later), and shortened by as
+  // much as the server cut the session timeout it was asked for.
   // Zero: the role ends with the connection.
   absl::Duration manager_hold = absl::ZeroDuration();
   // While disconnected, the handle is replaced by a fresh one on the same session this often: the C
@@ -133,6 +136,12 @@ class ZooKeeperCoordinator final : public Coordinator {
   // znodes) if not empty.
   absl::Status Open(const std::string& session = "") ABSL_LOCKS_EXCLUDED(mu_);
   bool WaitConnected(absl::Time deadline);
+  // As CM: asks ZooKeeper whether its election znode still exists, so contact_at_ stays recent.
+  void ProbeContact(zhandle_t* zh);
+  // A request sent at `sent` was answered on the current session.
+  void NoteContact(absl::Time sent) ABSL_LOCKS_EXCLUDED(mu_);
+  // Until when the CM keeps its role (options_.manager_hold > 0).
+  absl::Time RoleEndsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
   // One round of background work; false if something failed (retried after retry_interval).
   bool Step(zhandle_t* zh);
@@ -182,7 +191,11 @@ class ZooKeeperCoordinator final : public Coordinator {
   std::vector<std::unique_ptr<HandleContext>> contexts_ ABSL_GUARDED_BY(mu_);
   int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Time disconnected_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // When the newest request the server answered on this session was sent: the server heard from the
+  // session no earlier, so it cannot expire it before contact_at_ + the negotiated timeout.
+  absl::Time contact_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // The session timeout the server granted (it clamps what options_.session_timeout asks).
+  absl::Duration negotiated_timeout_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Time attempt_started_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();  // the current handle's connecting
   bool expired_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

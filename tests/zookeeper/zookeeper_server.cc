@@ -177,6 +177,7 @@ void ZooKeeperServer::Reap(absl::Duration grace) {
   if (pid_ == 0) return;
   if (grace > absl::ZeroDuration()) {
     kill(pid_, SIGTERM);
+    kill(pid_, SIGCONT);  // a paused server would not see the SIGTERM
     const absl::Time deadline = absl::Now() + grace;
     while (absl::Now() < deadline) {
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
@@ -194,6 +195,20 @@ void ZooKeeperServer::Reap(absl::Duration grace) {
 void ZooKeeperServer::Stop() { Reap(absl::Seconds(5)); }
 
 void ZooKeeperServer::Kill() { Reap(absl::ZeroDuration()); }
+
+absl::Status ZooKeeperServer::Pause() {
+  if (pid_ == 0) return absl::FailedPreconditionError("ZooKeeper server is not running");
+  if (kill(pid_, SIGSTOP) != 0) return absl::InternalError(absl::StrCat("kill(SIGSTOP): ", strerror(errno)));
+  int status = 0;
+  if (waitpid(pid_, &status, WUNTRACED) != pid_ || !WIFSTOPPED(status)) {
+    return absl::InternalError("the ZooKeeper server did not stop");
+  }
+  return absl::OkStatus();
+}
+
+void ZooKeeperServer::Resume() {
+  if (pid_ != 0) kill(pid_, SIGCONT);
+}
 
 absl::Status ZooKeeperServer::Restart() {
   if (pid_ != 0) return absl::FailedPreconditionError("ZooKeeper server is running");

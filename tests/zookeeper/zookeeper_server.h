@@ -61,6 +61,11 @@ class ZooKeeperServer {
   void Stop();
   // SIGKILL right away (a crash). Committed data survives: the server syncs its log before replying.
   void Kill();
+  // SIGSTOP; returns once the process is stopped. Its clients' connections stay open but go silent, so
+  // a client notices only when its own timeout (2/3 of the session timeout) runs out.
+  absl::Status Pause();
+  // SIGCONT after Pause.
+  void Resume();
   // Starts the server again on the same port with the same data; returns once a client connects.
   absl::Status Restart();
 
