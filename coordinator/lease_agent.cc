@@ -334,7 +334,11 @@ bool LeaseAgent::SawAlive(uint32_t node, uint64_t incarnation) const {
 
 std::optional<ExpiredMember> LeaseAgent::Witness(uint32_t node, uint64_t incarnation) const {
   MutexLock lock(&mu_);
-  if (is_manager_ && table_.Holds(node, incarnation, options_.clock->Now())) return std::nullopt;
+  // Not ticked as CM yet (just elected): the lease table is not this CM's, and a member seen alive may
+  // still hold its predecessor's grant (a CM voted out goes before its grants end). Only a lapse here
+  // removes it, a period after this agent takes over (RenewAll).
+  if (!is_manager_) return SawAliveLocked(node, incarnation) ? std::nullopt : std::optional(ExpiredMember::kUnseen);
+  if (table_.Holds(node, incarnation, options_.clock->Now())) return std::nullopt;
   return DepartureLocked(node, incarnation);
 }
 

@@ -131,7 +131,8 @@ class LeaseAgent {
   // while that incarnation's lease here runs (LeaseTable::Holds: a grant of this CM, or the period a CM
   // that takes over gives everyone; it may still serve, and only its lapse removes it); else kFailed if
   // this process saw it alive (SawAlive), kUnseen if not. Before this node's agent ticked as CM (just
-  // elected), no lease is known: kFailed or kUnseen at once.
+  // elected), its predecessor's grants are unknown: nullopt if this process saw it alive (its lapse here
+  // removes it, a period after the takeover), kUnseen if not (a whole-cluster restart's absentee).
   std::optional<ExpiredMember> Witness(uint32_t node, uint64_t incarnation) const;
   // This process connected to `node`'s `incarnation` (MembershipFollower, at each join): it was alive while
   // the cluster ran. A member that dies together with the CM never renewed with the successor, yet its

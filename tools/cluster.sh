@@ -13,6 +13,7 @@
 #   tools/cluster.sh zk-stop DIR             stop ZooKeeper (SIGTERM)
 #   tools/cluster.sh zk-start DIR            start ZooKeeper again, on its port and with its data
 #   tools/cluster.sh partition DIR N SECONDS cut node N off the network (--netns clusters), then heal
+#   tools/cluster.sh zk-cut DIR N SECONDS    cut node N off ZooKeeper only (--netns clusters), then heal
 #
 # Run it from the repository root. `start` uses bazel-out's opt binaries of //server:fathomd,
 # //tools/fathomctl:fathomctl and //resp:fathom-resp (the Redis-protocol gateway; builds them with
@@ -44,7 +45,7 @@
 # --data_dir gives every node an SSD log in DIR/data/node-<id> (fathomd --data_dir). --bin=BINDIR takes
 # fathomd, fathomctl and (if there) fathom-resp from BINDIR instead of building them. Each node's command line is kept in
 # DIR/node-<id>.cmd, which `restart` runs again (appending to its .log and .out; it waits for READY).
-# The fault verbs (kill, pause, restart, zk-stop, zk-start, partition) inject what the recovery tests need.
+# The fault verbs (kill, pause, restart, zk-stop, zk-start, partition, zk-cut) inject what the recovery tests need.
 #
 # --netns (root only; implies --transports=tcp) gives every node a host of its own: a network namespace
 # `fathom<K>-<id>` whose one link (`fx0`, 10.213.<K>.<id>) is a veth into a bridge `fbr<K>`
@@ -53,7 +54,10 @@
 # the ZooKeeper address and DIR/env the UCX_NET_DEVICES to export (fathomctl needs only the address).
 # `partition DIR N SECONDS` takes node N's bridge port down: every packet to or from the node is dropped
 # silently (no reset, no "unreachable": a cut cable), including ZooKeeper's; after SECONDS the port comes
-# up again. `stop` deletes the namespaces and the bridge.
+# up again. `zk-cut DIR N SECONDS` drops only what node N sends to ZooKeeper (a blackhole rule in its
+# namespace for ZooKeeper's address and port): the node still reaches every other node and client, its
+# ZooKeeper connection stays open but silent, and the session expires on the server; after SECONDS the
+# rule goes. `stop` deletes the namespaces and the bridge.
 set -euo pipefail
 
 GRACE_SECONDS=10
@@ -66,7 +70,7 @@ die() {
 }
 
 usage() {
-  sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -324,6 +328,22 @@ cmd_partition() {
   echo "node $2 reconnected"
 }
 
+cmd_zk_cut() {
+  [[ $# -eq 3 && "$3" =~ ^[0-9]+([.][0-9]+)?$ ]] || usage
+  local dir k zk
+  dir=$(run_dir "$1")
+  k=$(netns_of "$dir")
+  [[ -n "$k" ]] || die "zk-cut needs a cluster started with --netns"
+  [[ "$2" =~ ^[0-9]+$ && -f "$dir/node-$2.cmd" ]] || die "no node $2 in $dir"
+  zk=$(cat "$dir/zk")
+  # Blackhole, not prohibit: no error tells the node; its client notices only its own timeout.
+  ip netns exec "fathom$k-$2" ip rule add priority 100 to "${zk%:*}/32" ipproto tcp dport "${zk##*:}" blackhole
+  echo "node $2 cut off ZooKeeper ($zk) for $3 s"
+  sleep "$3"
+  ip netns exec "fathom$k-$2" ip rule del priority 100
+  echo "node $2 reaches ZooKeeper again"
+}
+
 cmd_zk_stop() {
   [[ $# -eq 1 ]] || usage
   local dir
@@ -568,6 +588,7 @@ case "${1:-}" in
   zk-stop) shift && cmd_zk_stop "$@" ;;
   zk-start) shift && cmd_zk_start "$@" ;;
   partition) shift && cmd_partition "$@" ;;
+  zk-cut) shift && cmd_zk_cut "$@" ;;
   -h | --help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' && exit 0 ;;
   *) usage ;;
 esac

@@ -44,6 +44,12 @@
 #     on, the cut-off node does not depose anyone (FaRM's probe: suspicions are majority votes), and it
 #     rejoins as a fresh member.
 #
+#   - zk-cut, zk-cut-cm (--netns): a member, or the CM, loses ZooKeeper only (what it sends there is
+#     dropped) for 14 s, past its session (8 s here): every node still reaches it. A member that holds its
+#     lease stays a member (nothing moves) and registers again on a new session once healed. The CM gives up
+#     its role before its session can expire (its hold counts from its last answered request: issue 58,
+#     path 2); a successor takes over and removes it once its lease lapses; healed, it rejoins.
+#
 #   - --lease=200ms: the same with FaRM-like short leases (on the lease channel, fathomd's default);
 #     nobody alive may be removed under the load (a removed driver would report its commits' outcomes
 #     unknown: errors).
@@ -51,7 +57,7 @@
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp] [--netns]
 #                     [--lease=PERIOD] [--threads=N (node threads per fathomd; 2)] [--data_dir (SSD logs)]
 #   FAULT: kill | kill-cm | kill-cm-and-member | restart | pause | pause-driver | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
-#          partition | partition-cm
+#          partition | partition-cm | zk-cut | zk-cut-cm
 #   WORKLOAD: b | bank | ...
 set -uo pipefail
 
@@ -78,6 +84,8 @@ records=${FAULT_RECORDS:-5000}
 run_seconds=${FAULT_RUN_SECONDS:-20}
 # A participant armed in turn (kill-participant-at-*) may need 8 s per node before one dies.
 [[ "$fault" == kill-participant-at-* ]] && run_seconds=${FAULT_RUN_SECONDS:-40}
+# A cut off ZooKeeper lasts 14 s, past the session; the run goes on for a while after it heals.
+[[ "$fault" == zk-cut* ]] && run_seconds=${FAULT_RUN_SECONDS:-30}
 bin="$TEST_TMPDIR/bin"
 dir="$TEST_TMPDIR/cluster"
 out="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}"
@@ -107,6 +115,8 @@ crash_flag=()
 crash_count=100
 [[ "$fault" == kill-participant-at-truncate ]] && crash_count=20
 [[ "$fault" == kill-participant-at-* ]] && crash_flag=(--fathomd_flag=--crash_at_record="${fault#kill-participant-at-}:$crash_count")
+# A session short enough to expire within the cut (ZooKeeper's tick is 2 s: sessions of 4..40 s).
+[[ "$fault" == zk-cut* ]] && crash_flag=(--fathomd_flag=--zk_session_timeout=8s)
 # Two node threads unless told (cluster.sh's tcp default is 1): faults meet the threads' shared state.
 "$cluster_sh" start --nodes="$nodes" --backups="$backups" --transports="$transports" --bin="$bin" --dir="$dir" \
   --threads="$threads" --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${data_dir[@]+"${data_dir[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
@@ -143,7 +153,7 @@ cm=$(status | grep -o "manager node [0-9]*" | grep -o "[0-9]*$")
 [[ -n "$cm" ]] || fail "no CM in the status: $(status)"
 victim=3
 [[ "$victim" == "$cm" ]] && victim=2
-[[ "$fault" == kill-cm || "$fault" == partition-cm ]] && victim=$cm
+[[ "$fault" == kill-cm || "$fault" == partition-cm || "$fault" == zk-cut-cm ]] && victim=$cm
 
 # An operation waits out the recovery (the retry deadline): 5 s for a killed CM on an idle machine, up to
 # 10 s seen in CI with five nodes on two busy cores. The assertion is "no errors", not a recovery time
@@ -201,6 +211,7 @@ case "$fault" in
     echo "node $victim killed itself at its ${crash_count}th ${fault#kill-participant-at-} record"
     ;;
   partition | partition-cm) "$cluster_sh" partition "$dir" "$victim" 5 || fail "partition failed" ;;
+  zk-cut | zk-cut-cm) "$cluster_sh" zk-cut "$dir" "$victim" 14 || fail "cutting node $victim off ZooKeeper failed" ;;
   *) fail "unknown fault" ;;
 esac
 # A stall the driver reports ([STALL]: no operation completed for 10 s) also gets every node's state in its
@@ -269,6 +280,21 @@ if [[ "$fault" == partition* ]]; then
   grep -h "votes that the CM" "$dir"/node-*.log || true
   verify "after node $victim rejoined"
   replicas "after node $victim rejoined"
+fi
+if [[ "$fault" == zk-cut* ]]; then
+  wait_members "$nodes"
+  now=$(status | grep -o "manager node [0-9]*" | grep -o "[0-9]*$")
+  if [[ "$fault" == zk-cut ]]; then
+    [[ -z "$removed" ]] || fail "node(s) $removed removed, but only node $victim's ZooKeeper session was lost"
+    [[ "$now" == "$cm" ]] || fail "the CM changed from node $cm to node $now"
+  else
+    [[ "$now" != "$cm" ]] || fail "node $cm is still the CM after its session expired"
+    # Removed once its lease lapsed at the successor, not at the takeover: the successor cannot know
+    # what its predecessor granted.
+    [[ " $removed " == *" $cm "* ]] || fail "node $cm was not removed for an expired lease (removed: ${removed:-nobody})"
+  fi
+  verify "after node $victim reached ZooKeeper again"
+  replicas "after node $victim reached ZooKeeper again"
 fi
 if [[ "$fault" == kill || "$fault" == kill-participant-at-* || "$fault" == kill-cm-and-member ]]; then
   # Restarted without a log, a node rejoins empty: it must be given none of the regions it held.
