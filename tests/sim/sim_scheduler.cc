@@ -40,7 +40,7 @@ void SimScheduler::RemoveTask(uint64_t id) {
   task->removed = true;
   // Like joining a thread: a step under way ends first (unless this is that step, or its node is frozen:
   // a crashed node's step never ends). Looked up again each time: the round that ends it erases it.
-  if (task != Running() && !frozen_owners_.contains(task->owner)) {
+  if (task != running_ && !frozen_owners_.contains(task->owner)) {
     RunUntil(
         [this, id] {
           ScheduledTask* still = Find(id);
@@ -53,15 +53,6 @@ void SimScheduler::RemoveTask(uint64_t id) {
 SimScheduler::ScheduledTask* SimScheduler::Find(uint64_t id) {
   auto it = std::find_if(tasks_.begin(), tasks_.end(), [id](const auto& t) { return t->id == id; });
   return it == tasks_.end() ? nullptr : it->get();
-}
-
-SimScheduler::ScheduledTask* SimScheduler::Running() {
-  SimFiber* fiber = SimFiber::Current();
-  if (fiber == nullptr) return nullptr;
-  for (auto& task : tasks_) {
-    if (task->fiber.get() == fiber) return task.get();
-  }
-  return nullptr;
 }
 
 void SimScheduler::Freeze(node::NodeThread* thread) { frozen_.insert(thread); }
@@ -81,7 +72,10 @@ size_t SimScheduler::Step(ScheduledTask& task) {
     task.in_step = true;
   }
   task.wait_done = nullptr;
+  // Steps run only from the scheduler's own stack (a wait on a fiber yields instead of running rounds).
+  running_ = &task;
   task.fiber->Resume();
+  running_ = nullptr;
   if (task.in_step) return 1;  // it waits again: what it did until then counts as work
   return task.work;
 }
@@ -118,7 +112,7 @@ size_t SimScheduler::Round() {
 
 bool SimScheduler::RunUntil(const std::function<bool()>& done, absl::Duration timeout) {
   const absl::Time deadline = network_->clock().Now() + timeout;
-  if (ScheduledTask* task = Running(); task != nullptr) {
+  if (ScheduledTask* task = running_; task != nullptr) {
     if (done()) return true;
     task->wait_done = &done;
     task->wait_deadline = deadline;
@@ -134,7 +128,7 @@ bool SimScheduler::RunUntil(const std::function<bool()>& done, absl::Duration ti
 
 void SimScheduler::RunFor(absl::Duration d) {
   const absl::Time until = network_->clock().Now() + d;
-  if (Running() != nullptr) {
+  if (running_ != nullptr) {
     RunUntil([] { return false; }, d);
     return;
   }

@@ -78,8 +78,6 @@ class SimScheduler final : public node::Executor {
   size_t Round();
   // Gives `task` a turn if it may take one (a new step, or the end of its wait); returns its work.
   size_t Step(ScheduledTask& task);
-  // The task on whose fiber we run now (null: the scheduler's own stack).
-  ScheduledTask* Running();
   ScheduledTask* Find(uint64_t id);  // null once erased
 
   fabric::sim::SimNetwork* const network_;
@@ -88,6 +86,7 @@ class SimScheduler final : public node::Executor {
   std::set<node::NodeThread*> frozen_;
   std::vector<std::unique_ptr<ScheduledTask>> tasks_;  // stable addresses: tasks add and remove tasks
   std::set<uint32_t> frozen_owners_;
+  ScheduledTask* running_ = nullptr;  // the task on whose fiber we run now (null: the scheduler's own stack)
   int rounds_running_ = 0;  // Round frames on the stack (erasing waits for the outermost)
   uint64_t next_task_id_ = 1;
   uint64_t rounds_ = 0;
