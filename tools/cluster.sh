@@ -69,8 +69,13 @@ die() {
   exit 1
 }
 
+# The synopsis: the header's comment from line 3 up to its next empty comment line.
+synopsis() {
+  awk 'NR > 3 && /^#$/ { exit } NR >= 3 { sub(/^# ?/, ""); print }' "$0"
+}
+
 usage() {
-  sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' >&2
+  synopsis >&2
   exit 2
 }
 
@@ -589,6 +594,6 @@ case "${1:-}" in
   zk-start) shift && cmd_zk_start "$@" ;;
   partition) shift && cmd_partition "$@" ;;
   zk-cut) shift && cmd_zk_cut "$@" ;;
-  -h | --help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' && exit 0 ;;
+  -h | --help) synopsis && exit 0 ;;
   *) usage ;;
 esac
