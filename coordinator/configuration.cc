@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "platform/memory/global_address.h"
+#include "platform/node/control/host_port.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -37,7 +38,8 @@ absl::Status ValidateMember(const MemberInfo& member) {
     return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " has no control address"));
   }
   if (member.lease_address().size() > 255 ||
-      (!member.lease_address().empty() && member.lease_address().find(':') == std::string::npos)) {
+      (!member.lease_address().empty() &&
+       !control::ParseHostPort(member.lease_address(), control::PortZero::kRefused).ok())) {
     return absl::InvalidArgumentError(absl::StrCat("member ", member.node_id(), " has lease address '",
                                                    member.lease_address().substr(0, 64), "', not ip:port"));
   }

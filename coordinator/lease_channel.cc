@@ -12,6 +12,7 @@
 #include "absl/base/internal/endian.h"
 #include "absl/strings/str_cat.h"
 #include "platform/base/mutex.h"
+#include "platform/node/control/host_port.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -22,13 +23,13 @@ absl::Status Errno(const std::string& what) { return absl::UnavailableError(absl
 
 // "ip:port" or "[ip6]:port" into a socket address, without name lookups (never blocks).
 absl::StatusOr<std::pair<sockaddr_storage, socklen_t>> Resolve(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("lease channel address '", address, "' is not ip:port"));
+  absl::StatusOr<control::HostPort> parsed = control::ParseHostPort(address, control::PortZero::kAllowed);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lease channel address '", address, "' is not ip:port: ", parsed.status().message()));
   }
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const std::string port = address.substr(colon + 1);
+  const std::string& host = parsed->host;
+  const std::string port = absl::StrCat(parsed->port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_DGRAM;
@@ -89,7 +90,7 @@ absl::StatusOr<LeaseDatagram> DecodeLeaseDatagram(std::string_view bytes) {
 
 absl::StatusOr<std::unique_ptr<LeaseChannel>> LeaseChannel::Open(const std::string& host, uint32_t node_id,
                                                                  Handler handler) {
-  auto bind_to = Resolve(absl::StrCat(host.find(':') != std::string::npos ? absl::StrCat("[", host, "]") : host, ":0"));
+  auto bind_to = Resolve(control::JoinHostPort(host, 0));
   if (!bind_to.ok()) return bind_to.status();
   const int fd = socket(bind_to->first.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Errno("lease channel socket");

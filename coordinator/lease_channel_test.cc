@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "platform/base/mutex.h"
+#include "platform/node/control/host_port.h"
 
 namespace fathom::coordinator {
 namespace {
@@ -35,12 +36,13 @@ bool Eventually(const std::function<bool()>& done) {
 
 // Sends raw bytes to `address` from a socket of its own.
 void SendRaw(const std::string& address, const std::string& bytes) {
-  const size_t colon = address.rfind(':');
+  absl::StatusOr<control::HostPort> parsed = control::ParseHostPort(address, control::PortZero::kRefused);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* to = nullptr;
-  ASSERT_EQ(getaddrinfo(address.substr(0, colon).c_str(), address.substr(colon + 1).c_str(), &hints, &to), 0);
+  ASSERT_EQ(getaddrinfo(parsed->host.c_str(), absl::StrCat(parsed->port).c_str(), &hints, &to), 0);
   const int fd = socket(AF_INET, SOCK_DGRAM, 0);
   ASSERT_GE(fd, 0);
   EXPECT_EQ(sendto(fd, bytes.data(), bytes.size(), 0, to->ai_addr, to->ai_addrlen), static_cast<ssize_t>(bytes.size()));

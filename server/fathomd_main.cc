@@ -49,6 +49,7 @@
 #include "platform/base/log.h"
 #include "platform/metrics/http_endpoint.h"
 #include "platform/node/control/cluster_token.h"
+#include "platform/node/control/host_port.h"
 #include "platform/node/node_options.h"
 #include "server/crash_at_record.h"
 #include "server/metrics_page.h"
@@ -245,8 +246,7 @@ int Run() {
   std::cout << "READY node=" << id << " control=" << node.control_address();
   if (metrics_endpoint != nullptr) {
     const std::string host = absl::GetFlag(FLAGS_metrics_host);
-    std::cout << " metrics=" << (host.find(':') == std::string::npos ? host : absl::StrCat("[", host, "]")) << ":"
-              << metrics_endpoint->port();
+    std::cout << " metrics=" << control::JoinHostPort(host, metrics_endpoint->port());
   }
   std::cout << std::endl;
 

@@ -23,6 +23,7 @@
 #include "logging/txn_hook.h"
 #include "txn/records.h"
 #include "platform/fabric/ucx/ucx_fabric.h"
+#include "platform/node/control/host_port.h"
 #include "server/restart.h"
 #include "server/table_admin.h"
 
@@ -254,11 +255,12 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
   me_.set_backups_per_region(static_cast<uint32_t>(o.transactions.backups));
   me_.set_failure_domain(o.failure_domain);
   if (lease_ != nullptr && o.lease_channel && o.lease_clock == nullptr && o.node.executor == nullptr) {
-    const std::string control = node_->control_address();
-    std::string host = control.substr(0, control.rfind(':'));
-    if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    const std::string address = node_->control_address();
+    absl::StatusOr<control::HostPort> listening = control::ParseHostPort(address, control::PortZero::kAllowed);
+    if (!listening.ok()) return Annotate(listening.status(), "the control service's address");
+    const std::string& host = listening->host;
     if (host == "0.0.0.0" || host == "::") {
-      Log(absl::StrCat("leases over the node runtime: the control service listens on every address (", control,
+      Log(absl::StrCat("leases over the node runtime: the control service listens on every address (", address,
                        "), so there is no one address to publish a lease channel on"));
     } else {
       auto channel = lease_->OpenChannel(host, node_->id());

@@ -16,6 +16,7 @@
 #include "coordinator/local_coordinator.h"
 #include "gtest/gtest.h"
 #include "platform/base/status_test_macros.h"
+#include "platform/node/control/host_port.h"
 #include "tests/util/fresh_dir.h"
 
 namespace fathom::server {
@@ -449,8 +450,11 @@ TEST(ServerTest, StoppedServersRestartFromTheirLogs) {
       }
     }
   }  // both stop
-  const uint16_t port_1 = static_cast<uint16_t>(std::stoi(address_1.substr(address_1.rfind(':') + 1)));
-  const uint16_t port_2 = static_cast<uint16_t>(std::stoi(address_2.substr(address_2.rfind(':') + 1)));
+  absl::StatusOr<control::HostPort> listened_1 = control::ParseHostPort(address_1, control::PortZero::kRefused);
+  absl::StatusOr<control::HostPort> listened_2 = control::ParseHostPort(address_2, control::PortZero::kRefused);
+  ASSERT_TRUE(listened_1.ok() && listened_2.ok()) << address_1 << " " << address_2;
+  const uint16_t port_1 = static_cast<uint16_t>(listened_1->port);
+  const uint16_t port_2 = static_cast<uint16_t>(listened_2->port);
   absl::StatusOr<std::unique_ptr<Server>> one, two;
   std::thread starter([&] { two = Server::Start(options(2, address_1, port_2)); });
   one = Server::Start(options(1, address_2, port_1));
