@@ -52,6 +52,7 @@
 #include "bench/ycsb/runner.h"
 #include "bench/ycsb/server_process.h"
 #include "platform/node/control/cluster_token.h"
+#include "platform/node/control/host_port.h"
 #include "platform/base/status_macros.h"
 
 ABSL_FLAG(std::string, workload, "a",
@@ -170,15 +171,6 @@ std::string RunfilePath(const std::string& workspace_relative) {
   return workspace_relative;  // `bazel run` starts us in the runfiles tree, where this relative path works
 }
 
-absl::StatusOr<std::pair<std::string, int>> ParseHostPort(const std::string& server) {
-  const size_t colon = server.rfind(':');
-  int port;
-  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(server.substr(colon + 1), &port) || port <= 0 ||
-      port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat("--server=", server, ": want host:port"));
-  }
-  return std::make_pair(server.substr(0, colon), port);
-}
 
 absl::StatusOr<std::string> ReadToken() {
   return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file),
@@ -314,7 +306,10 @@ absl::Status Main(int argc, char** argv) {
     make_backend = [&memory_store] { return std::make_unique<MemoryBackend>(&memory_store); };
   } else if (backend == "memcached" || backend == "redis") {
     if (!server.empty()) {
-      ASSIGN_OR_RETURN(std::tie(host, port), ParseHostPort(server));
+      absl::StatusOr<control::HostPort> parsed = control::ParseHostPort(server, control::PortZero::kRefused);
+      if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("--server: ", parsed.status().message()));
+      host = parsed->host;
+      port = parsed->port;
     } else {
       ASSIGN_OR_RETURN(server_process,
                        backend == "redis"

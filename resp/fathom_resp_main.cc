@@ -28,6 +28,7 @@
 #include "fathom/cluster_file_flags.h"
 #include "platform/base/log.h"
 #include "platform/node/control/cluster_token.h"
+#include "platform/node/control/host_port.h"
 #include "resp/gateway_server.h"
 #include "resp/session.h"
 
@@ -106,8 +107,8 @@ int Run() {
     Log(server.status().ToString(), LogLevel::kError);
     return absl::IsInvalidArgument(server.status()) ? 2 : 1;
   }
-  const std::string host = options.host.find(':') == std::string::npos ? options.host : "[" + options.host + "]";
-  std::cout << "READY resp=" << host << ":" << (*server)->port() << " table=" << table->name() << std::endl;
+  std::cout << "READY resp=" << control::JoinHostPort(options.host, (*server)->port()) << " table=" << table->name()
+            << std::endl;
 
   sigset_t signals;
   sigemptyset(&signals);
