@@ -51,6 +51,7 @@
 #include "bench/ycsb/report.h"
 #include "bench/ycsb/runner.h"
 #include "bench/ycsb/server_process.h"
+#include "platform/base/runfiles.h"
 #include "platform/node/control/cluster_token.h"
 #include "platform/node/control/host_port.h"
 #include "platform/base/status_macros.h"
@@ -156,21 +157,6 @@ absl::StatusOr<YcsbArgs> ExtractYcsbArgs(int* argc, char** argv) {
   *argc = out;
   return args;
 }
-
-// The runfiles path of a workspace file, as tests/util/subprocess.h finds runfiles.
-std::string RunfilePath(const std::string& workspace_relative) {
-  for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
-    if (const char* dir = std::getenv(var); dir != nullptr) return absl::StrCat(dir, "/fathom/", workspace_relative);
-  }
-  char self[4096];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string path = absl::StrCat(std::string(self, static_cast<size_t>(n)), ".runfiles/fathom/", workspace_relative);
-    if (access(path.c_str(), R_OK) == 0) return path;
-  }
-  return workspace_relative;  // `bazel run` starts us in the runfiles tree, where this relative path works
-}
-
 
 absl::StatusOr<std::string> ReadToken() {
   return control::TokenFromFlags(absl::GetFlag(FLAGS_token), absl::GetFlag(FLAGS_token_file),

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "platform/base/runfiles.h"
 #include "tests/util/subprocess.h"
 
 namespace fathom::testing {

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "fathom/client.h"
 #include "gtest/gtest.h"
+#include "platform/base/runfiles.h"
 #include "platform/base/status_test_macros.h"
 #include "tests/util/fathomd_process.h"
 #include "tests/util/fresh_dir.h"
@@ -143,7 +144,7 @@ TEST_F(FathomdClientTest, TheExampleRunsAgainstTheCluster) {
     std::fclose(f);
   }
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::Subprocess> example,
-                       testing::Subprocess::Start({testing::RunfilePath("examples/hello_world"),
+                       testing::Subprocess::Start({fathom::RunfilePath("examples/hello_world"),
                                                    cluster_.zk->connect_string(), kCluster, token_file}));
   ASSERT_OK_AND_ASSIGN(std::string greeting, example->ReadLine(absl::Seconds(120)));
   EXPECT_EQ(greeting, "hello, world");

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "platform/base/runfiles.h"
 #include "platform/node/control/control_client.h"
 #include "tests/util/fathomd_process.h"
 #include "tests/util/subprocess.h"
@@ -168,7 +169,7 @@ TEST_F(FathomdZooKeeperTest, MembershipFollowsTheConfiguration) {
 
 TEST(FathomdZooKeeperStartTest, UnreachableZooKeeperIsAClearError) {
   auto process = testing::Subprocess::Start(
-      {testing::RunfilePath("server/fathomd"), "--node_id=1", absl::StrCat("--token=", kToken),
+      {fathom::RunfilePath("server/fathomd"), "--node_id=1", absl::StrCat("--token=", kToken),
        "--listen=127.0.0.1:0", "--memory=8M", "--region_size=8M", "--zk=127.0.0.1:1", "--join_timeout=2s"});
   ASSERT_TRUE(process.ok());
   auto status = (*process)->Wait(absl::Seconds(30));

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "platform/base/runfiles.h"
 
 namespace fathom::testing {
 

@@ -101,16 +101,4 @@ absl::StatusOr<int> Subprocess::Wait(absl::Duration timeout) {
   }
 }
 
-std::string RunfilePath(const std::string& workspace_relative) {
-  // `bazel test` sets TEST_SRCDIR, `bazel run` RUNFILES_DIR; a binary started by hand finds its
-  // runfiles tree beside itself.
-  for (const char* var : {"TEST_SRCDIR", "RUNFILES_DIR"}) {
-    if (const char* dir = std::getenv(var); dir != nullptr) return absl::StrCat(dir, "/fathom/", workspace_relative);
-  }
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return workspace_relative;
-  return absl::StrCat(std::string(self, n), ".runfiles/fathom/", workspace_relative);
-}
-
 }  // namespace fathom::testing

@@ -41,9 +41,6 @@ class Subprocess {
   std::string buffer_;
 };
 
-// The path of a data dependency inside the test's runfiles, e.g. "platform/fabric/ucx/fabric_peer".
-std::string RunfilePath(const std::string& workspace_relative);
-
 }  // namespace fathom::testing
 
 #endif  // FATHOM_TESTS_UTIL_SUBPROCESS_H_

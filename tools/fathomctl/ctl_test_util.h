@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "platform/base/runfiles.h"
 #include "tests/util/subprocess.h"
 
 namespace fathom::fathomctl::testing {
@@ -19,7 +20,7 @@ struct CtlResult {
 
 // Runs fathomctl with `args` through /bin/sh so that stderr is captured too.
 inline CtlResult RunCtl(const std::vector<std::string>& args, absl::Duration timeout = absl::Seconds(30)) {
-  std::string command = absl::StrCat("'", ::fathom::testing::RunfilePath("tools/fathomctl/fathomctl"), "'");
+  std::string command = absl::StrCat("'", ::fathom::RunfilePath("tools/fathomctl/fathomctl"), "'");
   for (const std::string& a : args) absl::StrAppend(&command, " '", a, "'");
   absl::StrAppend(&command, " 2>&1; echo \"EXIT=$?\"");
   CtlResult result;

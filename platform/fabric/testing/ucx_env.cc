@@ -8,16 +8,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "platform/base/hex.h"
+#include "platform/base/runfiles.h"
 
 namespace fathom::fabric::testing {
 
 namespace {
-std::string FabricPeerBinary() { return fathom::testing::RunfilePath("platform/fabric/testing/fabric_peer"); }
+std::string FabricPeerBinary() { return fathom::RunfilePath("platform/fabric/testing/fabric_peer"); }
 }  // namespace
 
 UcxPeerEnv::UcxPeerEnv(std::string transports, std::string peer_binary, std::vector<std::string> peer_args)
     : transports_(std::move(transports)),
-      peer_binary_(fathom::testing::RunfilePath(peer_binary)),
+      peer_binary_(fathom::RunfilePath(peer_binary)),
       peer_args_(std::move(peer_args)) {
   options_.transports = transports_;
   options_.fabric.operation_timeout = absl::Seconds(2);
