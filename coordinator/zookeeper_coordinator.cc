@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/transition.h"
 #include "coordinator/zookeeper_acl.h"
+#include "coordinator/zookeeper_session.h"
 #include "absl/time/clock.h"
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
@@ -25,68 +26,6 @@ namespace {
 // after "n", so a client is never the lowest while any candidate is there).
 constexpr char kCandidateElectionPrefix[] = "n_";
 constexpr char kClientElectionPrefix[] = "x_";
-
-// The client's own warnings and errors go to the log; its chatter does not. Its lines start with a time
-// stamp of their own ("2026-11-28 03:37:01,929:1003(0x7f2c821e36c0):ZOO_ERROR@..."): the log keeps them from
-// the level on.
-void ClientLog(const char* message) {
-  const char* error = strstr(message, "ZOO_ERROR");
-  const char* warning = strstr(message, "ZOO_WARN");
-  if (error != nullptr) LogError("zookeeper", "%s", error);
-  if (error == nullptr && warning != nullptr) LogWarning("zookeeper", "%s", warning);
-}
-
-std::string ZooError(int rc) { return absl::StrCat(zerror(rc), " (", rc, ")"); }
-
-absl::Status ZooStatus(int rc, const std::string& what) {
-  if (rc == ZOK) return absl::OkStatus();
-  const std::string message = absl::StrCat(what, ": ", ZooError(rc));
-  switch (rc) {
-    case ZCONNECTIONLOSS:
-    case ZOPERATIONTIMEOUT:
-    case ZSESSIONEXPIRED:
-    case ZINVALIDSTATE:
-    case ZCLOSING:
-      return absl::UnavailableError(message);
-    case ZNONODE:
-      return absl::NotFoundError(message);
-    case ZNODEEXISTS:
-      return absl::AlreadyExistsError(message);
-    case ZBADVERSION:
-      return absl::AbortedError(message);
-    case ZNOAUTH:
-    case ZAUTHFAILED:
-      return absl::PermissionDeniedError(absl::StrCat(
-          message, " (the cluster's znodes are open only to the credentials derived from its token: is the token "
-          "this cluster's?)"));
-    default:
-      return absl::InternalError(message);
-  }
-}
-
-// Children of `path` (sorted), optionally watched.
-int Children(zhandle_t* zh, const std::string& path, watcher_fn watcher, void* ctx, std::vector<std::string>* out) {
-  String_vector children{};
-  int rc = watcher != nullptr ? zoo_wget_children(zh, path.c_str(), watcher, ctx, &children)
-                              : zoo_get_children(zh, path.c_str(), 0, &children);
-  if (rc != ZOK) return rc;
-  out->clear();
-  for (int i = 0; i < children.count; ++i) out->push_back(children.data[i]);
-  deallocate_String_vector(&children);
-  std::sort(out->begin(), out->end());
-  return ZOK;
-}
-
-// The data of `path` (up to `max_bytes`).
-int GetData(zhandle_t* zh, const std::string& path, watcher_fn watcher, void* ctx, std::string* out, Stat* stat,
-            size_t max_bytes = kMaxEncodedConfigurationBytes + 1) {
-  out->resize(max_bytes);
-  int len = static_cast<int>(out->size());
-  int rc = watcher != nullptr ? zoo_wget(zh, path.c_str(), watcher, ctx, out->data(), &len, stat)
-                              : zoo_get(zh, path.c_str(), 0, out->data(), &len, stat);
-  out->resize(rc == ZOK && len > 0 ? len : 0);
-  return rc;
-}
 
 }  // namespace
 
@@ -125,7 +64,7 @@ struct ZooKeeperCoordinator::ClusterAcl {
 };
 
 ZooKeeperCoordinator::ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options)
-    : options_(std::move(options)), root_(absl::StrCat("/fathom/", options_.cluster)) {
+    : options_(std::move(options)), znodes_(options_.cluster), root_(znodes_.root) {
   if (!options_.token.empty()) {
     acl_ = std::make_unique<ClusterAcl>();
     acl_->credentials = ZooKeeperCredentialsFor(options_.token);
@@ -142,9 +81,7 @@ ACL_vector* ZooKeeperCoordinator::Acl() const { return acl_ != nullptr ? &acl_->
 absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Create(
     ZooKeeperCoordinatorOptions options) {
   if (options.connect_string.empty()) return absl::InvalidArgumentError("empty ZooKeeper connect string");
-  if (options.cluster.empty() || options.cluster.find('/') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("bad cluster name '", options.cluster, "'"));
-  }
+  if (absl::Status valid = ValidateClusterName(options.cluster); !valid.ok()) return valid;
   std::unique_ptr<ZooKeeperCoordinator> c(new ZooKeeperCoordinator(std::move(options)));
   if (absl::Status s = c->Open(); !s.ok()) return s;
   if (!c->WaitConnected(absl::Now() + c->options_.connect_timeout)) {
@@ -204,7 +141,7 @@ absl::Status ZooKeeperCoordinator::Open(const std::string& session) {
   if (session.size() == sizeof id) std::memcpy(&id, session.data(), sizeof id);
   zhandle_t* zh = zookeeper_init2(options_.connect_string.c_str(), &Watcher,
                                   static_cast<int>(absl::ToInt64Milliseconds(options_.session_timeout)),
-                                  session.size() == sizeof id ? &id : nullptr, ctx, 0, ClientLog);
+                                  session.size() == sizeof id ? &id : nullptr, ctx, 0, ZooClientLog);
   if (zh == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("zookeeper_init(\"", options_.connect_string, "\"): ", strerror(errno)));
@@ -261,7 +198,7 @@ void ZooKeeperCoordinator::OnEvent(zhandle_t* zh, uint64_t generation, int type,
       if (connected_) attempt_started_ = absl::Now();
       connected_ = false;  // connecting again; the session may still come back
     }
-  } else if (path == root_ + "/config") {
+  } else if (path == znodes_.config) {
     config_dirty_ = true;
   } else if (path == root_ + "/members") {
     reconcile_dirty_ = true;
@@ -504,7 +441,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   // writer's), but under a prefix that sorts after every candidate's, and it never takes the role.
   const std::string prefix = client_only ? kClientElectionPrefix : kCandidateElectionPrefix;
   std::vector<std::string> children;
-  int rc = Children(zh, dir, nullptr, nullptr, &children);
+  int rc = ZooChildren(zh, dir, nullptr, nullptr, &children);
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
   if (mine.empty() || std::find(children.begin(), children.end(), mine) == children.end()) {
     mine.clear();
@@ -525,7 +462,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
       // Read the candidates again: one created between the listing above and this create has a lower
       // sequence, and taking the old list would make two managers (seen when nodes restart together).
       children.clear();
-      rc = Children(zh, dir, nullptr, nullptr, &children);
+      rc = ZooChildren(zh, dir, nullptr, nullptr, &children);
       if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
       if (std::find(children.begin(), children.end(), mine) == children.end()) {
         MutexLock lock(&mu_);
@@ -575,7 +512,7 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
 
 absl::StatusOr<std::optional<Configuration>> ZooKeeperCoordinator::FetchConfig(zhandle_t* zh, int* version,
                                                                                bool watch) {
-  const std::string path = root_ + "/config";
+  const std::string path = znodes_.config;
   HandleContext* ctx;
   {
     MutexLock lock(&mu_);
@@ -583,7 +520,7 @@ absl::StatusOr<std::optional<Configuration>> ZooKeeperCoordinator::FetchConfig(z
   }
   std::string bytes;
   Stat stat{};
-  int rc = GetData(zh, path, watch ? &Watcher : nullptr, ctx, &bytes, &stat);
+  int rc = ZooGetData(zh, path, watch ? &Watcher : nullptr, ctx, &bytes, &stat, kMaxEncodedConfigurationBytes + 1);
   if (rc == ZNONODE) {
     if (watch) {
       rc = zoo_wexists(zh, path.c_str(), &Watcher, ctx, nullptr);
@@ -648,12 +585,12 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     election = root_ + "/election/" + election_node_;
   }
   std::vector<std::string> children;
-  int rc = Children(zh, members_dir, &Watcher, ctx, &children);
+  int rc = ZooChildren(zh, members_dir, &Watcher, ctx, &children);
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", members_dir));
   std::map<uint32_t, MemberInfo> alive;
   for (const std::string& child : children) {
     std::string data;
-    rc = GetData(zh, members_dir + "/" + child, nullptr, nullptr, &data, nullptr, 64 << 10);
+    rc = ZooGetData(zh, members_dir + "/" + child, nullptr, nullptr, &data, nullptr, 64 << 10);
     if (rc == ZNONODE) continue;  // left meanwhile; the watch fires again
     if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", members_dir, "/", child));
     MemberInfo info;
@@ -688,7 +625,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     // it failed while the cluster ran.
     std::string left;
     const std::string left_path = absl::StrCat(root_, "/left/", id);
-    rc = GetData(zh, left_path, nullptr, nullptr, &left, nullptr, 64);
+    rc = ZooGetData(zh, left_path, nullptr, nullptr, &left, nullptr, 64);
     if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("get ", left_path));
     const bool left_on_purpose = rc == ZOK && left == absl::StrCat(incarnation);
     if (rc == ZOK) (void)zoo_delete(zh, left_path.c_str(), -1);  // read once; a stale one goes too
@@ -734,7 +671,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   if (current->has_value() && !Changes(base, *reconciled)) return absl::OkStatus();
   const Configuration& next = *reconciled;
   const std::string bytes = EncodeConfiguration(next);
-  const std::string config_path = root_ + "/config";
+  const std::string config_path = znodes_.config;
   // Atomically: I still hold my election znode, and nobody wrote the configuration since I read it.
   zoo_op_t ops[2];
   zoo_op_result_t results[2] = {};  // not filled in when the connection drops mid-call
@@ -848,7 +785,7 @@ std::unique_ptr<Subscription> ZooKeeperCoordinator::Subscribe(Callback callback)
 }
 
 absl::StatusOr<Configuration> ZooKeeperCoordinator::Update(const Mutation& mutation) {
-  const std::string path = root_ + "/config";
+  const std::string path = znodes_.config;
   for (int attempt = 0; attempt < options_.max_update_attempts; ++attempt) {
     HandleLease lease(this);
     if (!lease.status().ok()) return lease.status();
@@ -910,14 +847,14 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
   const std::string member_path = absl::StrCat(root_, "/members/", node_id);
   std::string data;
   Stat member_stat{};
-  int rc = GetData(zh, member_path, nullptr, nullptr, &data, &member_stat, 64 << 10);
+  int rc = ZooGetData(zh, member_path, nullptr, nullptr, &data, &member_stat, 64 << 10);
   if (rc == ZNONODE) return absl::OkStatus();  // its session ended: the election moves on by itself
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", member_path));
   MemberInfo info;
   if (!info.ParseFromString(data) || info.incarnation() != incarnation) return absl::OkStatus();
   const std::string dir = root_ + "/election";
   std::vector<std::string> children;
-  rc = Children(zh, dir, nullptr, nullptr, &children);
+  rc = ZooChildren(zh, dir, nullptr, nullptr, &children);
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
   for (const std::string& child : children) {
     Stat stat{};
@@ -991,7 +928,7 @@ absl::StatusOr<std::vector<ZooKeeperCoordinator::Vote>> ZooKeeperCoordinator::Vo
                                                                                      uint32_t node_id, int64_t now_ms) {
   std::vector<std::string> voters;
   std::vector<Vote> votes;
-  int rc = Children(zh, dir, nullptr, nullptr, &voters);
+  int rc = ZooChildren(zh, dir, nullptr, nullptr, &voters);
   if (rc == ZNONODE) return votes;
   if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
   const int64_t window_ms = absl::ToInt64Milliseconds(options_.suspicion_window);
@@ -1002,7 +939,7 @@ absl::StatusOr<std::vector<ZooKeeperCoordinator::Vote>> ZooKeeperCoordinator::Vo
     if (m == nullptr || m->client_only()) continue;
     std::string data;
     Stat stat{};
-    rc = GetData(zh, dir + "/" + voter, nullptr, nullptr, &data, &stat, 64);
+    rc = ZooGetData(zh, dir + "/" + voter, nullptr, nullptr, &data, &stat, 64);
     if (rc != ZOK || stat.mtime < now_ms - window_ms) continue;
     // The silence the voter states (configuration.md, Deposition). Anything else states none: the vote
     // then says only that it was cast, the latest its voter may have confirmed a grant.
@@ -1059,7 +996,7 @@ void ZooKeeperCoordinator::SetFailureWitness(FailureWitness witness) {
 
 absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t incarnation,
                                                       ExpiredMember expired) {
-  const std::string config_path = root_ + "/config";
+  const std::string config_path = znodes_.config;
   const std::string member_path = absl::StrCat(root_, "/members/", node_id);
   for (int attempt = 0; attempt < options_.max_update_attempts; ++attempt) {
     HandleLease lease(this);
@@ -1092,7 +1029,7 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
     // Its registration goes too, but only the one of this incarnation (a restarted process registered anew).
     std::string data;
     Stat stat{};
-    int rc = GetData(lease.get(), member_path, nullptr, nullptr, &data, &stat, 64 << 10);
+    int rc = ZooGetData(lease.get(), member_path, nullptr, nullptr, &data, &stat, 64 << 10);
     MemberInfo registered;
     const bool delete_znode = rc == ZOK && registered.ParseFromString(data) && registered.incarnation() == incarnation;
     if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("get ", member_path));
@@ -1162,15 +1099,13 @@ absl::Status ZooKeeperCoordinator::ExpireSessionForTesting() {
     if (!lease.status().ok()) return lease.status();
     id = *zoo_client_id(lease.get());
   }
-  zhandle_t* other = zookeeper_init2(options_.connect_string.c_str(), nullptr,
-                                     static_cast<int>(absl::ToInt64Milliseconds(options_.session_timeout)), &id,
-                                     nullptr, 0, ClientLog);
-  if (other == nullptr) return absl::InternalError("zookeeper_init for the session takeover failed");
-  const absl::Time deadline = absl::Now() + options_.connect_timeout;
-  while (zoo_state(other) != ZOO_CONNECTED_STATE && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
-  const bool ok = zoo_state(other) == ZOO_CONNECTED_STATE;
-  zookeeper_close(other);  // closes the shared session: the server expires it for our handle
-  return ok ? absl::OkStatus() : absl::UnavailableError("could not take over the session");
+  absl::StatusOr<std::unique_ptr<ZooKeeperSession>> other =
+      ZooKeeperSession::Open(options_.connect_string, options_.connect_timeout, /*token=*/"", &id);
+  if (!other.ok()) {
+    return absl::UnavailableError(absl::StrCat("could not take over the session: ", other.status().message()));
+  }
+  other->reset();  // closes the shared session: the server expires it for our handle
+  return absl::OkStatus();
 }
 
 }  // namespace fathom::coordinator

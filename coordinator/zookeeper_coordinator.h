@@ -42,9 +42,7 @@
 #include "absl/time/time.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/subscribers.h"
-
-typedef struct _zhandle zhandle_t;
-struct ACL_vector;
+#include "coordinator/zookeeper_session.h"
 
 namespace fathom::coordinator {
 
@@ -178,7 +176,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   ACL_vector* Acl() const;
 
   const ZooKeeperCoordinatorOptions options_;
-  const std::string root_;
+  const ClusterZnodes znodes_;
+  const std::string root_;  // znodes_.root
   std::unique_ptr<ClusterAcl> acl_;  // null: open
   SubscriberList subscribers_;
 

@@ -1,0 +1,137 @@
+#include "coordinator/zookeeper_session.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "coordinator/zookeeper_acl.h"
+#include "platform/base/log.h"
+
+namespace fathom::coordinator {
+
+ClusterZnodes::ClusterZnodes(const std::string& cluster)
+    : root(absl::StrCat("/fathom/", cluster)), config(absl::StrCat(root, "/config")) {}
+
+absl::Status ValidateClusterName(const std::string& cluster) {
+  if (cluster.empty() || cluster.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("bad cluster name '", cluster, "'"));
+  }
+  return absl::OkStatus();
+}
+
+std::string ZooError(int rc) { return absl::StrCat(zerror(rc), " (", rc, ")"); }
+
+absl::Status ZooStatus(int rc, const std::string& what) {
+  if (rc == ZOK) return absl::OkStatus();
+  const std::string message = absl::StrCat(what, ": ", ZooError(rc));
+  switch (rc) {
+    case ZCONNECTIONLOSS:
+    case ZOPERATIONTIMEOUT:
+    case ZSESSIONEXPIRED:
+    case ZINVALIDSTATE:
+    case ZCLOSING:
+      return absl::UnavailableError(message);
+    case ZNONODE:
+      return absl::NotFoundError(message);
+    case ZNODEEXISTS:
+      return absl::AlreadyExistsError(message);
+    case ZBADVERSION:
+      return absl::AbortedError(message);
+    case ZNOAUTH:
+    case ZAUTHFAILED:
+      return absl::PermissionDeniedError(absl::StrCat(
+          message, " (the cluster's znodes are open only to the credentials derived from its token: is the token "
+          "this cluster's?)"));
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// The client's lines start with a time stamp of their own ("2026-11-28 03:37:01,929:1003(0x7f2c821e36c0):
+// ZOO_ERROR@..."): the log keeps them from the level on.
+void ZooClientLog(const char* message) {
+  const char* error = strstr(message, "ZOO_ERROR");
+  const char* warning = strstr(message, "ZOO_WARN");
+  if (error != nullptr) LogError("zookeeper", "%s", error);
+  if (error == nullptr && warning != nullptr) LogWarning("zookeeper", "%s", warning);
+}
+
+int ZooChildren(zhandle_t* zh, const std::string& path, watcher_fn watcher, void* ctx,
+                std::vector<std::string>* out) {
+  String_vector children{};
+  int rc = watcher != nullptr ? zoo_wget_children(zh, path.c_str(), watcher, ctx, &children)
+                              : zoo_get_children(zh, path.c_str(), 0, &children);
+  if (rc != ZOK) return rc;
+  out->clear();
+  for (int i = 0; i < children.count; ++i) out->push_back(children.data[i]);
+  deallocate_String_vector(&children);
+  std::sort(out->begin(), out->end());
+  return ZOK;
+}
+
+int ZooGetData(zhandle_t* zh, const std::string& path, watcher_fn watcher, void* ctx, std::string* out, Stat* stat,
+               size_t max_bytes) {
+  out->resize(max_bytes);
+  int len = static_cast<int>(out->size());
+  int rc = watcher != nullptr ? zoo_wget(zh, path.c_str(), watcher, ctx, out->data(), &len, stat)
+                              : zoo_get(zh, path.c_str(), 0, out->data(), &len, stat);
+  out->resize(rc == ZOK && len > 0 ? len : 0);
+  return rc;
+}
+
+absl::StatusOr<std::unique_ptr<ZooKeeperSession>> ZooKeeperSession::Open(const std::string& connect_string,
+                                                                         absl::Duration timeout,
+                                                                         const std::string& token,
+                                                                         const clientid_t* session,
+                                                                         log_callback_fn log) {
+  const int timeout_ms = static_cast<int>(std::max<int64_t>(absl::ToInt64Milliseconds(timeout), 1000));
+  zhandle_t* zh = zookeeper_init2(connect_string.c_str(), nullptr, timeout_ms, session, nullptr, 0, log);
+  if (zh == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot use ZooKeeper connect string '", connect_string,
+                                                   "' (malformed, or a host that does not resolve)"));
+  }
+  std::unique_ptr<ZooKeeperSession> opened(new ZooKeeperSession(zh));
+  const absl::Time deadline = absl::Now() + timeout;
+  while (zoo_state(zh) != ZOO_CONNECTED_STATE) {
+    if (absl::Now() >= deadline) {
+      return absl::UnavailableError(absl::StrCat("cannot reach ZooKeeper at ", connect_string, " (no session within ",
+                                                 absl::FormatDuration(timeout), ")"));
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  if (!token.empty()) {
+    // Only once connected (the client refuses credentials before that); sent ahead of every read.
+    const std::string auth = ZooKeeperCredentialsFor(token).auth;
+    if (int rc = zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr); rc != ZOK) {
+      return absl::UnavailableError(absl::StrCat("adding the cluster's ZooKeeper credentials: ", ZooError(rc)));
+    }
+  }
+  return opened;
+}
+
+ZooKeeperSession::~ZooKeeperSession() { zookeeper_close(zh_); }
+
+absl::StatusOr<std::string> ZooKeeperSession::Get(const std::string& path, size_t max_bytes) {
+  std::string data;
+  Stat stat{};
+  if (int rc = ZooGetData(zh_, path, nullptr, nullptr, &data, &stat, max_bytes); rc != ZOK) {
+    return ZooStatus(rc, absl::StrCat("get ", path));
+  }
+  return data;
+}
+
+absl::StatusOr<std::vector<std::string>> ZooKeeperSession::Children(const std::string& path) {
+  std::vector<std::string> children;
+  if (int rc = ZooChildren(zh_, path, nullptr, nullptr, &children); rc != ZOK) {
+    return ZooStatus(rc, absl::StrCat("children of ", path));
+  }
+  return children;
+}
+
+absl::Status ZooKeeperSession::Exists(const std::string& path) {
+  Stat stat{};
+  return ZooStatus(zoo_exists(zh_, path.c_str(), 0, &stat), absl::StrCat("exists ", path));
+}
+
+}  // namespace fathom::coordinator
