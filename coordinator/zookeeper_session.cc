@@ -37,7 +37,13 @@ absl::Status ZooStatus(int rc, const std::string& what) {
     case ZNODEEXISTS:
       return absl::AlreadyExistsError(message);
     case ZBADVERSION:
+    case ZRUNTIMEINCONSISTENCY:  // in a failed multi: an op after the failing one, not applied
       return absl::AbortedError(message);
+    case ZNOTEMPTY:
+    case ZNOCHILDRENFOREPHEMERALS:
+      return absl::FailedPreconditionError(message);
+    case ZBADARGUMENTS:
+      return absl::InvalidArgumentError(message);
     case ZNOAUTH:
     case ZAUTHFAILED:
       return absl::PermissionDeniedError(absl::StrCat(

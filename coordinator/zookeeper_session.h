@@ -33,7 +33,9 @@ absl::Status ValidateClusterName(const std::string& cluster);
 // "no node (-101)".
 std::string ZooError(int rc);
 // OK for ZOK; else `what: error`, as the code that fits: Unavailable (connection, session), NotFound,
-// AlreadyExists, Aborted (a version check), PermissionDenied (the token's credentials), Internal.
+// AlreadyExists, Aborted (a version check; a multi's op that was not applied), FailedPrecondition (a
+// znode with children; a child of an ephemeral), InvalidArgument, PermissionDenied (the token's
+// credentials), Internal.
 absl::Status ZooStatus(int rc, const std::string& what);
 // The C client's log callback: its warnings and errors go to Fathom's log, its chatter nowhere.
 void ZooClientLog(const char* message);
