@@ -13,7 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "coordinator/zookeeper_acl.h"
-#include "coordinator/zookeeper_session.h"
+#include "coordinator/zookeeper_client.h"
 #include "platform/base/mutex.h"
 
 namespace fathom::coordinator {

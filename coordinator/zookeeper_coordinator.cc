@@ -12,7 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "coordinator/transition.h"
 #include "coordinator/zookeeper_acl.h"
-#include "coordinator/zookeeper_session.h"
+#include "coordinator/c_zookeeper_store.h"
+#include "coordinator/zookeeper_client.h"
 #include "absl/time/clock.h"
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
@@ -1099,8 +1100,11 @@ absl::Status ZooKeeperCoordinator::ExpireSessionForTesting() {
     if (!lease.status().ok()) return lease.status();
     id = *zoo_client_id(lease.get());
   }
-  absl::StatusOr<std::unique_ptr<ZooKeeperSession>> other =
-      ZooKeeperSession::Open(options_.connect_string, options_.connect_timeout, /*token=*/"", &id);
+  ZooKeeperStore::SessionOptions takeover;
+  takeover.connect_string = options_.connect_string;
+  takeover.connect_timeout = options_.connect_timeout;
+  takeover.resume.assign(reinterpret_cast<const char*>(&id), sizeof id);
+  absl::StatusOr<std::unique_ptr<ZooKeeperStore::Session>> other = CZooKeeperStore().Open(takeover);
   if (!other.ok()) {
     return absl::UnavailableError(absl::StrCat("could not take over the session: ", other.status().message()));
   }

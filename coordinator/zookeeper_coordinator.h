@@ -42,7 +42,7 @@
 #include "absl/time/time.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/subscribers.h"
-#include "coordinator/zookeeper_session.h"
+#include "coordinator/zookeeper_client.h"
 
 namespace fathom::coordinator {
 

@@ -1,11 +1,9 @@
-#include "coordinator/zookeeper_session.h"
+#include "coordinator/zookeeper_client.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "coordinator/zookeeper_acl.h"
 #include "platform/base/log.h"
 
 namespace fathom::coordinator {
@@ -84,60 +82,6 @@ int ZooGetData(zhandle_t* zh, const std::string& path, watcher_fn watcher, void*
                               : zoo_get(zh, path.c_str(), 0, out->data(), &len, stat);
   out->resize(rc == ZOK && len > 0 ? len : 0);
   return rc;
-}
-
-absl::StatusOr<std::unique_ptr<ZooKeeperSession>> ZooKeeperSession::Open(const std::string& connect_string,
-                                                                         absl::Duration timeout,
-                                                                         const std::string& token,
-                                                                         const clientid_t* session,
-                                                                         log_callback_fn log) {
-  const int timeout_ms = static_cast<int>(std::max<int64_t>(absl::ToInt64Milliseconds(timeout), 1000));
-  zhandle_t* zh = zookeeper_init2(connect_string.c_str(), nullptr, timeout_ms, session, nullptr, 0, log);
-  if (zh == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot use ZooKeeper connect string '", connect_string,
-                                                   "' (malformed, or a host that does not resolve)"));
-  }
-  std::unique_ptr<ZooKeeperSession> opened(new ZooKeeperSession(zh));
-  const absl::Time deadline = absl::Now() + timeout;
-  while (zoo_state(zh) != ZOO_CONNECTED_STATE) {
-    if (absl::Now() >= deadline) {
-      return absl::UnavailableError(absl::StrCat("cannot reach ZooKeeper at ", connect_string, " (no session within ",
-                                                 absl::FormatDuration(timeout), ")"));
-    }
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  if (!token.empty()) {
-    // Only once connected (the client refuses credentials before that); sent ahead of every read.
-    const std::string auth = ZooKeeperCredentialsFor(token).auth;
-    if (int rc = zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr); rc != ZOK) {
-      return absl::UnavailableError(absl::StrCat("adding the cluster's ZooKeeper credentials: ", ZooError(rc)));
-    }
-  }
-  return opened;
-}
-
-ZooKeeperSession::~ZooKeeperSession() { zookeeper_close(zh_); }
-
-absl::StatusOr<std::string> ZooKeeperSession::Get(const std::string& path, size_t max_bytes) {
-  std::string data;
-  Stat stat{};
-  if (int rc = ZooGetData(zh_, path, nullptr, nullptr, &data, &stat, max_bytes); rc != ZOK) {
-    return ZooStatus(rc, absl::StrCat("get ", path));
-  }
-  return data;
-}
-
-absl::StatusOr<std::vector<std::string>> ZooKeeperSession::Children(const std::string& path) {
-  std::vector<std::string> children;
-  if (int rc = ZooChildren(zh_, path, nullptr, nullptr, &children); rc != ZOK) {
-    return ZooStatus(rc, absl::StrCat("children of ", path));
-  }
-  return children;
-}
-
-absl::Status ZooKeeperSession::Exists(const std::string& path) {
-  Stat stat{};
-  return ZooStatus(zoo_exists(zh_, path.c_str(), 0, &stat), absl::StrCat("exists ", path));
 }
 
 }  // namespace fathom::coordinator
