@@ -103,7 +103,7 @@ class CSession final : public ZooKeeperStore::Session {
   }
   absl::StatusOr<ZooKeeperStore::Stat> Exists(const std::string& path, bool watch) override {
     ::Stat stat{};
-    const int rc = watch ? zoo_wexists(zh_, path.c_str(), &CSession::Watcher, this, &stat)
+    const int rc = watch ? zoo_wexists(zh_, path.c_str(), &CSession::WatchFired, this, &stat)
                          : zoo_exists(zh_, path.c_str(), 0, &stat);
     if (rc != ZOK) return ZooStatus(rc, absl::StrCat("exists ", path));
     return FromC(stat);
@@ -111,7 +111,7 @@ class CSession final : public ZooKeeperStore::Session {
   absl::StatusOr<ZooKeeperStore::Data> Get(const std::string& path, bool watch) override {
     ZooKeeperStore::Data out;
     ::Stat stat{};
-    const int rc = ZooGetData(zh_, path, watch ? &CSession::Watcher : nullptr, this, &out.bytes, &stat, kMaxZnodeBytes);
+    const int rc = ZooGetData(zh_, path, watch ? &CSession::WatchFired : nullptr, this, &out.bytes, &stat, kMaxZnodeBytes);
     if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", path));
     out.stat = FromC(stat);
     return out;
@@ -124,7 +124,7 @@ class CSession final : public ZooKeeperStore::Session {
   }
   absl::StatusOr<std::vector<std::string>> Children(const std::string& path, bool watch) override {
     std::vector<std::string> out;
-    const int rc = ZooChildren(zh_, path, watch ? &CSession::Watcher : nullptr, this, &out);
+    const int rc = ZooChildren(zh_, path, watch ? &CSession::WatchFired : nullptr, this, &out);
     if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", path));
     return out;
   }
@@ -165,7 +165,14 @@ class CSession final : public ZooKeeperStore::Session {
   }
 
  private:
+  // The handle's watcher: session events (and watches set without a watcher of their own).
   static void Watcher(zhandle_t*, int type, int state, const char* path, void* context) {
+    static_cast<CSession*>(context)->OnEvent(type, state, path != nullptr ? path : "");
+  }
+  // A watch's own watcher: the client also gives it the session's events, which the handle's watcher
+  // reports already (once).
+  static void WatchFired(zhandle_t*, int type, int state, const char* path, void* context) {
+    if (type == ZOO_SESSION_EVENT) return;
     static_cast<CSession*>(context)->OnEvent(type, state, path != nullptr ? path : "");
   }
   void OnEvent(int type, int state, const std::string& path) {

@@ -111,15 +111,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-crash_flag=()
+fathomd_flags=()  # extra fathomd flags a fault needs
 crash_count=100
 [[ "$fault" == kill-participant-at-truncate ]] && crash_count=20
-[[ "$fault" == kill-participant-at-* ]] && crash_flag=(--fathomd_flag=--crash_at_record="${fault#kill-participant-at-}:$crash_count")
+[[ "$fault" == kill-participant-at-* ]] && fathomd_flags=(--fathomd_flag=--crash_at_record="${fault#kill-participant-at-}:$crash_count")
 # A session short enough to expire within the cut (ZooKeeper's tick is 2 s: sessions of 4..40 s).
-[[ "$fault" == zk-cut* ]] && crash_flag=(--fathomd_flag=--zk_session_timeout=8s)
+[[ "$fault" == zk-cut* ]] && fathomd_flags=(--fathomd_flag=--zk_session_timeout=8s)
 # Two node threads unless told (cluster.sh's tcp default is 1): faults meet the threads' shared state.
 "$cluster_sh" start --nodes="$nodes" --backups="$backups" --transports="$transports" --bin="$bin" --dir="$dir" \
-  --threads="$threads" --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${data_dir[@]+"${data_dir[@]}"}" "${crash_flag[@]+"${crash_flag[@]}"}" >"$out/start.out" 2>&1 ||
+  --threads="$threads" --lease_period="$lease" "${netns[@]+"${netns[@]}"}" "${data_dir[@]+"${data_dir[@]}"}" "${fathomd_flags[@]+"${fathomd_flags[@]}"}" >"$out/start.out" 2>&1 ||
   fail "cluster start failed: $(tail -n 5 "$out/start.out")"
 zk=$(cat "$dir/zk")
 # cluster.sh's polling after work follows the transport (docs/benchmarks.md, "Servers that poll 20 µs after

@@ -257,6 +257,7 @@ TEST_P(ZooKeeperStoreTest, AnExpiredSessionHearsItAndLosesItsEphemerals) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   ASSERT_TRUE(a->Create("/x", "", Mode::kEphemeral).ok());
+  ASSERT_TRUE(a->Get("/x", /*watch=*/true).ok());  // an outstanding watch hears no session event of its own
   bool expired = false;
   for (int attempt = 0; attempt < 5 && !expired; ++attempt) {
     backend_->Expire(*a);
@@ -264,6 +265,8 @@ TEST_P(ZooKeeperStoreTest, AnExpiredSessionHearsItAndLosesItsEphemerals) {
   }
   EXPECT_TRUE(expired);
   EXPECT_TRUE(absl::IsNotFound(b->Exists("/x").status()));
+  EXPECT_EQ(heard.Count(Kind::kExpired), 1);
+  EXPECT_EQ(heard.Count(Kind::kDeleted, "/x"), 0) << "an expired session heard of its own ephemeral's end";
   EXPECT_TRUE(absl::IsUnavailable(a->Create("/y", "").status()));
 }
 
