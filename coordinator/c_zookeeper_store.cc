@@ -75,10 +75,14 @@ class CSession final : public ZooKeeperStore::Session {
     while (!connected_ && !expired_) {
       if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
     }
+    if (expired_) {
+      return absl::NotFoundError(absl::StrCat("ZooKeeper at ", options_.connect_string,
+                                              ": the session to resume has expired"));
+    }
     if (!connected_) {
       return absl::UnavailableError(absl::StrCat("ZooKeeper at ", options_.connect_string,
-                                                 expired_ ? ": the session to resume has expired" : " unreachable: no session within ",
-                                                 expired_ ? "" : absl::FormatDuration(options_.connect_timeout)));
+                                                 " unreachable: no session within ",
+                                                 absl::FormatDuration(options_.connect_timeout)));
     }
     return absl::OkStatus();
   }

@@ -1,7 +1,5 @@
 #include "coordinator/zookeeper_coordinator.h"
 
-#include <zookeeper/zookeeper.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +12,7 @@
 #include "coordinator/zookeeper_acl.h"
 #include "coordinator/c_zookeeper_store.h"
 #include "coordinator/zookeeper_client.h"
+#include "coordinator/zookeeper_store.h"
 #include "absl/time/clock.h"
 #include "coordinator/admission.h"
 #include "coordinator/allocation.h"
@@ -28,80 +27,70 @@ namespace {
 constexpr char kCandidateElectionPrefix[] = "n_";
 constexpr char kClientElectionPrefix[] = "x_";
 
+// A write made conditional on this CM's election znode (the multi's first op) failed that check: the
+// znode is gone (deposed, or the session ended), so this node is CM no more.
+bool ElectionCheckFailed(const std::vector<absl::Status>& results) {
+  return !results.empty() && (absl::IsNotFound(results[0]) || absl::IsAborted(results[0]));
+}
+
 }  // namespace
 
-// Keeps zh_ from being closed and replaced while an API call uses it.
+// Keeps the session from being closed and replaced while an API call uses it.
 class ZooKeeperCoordinator::HandleLease {
  public:
   explicit HandleLease(ZooKeeperCoordinator* c) : c_(c) {
     MutexLock lock(&c_->mu_);
-    if (c_->zh_ != nullptr && c_->connected_ && !c_->closed_) {
-      zh_ = c_->zh_;
+    if (c_->session_ != nullptr && c_->connected_ && !c_->closed_) {
+      zk_ = c_->session_.get();
       ++c_->leases_;
     }
   }
   ~HandleLease() {
-    if (zh_ == nullptr) return;
+    if (zk_ == nullptr) return;
     MutexLock lock(&c_->mu_);
     if (--c_->leases_ == 0) c_->cv_.SignalAll();
   }
-  zhandle_t* get() const { return zh_; }
+  ZooKeeperStore::Session* get() const { return zk_; }
   absl::Status status() const {
-    return zh_ != nullptr ? absl::OkStatus()
+    return zk_ != nullptr ? absl::OkStatus()
                           : absl::UnavailableError(absl::StrCat("not connected to ZooKeeper at ",
                                                                 c_->options_.connect_string));
   }
 
  private:
   ZooKeeperCoordinator* const c_;
-  zhandle_t* zh_ = nullptr;
-};
-
-struct ZooKeeperCoordinator::ClusterAcl {
-  ZooKeeperCredentials credentials;
-  std::string scheme = "digest";
-  ACL entry{};
-  ACL_vector vector{};
+  ZooKeeperStore::Session* zk_ = nullptr;
 };
 
 ZooKeeperCoordinator::ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options)
     : options_(std::move(options)), znodes_(options_.cluster), root_(znodes_.root) {
-  if (!options_.token.empty()) {
-    acl_ = std::make_unique<ClusterAcl>();
-    acl_->credentials = ZooKeeperCredentialsFor(options_.token);
-    acl_->entry.perms = ZOO_PERM_ALL;
-    acl_->entry.id.scheme = acl_->scheme.data();
-    acl_->entry.id.id = acl_->credentials.acl_id.data();
-    acl_->vector.count = 1;
-    acl_->vector.data = &acl_->entry;
+  if (options_.store == nullptr) {
+    owned_store_ = std::make_unique<CZooKeeperStore>();
+    store_ = owned_store_.get();
+  } else {
+    store_ = options_.store;
   }
 }
-
-ACL_vector* ZooKeeperCoordinator::Acl() const { return acl_ != nullptr ? &acl_->vector : &ZOO_OPEN_ACL_UNSAFE; }
 
 absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Create(
     ZooKeeperCoordinatorOptions options) {
   if (options.connect_string.empty()) return absl::InvalidArgumentError("empty ZooKeeper connect string");
   if (absl::Status valid = ValidateClusterName(options.cluster); !valid.ok()) return valid;
   std::unique_ptr<ZooKeeperCoordinator> c(new ZooKeeperCoordinator(std::move(options)));
-  if (absl::Status s = c->Open(); !s.ok()) return s;
-  if (!c->WaitConnected(absl::Now() + c->options_.connect_timeout)) {
-    return absl::UnavailableError(absl::StrCat("ZooKeeper at ", c->options_.connect_string, " unreachable: no session within ",
-                                               absl::FormatDuration(c->options_.connect_timeout)));
-  }
-  zhandle_t* zh;
+  if (absl::Status s = c->Open("", c->options_.connect_timeout); !s.ok()) return s;
+  ZooKeeperStore::Session* zk;
   {
     MutexLock lock(&c->mu_);
-    zh = c->zh_;
+    zk = c->session_.get();
   }
   // A wrong token is refused at once, not retried until some timeout.
-  const absl::Status paths = c->EnsurePaths(zh);
+  const absl::Status paths = c->EnsurePaths(zk);
   if (absl::IsPermissionDenied(paths)) return paths;
   {
     MutexLock lock(&c->mu_);
     c->paths_ready_ = paths.ok();  // Step makes them only if this failed
   }
-  c->Step(zh);  // the current configuration, before Create returns
+  c->Step(zk);  // the current configuration, before Create returns
   c->worker_ = std::thread([p = c.get()] { p->Run(); });
   return c;
 }
@@ -109,10 +98,10 @@ absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Crea
 ZooKeeperCoordinator::~ZooKeeperCoordinator() { Close(); }
 
 void ZooKeeperCoordinator::Close() {
-  zhandle_t* zh;
+  std::unique_ptr<ZooKeeperStore::Session> closing;
   {
     MutexLock lock(&mu_);
-    if (closed_ && zh_ == nullptr) return;
+    if (closed_ && session_ == nullptr) return;
     closed_ = true;
     connected_ = false;
     Wake();
@@ -121,84 +110,62 @@ void ZooKeeperCoordinator::Close() {
   {
     MutexLock lock(&mu_);
     while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
-    zh = zh_;
-    zh_ = nullptr;
+    closing = std::move(session_);
     ++generation_;  // ignore whatever the closing handle still reports
   }
-  if (zh != nullptr) zookeeper_close(zh);
+  closing.reset();  // ends the session: its ephemerals go
 }
 
-absl::Status ZooKeeperCoordinator::Open(const std::string& session) {
-  HandleContext* ctx;
+absl::Status ZooKeeperCoordinator::Open(const std::string& resume, absl::Duration connect_timeout) {
+  uint64_t generation;
   {
     MutexLock lock(&mu_);
-    contexts_.push_back(std::make_unique<HandleContext>(HandleContext{this, ++generation_}));
-    ctx = context();
+    generation = ++generation_;
     connected_ = false;
     expired_ = false;
     attempt_started_ = absl::Now();
   }
-  clientid_t id{};
-  if (session.size() == sizeof id) std::memcpy(&id, session.data(), sizeof id);
-  zhandle_t* zh = zookeeper_init2(options_.connect_string.c_str(), &Watcher,
-                                  static_cast<int>(absl::ToInt64Milliseconds(options_.session_timeout)),
-                                  session.size() == sizeof id ? &id : nullptr, ctx, 0, ZooClientLog);
-  if (zh == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("zookeeper_init(\"", options_.connect_string, "\"): ", strerror(errno)));
-  }
+  ZooKeeperStore::SessionOptions options;
+  options.connect_string = options_.connect_string;
+  options.client = options_.client;
+  options.timeout = options_.session_timeout;
+  options.connect_timeout = connect_timeout;
+  options.token = options_.token;
+  options.resume = resume;
+  options.on_event = [this, generation](const ZooKeeperStore::Event& event) { OnEvent(generation, event); };
+  absl::StatusOr<std::unique_ptr<ZooKeeperStore::Session>> opened = store_->Open(options);
+  if (!opened.ok()) return opened.status();
   MutexLock lock(&mu_);
-  zh_ = zh;
-  // A connection event that came before zh_ was set found connected_ set already; fill in the session.
-  if (connected_) session_id_ = zoo_client_id(zh)->client_id;
+  if (generation != generation_ || closed_) return absl::CancelledError("closed while opening a session");
+  session_ = *std::move(opened);
+  session_id_ = session_->id();
+  resume_ = session_->resume_token();
+  negotiated_timeout_ = session_->timeout();
+  // Open returns connected; an event that said otherwise meanwhile stands.
+  if (lost_generation_ != generation) connected_ = true;
+  config_dirty_ = election_dirty_ = reconcile_dirty_ = true;
+  Wake();
   return absl::OkStatus();
 }
 
-bool ZooKeeperCoordinator::WaitConnected(absl::Time deadline) {
-  MutexLock lock(&mu_);
-  while (!connected_ && !closed_) {
-    if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
-  }
-  return connected_;
-}
-
-void ZooKeeperCoordinator::Watcher(zhandle_t* zh, int type, int state, const char* path, void* context) {
-  auto* ctx = static_cast<HandleContext*>(context);
-  ctx->self->OnEvent(zh, ctx->generation, type, state, path != nullptr ? path : "");
-}
-
-// On the ZooKeeper client's thread: record, give a newly connected handle the credentials, and wake the
-// worker; nothing else.
-void ZooKeeperCoordinator::OnEvent(zhandle_t* zh, uint64_t generation, int type, int state, const std::string& path) {
+// On the store's thread: record and wake the worker; nothing else.
+void ZooKeeperCoordinator::OnEvent(uint64_t generation, const ZooKeeperStore::Event& event) {
+  using Kind = ZooKeeperStore::Event::Kind;
   MutexLock lock(&mu_);
   if (generation != generation_ || closed_) return;
-  if (type == ZOO_SESSION_EVENT) {
-    if (state == ZOO_CONNECTED_STATE) {
-      if (acl_ != nullptr && authenticated_generation_ != generation) {
-        // Once per handle, when it first connects (the client refuses credentials before that), and ahead
-        // of every request: none is made before connected_ is set below. The client sends them again on
-        // each reconnect of this handle.
-        const std::string& auth = acl_->credentials.auth;
-        if (int rc = zoo_add_auth(zh, "digest", auth.data(), static_cast<int>(auth.size()), nullptr, nullptr);
-            rc == ZOK) {
-          authenticated_generation_ = generation;
-        } else {
-          LogError("coordinator", "%s: %s", root_.c_str(),
-                   ZooStatus(rc, "adding the cluster's ZooKeeper credentials").ToString().c_str());
-        }
-      }
-      connected_ = true;
-      if (zh_ != nullptr) session_id_ = zoo_client_id(zh_)->client_id;
-      negotiated_timeout_ = absl::Milliseconds(zoo_recv_timeout(zh));
-      // Watches may have been missed while away: look at everything again.
-      config_dirty_ = election_dirty_ = reconcile_dirty_ = true;
-    } else if (state == ZOO_EXPIRED_SESSION_STATE) {
-      connected_ = false;
-      expired_ = true;
-    } else {
-      if (connected_) attempt_started_ = absl::Now();
-      connected_ = false;  // connecting again; the session may still come back
-    }
+  const std::string& path = event.path;
+  if (event.kind == Kind::kConnected) {
+    connected_ = true;
+    // Watches may have been missed while away: look at everything again.
+    config_dirty_ = election_dirty_ = reconcile_dirty_ = true;
+  } else if (event.kind == Kind::kExpired) {
+    connected_ = false;
+    expired_ = true;
+    lost_generation_ = generation;
+  } else if (event.kind == Kind::kDisconnected) {
+    if (connected_) attempt_started_ = absl::Now();
+    connected_ = false;  // connecting again; the session may still come back
+    lost_generation_ = generation;
   } else if (path == znodes_.config) {
     config_dirty_ = true;
   } else if (path == root_ + "/members") {
@@ -216,7 +183,7 @@ void ZooKeeperCoordinator::Wake() { cv_.SignalAll(); }
 void ZooKeeperCoordinator::Run() {
   bool backoff = false;  // the last step failed: wait a retry interval before the next
   while (true) {
-    zhandle_t* zh = nullptr;
+    ZooKeeperStore::Session* zk = nullptr;
     {
       MutexLock lock(&mu_);
       const absl::Time deadline = absl::Now() + options_.retry_interval;
@@ -227,13 +194,13 @@ void ZooKeeperCoordinator::Run() {
       }
       backoff = false;
       if (closed_) return;
-      if (!expired_ && connected_) zh = zh_;
+      if (!expired_ && connected_) zk = session_.get();
     }
     bool expired, stuck;
     {
       MutexLock lock(&mu_);
       expired = expired_;
-      stuck = !connected_ && session_id_ != 0 && options_.reattach_interval > absl::ZeroDuration() &&
+      stuck = !connected_ && !resume_.empty() && options_.reattach_interval > absl::ZeroDuration() &&
               absl::Now() - attempt_started_ >= options_.reattach_interval;
     }
     if (expired) {
@@ -244,20 +211,20 @@ void ZooKeeperCoordinator::Run() {
       Reattach();
       continue;
     }
-    if (zh != nullptr) backoff = !Step(zh);
+    if (zk != nullptr) backoff = !Step(zk);
   }
 }
 
 // The session expired: close the handle, open a new one; the member and election znodes are made again.
 void ZooKeeperCoordinator::Reopen() {
-  zhandle_t* old;
+  std::unique_ptr<ZooKeeperStore::Session> old;
   {
     MutexLock lock(&mu_);
     LogWarning("coordinator", "%s: ZooKeeper session expired; opening a new one", root_.c_str());
     ++expirations_;
     while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
-    old = zh_;
-    zh_ = nullptr;
+    old = std::move(session_);
+    resume_.clear();
     ++generation_;
     registered_ = false;
     election_node_.clear();
@@ -266,8 +233,8 @@ void ZooKeeperCoordinator::Reopen() {
     paths_ready_ = false;
     config_dirty_ = true;
   }
-  if (old != nullptr) zookeeper_close(old);
-  if (absl::Status s = Open(); !s.ok()) {
+  old.reset();
+  if (absl::Status s = Open("", options_.connect_timeout); !s.ok()) {
     LogWarning("coordinator", "%s: %s", root_.c_str(), s.ToString().c_str());
     absl::SleepFor(options_.retry_interval);
     MutexLock lock(&mu_);
@@ -278,26 +245,29 @@ void ZooKeeperCoordinator::Reopen() {
 // The session may still live: only the handle's connection attempt is replaced. The member and election
 // znodes, the role and the configuration stay; everything is read again once connected.
 void ZooKeeperCoordinator::Reattach() {
-  zhandle_t* old;
-  std::string session;
+  std::unique_ptr<ZooKeeperStore::Session> old;
+  std::string resume;
   {
     MutexLock lock(&mu_);
     while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
-    if (connected_ || expired_ || closed_ || zh_ == nullptr) return;
-    const clientid_t* id = zoo_client_id(zh_);
-    session.assign(reinterpret_cast<const char*>(id), sizeof *id);
-    old = zh_;
-    zh_ = nullptr;
+    if (connected_ || expired_ || closed_ || resume_.empty()) return;
+    resume = resume_;
+    old = std::move(session_);
     ++generation_;  // whatever the old handle still reports is ignored
     ++reattaches_;
   }
-  zookeeper_close(old);  // not connected: the session is not closed
-  if (absl::Status s = Open(session); !s.ok()) {
+  old.reset();  // not connected: the session is not closed
+  // Waits at most a reattach interval: an attempt that hangs is replaced by the next one.
+  if (absl::Status s = Open(resume, options_.reattach_interval); absl::IsNotFound(s)) {
+    MutexLock lock(&mu_);
+    expired_ = true;  // the session ended meanwhile: a new one (Reopen)
+    Wake();
+  } else if (!s.ok()) {
     LogWarning("coordinator", "%s: %s", root_.c_str(), s.ToString().c_str());
   }
 }
 
-bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
+bool ZooKeeperCoordinator::Step(ZooKeeperStore::Session* zk) {
   bool need_paths, need_register, need_elect, need_config, need_reconcile;
   {
     MutexLock lock(&mu_);
@@ -308,7 +278,7 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
     config_dirty_ = false;
     election_dirty_ = false;
   }
-  ProbeContact(zh);
+  ProbeContact(zk);
   auto failed = [&](const absl::Status& s, bool* flag) {
     if (s.ok()) return false;
     MutexLock lock(&mu_);
@@ -316,7 +286,7 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
     return true;
   };
   if (need_paths) {
-    absl::Status s = EnsurePaths(zh);
+    absl::Status s = EnsurePaths(zk);
     MutexLock lock(&mu_);
     paths_ready_ = s.ok();
     if (!s.ok()) {
@@ -324,16 +294,16 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
       return false;
     }
   }
-  if (need_config && failed(ReadConfig(zh), &config_dirty_)) return false;
-  if (need_register && !Register(zh).ok()) return false;
-  if (need_elect && failed(Elect(zh), &election_dirty_)) return false;
+  if (need_config && failed(ReadConfig(zk), &config_dirty_)) return false;
+  if (need_register && !Register(zk).ok()) return false;
+  if (need_elect && failed(Elect(zk), &election_dirty_)) return false;
   {
     MutexLock lock(&mu_);
     need_reconcile = is_manager_ && reconcile_dirty_;
     reconcile_dirty_ = false;
   }
   if (!need_reconcile) return true;
-  absl::Status reconciled = Reconcile(zh);
+  absl::Status reconciled = Reconcile(zk);
   if (!reconciled.ok() && reconciled.ToString() != last_reconcile_error_) {
     // Retried with backoff; said once per distinct error, so a CM that cannot reconfigure is visible.
     LogError("coordinator", "%s: reconfiguring failed (will retry): %s", root_.c_str(),
@@ -343,7 +313,7 @@ bool ZooKeeperCoordinator::Step(zhandle_t* zh) {
   return !failed(reconciled, &reconcile_dirty_);
 }
 
-void ZooKeeperCoordinator::ProbeContact(zhandle_t* zh) {
+void ZooKeeperCoordinator::ProbeContact(ZooKeeperStore::Session* zk) {
   std::string election;
   {
     MutexLock lock(&mu_);
@@ -354,10 +324,9 @@ void ZooKeeperCoordinator::ProbeContact(zhandle_t* zh) {
     election = absl::StrCat(root_, "/election/", election_node_);
   }
   const absl::Time sent = absl::Now();
-  Stat stat{};
-  const int rc = zoo_exists(zh, election.c_str(), 0, &stat);
-  // ZNONODE is an answer too; the watch on the znode makes this node step down.
-  if (rc == ZOK || rc == ZNONODE) NoteContact(sent);
+  const absl::Status answer = zk->Exists(election).status();
+  // NotFound is an answer too; the watch on the znode makes this node step down.
+  if (answer.ok() || absl::IsNotFound(answer)) NoteContact(sent);
 }
 
 void ZooKeeperCoordinator::NoteContact(absl::Time sent) {
@@ -370,19 +339,21 @@ absl::Time ZooKeeperCoordinator::RoleEndsLocked() const {
   return contact_at_ + options_.manager_hold - cut;
 }
 
-absl::Status ZooKeeperCoordinator::EnsurePaths(zhandle_t* zh) {
+absl::Status ZooKeeperCoordinator::EnsurePaths(ZooKeeperStore::Session* zk) {
   // /fathom is shared by every cluster on this ZooKeeper (each under its own token): open.
   for (const std::string& path :
        {std::string("/fathom"), root_, root_ + "/members", root_ + "/election", root_ + "/left",
         root_ + "/suspicions"}) {
-    int rc = zoo_create(zh, path.c_str(), nullptr, -1, path == "/fathom" ? &ZOO_OPEN_ACL_UNSAFE : Acl(), 0,
-                        nullptr, 0);
-    if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", path));
+    const absl::Status created =
+        zk->Create(path, "", ZooKeeperStore::CreateMode::kPersistent,
+                   path == "/fathom" ? ZooKeeperStore::Access::kOpen : ZooKeeperStore::Access::kToken)
+            .status();
+    if (!created.ok() && !absl::IsAlreadyExists(created)) return created;
   }
   return absl::OkStatus();
 }
 
-absl::Status ZooKeeperCoordinator::Register(zhandle_t* zh) {
+absl::Status ZooKeeperCoordinator::Register(ZooKeeperStore::Session* zk) {
   MemberInfo member;
   int64_t session;
   {
@@ -394,21 +365,20 @@ absl::Status ZooKeeperCoordinator::Register(zhandle_t* zh) {
   const std::string path = absl::StrCat(root_, "/members/", member.node_id());
   const std::string data = member.SerializeAsString();
   // A Leave of an earlier registration left a marker (left/<id>): this one may fail, not leave.
-  int rc = zoo_delete(zh, absl::StrCat(root_, "/left/", member.node_id()).c_str(), -1);
-  if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", root_, "/left/", member.node_id()));
-  rc = zoo_create(zh, path.c_str(), data.data(), static_cast<int>(data.size()), Acl(),
-                  ZOO_EPHEMERAL, nullptr, 0);
-  absl::Status status = ZooStatus(rc, absl::StrCat("create ", path));
-  if (rc == ZNODEEXISTS) {
-    Stat stat{};
-    rc = zoo_exists(zh, path.c_str(), 0, &stat);
-    if (rc == ZOK && stat.ephemeralOwner == session) {
+  if (absl::Status left = zk->Delete(absl::StrCat(root_, "/left/", member.node_id()));
+      !left.ok() && !absl::IsNotFound(left)) {
+    return left;
+  }
+  absl::Status status = zk->Create(path, data, ZooKeeperStore::CreateMode::kEphemeral).status();
+  if (absl::IsAlreadyExists(status)) {
+    absl::StatusOr<ZooKeeperStore::Stat> stat = zk->Exists(path);
+    if (stat.ok() && stat->ephemeral_owner == session) {
       status = absl::OkStatus();  // ours: an earlier attempt got through before the connection dropped
-    } else if (rc == ZOK) {
+    } else if (stat.ok()) {
       status = absl::AlreadyExistsError(absl::StrCat("node ", member.node_id(), " is already a live member of ", root_,
-                                                     " (", path, " belongs to session ", absl::Hex(stat.ephemeralOwner), ")"));
+                                                     " (", path, " belongs to session ", absl::Hex(stat->ephemeral_owner), ")"));
     } else {
-      status = ZooStatus(rc, absl::StrCat("exists ", path));
+      status = stat.status();
     }
   }
   MutexLock lock(&mu_);
@@ -422,13 +392,12 @@ absl::Status ZooKeeperCoordinator::Register(zhandle_t* zh) {
   return status;
 }
 
-absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
+absl::Status ZooKeeperCoordinator::Elect(ZooKeeperStore::Session* zk) {
   const std::string dir = root_ + "/election";
   std::string mine;
   int64_t session;
   uint32_t node_id;
   bool client_only;
-  HandleContext* ctx;
   {
     MutexLock lock(&mu_);
     if (!member_.has_value()) return absl::OkStatus();
@@ -436,35 +405,30 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
     session = session_id_;
     node_id = member_->node_id();
     client_only = member_->client_only();
-    ctx = context();
   }
   // A client-only member holds an election znode too (every configuration write is conditional on the
   // writer's), but under a prefix that sorts after every candidate's, and it never takes the role.
   const std::string prefix = client_only ? kClientElectionPrefix : kCandidateElectionPrefix;
-  std::vector<std::string> children;
-  int rc = ZooChildren(zh, dir, nullptr, nullptr, &children);
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
+  absl::StatusOr<std::vector<std::string>> listed = zk->Children(dir);
+  if (!listed.ok()) return listed.status();
+  std::vector<std::string> children = *std::move(listed);
   if (mine.empty() || std::find(children.begin(), children.end(), mine) == children.end()) {
     mine.clear();
     // A create whose reply was lost may have gone through: adopt a node of this session first.
     for (const std::string& child : children) {
-      Stat stat{};
-      if (zoo_exists(zh, (dir + "/" + child).c_str(), 0, &stat) == ZOK && stat.ephemeralOwner == session) {
-        mine = child;
-      }
+      absl::StatusOr<ZooKeeperStore::Stat> stat = zk->Exists(dir + "/" + child);
+      if (stat.ok() && stat->ephemeral_owner == session) mine = child;
     }
     if (mine.empty()) {
-      const std::string data = absl::StrCat(node_id);
-      char created[512];
-      rc = zoo_create(zh, (dir + "/" + prefix).c_str(), data.data(), static_cast<int>(data.size()), Acl(),
-                      ZOO_EPHEMERAL | ZOO_SEQUENCE, created, sizeof created);
-      if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", dir, "/", prefix));
-      mine = std::string(created).substr(dir.size() + 1);
+      absl::StatusOr<std::string> created =
+          zk->Create(dir + "/" + prefix, absl::StrCat(node_id), ZooKeeperStore::CreateMode::kEphemeralSequential);
+      if (!created.ok()) return created.status();
+      mine = created->substr(dir.size() + 1);
       // Read the candidates again: one created between the listing above and this create has a lower
       // sequence, and taking the old list would make two managers (seen when nodes restart together).
-      children.clear();
-      rc = ZooChildren(zh, dir, nullptr, nullptr, &children);
-      if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
+      listed = zk->Children(dir);
+      if (!listed.ok()) return listed.status();
+      children = *std::move(listed);
       if (std::find(children.begin(), children.end(), mine) == children.end()) {
         MutexLock lock(&mu_);
         election_dirty_ = true;  // gone already (the session ended): start over
@@ -479,26 +443,26 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   if (manager) {
     // Watched, so a CM that members deposed (ReportSuspect) steps down as soon as its znode goes.
     const absl::Time watched = absl::Now();
-    rc = zoo_wexists(zh, (dir + "/" + mine).c_str(), &Watcher, ctx, nullptr);
-    if (rc == ZNONODE) {
+    const absl::Status watch = zk->Exists(dir + "/" + mine, /*watch=*/true).status();
+    if (absl::IsNotFound(watch)) {
       MutexLock lock(&mu_);
       election_node_ = mine;
       election_dirty_ = true;  // deposed meanwhile: take a place at the end
       is_manager_ = false;
       return absl::OkStatus();
     }
-    if (rc != ZOK) return ZooStatus(rc, absl::StrCat("watch ", dir, "/", mine));
+    if (!watch.ok()) return watch;
     NoteContact(watched);
   } else if (!client_only) {
     const std::string predecessor = dir + "/" + *(it - 1);
-    rc = zoo_wexists(zh, predecessor.c_str(), &Watcher, ctx, nullptr);
-    if (rc == ZNONODE) {
+    const absl::Status watch = zk->Exists(predecessor, /*watch=*/true).status();
+    if (absl::IsNotFound(watch)) {
       MutexLock lock(&mu_);
       election_node_ = mine;
       election_dirty_ = true;  // gone already: look again
       return absl::OkStatus();
     }
-    if (rc != ZOK) return ZooStatus(rc, absl::StrCat("watch ", predecessor));
+    if (!watch.ok()) return watch;
   }
   MutexLock lock(&mu_);
   election_node_ = mine;
@@ -511,28 +475,24 @@ absl::Status ZooKeeperCoordinator::Elect(zhandle_t* zh) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<Configuration>> ZooKeeperCoordinator::FetchConfig(zhandle_t* zh, int* version,
+absl::StatusOr<std::optional<Configuration>> ZooKeeperCoordinator::FetchConfig(ZooKeeperStore::Session* zk, int* version,
                                                                                bool watch) {
   const std::string path = znodes_.config;
-  HandleContext* ctx;
-  {
-    MutexLock lock(&mu_);
-    ctx = context();
-  }
-  std::string bytes;
-  Stat stat{};
-  int rc = ZooGetData(zh, path, watch ? &Watcher : nullptr, ctx, &bytes, &stat, kMaxEncodedConfigurationBytes + 1);
-  if (rc == ZNONODE) {
+  absl::StatusOr<ZooKeeperStore::Data> data = zk->Get(path, watch);
+  if (absl::IsNotFound(data.status())) {
     if (watch) {
-      rc = zoo_wexists(zh, path.c_str(), &Watcher, ctx, nullptr);
-      if (rc == ZOK) return absl::AbortedError(absl::StrCat(path, " appeared meanwhile"));
-      if (rc != ZNONODE) return ZooStatus(rc, absl::StrCat("watch ", path));
+      // A Get of no znode sets no watch; an Exists does.
+      const absl::Status exists = zk->Exists(path, /*watch=*/true).status();
+      if (exists.ok()) return absl::AbortedError(absl::StrCat(path, " appeared meanwhile"));
+      if (!absl::IsNotFound(exists)) return exists;
     }
     *version = -1;
     return std::optional<Configuration>();
   }
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", path));
-  *version = stat.version;
+  if (!data.ok()) return data.status();
+  *version = data->stat.version;
+  const std::string& bytes = data->bytes;
+  const ZooKeeperStore::Stat& stat = data->stat;
   absl::StatusOr<Configuration> config = DecodeConfiguration(bytes);
   if (!config.ok()) {
     return absl::DataLossError(absl::StrCat(path, " (znode version ", stat.version, "): ", config.status().message()));
@@ -540,9 +500,9 @@ absl::StatusOr<std::optional<Configuration>> ZooKeeperCoordinator::FetchConfig(z
   return std::optional<Configuration>(std::move(*config));
 }
 
-absl::Status ZooKeeperCoordinator::ReadConfig(zhandle_t* zh) {
+absl::Status ZooKeeperCoordinator::ReadConfig(ZooKeeperStore::Session* zk) {
   int version = 0;
-  absl::StatusOr<std::optional<Configuration>> config = FetchConfig(zh, &version, /*watch=*/true);
+  absl::StatusOr<std::optional<Configuration>> config = FetchConfig(zk, &version, /*watch=*/true);
   if (!config.ok() && absl::IsDataLoss(config.status())) {
     MutexLock lock(&mu_);
     if (config_status_.ToString() != config.status().ToString()) {
@@ -573,30 +533,26 @@ void ZooKeeperCoordinator::Accept(const Configuration& config) {
   subscribers_.Publish(config);
 }
 
-absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
+absl::Status ZooKeeperCoordinator::Reconcile(ZooKeeperStore::Session* zk) {
   const std::string members_dir = root_ + "/members";
-  HandleContext* ctx;
   uint32_t my_id;
   std::string election;
   {
     MutexLock lock(&mu_);
     if (!is_manager_ || !member_.has_value()) return absl::OkStatus();
-    ctx = context();
     my_id = member_->node_id();
     election = root_ + "/election/" + election_node_;
   }
-  std::vector<std::string> children;
-  int rc = ZooChildren(zh, members_dir, &Watcher, ctx, &children);
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", members_dir));
+  absl::StatusOr<std::vector<std::string>> children = zk->Children(members_dir, /*watch=*/true);
+  if (!children.ok()) return children.status();
   std::map<uint32_t, MemberInfo> alive;
-  for (const std::string& child : children) {
-    std::string data;
-    rc = ZooGetData(zh, members_dir + "/" + child, nullptr, nullptr, &data, nullptr, 64 << 10);
-    if (rc == ZNONODE) continue;  // left meanwhile; the watch fires again
-    if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", members_dir, "/", child));
+  for (const std::string& child : *children) {
+    absl::StatusOr<ZooKeeperStore::Data> data = zk->Get(members_dir + "/" + child);
+    if (absl::IsNotFound(data.status())) continue;  // left meanwhile; the watch fires again
+    if (!data.ok()) return data.status();
     MemberInfo info;
     uint32_t id = 0;
-    if (!info.ParseFromString(data) || !ValidateMember(info).ok() || !absl::SimpleAtoi(child, &id) ||
+    if (!info.ParseFromString(data->bytes) || !ValidateMember(info).ok() || !absl::SimpleAtoi(child, &id) ||
         id != info.node_id()) {
       LogError("coordinator", "%s: ignoring malformed member znode %s", root_.c_str(), child.c_str());
       continue;
@@ -604,7 +560,7 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     alive[id] = info;
   }
   int version = -1;
-  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zh, &version, /*watch=*/false);
+  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zk, &version, /*watch=*/false);
   if (!current.ok()) {
     if (absl::IsDataLoss(current.status())) {
       MutexLock lock(&mu_);
@@ -624,12 +580,11 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
     const uint64_t incarnation = FindMember(base, id)->incarnation();
     // Vanished without a Leave (no left/<id> naming this incarnation), and seen alive by this process:
     // it failed while the cluster ran.
-    std::string left;
     const std::string left_path = absl::StrCat(root_, "/left/", id);
-    rc = ZooGetData(zh, left_path, nullptr, nullptr, &left, nullptr, 64);
-    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("get ", left_path));
-    const bool left_on_purpose = rc == ZOK && left == absl::StrCat(incarnation);
-    if (rc == ZOK) (void)zoo_delete(zh, left_path.c_str(), -1);  // read once; a stale one goes too
+    absl::StatusOr<ZooKeeperStore::Data> left = zk->Get(left_path);
+    if (!left.ok() && !absl::IsNotFound(left.status())) return left.status();
+    const bool left_on_purpose = left.ok() && left->bytes == absl::StrCat(incarnation);
+    if (left.ok()) (void)zk->Delete(left_path);  // read once; a stale one goes too
     // Its process is gone (no registration, or a restarted one's).
     const auto registered = alive.find(id);
     const bool same_process = registered != alive.end() && registered->second.incarnation() == incarnation;
@@ -674,33 +629,27 @@ absl::Status ZooKeeperCoordinator::Reconcile(zhandle_t* zh) {
   const std::string bytes = EncodeConfiguration(next);
   const std::string config_path = znodes_.config;
   // Atomically: I still hold my election znode, and nobody wrote the configuration since I read it.
-  zoo_op_t ops[2];
-  zoo_op_result_t results[2] = {};  // not filled in when the connection drops mid-call
-  zoo_check_op_init(&ops[0], election.c_str(), 0);
-  char created[512];
-  if (version < 0) {
-    zoo_create_op_init(&ops[1], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()),
-                       Acl(), 0, created, sizeof created);
-  } else {
-    zoo_set_op_init(&ops[1], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
-  }
-  rc = zoo_multi(zh, 2, ops, results);
-  if (rc == ZOK) {
+  std::vector<absl::Status> results;
+  const absl::Status written = zk->Multi(
+      {ZooKeeperStore::Op::Check(election, 0), version < 0 ? ZooKeeperStore::Op::Create(config_path, bytes)
+                                                           : ZooKeeperStore::Op::Set(config_path, bytes, version)},
+      &results);
+  if (written.ok()) {
     LogInfo("coordinator", "%s: CM %u wrote %s", root_.c_str(), my_id, Summary(next).c_str());
     Accept(next);
     return absl::OkStatus();
   }
   MutexLock lock(&mu_);
-  if (results[0].err == ZNONODE || results[0].err == ZBADVERSION) {
+  if (ElectionCheckFailed(results)) {
     election_dirty_ = true;  // no longer the CM
     is_manager_ = false;
     return absl::OkStatus();
   }
-  if (rc == ZBADVERSION || rc == ZNODEEXISTS || rc == ZNONODE) {
+  if (absl::IsAborted(written) || absl::IsAlreadyExists(written) || absl::IsNotFound(written)) {
     config_dirty_ = true;
-    return absl::AbortedError(absl::StrCat("configuration changed under the CM: ", ZooError(rc)));
+    return absl::AbortedError(absl::StrCat("configuration changed under the CM: ", written.message()));
   }
-  return ZooStatus(rc, absl::StrCat("write ", config_path));
+  return written;
 }
 
 absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
@@ -760,15 +709,13 @@ absl::Status ZooKeeperCoordinator::Leave() {
   }
   // Says "left on purpose" before the registration goes, so the CM moves nothing (a vanished registration
   // without it may be a failure: SetFailureWitness).
-  int rc = zoo_create(lease.get(), left_path.c_str(), incarnation.data(), static_cast<int>(incarnation.size()),
-                      Acl(), 0, nullptr, 0);
-  if (rc == ZNODEEXISTS) rc = zoo_set(lease.get(), left_path.c_str(), incarnation.data(), static_cast<int>(incarnation.size()), -1);
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("create ", left_path));
-  rc = zoo_delete(lease.get(), member_path.c_str(), -1);
-  if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", member_path));
+  ZooKeeperStore::Session* zk = lease.get();
+  absl::Status marked = zk->Create(left_path, incarnation).status();
+  if (absl::IsAlreadyExists(marked)) marked = zk->Set(left_path, incarnation).status();
+  if (!marked.ok()) return marked;
+  if (absl::Status s = zk->Delete(member_path); !s.ok() && !absl::IsNotFound(s)) return s;
   if (!election_path.empty()) {
-    rc = zoo_delete(lease.get(), election_path.c_str(), -1);
-    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", election_path));
+    if (absl::Status s = zk->Delete(election_path); !s.ok() && !absl::IsNotFound(s)) return s;
   }
   return absl::OkStatus();
 }
@@ -798,15 +745,15 @@ absl::StatusOr<Configuration> ZooKeeperCoordinator::Update(const Mutation& mutat
     if (!updated.ok()) return updated.status();
     const Configuration& next = *updated;
     const std::string bytes = EncodeConfiguration(next);
-    int rc = version < 0 ? zoo_create(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()),
-                                      Acl(), 0, nullptr, 0)
-                         : zoo_set(lease.get(), path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version);
-    if (rc == ZOK) {
+    const absl::Status written = version < 0 ? lease.get()->Create(path, bytes).status()
+                                             : lease.get()->Set(path, bytes, version).status();
+    if (written.ok()) {
       Accept(next);
       return next;
     }
-    if (rc == ZBADVERSION || rc == ZNODEEXISTS || rc == ZNONODE) continue;  // lost a race: read again
-    return ZooStatus(rc, absl::StrCat("write ", path));
+    // Lost a race: read again.
+    if (absl::IsAborted(written) || absl::IsAlreadyExists(written) || absl::IsNotFound(written)) continue;
+    return written;
   }
   return absl::AbortedError(absl::StrCat("configuration update lost ", options_.max_update_attempts, " races in a row"));
 }
@@ -840,30 +787,25 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
                                                  absl::Duration unconfirmed_for) {
   HandleLease lease(this);
   if (!lease.status().ok()) return lease.status();
-  zhandle_t* zh = lease.get();
-  absl::StatusOr<bool> majority = VoteAgainstManager(zh, node_id, incarnation, unconfirmed_for);
+  ZooKeeperStore::Session* zk = lease.get();
+  absl::StatusOr<bool> majority = VoteAgainstManager(zk, node_id, incarnation, unconfirmed_for);
   if (!majority.ok() || !*majority) return majority.status();
   // Only that incarnation's session: its registration names the incarnation, and its election znode
   // has the same ephemeral owner. A restarted process (another session) is left alone.
   const std::string member_path = absl::StrCat(root_, "/members/", node_id);
-  std::string data;
-  Stat member_stat{};
-  int rc = ZooGetData(zh, member_path, nullptr, nullptr, &data, &member_stat, 64 << 10);
-  if (rc == ZNONODE) return absl::OkStatus();  // its session ended: the election moves on by itself
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("get ", member_path));
+  absl::StatusOr<ZooKeeperStore::Data> member = zk->Get(member_path);
+  if (absl::IsNotFound(member.status())) return absl::OkStatus();  // its session ended: the election moves on by itself
+  if (!member.ok()) return member.status();
   MemberInfo info;
-  if (!info.ParseFromString(data) || info.incarnation() != incarnation) return absl::OkStatus();
+  if (!info.ParseFromString(member->bytes) || info.incarnation() != incarnation) return absl::OkStatus();
   const std::string dir = root_ + "/election";
-  std::vector<std::string> children;
-  rc = ZooChildren(zh, dir, nullptr, nullptr, &children);
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
-  for (const std::string& child : children) {
-    Stat stat{};
+  absl::StatusOr<std::vector<std::string>> children = zk->Children(dir);
+  if (!children.ok()) return children.status();
+  for (const std::string& child : *children) {
     const std::string path = dir + "/" + child;
-    rc = zoo_exists(zh, path.c_str(), 0, &stat);
-    if (rc != ZOK || stat.ephemeralOwner != member_stat.ephemeralOwner) continue;
-    rc = zoo_delete(zh, path.c_str(), stat.version);
-    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("delete ", path));
+    absl::StatusOr<ZooKeeperStore::Stat> stat = zk->Exists(path);
+    if (!stat.ok() || stat->ephemeral_owner != member->stat.ephemeral_owner) continue;
+    if (absl::Status s = zk->Delete(path, stat->version); !s.ok() && !absl::IsNotFound(s)) return s;
     LogWarning("coordinator", "%s: the CM (node %u) stopped answering: deposed it (deleted %s)", root_.c_str(),
             node_id, path.c_str());
   }
@@ -875,7 +817,7 @@ absl::Status ZooKeeperCoordinator::DeposeManager(uint32_t node_id, uint64_t inca
 // ephemeral znode suspicions/<cm>-<incarnation>/<voter>, and the CM is deposed only once a majority of the
 // data members (the CM counted, never voting) voted within suspicion_window. Only a data member of the
 // configuration as ZooKeeper holds it now votes: a member removed while it was cut off has no say.
-absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation,
+absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(ZooKeeperStore::Session* zk, uint32_t node_id, uint64_t incarnation,
                                                               absl::Duration unconfirmed_for) {
   std::optional<MemberInfo> me;
   {
@@ -884,7 +826,7 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   }
   if (!me.has_value()) return absl::FailedPreconditionError("not joined");
   int version = -1;
-  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zh, &version, /*watch=*/false);
+  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zk, &version, /*watch=*/false);
   if (!current.ok()) return current.status();
   if (!current->has_value()) return absl::FailedPreconditionError("no configuration yet");
   const Configuration& config = **current;
@@ -898,21 +840,18 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
     return false;  // another CM already
   }
   const std::string dir = absl::StrCat(root_, "/suspicions/", node_id, "-", incarnation);
-  int rc = zoo_create(zh, dir.c_str(), nullptr, -1, Acl(), 0, nullptr, 0);
-  if (rc != ZOK && rc != ZNODEEXISTS) return ZooStatus(rc, absl::StrCat("create ", dir));
+  if (absl::Status s = zk->Create(dir, "").status(); !s.ok() && !absl::IsAlreadyExists(s)) return s;
   const std::string mine = absl::StrCat(dir, "/", me->node_id());
   // The silence it states, in whole milliseconds rounded down (its mtime comes later still): the
   // successor counts the old CM's lease from the vote's time minus it (DeposedByVotes).
   const std::string silence =
       absl::StrCat(absl::ToInt64Milliseconds(std::clamp(unconfirmed_for, absl::ZeroDuration(), options_.suspicion_window)));
-  const int silence_bytes = static_cast<int>(silence.size());
-  rc = zoo_create(zh, mine.c_str(), silence.data(), silence_bytes, Acl(), ZOO_EPHEMERAL, nullptr, 0);
-  if (rc == ZNODEEXISTS) rc = zoo_set(zh, mine.c_str(), silence.data(), silence_bytes, -1);  // a fresh vote: a new mtime
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("vote ", mine));
-  Stat my_stat{};
-  rc = zoo_exists(zh, mine.c_str(), 0, &my_stat);
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("stat ", mine));
-  absl::StatusOr<std::vector<Vote>> cast = Votes(zh, dir, config, node_id, my_stat.mtime);
+  absl::Status voted = zk->Create(mine, silence, ZooKeeperStore::CreateMode::kEphemeral).status();
+  if (absl::IsAlreadyExists(voted)) voted = zk->Set(mine, silence).status();  // a fresh vote: a new mtime
+  if (!voted.ok()) return voted;
+  absl::StatusOr<ZooKeeperStore::Stat> my_stat = zk->Exists(mine);
+  if (!my_stat.ok()) return my_stat.status();
+  absl::StatusOr<std::vector<Vote>> cast = Votes(zk, dir, config, node_id, my_stat->mtime_ms);
   if (!cast.ok()) return cast.status();
   const int votes = static_cast<int>(cast->size());
   int data_members = 0;
@@ -923,25 +862,23 @@ absl::StatusOr<bool> ZooKeeperCoordinator::VoteAgainstManager(zhandle_t* zh, uin
   return votes >= needed;
 }
 
-absl::StatusOr<std::vector<ZooKeeperCoordinator::Vote>> ZooKeeperCoordinator::Votes(zhandle_t* zh,
+absl::StatusOr<std::vector<ZooKeeperCoordinator::Vote>> ZooKeeperCoordinator::Votes(ZooKeeperStore::Session* zk,
                                                                                      const std::string& dir,
                                                                                      const Configuration& config,
                                                                                      uint32_t node_id, int64_t now_ms) {
-  std::vector<std::string> voters;
   std::vector<Vote> votes;
-  int rc = ZooChildren(zh, dir, nullptr, nullptr, &voters);
-  if (rc == ZNONODE) return votes;
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("children of ", dir));
+  absl::StatusOr<std::vector<std::string>> voters = zk->Children(dir);
+  if (absl::IsNotFound(voters.status())) return votes;
+  if (!voters.ok()) return voters.status();
   const int64_t window_ms = absl::ToInt64Milliseconds(options_.suspicion_window);
-  for (const std::string& voter : voters) {
+  for (const std::string& voter : *voters) {
     uint32_t id = 0;
     if (!absl::SimpleAtoi(voter, &id) || id == node_id) continue;
     const MemberInfo* m = FindMember(config, id);
     if (m == nullptr || m->client_only()) continue;
-    std::string data;
-    Stat stat{};
-    rc = ZooGetData(zh, dir + "/" + voter, nullptr, nullptr, &data, &stat, 64);
-    if (rc != ZOK || stat.mtime < now_ms - window_ms) continue;
+    absl::StatusOr<ZooKeeperStore::Data> vote = zk->Get(dir + "/" + voter);
+    if (!vote.ok() || vote->stat.mtime_ms < now_ms - window_ms) continue;
+    const std::string& data = vote->bytes;
     // The silence the voter states (configuration.md, Deposition). Anything else states none: the vote
     // then says only that it was cast, the latest its voter may have confirmed a grant.
     int64_t silence_ms = 0;
@@ -950,7 +887,7 @@ absl::StatusOr<std::vector<ZooKeeperCoordinator::Vote>> ZooKeeperCoordinator::Vo
                 dir.c_str(), voter.c_str(), data.size());
       silence_ms = 0;
     }
-    votes.push_back({stat.mtime, stat.mtime - silence_ms});
+    votes.push_back({vote->stat.mtime_ms, vote->stat.mtime_ms - silence_ms});
   }
   std::sort(votes.begin(), votes.end(), [](const Vote& a, const Vote& b) { return a.cast_ms < b.cast_ms; });
   return votes;
@@ -962,21 +899,19 @@ absl::StatusOr<std::optional<absl::Duration>> ZooKeeperCoordinator::DeposedByVot
                                                                                     uint64_t incarnation) {
   HandleLease lease(this);
   if (!lease.status().ok()) return lease.status();
-  zhandle_t* zh = lease.get();
+  ZooKeeperStore::Session* zk = lease.get();
   int version = -1;
-  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zh, &version, /*watch=*/false);
+  absl::StatusOr<std::optional<Configuration>> current = FetchConfig(zk, &version, /*watch=*/false);
   if (!current.ok()) return current.status();
   if (!current->has_value()) return std::nullopt;
   const Configuration& config = **current;
   const std::string dir = absl::StrCat(root_, "/suspicions/", node_id, "-", incarnation);
-  int rc = zoo_set(zh, dir.c_str(), nullptr, -1, -1);
-  if (rc == ZNONODE) return std::nullopt;  // nobody voted against it
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("touch ", dir));
-  Stat now{};
-  rc = zoo_exists(zh, dir.c_str(), 0, &now);
-  if (rc == ZNONODE) return std::nullopt;
-  if (rc != ZOK) return ZooStatus(rc, absl::StrCat("stat ", dir));
-  absl::StatusOr<std::vector<Vote>> votes = Votes(zh, dir, config, node_id, now.mtime);
+  // A write to the votes' directory: its mtime is "now" in ZooKeeper's time.
+  absl::StatusOr<ZooKeeperStore::Stat> touched = zk->Set(dir, "");
+  if (absl::IsNotFound(touched.status())) return std::nullopt;  // nobody voted against it
+  if (!touched.ok()) return touched.status();
+  const int64_t now_ms = touched->mtime_ms;
+  absl::StatusOr<std::vector<Vote>> votes = Votes(zk, dir, config, node_id, now_ms);
   if (!votes.ok()) return votes.status();
   int data_members = 0;
   for (const MemberInfo& m : config.members()) data_members += m.client_only() ? 0 : 1;
@@ -987,7 +922,7 @@ absl::StatusOr<std::optional<absl::Duration>> ZooKeeperCoordinator::DeposedByVot
   std::vector<int64_t> confirmed_until;
   for (const Vote& vote : *votes) confirmed_until.push_back(vote.confirmed_until_ms);
   std::sort(confirmed_until.begin(), confirmed_until.end());
-  return absl::Milliseconds(std::max<int64_t>(0, now.mtime - confirmed_until[needed - 1]));
+  return absl::Milliseconds(std::max<int64_t>(0, now_ms - confirmed_until[needed - 1]));
 }
 
 void ZooKeeperCoordinator::SetFailureWitness(FailureWitness witness) {
@@ -1028,28 +963,24 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
     if (!removed.ok()) return removed.status();
     const Configuration& next = *removed;
     // Its registration goes too, but only the one of this incarnation (a restarted process registered anew).
-    std::string data;
-    Stat stat{};
-    int rc = ZooGetData(lease.get(), member_path, nullptr, nullptr, &data, &stat, 64 << 10);
+    absl::StatusOr<ZooKeeperStore::Data> znode = lease.get()->Get(member_path);
+    if (!znode.ok() && !absl::IsNotFound(znode.status())) return znode.status();
     MemberInfo registered;
-    const bool delete_znode = rc == ZOK && registered.ParseFromString(data) && registered.incarnation() == incarnation;
-    if (rc != ZOK && rc != ZNONODE) return ZooStatus(rc, absl::StrCat("get ", member_path));
-    const std::string bytes = EncodeConfiguration(next);
-    zoo_op_t ops[3];
-    zoo_op_result_t results[3] = {};
-    int n = 0;
-    zoo_check_op_init(&ops[n++], election.c_str(), 0);
-    if (delete_znode) zoo_delete_op_init(&ops[n++], member_path.c_str(), stat.version);
-    const int set_index = n;
-    zoo_set_op_init(&ops[n++], config_path.c_str(), bytes.data(), static_cast<int>(bytes.size()), version, nullptr);
-    rc = zoo_multi(lease.get(), n, ops, results);
-    if (rc == ZOK) {
+    const bool delete_znode =
+        znode.ok() && registered.ParseFromString(znode->bytes) && registered.incarnation() == incarnation;
+    std::vector<ZooKeeperStore::Op> ops = {ZooKeeperStore::Op::Check(election, 0)};
+    if (delete_znode) ops.push_back(ZooKeeperStore::Op::Delete(member_path, znode->stat.version));
+    const size_t set_index = ops.size();
+    ops.push_back(ZooKeeperStore::Op::Set(config_path, EncodeConfiguration(next), version));
+    std::vector<absl::Status> results;
+    const absl::Status written = lease.get()->Multi(ops, &results);
+    if (written.ok()) {
       LogWarning("coordinator", "%s: CM %u removed node %u (lease expired): %s", root_.c_str(), my_id, node_id,
               Summary(next).c_str());
       Accept(next);
       return absl::OkStatus();
     }
-    if (results[0].err == ZNONODE || results[0].err == ZBADVERSION) {
+    if (ElectionCheckFailed(results)) {
       MutexLock lock(&mu_);
       election_dirty_ = true;
       is_manager_ = false;
@@ -1057,8 +988,11 @@ absl::Status ZooKeeperCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_
       return absl::FailedPreconditionError("no longer the configuration manager");
     }
     // The configuration or the member znode changed meanwhile: read again.
-    if (rc == ZBADVERSION || rc == ZNONODE || results[set_index].err == ZBADVERSION) continue;
-    return ZooStatus(rc, absl::StrCat("remove node ", node_id));
+    if (absl::IsAborted(written) || absl::IsNotFound(written) ||
+        (results.size() > set_index && absl::IsAborted(results[set_index]))) {
+      continue;
+    }
+    return written;
   }
   return absl::AbortedError(absl::StrCat("removing node ", node_id, " lost ", options_.max_update_attempts,
                                          " races in a row"));
@@ -1094,17 +1028,17 @@ int ZooKeeperCoordinator::reattaches() const {
 }
 
 absl::Status ZooKeeperCoordinator::ExpireSessionForTesting() {
-  clientid_t id;
+  std::string resume;
   {
     HandleLease lease(this);
     if (!lease.status().ok()) return lease.status();
-    id = *zoo_client_id(lease.get());
+    resume = lease.get()->resume_token();
   }
   ZooKeeperStore::SessionOptions takeover;
   takeover.connect_string = options_.connect_string;
   takeover.connect_timeout = options_.connect_timeout;
-  takeover.resume.assign(reinterpret_cast<const char*>(&id), sizeof id);
-  absl::StatusOr<std::unique_ptr<ZooKeeperStore::Session>> other = CZooKeeperStore().Open(takeover);
+  takeover.resume = resume;
+  absl::StatusOr<std::unique_ptr<ZooKeeperStore::Session>> other = store_->Open(takeover);
   if (!other.ok()) {
     return absl::UnavailableError(absl::StrCat("could not take over the session: ", other.status().message()));
   }

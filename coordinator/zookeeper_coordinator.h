@@ -1,4 +1,4 @@
-// ZooKeeperCoordinator: the Coordinator on a ZooKeeper ensemble (the C client, zookeeper_mt).
+// ZooKeeperCoordinator: the Coordinator on a ZooKeeper ensemble.
 //
 // Everything lives under /fathom/<cluster>/ (created when missing; docs/formats/configuration.md):
 //   members/<node id>   ephemeral, one per joined node, holding its MemberInfo
@@ -14,8 +14,9 @@
 // subscribers (on a dedicated thread, in epoch order). Update/AllocateRegion by any node are plain
 // version-conditional writes, so nothing is lost between concurrent writers.
 //
-// Threads: the ZooKeeper client calls our watcher on its own thread; the watcher only records what
-// changed and wakes our worker thread, which makes every blocking zoo_* call of the background work.
+// ZooKeeper is reached through a ZooKeeperStore (zookeeper_store.h): the C client by default, the
+// simulated ensemble in tests/sim. Threads: the store calls our event callback on its own thread; it only
+// records what changed and wakes our worker thread, which makes every blocking call of the background work.
 // Session loss: state() turns kDisconnected, the last configuration is kept, no change is made; when the
 // session comes back everything is re-read; when it expired, a new session is opened and the member and
 // election znodes are registered again. A corrupt config is reported by config_status() (DataLoss) and
@@ -43,6 +44,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/subscribers.h"
 #include "coordinator/zookeeper_client.h"
+#include "coordinator/zookeeper_store.h"
 
 namespace fathom::coordinator {
 
@@ -76,6 +78,11 @@ struct ZooKeeperCoordinatorOptions {
   // long over do not add up with a new one. The server sets 2 lease periods (members vote once a period).
   absl::Duration suspicion_window = absl::Seconds(4);
   int max_update_attempts = 1000;
+  // Where the sessions come from (not owned; must outlive the coordinator). Null: the ZooKeeper C client
+  // at connect_string (CZooKeeperStore). The simulation passes its SimZooKeeperStore.
+  ZooKeeperStore* store = nullptr;
+  // Who this coordinator is to the store: the simulation's faults (SimZooKeeperStore::CutOff) name it.
+  uint32_t client = 0;
 };
 
 class ZooKeeperCoordinator final : public Coordinator {
@@ -121,39 +128,34 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status ExpireSessionForTesting();
 
  private:
-  struct HandleContext {
-    ZooKeeperCoordinator* self;
-    uint64_t generation;
-  };
   class HandleLease;
 
   explicit ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options);
-  static void Watcher(zhandle_t* zh, int type, int state, const char* path, void* context);
-  void OnEvent(zhandle_t* zh, uint64_t generation, int type, int state, const std::string& path);
-  // A new handle; on `session` (the bytes of an existing session's clientid_t: it keeps its ephemeral
-  // znodes) if not empty.
-  absl::Status Open(const std::string& session = "") ABSL_LOCKS_EXCLUDED(mu_);
-  bool WaitConnected(absl::Time deadline);
+  // An event of the session opened as `generation` (older ones are ignored).
+  void OnEvent(uint64_t generation, const ZooKeeperStore::Event& event) ABSL_LOCKS_EXCLUDED(mu_);
+  // A new session, connected within `connect_timeout`; `resume`: an existing session's resume token (it
+  // keeps its ephemeral znodes) if not empty.
+  absl::Status Open(const std::string& resume, absl::Duration connect_timeout) ABSL_LOCKS_EXCLUDED(mu_);
   // As CM: asks ZooKeeper whether its election znode still exists, so contact_at_ stays recent.
-  void ProbeContact(zhandle_t* zh);
+  void ProbeContact(ZooKeeperStore::Session* zk);
   // A request sent at `sent` was answered on the current session.
   void NoteContact(absl::Time sent) ABSL_LOCKS_EXCLUDED(mu_);
   // Until when the CM keeps its role (options_.manager_hold > 0).
   absl::Time RoleEndsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
   // One round of background work; false if something failed (retried after retry_interval).
-  bool Step(zhandle_t* zh);
+  bool Step(ZooKeeperStore::Session* zk);
   void Reopen();
   // Disconnected for reattach_interval: a new handle on the same session (Open(session)).
   void Reattach();
-  absl::Status EnsurePaths(zhandle_t* zh);
-  absl::Status Register(zhandle_t* zh);
-  absl::Status Elect(zhandle_t* zh);
-  absl::Status ReadConfig(zhandle_t* zh);
-  absl::Status Reconcile(zhandle_t* zh);
+  absl::Status EnsurePaths(ZooKeeperStore::Session* zk);
+  absl::Status Register(ZooKeeperStore::Session* zk);
+  absl::Status Elect(ZooKeeperStore::Session* zk);
+  absl::Status ReadConfig(ZooKeeperStore::Session* zk);
+  absl::Status Reconcile(ZooKeeperStore::Session* zk);
   absl::Status DeposeManager(uint32_t node_id, uint64_t incarnation, absl::Duration unconfirmed_for);
   // Records this member's vote against the CM; true once a majority of the data members voted.
-  absl::StatusOr<bool> VoteAgainstManager(zhandle_t* zh, uint32_t node_id, uint64_t incarnation,
+  absl::StatusOr<bool> VoteAgainstManager(ZooKeeperStore::Session* zk, uint32_t node_id, uint64_t incarnation,
                                           absl::Duration unconfirmed_for);
   // One vote in suspicions/<cm>-<incarnation> (ZooKeeper's clock, ms): when it was cast (its mtime), and
   // by when, at latest, its voter accepted the last grant it confirmed (mtime minus the silence it states).
@@ -163,32 +165,28 @@ class ZooKeeperCoordinator final : public Coordinator {
   };
   // The votes in `dir` by data members of `config` but `node_id`, at most the suspicion window older than
   // `now_ms`; earliest cast first.
-  absl::StatusOr<std::vector<Vote>> Votes(zhandle_t* zh, const std::string& dir, const Configuration& config,
+  absl::StatusOr<std::vector<Vote>> Votes(ZooKeeperStore::Session* zk, const std::string& dir, const Configuration& config,
                                           uint32_t node_id, int64_t now_ms);
   // Reads and decodes /config: nullopt when it does not exist yet; `version` gets the znode version.
-  absl::StatusOr<std::optional<Configuration>> FetchConfig(zhandle_t* zh, int* version, bool watch);
+  absl::StatusOr<std::optional<Configuration>> FetchConfig(ZooKeeperStore::Session* zk, int* version, bool watch);
   void Accept(const Configuration& config) ABSL_LOCKS_EXCLUDED(mu_);
   void Wake() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  HandleContext* context() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return contexts_.back().get(); }
-
-  // The ACL of the cluster's znodes: digest, from options_.token (zookeeper_acl.h); open without a token.
-  struct ClusterAcl;
-  ACL_vector* Acl() const;
 
   const ZooKeeperCoordinatorOptions options_;
   const ClusterZnodes znodes_;
   const std::string root_;  // znodes_.root
-  std::unique_ptr<ClusterAcl> acl_;  // null: open
+  std::unique_ptr<ZooKeeperStore> owned_store_;  // when options_.store is null
+  ZooKeeperStore* store_ = nullptr;
   SubscriberList subscribers_;
 
   mutable absl::Mutex mu_;
   absl::CondVar cv_;
-  zhandle_t* zh_ ABSL_GUARDED_BY(mu_) = nullptr;
-  uint64_t authenticated_generation_ ABSL_GUARDED_BY(mu_) = 0;  // the handle that has the credentials
-  int leases_ ABSL_GUARDED_BY(mu_) = 0;  // API calls using zh_ right now
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::unique_ptr<HandleContext>> contexts_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<ZooKeeperStore::Session> session_ ABSL_GUARDED_BY(mu_);
+  int leases_ ABSL_GUARDED_BY(mu_) = 0;  // API calls using session_ right now
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;  // of the session opened last
+  uint64_t lost_generation_ ABSL_GUARDED_BY(mu_) = 0;  // the last generation that lost its connection
   int64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string resume_ ABSL_GUARDED_BY(mu_);  // the live session's resume token (kept while reattaching)
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   // When the newest request the server answered on this session was sent: the server heard from the
   // session no earlier, so it cannot expire it before contact_at_ + the negotiated timeout.

@@ -128,8 +128,9 @@ class ZooKeeperStore {
   };
 
   virtual ~ZooKeeperStore() = default;
-  // A connected session, or Unavailable when none is up within options.connect_timeout (InvalidArgument
-  // for a connect string the client refuses).
+  // A connected session, or Unavailable when none is up within options.connect_timeout, NotFound when
+  // the session to resume (options.resume) has ended (open a new one), InvalidArgument for a connect
+  // string the client refuses.
   virtual absl::StatusOr<std::unique_ptr<Session>> Open(const SessionOptions& options) = 0;
 };
 

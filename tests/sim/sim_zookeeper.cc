@@ -186,7 +186,7 @@ absl::StatusOr<std::unique_ptr<ZooKeeperStore::Session>> SimZooKeeperStore::Open
   if (!options.resume.empty()) {
     auto it = absl::SimpleAtoi(options.resume, &id) ? sessions_.find(id) : sessions_.end();
     if (it == sessions_.end() || it->second.expired) {
-      return absl::UnavailableError(absl::StrCat("session ", options.resume, " to resume has expired"));
+      return absl::NotFoundError(absl::StrCat("session ", options.resume, " to resume has expired"));
     }
   } else {
     id = next_session_++;

@@ -268,6 +268,9 @@ TEST_P(ZooKeeperStoreTest, AnExpiredSessionHearsItAndLosesItsEphemerals) {
   EXPECT_EQ(heard.Count(Kind::kExpired), 1);
   EXPECT_EQ(heard.Count(Kind::kDeleted, "/x"), 0) << "an expired session heard of its own ephemeral's end";
   EXPECT_TRUE(absl::IsUnavailable(a->Create("/y", "").status()));
+  ZooKeeperStore::SessionOptions again = backend_->Options(1);
+  again.resume = a->resume_token();
+  EXPECT_TRUE(absl::IsNotFound(backend_->store()->Open(again).status())) << "resumed a session that ended";
 }
 
 TEST_P(ZooKeeperStoreTest, TheTokenGuardsWhatItCreates) {
