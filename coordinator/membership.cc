@@ -202,6 +202,10 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     // Our own Leave makes a configuration without us too, older than the one Join waited for: skip up to
     // that one, or each rejoin would cause the next.
     if (configuration.epoch() > rejoined_after_epoch_) {
+      if (options_.on_removed && configuration.epoch() > removal_handled_epoch_) {
+        removal_handled_epoch_ = configuration.epoch();
+        options_.on_removed();
+      }
       if (std::optional<uint64_t> listed = Rejoin(); listed.has_value()) {
         rejoined_after_epoch_ = std::max(configuration.epoch(), *listed);
       }

@@ -64,6 +64,9 @@ struct MembershipOptions {
   absl::Duration retry = absl::Milliseconds(200);
   LeaseAgent* lease = nullptr;  // not owned; outlives the follower
   std::optional<coordinator::MemberInfo> rejoin_as;
+  // With rejoin_as: called once per removal, after every connection is gone and before this node joins
+  // again (the layers above let go of what they held for the configuration that removed it).
+  std::function<void()> on_removed;
   // This node's part of recovery: called once a configuration is applied (with it), and again
   // (backing off from `first_retry` to `retry`) while it says `waiting`. When it serves new regions, the follower republishes this node to
   // every member (Node::Republish) and then calls it once more at once: a step that serves new regions
@@ -137,6 +140,7 @@ class MembershipFollower {
   // Members joined, by id, with the incarnation joined.
   std::map<uint32_t, uint64_t> joined_;  // follower thread only
   uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again
+  uint64_t removal_handled_epoch_ = 0;    // follower thread only: the last removal on_removed was told of
   bool recover_soon_ = false;             // follower thread only: the last Recover's RecoveryStep::soon
 };
 

@@ -422,6 +422,7 @@ absl::Status Server::StartFollower() {
     membership.lease = lease_.get();
     membership.rejoin_as = me_;  // removed (lease expired) but alive: join again
     membership.rejoin_as->set_starts_empty(false);  // with the memory it has
+    membership.on_removed = [this] { ForgetAfterRemoval(); };
   }
   if (!options_.client_only) {
     membership.recover = [this](const coordinator::Configuration& configuration) { return Recover(configuration); };
@@ -562,6 +563,18 @@ absl::Status Server::ResumeMembership() {
   if (coordinator_ == nullptr) return absl::FailedPreconditionError("a static cluster has no membership to follow");
   if (follower_ != nullptr) return absl::OkStatus();
   return StartFollower();
+}
+
+void Server::ForgetAfterRemoval() {
+  txn::TransactionService* txns = attached_txns_.load(std::memory_order_acquire);
+  if (txns == nullptr) return;
+  absl::StatusOr<size_t> forgotten = txns->ForgetParticipationAfterRemoval();
+  if (!forgotten.ok()) {
+    Log(absl::StrCat("removed while alive; letting go of its transactions failed: ", forgotten.status().ToString()));
+  } else if (*forgotten > 0) {
+    Log(absl::StrCat("removed while alive: let go of ", *forgotten,
+                     " transaction(s) it held records of (decided without it); joining again"));
+  }
 }
 
 coordinator::RecoveryStep Server::Recover(const coordinator::Configuration& configuration) {

@@ -161,6 +161,9 @@ class Server {
   // This node's part of recovery, run by the membership follower (coordinator::MembershipOptions::recover):
   // serve promoted regions, fill new backups of the regions it is primary of.
   coordinator::RecoveryStep Recover(const coordinator::Configuration& configuration);
+  // Removed while alive, about to join again: the transaction layer lets go of what it held (issue 58,
+  // path 5: a lock kept across the rejoin stopped every log epoch from closing).
+  void ForgetAfterRemoval();
   // The follower thread's only: when Recover last logged why it could not fill or promote yet (a backup
   // that has not seen the configuration refuses, and is asked again at every configuration).
   absl::Time recovery_logged_ = absl::InfinitePast();

@@ -217,6 +217,23 @@ void Participant::Abort(const TxnId& id) {
   if (backup_log_.erase(key) > 0) ++stats_.aborts;
 }
 
+size_t Participant::ForgetAfterRemoval() {
+  size_t forgotten = backup_log_.size();
+  for (auto& [key, held] : primary_log_) {
+    ++forgotten;
+    if (held.committed) continue;
+    for (size_t i = 0; i < held.record.entries.size(); ++i) {
+      auto object = store_->Resolve(held.record.entries[i].ref);
+      object->Unlock(held.locked[i]);
+    }
+    if (epochs_ != nullptr) epochs_->Released(held.record.log_epoch);
+    ++stats_.aborts;
+  }
+  primary_log_.clear();
+  backup_log_.clear();
+  return forgotten;
+}
+
 std::vector<Hold> Participant::HeldFor(const std::function<bool(const TxnId&)>& gone, size_t limit) const {
   std::vector<Hold> holds;
   for (const auto& [key, entry] : primary_log_) {

@@ -85,6 +85,12 @@ class Participant {
   absl::Status CommitBackup(Record record);
   // ABORT: undoes a LOCK or drops a backup record. Unknown ids are ignored (nothing was kept).
   void Abort(const TxnId& id);
+  // This node was removed from the configuration while alive and is about to join again (issue 58,
+  // path 5): every transaction it holds records of was decided without it (its coordinator gave up on
+  // this node, or recovery decided it where the region went), and no ABORT or truncation will come for
+  // them. Its locks are undone (and their log epochs released, or epochs would never close again), its
+  // backup records and installed records forgotten. Returns how many transactions it let go.
+  size_t ForgetAfterRemoval();
   // A slot with room for `payload_capacity` bytes, reserved for transactions of `coordinator` (a node that
   // asked in configuration `epoch`): it becomes a live object only when one of them allocates it and
   // commits (its header is untouched until then); a LOCK from another node may not allocate it.

@@ -13,6 +13,7 @@
 #include "platform/memory/region.h"
 #include "platform/memory/slab_allocator.h"
 #include "platform/object/object_store.h"
+#include "txn/log_epochs.h"
 
 namespace fathom::txn {
 namespace {
@@ -82,6 +83,30 @@ TEST_F(ParticipantTest, AnAbortOfALaterConfigurationLeavesAnEarlierTransactionsL
   participant_->Abort(before_restart);
   EXPECT_FALSE(Locked(ref));
   EXPECT_TRUE(Locked(other));
+}
+
+// Issue 58, path 5: a participant removed while it held a LOCK (its coordinator's ABORT lost with the
+// connection, and never sent again to a node that left) joins again with its memory. Unless it lets go,
+// the lock stays and its log epoch never drains: with SSD logs every write in the cluster was refused
+// ("log epoch closing") for good (tests/faults netns_data_dir_ycsb_b_partition, seen in CI).
+TEST_F(ParticipantTest, ARemovalLetsGoOfLocksEpochsAndRecords) {
+  LogEpochs epochs(/*first_epoch=*/7);
+  participant_->set_log_epochs(&epochs);
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef locked, store_->Allocate(16));
+  ASSERT_OK_AND_ASSIGN(object::ObjectRef backed, store_->Allocate(16));
+  ASSERT_OK(participant_->Lock(WriteRecord(RecordKind::kLock, TxnId{5, 65535, 0, 1}, locked, "x", 0)).status());
+  ASSERT_OK(participant_->CommitBackup(WriteRecord(RecordKind::kCommitBackup, TxnId{5, 65535, 0, 2}, backed, "y", 1)));
+  ASSERT_TRUE(Locked(locked));
+  epochs.Close();
+  ASSERT_FALSE(epochs.Drained()) << "the lock holds its epoch";
+
+  EXPECT_EQ(participant_->ForgetAfterRemoval(), 2u);
+  EXPECT_FALSE(Locked(locked));
+  EXPECT_TRUE(epochs.Drained()) << "a lock of a transaction decided without this node kept its epoch open";
+  EXPECT_TRUE(epochs.HoldsNoLock());
+  EXPECT_EQ(participant_->log_entries(), 0u);
+  EXPECT_EQ(participant_->BackupRecordsFor(kRegion), 0u) << "a promotion here would wait for it for good";
+  EXPECT_TRUE(backups_.View(kRegion).empty()) << "a forgotten backup record was applied";
 }
 
 TEST_F(ParticipantTest, ATruncationAppliesOnlyItsOwnConfigurationsRecords) {

@@ -64,6 +64,10 @@ std::vector<uint32_t> TransactionService::promotions_waiting() const {
   return waiting;
 }
 
+absl::StatusOr<size_t> TransactionService::ForgetParticipationAfterRemoval() {
+  return SumOverThreads([](TxnThread& t) { return t.participant().ForgetAfterRemoval(); });
+}
+
 absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(const std::vector<uint32_t>& members,
                                                                                  std::string* waiting_for) {
   node::Node& node = *shared_->node;

@@ -157,6 +157,9 @@ class TransactionService {
   // its dropped connection discarded: it sends them on its new connection ahead of its announcement.
   // Returns the regions it serves from now on; the caller republishes to the members (Node::Republish) so
   // they import them. `waiting_for` (if set) gets what the regions still served by nobody wait for.
+  // This node was removed while alive and joins again: every thread's participant lets go of what it held
+  // (Participant::ForgetAfterRemoval). Returns how many transactions it let go.
+  absl::StatusOr<size_t> ForgetParticipationAfterRemoval();
   absl::StatusOr<std::vector<uint32_t>> ServePromotedRegions(const std::vector<uint32_t>& members,
                                                              std::string* waiting_for = nullptr);
   // Makes the copy of every region the node's map names this node a backup of, if it has none yet (zeroed
