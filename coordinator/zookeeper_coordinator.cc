@@ -1028,22 +1028,36 @@ int ZooKeeperCoordinator::reattaches() const {
 }
 
 absl::Status ZooKeeperCoordinator::ExpireSessionForTesting() {
-  std::string resume;
+  int before;
   {
-    HandleLease lease(this);
-    if (!lease.status().ok()) return lease.status();
-    resume = lease.get()->resume_token();
+    MutexLock lock(&mu_);
+    before = expirations_;
   }
-  ZooKeeperStore::SessionOptions takeover;
-  takeover.connect_string = options_.connect_string;
-  takeover.connect_timeout = options_.connect_timeout;
-  takeover.resume = resume;
-  absl::StatusOr<std::unique_ptr<ZooKeeperStore::Session>> other = store_->Open(takeover);
-  if (!other.ok()) {
-    return absl::UnavailableError(absl::StrCat("could not take over the session: ", other.status().message()));
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::string resume;
+    {
+      HandleLease lease(this);
+      if (!lease.status().ok()) return lease.status();
+      resume = lease.get()->resume_token();
+    }
+    ZooKeeperStore::SessionOptions takeover;
+    takeover.connect_string = options_.connect_string;
+    takeover.connect_timeout = options_.connect_timeout;
+    takeover.resume = resume;
+    absl::StatusOr<std::unique_ptr<ZooKeeperStore::Session>> other = store_->Open(takeover);
+    if (!other.ok()) {
+      return absl::UnavailableError(absl::StrCat("could not take over the session: ", other.status().message()));
+    }
+    other->reset();  // closes the shared session: the server expires it for our handle
+    // Unless our handle won the session back before the close arrived: then again.
+    MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + options_.session_timeout;
+    while (expirations_ == before && !expired_) {
+      if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
+    }
+    if (expirations_ > before || expired_) return absl::OkStatus();
   }
-  other->reset();  // closes the shared session: the server expires it for our handle
-  return absl::OkStatus();
+  return absl::UnavailableError("the session outlived 5 takeovers");
 }
 
 }  // namespace fathom::coordinator

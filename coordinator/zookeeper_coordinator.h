@@ -124,7 +124,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   int reattaches() const;
   // "/fathom/<cluster>".
   const std::string& root() const { return root_; }
-  // Makes the server expire this coordinator's session (another client takes it over and closes it).
+  // Makes the server expire this coordinator's session (another client takes it over and closes it),
+  // and returns once this coordinator saw it expire.
   absl::Status ExpireSessionForTesting();
 
  private:
