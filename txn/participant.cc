@@ -206,28 +206,26 @@ std::string Participant::Describe() const {
 void Participant::Abort(const TxnId& id) {
   const Key key = KeyOf(id);
   if (auto it = primary_log_.find(key); it != primary_log_.end() && !it->second.committed) {
-    for (size_t i = 0; i < it->second.record.entries.size(); ++i) {
-      auto object = store_->Resolve(it->second.record.entries[i].ref);
-      object->Unlock(it->second.locked[i]);
-    }
-    if (epochs_ != nullptr) epochs_->Released(it->second.record.log_epoch);
+    UndoLock(it->second);
     primary_log_.erase(it);
-    ++stats_.aborts;
   }
   if (backup_log_.erase(key) > 0) ++stats_.aborts;
+}
+
+void Participant::UndoLock(const PrimaryEntry& held) {
+  for (size_t i = 0; i < held.record.entries.size(); ++i) {
+    auto object = store_->Resolve(held.record.entries[i].ref);
+    object->Unlock(held.locked[i]);
+  }
+  if (epochs_ != nullptr) epochs_->Released(held.record.log_epoch);
+  ++stats_.aborts;
 }
 
 size_t Participant::ForgetAfterRemoval() {
   size_t forgotten = backup_log_.size();
   for (auto& [key, held] : primary_log_) {
     ++forgotten;
-    if (held.committed) continue;
-    for (size_t i = 0; i < held.record.entries.size(); ++i) {
-      auto object = store_->Resolve(held.record.entries[i].ref);
-      object->Unlock(held.locked[i]);
-    }
-    if (epochs_ != nullptr) epochs_->Released(held.record.log_epoch);
-    ++stats_.aborts;
+    if (!held.committed) UndoLock(held);
   }
   primary_log_.clear();
   backup_log_.clear();

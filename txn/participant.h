@@ -158,6 +158,8 @@ class Participant {
     std::vector<uint64_t> locked;  // version locked, per entry
     bool committed = false;
   };
+  // Unlocks what a LOCK locked and releases its log epoch (an ABORT, or a removal).
+  void UndoLock(const PrimaryEntry& held);
   void ApplyBackup(const Record& record);
   // Forgets what is held of `key` (applying a backup record first); true if anything was.
   bool DropHeld(const Key& key);
