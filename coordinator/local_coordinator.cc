@@ -10,13 +10,12 @@
 
 namespace fathom::coordinator {
 
-LocalCoordinationService::LocalCoordinationService(std::string cluster, SubscriberList::Mode delivery)
-    : cluster_(std::move(cluster)), delivery_(delivery) {}
+LocalCoordinationService::LocalCoordinationService(std::string cluster) : cluster_(std::move(cluster)) {}
 
 LocalCoordinationService::~LocalCoordinationService() = default;
 
 std::unique_ptr<LocalCoordinator> LocalCoordinationService::NewCoordinator() {
-  std::unique_ptr<LocalCoordinator> handle(new LocalCoordinator(this, delivery_));
+  std::unique_ptr<LocalCoordinator> handle(new LocalCoordinator(this));
   MutexLock lock(&mu_);
   handles_.push_back(handle.get());
   if (config_.epoch() > 0) handle->subscribers_.Publish(config_);

@@ -36,9 +36,7 @@ class LocalCoordinator;
 
 class LocalCoordinationService {
  public:
-  // `delivery`: kByCaller gives the handles no callback thread; their owner calls DeliverPending.
-  explicit LocalCoordinationService(std::string cluster = "fathom",
-                                    SubscriberList::Mode delivery = SubscriberList::Mode::kOwnThread);
+  explicit LocalCoordinationService(std::string cluster = "fathom");
   ~LocalCoordinationService();
 
   std::unique_ptr<LocalCoordinator> NewCoordinator();
@@ -64,7 +62,6 @@ class LocalCoordinationService {
   uint32_t Manager() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string cluster_;
-  const SubscriberList::Mode delivery_;
   mutable absl::Mutex mu_;
   Configuration config_ ABSL_GUARDED_BY(mu_);
   std::vector<LocalCoordinator*> handles_ ABSL_GUARDED_BY(mu_);
@@ -90,14 +87,9 @@ class LocalCoordinator final : public Coordinator {
   CoordinatorState state() const override;
   bool is_manager() const override;
 
-  // Runs the subscriber callbacks queued so far on the calling thread (a service made with
-  // SubscriberList::Mode::kByCaller); returns how many ran.
-  size_t DeliverPending() { return subscribers_.DeliverPending(); }
-
  private:
   friend class LocalCoordinationService;
-  LocalCoordinator(LocalCoordinationService* service, SubscriberList::Mode delivery)
-      : service_(service), subscribers_(delivery) {}
+  explicit LocalCoordinator(LocalCoordinationService* service) : service_(service) {}
 
   LocalCoordinationService* const service_;
   SubscriberList subscribers_;

@@ -1,6 +1,6 @@
 // SubscriberList: delivers configurations to subscribers on its own thread, in epoch order, never under
 // the owner's locks. Both coordinators use it. With Delivery::kByCaller it has no thread: whoever owns it
-// calls DeliverPending (the replayable simulation, where one thread runs everything in a seeded order).
+// calls DeliverPending (ZooKeeperCoordinator on an executor: the replayable simulation).
 //
 //   SubscriberList subscribers;
 //   auto sub = subscribers.Subscribe([](const Configuration& c) { ... });  // gets the latest first

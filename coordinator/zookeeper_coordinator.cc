@@ -63,7 +63,10 @@ class ZooKeeperCoordinator::HandleLease {
 };
 
 ZooKeeperCoordinator::ZooKeeperCoordinator(ZooKeeperCoordinatorOptions options)
-    : options_(std::move(options)), znodes_(options_.cluster), root_(znodes_.root) {
+    : options_(std::move(options)),
+      znodes_(options_.cluster),
+      root_(znodes_.root),
+      subscribers_(options_.executor != nullptr ? SubscriberList::Mode::kByCaller : SubscriberList::Mode::kOwnThread) {
   if (options_.store == nullptr) {
     owned_store_ = std::make_unique<CZooKeeperStore>();
     store_ = owned_store_.get();
@@ -91,7 +94,15 @@ absl::StatusOr<std::unique_ptr<ZooKeeperCoordinator>> ZooKeeperCoordinator::Crea
     c->paths_ready_ = paths.ok();  // Step makes them only if this failed
   }
   c->Step(zk);  // the current configuration, before Create returns
-  c->worker_ = std::thread([p = c.get()] { p->Run(); });
+  {
+    MutexLock lock(&c->mu_);
+    c->next_step_at_ = c->options_.clock->Now() + c->options_.retry_interval;
+  }
+  if (node::Executor* executor = c->options_.executor; executor != nullptr) {
+    c->task_ = executor->AddTask(c->options_.client, [p = c.get()] { return p->Task(); });
+  } else {
+    c->worker_ = std::thread([p = c.get()] { p->Run(); });
+  }
   return c;
 }
 
@@ -107,9 +118,11 @@ void ZooKeeperCoordinator::Close() {
     Wake();
   }
   if (worker_.joinable()) worker_.join();
+  if (task_ != 0) options_.executor->RemoveTask(task_);  // no step starts after this
+  task_ = 0;
   {
     MutexLock lock(&mu_);
-    while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
+    AwaitLocked([this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return leases_ == 0; }, absl::InfiniteDuration());
     closing = std::move(session_);
     ++generation_;  // ignore whatever the closing handle still reports
   }
@@ -123,7 +136,7 @@ absl::Status ZooKeeperCoordinator::Open(const std::string& resume, absl::Duratio
     generation = ++generation_;
     connected_ = false;
     expired_ = false;
-    attempt_started_ = absl::Now();
+    attempt_started_ = options_.clock->Now();
   }
   ZooKeeperStore::SessionOptions options;
   options.connect_string = options_.connect_string;
@@ -161,9 +174,10 @@ void ZooKeeperCoordinator::OnEvent(uint64_t generation, const ZooKeeperStore::Ev
   } else if (event.kind == Kind::kExpired) {
     connected_ = false;
     expired_ = true;
+    backoff_until_ = absl::InfinitePast();  // a new session at once
     lost_generation_ = generation;
   } else if (event.kind == Kind::kDisconnected) {
-    if (connected_) attempt_started_ = absl::Now();
+    if (connected_) attempt_started_ = options_.clock->Now();
     connected_ = false;  // connecting again; the session may still come back
     lost_generation_ = generation;
   } else if (path == znodes_.config) {
@@ -180,39 +194,102 @@ void ZooKeeperCoordinator::OnEvent(uint64_t generation, const ZooKeeperStore::Ev
 
 void ZooKeeperCoordinator::Wake() { cv_.SignalAll(); }
 
+ZooKeeperCoordinator::Job ZooKeeperCoordinator::NextJobLocked(absl::Time now, absl::Time* recheck) const {
+  *recheck = now + options_.retry_interval;
+  if (now < backoff_until_) {
+    *recheck = backoff_until_;
+    return Job::kNone;
+  }
+  if (expired_) return Job::kReopen;
+  if (!connected_) {
+    // The session may live: after a reattach interval on one connection attempt, a fresh handle.
+    if (resume_.empty() || options_.reattach_interval <= absl::ZeroDuration()) return Job::kNone;
+    const absl::Time stuck_at = attempt_started_ + options_.reattach_interval;
+    if (now >= stuck_at) return Job::kReattach;
+    *recheck = std::min(*recheck, stuck_at);
+    return Job::kNone;
+  }
+  const bool dirty = !paths_ready_ || config_dirty_ || election_dirty_ || reconcile_dirty_ ||
+                     (member_.has_value() && (!registered_ || election_node_.empty()));
+  if (dirty || now >= next_step_at_) return Job::kStep;
+  *recheck = next_step_at_;
+  return Job::kNone;
+}
+
+void ZooKeeperCoordinator::RunJob(Job job, ZooKeeperStore::Session* zk) {
+  switch (job) {
+    case Job::kNone:
+      return;
+    case Job::kReopen:
+      Reopen();
+      return;
+    case Job::kReattach:
+      Reattach();
+      return;
+    case Job::kStep: {
+      const bool done = Step(zk);
+      MutexLock lock(&mu_);
+      const absl::Time now = options_.clock->Now();
+      next_step_at_ = now + options_.retry_interval;
+      if (!done) backoff_until_ = now + options_.retry_interval;
+      return;
+    }
+  }
+}
+
 void ZooKeeperCoordinator::Run() {
-  bool backoff = false;  // the last step failed: wait a retry interval before the next
   while (true) {
+    Job job = Job::kNone;
     ZooKeeperStore::Session* zk = nullptr;
     {
       MutexLock lock(&mu_);
-      const absl::Time deadline = absl::Now() + options_.retry_interval;
-      while (!closed_ && !expired_ &&
-             (backoff || !(connected_ && (!paths_ready_ || config_dirty_ || election_dirty_ || reconcile_dirty_ ||
-                              (member_.has_value() && (!registered_ || election_node_.empty())))))) {
-        if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
+      while (!closed_) {
+        const absl::Time now = options_.clock->Now();
+        absl::Time recheck;
+        job = NextJobLocked(now, &recheck);
+        if (job != Job::kNone) break;
+        // Relative: the clock need not be absl's (a wake-up brings the next look anyway).
+        WaitWithDeadline(&cv_, &mu_, absl::Now() + std::min(recheck - now, options_.retry_interval));
       }
-      backoff = false;
       if (closed_) return;
-      if (!expired_ && connected_) zk = session_.get();
+      zk = session_.get();
     }
-    bool expired, stuck;
-    {
-      MutexLock lock(&mu_);
-      expired = expired_;
-      stuck = !connected_ && !resume_.empty() && options_.reattach_interval > absl::ZeroDuration() &&
-              absl::Now() - attempt_started_ >= options_.reattach_interval;
-    }
-    if (expired) {
-      Reopen();
-      continue;
-    }
-    if (stuck) {
-      Reattach();
-      continue;
-    }
-    if (zk != nullptr) backoff = !Step(zk);
+    RunJob(job, zk);
   }
+}
+
+size_t ZooKeeperCoordinator::Task() {
+  Job job;
+  ZooKeeperStore::Session* zk;
+  {
+    MutexLock lock(&mu_);
+    if (closed_) return 0;
+    absl::Time recheck;
+    job = NextJobLocked(options_.clock->Now(), &recheck);
+    zk = session_.get();
+  }
+  RunJob(job, zk);
+  // After the job: a configuration it accepted reaches the subscribers in the same step.
+  return (job == Job::kNone ? 0 : 1) + subscribers_.DeliverPending();
+}
+
+bool ZooKeeperCoordinator::AwaitLocked(const std::function<bool()>& done, absl::Duration timeout) {
+  if (options_.executor == nullptr) {
+    const absl::Time deadline = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + timeout;
+    while (!done()) {
+      if (WaitWithDeadline(&cv_, &mu_, deadline)) return done();
+    }
+    return true;
+  }
+  mu_.Unlock();
+  options_.executor->RunUntil(
+      [this, &done] {
+        MutexLock lock(&mu_);
+        return done();
+      },
+      timeout);
+  mu_.Lock();
+  return done();
 }
 
 // The session expired: close the handle, open a new one; the member and election znodes are made again.
@@ -222,7 +299,7 @@ void ZooKeeperCoordinator::Reopen() {
     MutexLock lock(&mu_);
     LogWarning("coordinator", "%s: ZooKeeper session expired; opening a new one", root_.c_str());
     ++expirations_;
-    while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
+    AwaitLocked([this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return leases_ == 0; }, absl::InfiniteDuration());
     old = std::move(session_);
     resume_.clear();
     ++generation_;
@@ -236,9 +313,9 @@ void ZooKeeperCoordinator::Reopen() {
   old.reset();
   if (absl::Status s = Open("", options_.connect_timeout); !s.ok()) {
     LogWarning("coordinator", "%s: %s", root_.c_str(), s.ToString().c_str());
-    absl::SleepFor(options_.retry_interval);
     MutexLock lock(&mu_);
-    expired_ = true;  // try again
+    expired_ = true;  // try again after a retry interval
+    backoff_until_ = options_.clock->Now() + options_.retry_interval;
   }
 }
 
@@ -249,7 +326,7 @@ void ZooKeeperCoordinator::Reattach() {
   std::string resume;
   {
     MutexLock lock(&mu_);
-    while (leases_ > 0) WaitWithDeadline(&cv_, &mu_, absl::InfiniteFuture());
+    AwaitLocked([this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return leases_ == 0; }, absl::InfiniteDuration());
     if (connected_ || expired_ || closed_ || resume_.empty()) return;
     resume = resume_;
     old = std::move(session_);
@@ -318,12 +395,12 @@ void ZooKeeperCoordinator::ProbeContact(ZooKeeperStore::Session* zk) {
   {
     MutexLock lock(&mu_);
     if (!is_manager_ || options_.manager_hold <= absl::ZeroDuration() || election_node_.empty() ||
-        absl::Now() - contact_at_ < options_.retry_interval) {
+        options_.clock->Now() - contact_at_ < options_.retry_interval) {
       return;
     }
     election = absl::StrCat(root_, "/election/", election_node_);
   }
-  const absl::Time sent = absl::Now();
+  const absl::Time sent = options_.clock->Now();
   const absl::Status answer = zk->Exists(election).status();
   // NotFound is an answer too; the watch on the znode makes this node step down.
   if (answer.ok() || absl::IsNotFound(answer)) NoteContact(sent);
@@ -442,7 +519,7 @@ absl::Status ZooKeeperCoordinator::Elect(ZooKeeperStore::Session* zk) {
   bool manager = !client_only && it == children.begin();
   if (manager) {
     // Watched, so a CM that members deposed (ReportSuspect) steps down as soon as its znode goes.
-    const absl::Time watched = absl::Now();
+    const absl::Time watched = options_.clock->Now();
     const absl::Status watch = zk->Exists(dir + "/" + mine, /*watch=*/true).status();
     if (absl::IsNotFound(watch)) {
       MutexLock lock(&mu_);
@@ -654,7 +731,6 @@ absl::Status ZooKeeperCoordinator::Reconcile(ZooKeeperStore::Session* zk) {
 
 absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
   if (absl::Status s = ValidateMember(member); !s.ok()) return s;
-  const absl::Time deadline = absl::Now() + options_.join_timeout;
   MutexLock lock(&mu_);
   if (closed_) return absl::FailedPreconditionError("coordinator closed");
   if (member_.has_value()) return absl::FailedPreconditionError(absl::StrCat("already joined as node ", member_->node_id()));
@@ -669,9 +745,8 @@ absl::Status ZooKeeperCoordinator::Join(const MemberInfo& member) {
     const MemberInfo* m = FindMember(*config_, member.node_id());
     return m != nullptr && ListsRegistration(*m, member);
   };
-  while (join_error_.ok() && !(registered_ && listed())) {
-    if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
-  }
+  AwaitLocked([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return !join_error_.ok() || (registered_ && listed()); },
+              options_.join_timeout);
   join_pending_ = false;
   if (!join_error_.ok()) return join_error_;
   if (!registered_) {
@@ -1009,7 +1084,7 @@ bool ZooKeeperCoordinator::is_manager() const {
   if (!is_manager_ || expired_ || closed_) return false;
   if (options_.manager_hold <= absl::ZeroDuration()) return connected_;
   // Not `connected_`: the client notices a silent server only 2/3 of the session timeout late.
-  return absl::Now() < RoleEndsLocked();
+  return options_.clock->Now() < RoleEndsLocked();
 }
 
 absl::Status ZooKeeperCoordinator::config_status() const {
@@ -1051,10 +1126,8 @@ absl::Status ZooKeeperCoordinator::ExpireSessionForTesting() {
     other->reset();  // closes the shared session: the server expires it for our handle
     // Unless our handle won the session back before the close arrived: then again.
     MutexLock lock(&mu_);
-    const absl::Time deadline = absl::Now() + options_.session_timeout;
-    while (expirations_ == before && !expired_) {
-      if (WaitWithDeadline(&cv_, &mu_, deadline)) break;
-    }
+    AwaitLocked([&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return expirations_ > before || expired_; },
+                options_.session_timeout);
     if (expirations_ > before || expired_) return absl::OkStatus();
   }
   return absl::UnavailableError("the session outlived 5 takeovers");

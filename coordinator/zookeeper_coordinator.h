@@ -17,6 +17,9 @@
 // ZooKeeper is reached through a ZooKeeperStore (zookeeper_store.h): the C client by default, the
 // simulated ensemble in tests/sim. Threads: the store calls our event callback on its own thread; it only
 // records what changed and wakes our worker thread, which makes every blocking call of the background work.
+// With an executor (ZooKeeperCoordinatorOptions::executor: the replayable simulation) there is no thread of
+// ours at all: the background work and the subscribers' callbacks run as the executor's task, every wait
+// (Join) is the executor's RunUntil, and all time is ZooKeeperCoordinatorOptions::clock.
 // Session loss: state() turns kDisconnected, the last configuration is kept, no change is made; when the
 // session comes back everything is re-read; when it expired, a new session is opened and the member and
 // election znodes are registered again. A corrupt config is reported by config_status() (DataLoss) and
@@ -32,6 +35,7 @@
 #define FATHOM_COORDINATOR_ZOOKEEPER_COORDINATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +49,8 @@
 #include "coordinator/subscribers.h"
 #include "coordinator/zookeeper_client.h"
 #include "coordinator/zookeeper_store.h"
+#include "platform/base/clock.h"
+#include "platform/node/executor.h"
 
 namespace fathom::coordinator {
 
@@ -81,8 +87,14 @@ struct ZooKeeperCoordinatorOptions {
   // Where the sessions come from (not owned; must outlive the coordinator). Null: the ZooKeeper C client
   // at connect_string (CZooKeeperStore). The simulation passes its SimZooKeeperStore.
   ZooKeeperStore* store = nullptr;
-  // Who this coordinator is to the store: the simulation's faults (SimZooKeeperStore::CutOff) name it.
+  // Who this coordinator is to the store: the simulation's faults (SimZooKeeperStore::CutOff) name it. Also
+  // the owner of the executor's task.
   uint32_t client = 0;
+  // Every time the coordinator reads (its hold, suspicion windows, deadlines, retries).
+  const Clock* clock = Clock::Real();
+  // Null: a worker thread and a subscriber thread of its own. Otherwise both run as this executor's task
+  // (not owned; must outlive the coordinator), on `clock`, which must be the executor's.
+  node::Executor* executor = nullptr;
 };
 
 class ZooKeeperCoordinator final : public Coordinator {
@@ -143,7 +155,19 @@ class ZooKeeperCoordinator final : public Coordinator {
   void NoteContact(absl::Time sent) ABSL_LOCKS_EXCLUDED(mu_);
   // Until when the CM keeps its role (options_.manager_hold > 0).
   absl::Time RoleEndsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What the background work does next.
+  enum class Job { kNone, kReopen, kReattach, kStep };
+  // The job due now, or kNone and when to look again (`recheck`).
+  Job NextJobLocked(absl::Time now, absl::Time* recheck) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Does `job` on `zk` (the session when it was chosen).
+  void RunJob(Job job, ZooKeeperStore::Session* zk) ABSL_LOCKS_EXCLUDED(mu_);
+  // The worker thread: jobs as they come due, waiting on cv_ meanwhile.
   void Run();
+  // The executor's task: the job due now, if any, and the subscribers' callbacks.
+  size_t Task();
+  // Waits until `done` (called under mu_) holds, or `timeout` passed on the clock: on cv_, or with an
+  // executor in its RunUntil (mu_ released meanwhile, so the task can run). Returns done().
+  bool AwaitLocked(const std::function<bool()>& done, absl::Duration timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One round of background work; false if something failed (retried after retry_interval).
   bool Step(ZooKeeperStore::Session* zk);
   void Reopen();
@@ -204,6 +228,9 @@ class ZooKeeperCoordinator final : public Coordinator {
   bool config_dirty_ ABSL_GUARDED_BY(mu_) = true;
   bool election_dirty_ ABSL_GUARDED_BY(mu_) = false;
   bool reconcile_dirty_ ABSL_GUARDED_BY(mu_) = false;
+  // No step before this (the last one failed), and one at least by next_step_at_ (the CM's ProbeContact).
+  absl::Time backoff_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time next_step_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::string last_reconcile_error_;  // the background thread's only: the last failure it printed
   FailureWitness witness_ ABSL_GUARDED_BY(mu_);
   // Membership.
@@ -218,6 +245,7 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status config_status_ ABSL_GUARDED_BY(mu_);
 
   std::thread worker_;
+  uint64_t task_ = 0;  // with an executor
 };
 
 }  // namespace fathom::coordinator

@@ -203,6 +203,10 @@ absl::Status Server::StartNode(std::shared_ptr<const std::string> log_snapshot) 
     if (o.lease_period > absl::ZeroDuration()) zk.suspicion_window = kSuspicionWindowPeriods * o.lease_period;
     zk.connect_timeout = o.node.join_timeout;
     zk.join_timeout = o.node.join_timeout;
+    zk.store = o.zookeeper_store;
+    zk.client = o.node.node_id;
+    zk.clock = o.node.clock;
+    zk.executor = o.node.executor;
     auto created = coordinator::ZooKeeperCoordinator::Create(zk);
     if (!created.ok()) return Annotate(created.status(), absl::StrCat("cannot reach ZooKeeper at ", o.zookeeper));
     owned_coordinator_ = std::move(*created);

@@ -35,6 +35,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/lease_agent.h"
 #include "coordinator/membership.h"
+#include "coordinator/zookeeper_store.h"
 #include "kv/catalog.h"
 #include "logging/node_restart.h"
 #include "logging/object_log.h"
@@ -64,6 +65,10 @@ struct ServerOptions {
   // cluster of node.peers.
   std::string zookeeper;
   absl::Duration zookeeper_session_timeout = absl::Seconds(10);
+  // Where ZooKeeper sessions come from (not owned): null, the ZooKeeper C client at `zookeeper`; the
+  // simulation gives its simulated ensemble (tests/sim/sim_zookeeper.h). With node.executor the
+  // coordinator runs as its task, on node.clock.
+  coordinator::ZooKeeperStore* zookeeper_store = nullptr;
   coordinator::Coordinator* coordinator = nullptr;
   // What the coordinator records about the fabric; UNSPECIFIED: derived from `transports`.
   coordinator::FabricKind fabric_kind = coordinator::FABRIC_KIND_UNSPECIFIED;

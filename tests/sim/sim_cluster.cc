@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "coordinator/zookeeper_client.h"
 
 namespace fathom::sim {
 namespace {
@@ -17,16 +18,12 @@ constexpr char kToken[] = "sim-cluster-token-0123456789abcdef";
 SimCluster::SimCluster(const SimClusterOptions& options) : options_(options) {}
 
 SimCluster::~SimCluster() {
-  // Servers stop (leaving the configuration, their threads and tasks removed) while the scheduler and the
-  // network still exist; no configuration is delivered meanwhile. The coordinator handles go after the
-  // servers that use them, the service last.
-  tearing_down_ = true;
+  // Servers stop (leaving the configuration, their threads and tasks removed) while the scheduler, the
+  // network and the ensemble still exist.
   for (auto it = servers_.rbegin(); it != servers_.rend(); ++it) {
     if (*it != nullptr) (*it)->Stop();
   }
   servers_.clear();
-  coordinators_.clear();
-  service_.reset();
 }
 
 absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOptions& options) {
@@ -44,13 +41,15 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
   sim.trace_history = options.trace_history || std::getenv("FATHOM_SIM_TRACE") != nullptr;
   cluster->trace_ = sim.trace_history;
   cluster->network_ = std::make_unique<fabric::sim::SimNetwork>(sim);
-  cluster->service_ = std::make_unique<coordinator::LocalCoordinationService>(
-      "sim", coordinator::SubscriberList::Mode::kByCaller);
+  SimZooKeeperStore::Options zookeeper;
+  zookeeper.tick = options.lease_period / 2;
+  cluster->zookeeper_ = std::make_unique<SimZooKeeperStore>(&cluster->network_->clock(), zookeeper);
   // The scheduler's order comes from the seed too, but not from the fabric's generator: a change in how
   // often one draws does not shift the other.
   cluster->scheduler_ = std::make_unique<SimScheduler>(cluster->network_.get(), options.seed * 0x9e3779b97f4a7c15ULL + 1);
-  cluster->scheduler_->AddTask(0, [raw = cluster.get()] { return raw->Deliver(); });
-  // In id order: node 1 is the CM, and places each member's regions as it joins.
+  // The ensemble's expiries and events.
+  cluster->scheduler_->AddTask(0, [store = cluster->zookeeper_.get()] { return store->Deliver(); });
+  // In id order: node 1 is elected CM, and places each member's regions as it joins.
   for (int i = 1; i <= options.nodes; ++i) {
     if (absl::Status started = cluster->StartServer(static_cast<uint32_t>(i)); !started.ok()) return started;
   }
@@ -73,7 +72,6 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
 absl::Status SimCluster::StartServer(uint32_t id) {
   auto fabric = network_->AddNode(id);
   if (!fabric.ok()) return fabric.status();
-  coordinators_.push_back(service_->NewCoordinator());
   server::ServerOptions server;
   node::NodeOptions& node = server.node;
   node.node_id = id;
@@ -91,7 +89,9 @@ absl::Status SimCluster::StartServer(uint32_t id) {
   node.join_timeout = absl::Seconds(30);
   server.fabric = std::move(*fabric);
   server.fabric_kind = coordinator::FABRIC_KIND_SIM;
-  server.coordinator = coordinators_.back().get();
+  server.zookeeper = "simulated-ensemble";
+  server.zookeeper_store = zookeeper_.get();
+  server.zookeeper_session_timeout = options_.zookeeper_session_timeout;
   server.lease_period = options_.lease_period;
   server.lease_channel = false;
   server.transactions.backups = options_.backups;
@@ -122,14 +122,16 @@ void SimCluster::Stop(uint32_t id) {
   scheduler_->FreezeTasks(id);
   in_process_peers_.Remove(stopped.control_address(), &stopped);
   network_->Crash(id);
+  zookeeper_->CutOff(id);  // a dead process pings no more
 }
 
-void SimCluster::HoldConfigurations(uint32_t id, bool hold) {
-  if (hold) {
-    held_.insert(id);
-  } else {
-    held_.erase(id);
-  }
+void SimCluster::HoldConfigurations(uint32_t id, bool hold) { zookeeper_->HoldEvents(id, hold); }
+
+coordinator::Configuration SimCluster::configuration() const {
+  absl::StatusOr<std::string> bytes = zookeeper_->Peek(coordinator::ClusterZnodes("sim").config);
+  if (!bytes.ok()) return coordinator::Configuration();
+  absl::StatusOr<coordinator::Configuration> decoded = coordinator::DecodeConfiguration(*bytes);
+  return decoded.ok() ? *std::move(decoded) : coordinator::Configuration();
 }
 
 uint64_t SimCluster::applied_epoch(uint32_t id) {
@@ -137,19 +139,9 @@ uint64_t SimCluster::applied_epoch(uint32_t id) {
   return follower == nullptr ? 0 : follower->applied_epoch();
 }
 
-size_t SimCluster::Deliver() {
-  if (tearing_down_) return 0;
-  size_t work = 0;
-  for (size_t i = 0; i < coordinators_.size(); ++i) {
-    const uint32_t id = static_cast<uint32_t>(i + 1);
-    if (!stopped(id) && !held_.contains(id)) work += coordinators_[i]->DeliverPending();
-  }
-  return work;
-}
-
-absl::Status SimCluster::EndSession(uint32_t id) {
-  if (id < 1 || id > coordinators_.size()) return absl::NotFoundError(absl::StrCat("no node ", id));
-  return coordinators_[id - 1]->Leave();
+absl::Status SimCluster::Leave(uint32_t id) {
+  if (id < 1 || id > servers_.size()) return absl::NotFoundError(absl::StrCat("no node ", id));
+  return server(id).coordinator()->Leave();
 }
 
 void SimCluster::Record(std::string_view event) {

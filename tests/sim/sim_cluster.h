@@ -13,13 +13,14 @@
 //
 // Every node is a real server::Server (server/server.h), the one fathomd runs, on the simulation's seams:
 // its node threads, lease ticks and membership follower run as the scheduler's threads and tasks in
-// virtual time, and its joins reach the other servers in process (node::InProcessPeers). A
-// LocalCoordinationService plays ZooKeeper: every server joins it through its own LocalCoordinator (the
-// first to join is the configuration manager, CM, which places each member's regions as it joins), and the
-// cluster delivers each handle's configurations as a scheduler task. So a stopped node's lease lapses and
-// the CM removes it, its regions are promoted and refilled, and members reconnect after a dropped
+// virtual time, and its joins reach the other servers in process (node::InProcessPeers). ZooKeeper is the
+// simulated ensemble (sim_zookeeper.h), which the cluster's task runs (expiries, watch events): every
+// server owns the ZooKeeperCoordinator fathomd runs, as a task on the scheduler, so the configuration
+// manager (CM) is elected (node 1 first, as the first to join), a stopped node's session expires, and a
+// member or the CM may lose ZooKeeper alone. So a stopped node's lease lapses and the CM removes it, its
+// regions are promoted and refilled, a successor CM takes over, and members reconnect after a dropped
 // connection, all by the servers' own code and in the same virtual instant every run. Not simulated yet
-// (docs/architecture.md): ZooKeeper's sessions and the CM's election, the SSD log and restarts from it.
+// (docs/architecture.md): the SSD log and restarts from it.
 #ifndef FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 #define FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 
@@ -35,13 +36,13 @@
 #include "absl/time/time.h"
 #include "coordinator/configuration.h"
 #include "coordinator/lease_agent.h"
-#include "coordinator/local_coordinator.h"
 #include "kv/catalog.h"
 #include "platform/fabric/sim/sim_fabric.h"
 #include "platform/node/in_process_peers.h"
 #include "platform/node/node.h"
 #include "server/server.h"
 #include "tests/sim/sim_scheduler.h"
+#include "tests/sim/sim_zookeeper.h"
 #include "txn/txn.h"
 
 namespace fathom::sim {
@@ -58,6 +59,8 @@ struct SimClusterOptions {
   // Virtual time: a stopped member is removed a lease period (plus up to half a renewal interval) after
   // its last renewal.
   absl::Duration lease_period = absl::Milliseconds(40);
+  // Asked of the simulated ensemble, whose tick is half a lease period (so at most 10 lease periods).
+  absl::Duration zookeeper_session_timeout = absl::Milliseconds(400);
   bool trace_history = false;  // SimOptions::trace_history
   uint64_t fill_bytes_per_second = 0;  // TxnOptions::fill_bytes_per_second (data recovery's pace)
   absl::Duration resend_interval = absl::Milliseconds(5);  // TxnOptions::resend_interval
@@ -81,21 +84,22 @@ class SimCluster {
   int size() const { return static_cast<int>(servers_.size()); }
 
   // Crashes node `id` where it stands: its threads and tasks get no more turns, the fabric fails every
-  // operation to or from it, and joins to it fail as to a dead process.
+  // operation to or from it, joins to it fail as to a dead process, and its ZooKeeper session expires a
+  // session timeout later (nobody pings it).
   void Stop(uint32_t id);
   bool stopped(uint32_t id) const { return stopped_.contains(id); }
 
-  // The committed configuration (what ZooKeeper holds).
-  coordinator::Configuration configuration() const { return service_->configuration(); }
+  // The committed configuration (what ZooKeeper holds; empty before the first).
+  coordinator::Configuration configuration() const;
+  SimZooKeeperStore& zookeeper() { return *zookeeper_; }
   // The epoch of the last configuration node `id`'s membership follower fully applied.
   uint64_t applied_epoch(uint32_t id);
-  // Member `id`'s coordinator session ends (as when ZooKeeper expires it): it leaves the configuration at
-  // once. The running nodes apply the change on the scheduler's next round; node `id`'s own follower
-  // joins again, as fathomd's does.
-  absl::Status EndSession(uint32_t id);
+  // Member `id` leaves the configuration through its coordinator (Coordinator::Leave). The running nodes
+  // apply the change as it reaches them; node `id`'s own follower joins again, as fathomd's does.
+  absl::Status Leave(uint32_t id);
   coordinator::LeaseAgent& lease(uint32_t id) { return *server(id).lease(); }
-  // While held, node `id` is handed no new configuration (as a member whose ZooKeeper watch is slow):
-  // they wait, in order, until it is released.
+  // While held, node `id`'s coordinator hears no ZooKeeper event (as a member whose watches are slow), so
+  // it reads no new configuration until released.
   void HoldConfigurations(uint32_t id, bool hold);
 
   // Adds a workload event to the history.
@@ -106,21 +110,15 @@ class SimCluster {
  private:
   explicit SimCluster(const SimClusterOptions& options);
   absl::Status StartServer(uint32_t id);
-  // The scheduler's task: hands each running node's coordinator handle the configurations queued for it.
-  size_t Deliver();
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;
   std::unique_ptr<SimScheduler> scheduler_;
   node::InProcessPeers in_process_peers_;
-  std::unique_ptr<coordinator::LocalCoordinationService> service_;
-  // Per node (index id - 1); each coordinator handle outlives its server.
-  std::vector<std::unique_ptr<coordinator::LocalCoordinator>> coordinators_;
+  std::unique_ptr<SimZooKeeperStore> zookeeper_;  // outlives the servers' sessions
   std::vector<std::unique_ptr<server::Server>> servers_;
   uint64_t events_digest_ = 0;
   std::set<uint32_t> stopped_;
-  std::set<uint32_t> held_;  // HoldConfigurations
-  bool tearing_down_ = false;
   bool trace_ = false;  // servers' log lines to stderr too
 };
 

@@ -393,6 +393,15 @@ void SimZooKeeperStore::Expire(int64_t session) {
   if (it != sessions_.end() && !it->second.expired) EndSession(session, /*closed=*/false);
 }
 
+void SimZooKeeperStore::ExpireClient(uint32_t client) {
+  MutexLock lock(&mu_);
+  std::vector<int64_t> ending;
+  for (const auto& [id, state] : sessions_) {
+    if (state.client == client && !state.expired) ending.push_back(id);
+  }
+  for (int64_t id : ending) EndSession(id, /*closed=*/false);
+}
+
 void SimZooKeeperStore::GoDown() {
   MutexLock lock(&mu_);
   if (down_) return;
@@ -424,6 +433,22 @@ void SimZooKeeperStore::HoldEvents(bool hold) {
   hold_events_ = hold;
 }
 
+void SimZooKeeperStore::HoldEvents(uint32_t client, bool hold) {
+  MutexLock lock(&mu_);
+  if (hold) {
+    held_clients_.insert(client);
+  } else {
+    held_clients_.erase(client);
+  }
+}
+
+absl::StatusOr<std::string> SimZooKeeperStore::Peek(const std::string& path) const {
+  MutexLock lock(&mu_);
+  auto it = tree_.find(path);
+  if (it == tree_.end()) return absl::NotFoundError(absl::StrCat(path, ": no node"));
+  return it->second.data;
+}
+
 size_t SimZooKeeperStore::Deliver() {
   std::vector<std::pair<std::function<void(const Event&)>, Event>> out;
   {
@@ -441,7 +466,7 @@ size_t SimZooKeeperStore::Deliver() {
     for (int64_t id : due) EndSession(id, /*closed=*/false);
     if (!hold_events_) {
       for (auto& [id, state] : sessions_) {
-        if (state.handle == nullptr) continue;
+        if (state.handle == nullptr || held_clients_.contains(state.client)) continue;
         const bool reachable = !down_ && !cut_off_.contains(state.client);
         while (!state.events.empty()) {
           const Pending& next = state.events.front();

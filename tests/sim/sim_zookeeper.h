@@ -13,7 +13,10 @@
 //   Expire(session)     the ensemble ends a session at once (as after a long silence).
 //   GoDown() / ComeUp() the whole ensemble stops: every session sees kDisconnected and every call fails; no
 //                       session expires while it is down, and each gets a full timeout when it comes back.
-//   HoldEvents(true)    events queue until HoldEvents(false): watches and session news arrive late.
+//   HoldEvents(true)    events queue until HoldEvents(false): watches and session news arrive late;
+//   HoldEvents(c, true) the same for client c's sessions only (one member's slow watches).
+//   ExpireClient(c)     Expire for every session of client c.
+// Peek(path) reads a znode as the ensemble holds it (no session, no access check): what tests assert on.
 //
 //   SimulatedClock clock;
 //   SimZooKeeperStore zk(&clock);
@@ -53,9 +56,13 @@ class SimZooKeeperStore final : public coordinator::ZooKeeperStore {
   void CutOff(uint32_t client);
   void Reconnect(uint32_t client);
   void Expire(int64_t session);
+  void ExpireClient(uint32_t client);
   void GoDown();
   void ComeUp();
   void HoldEvents(bool hold);
+  void HoldEvents(uint32_t client, bool hold);
+  // NotFound when there is no such znode.
+  absl::StatusOr<std::string> Peek(const std::string& path) const;
   // Expires the sessions that are due and hands out the queued events (outside the store's lock: a
   // callback may call the store). Returns how many events it handed out.
   size_t Deliver();
@@ -127,6 +134,7 @@ class SimZooKeeperStore final : public coordinator::ZooKeeperStore {
   std::set<uint32_t> cut_off_ ABSL_GUARDED_BY(mu_);
   bool down_ ABSL_GUARDED_BY(mu_) = false;
   bool hold_events_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<uint32_t> held_clients_ ABSL_GUARDED_BY(mu_);
   int64_t next_session_ ABSL_GUARDED_BY(mu_) = 0x5100;
   // Watches: path -> sessions.
   std::map<std::string, std::set<int64_t>> data_watches_ ABSL_GUARDED_BY(mu_);

@@ -101,7 +101,7 @@ TEST(TruncationTest, NothingIsOwedToANodeThatLeft) {
     ASSERT_OK(cluster->node(1).Disconnect(backup));
     cluster->scheduler().RunFor(absl::Milliseconds(5));
     ASSERT_GT(Owed(*cluster, 1), 0u);
-    ASSERT_OK(cluster->EndSession(backup));  // it leaves the configuration
+    ASSERT_OK(cluster->Leave(backup));  // it leaves the configuration
     cluster->scheduler().RunFor(absl::Milliseconds(50));
     EXPECT_GT(cluster->applied_epoch(1), 1u);
     EXPECT_EQ(Owed(*cluster, 1), 0u) << "ids stay owed to a node that left";
