@@ -91,7 +91,9 @@ absl::Status SimCluster::StartServer(uint32_t id) {
   server.fabric_kind = coordinator::FABRIC_KIND_SIM;
   server.zookeeper = "simulated-ensemble";
   server.zookeeper_store = zookeeper_.get();
-  server.zookeeper_session_timeout = options_.zookeeper_session_timeout;
+  server.zookeeper_session_timeout = options_.zookeeper_session_timeout > absl::ZeroDuration()
+                                         ? options_.zookeeper_session_timeout
+                                         : 10 * options_.lease_period;
   server.lease_period = options_.lease_period;
   server.lease_channel = false;
   server.transactions.backups = options_.backups;

@@ -59,8 +59,9 @@ struct SimClusterOptions {
   // Virtual time: a stopped member is removed a lease period (plus up to half a renewal interval) after
   // its last renewal.
   absl::Duration lease_period = absl::Milliseconds(40);
-  // Asked of the simulated ensemble, whose tick is half a lease period (so at most 10 lease periods).
-  absl::Duration zookeeper_session_timeout = absl::Milliseconds(400);
+  // Asked of the simulated ensemble, whose tick is half a lease period (so 1 to 10 lease periods); zero:
+  // ten lease periods.
+  absl::Duration zookeeper_session_timeout = absl::ZeroDuration();
   bool trace_history = false;  // SimOptions::trace_history
   uint64_t fill_bytes_per_second = 0;  // TxnOptions::fill_bytes_per_second (data recovery's pace)
   absl::Duration resend_interval = absl::Milliseconds(5);  // TxnOptions::resend_interval
@@ -74,13 +75,14 @@ class SimCluster {
   static absl::StatusOr<std::unique_ptr<SimCluster>> Start(const SimClusterOptions& options);
   ~SimCluster();
 
+  uint64_t seed() const { return options_.seed; }
   fabric::sim::SimNetwork& network() { return *network_; }
   SimScheduler& scheduler() { return *scheduler_; }
   server::Server& server(uint32_t id) { return *servers_.at(id - 1); }
   node::Node& node(uint32_t id) { return server(id).node(); }
   txn::TransactionService& txns(uint32_t id) { return server(id).transactions(); }
-  // The tables' catalog (in the configuration), through node 1's coordinator handle.
-  kv::Catalog& catalog() { return *server(1).catalog(); }
+  // The tables' catalog (in the configuration), through node `through`'s coordinator.
+  kv::Catalog& catalog(uint32_t through = 1) { return *server(through).catalog(); }
   int size() const { return static_cast<int>(servers_.size()); }
 
   // Crashes node `id` where it stands: its threads and tasks get no more turns, the fabric fails every

@@ -71,11 +71,18 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
     for (int i = 1; i <= cluster.size(); ++i) account_nodes.push_back(static_cast<uint32_t>(i));
   }
 
-  // Accounts, through node 1 (a blocking transaction: the scheduler runs while it waits).
+  uint32_t via = options.through;
+  for (int i = 1; via == 0 && i <= cluster.size(); ++i) {
+    const uint32_t node = static_cast<uint32_t>(i);
+    if (!options.idle_nodes.contains(node) && !cluster.stopped(node)) via = node;
+  }
+  if (via == 0) return absl::InvalidArgumentError("no running node to run the workload through");
+
+  // Accounts, through `via` (a blocking transaction: the scheduler runs while it waits).
   std::vector<object::ObjectRef> accounts;
   absl::Status created = Retried(cluster, "creating the accounts", [&]() -> absl::Status {
     accounts.clear();
-    txn::Transaction tx = cluster.txns(1).Begin(0);
+    txn::Transaction tx = cluster.txns(via).Begin(0);
     for (int i = 0; i < options.accounts; ++i) {
       auto ref = tx.Alloc(8, {.node = account_nodes[i % account_nodes.size()]});
       if (!ref.ok()) return ref.status();
@@ -86,10 +93,10 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   });
   if (!created.ok()) return created;
 
-  // A KV table, through node 1.
+  // A KV table, through `via`.
   absl::StatusOr<kv::Table> table = absl::UnknownError("not created");
   created = Retried(cluster, "creating the table", [&]() -> absl::Status {
-    table = kv::Table::Create(cluster.txns(1), cluster.catalog(), "sim", {.buckets = 64});
+    table = kv::Table::Create(cluster.txns(via), cluster.catalog(via), "sim", {.buckets = 64});
     return table.status();
   });
   if (!created.ok()) return created;
@@ -104,7 +111,7 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   for (int n = 1; n <= cluster.size(); ++n) {
     const uint32_t node = static_cast<uint32_t>(n);
     if (options.idle_nodes.contains(node)) continue;
-    auto opened = kv::Table::Open(cluster.txns(node), cluster.catalog(), "sim");
+    auto opened = kv::Table::Open(cluster.txns(node), cluster.catalog(via), "sim");
     if (!opened.ok()) return opened.status();
     const kv::Table node_table = *opened;
     for (int t = 0; t < cluster.txns(node).threads(); ++t) {
@@ -186,11 +193,11 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
     }
   }
 
-  // The audit, through node 1: one snapshot of every account.
+  // The audit, through `via`: one snapshot of every account.
   std::vector<int64_t> balances;
   absl::Status audited = Retried(cluster, "the audit", [&]() -> absl::Status {
     balances.clear();
-    txn::Transaction tx = cluster.txns(1).Begin(0);
+    txn::Transaction tx = cluster.txns(via).Begin(0);
     for (const object::ObjectRef& ref : accounts) {
       absl::StatusOr<std::string> bytes = tx.Read(ref);
       if (!bytes.ok()) return bytes.status();
@@ -216,7 +223,7 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   if (result.total != expected) {
     result.violations.push_back(absl::StrCat("total ", result.total, ", expected ", expected));
   }
-  // Every acknowledged put reads back (blocking, through node 1).
+  // Every acknowledged put reads back (blocking, through `via`).
   for (const std::string& entry : outcomes->acknowledged_puts) {
     const size_t eq = entry.find('=');
     absl::StatusOr<std::string> value = absl::UnknownError("not read");

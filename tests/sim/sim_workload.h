@@ -24,6 +24,9 @@ struct SimWorkloadOptions {
   std::set<uint32_t> idle_nodes;
   // Accounts live on these nodes only (empty: every node).
   std::vector<uint32_t> account_nodes;
+  // The node that creates the accounts and the table and runs the audit (0: the lowest running node not
+  // idle).
+  uint32_t through = 0;
   absl::Duration timeout = absl::Seconds(60);  // virtual
 };
 

@@ -1,0 +1,265 @@
+// Failures that come together, on the replayable simulation with the simulated ZooKeeper (issue 58): the
+// configuration manager (CM) crashing, alone or with a member (f = 2), and ZooKeeper lost by one node
+// only, a member or the CM. Each seed checks, at every scheduler round, that no two running nodes hold the
+// CM's role at once, and at the end the workload's invariants (money conserved, every acknowledged put
+// read back) and that every region's replicas are identical.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/configuration.h"
+#include "coordinator/zookeeper_client.h"
+#include "gtest/gtest.h"
+#include "platform/base/status_test_macros.h"
+#include "platform/memory/global_address.h"
+#include "tests/sim/seeds.h"
+#include "tests/sim/sim_cluster.h"
+#include "tests/sim/sim_probes.h"
+#include "tests/sim/sim_workload.h"
+#include "txn/txn.h"
+
+namespace fathom::sim {
+namespace {
+
+// The running nodes that believe they are the CM.
+std::vector<uint32_t> Managers(SimCluster& cluster) {
+  std::vector<uint32_t> managers;
+  for (int i = 1; i <= cluster.size(); ++i) {
+    const uint32_t id = static_cast<uint32_t>(i);
+    if (!cluster.stopped(id) && cluster.server(id).coordinator()->is_manager()) managers.push_back(id);
+  }
+  return managers;
+}
+
+// Runs the cluster until `done`, failing the test the first round two running nodes hold the CM's role.
+// Each configuration committed meanwhile goes into the history.
+bool RunUntilWithOneManager(SimCluster& cluster, const std::function<bool()>& done, absl::Duration timeout) {
+  bool split = false;
+  uint64_t recorded = 0;
+  const bool reached = cluster.scheduler().RunUntil(
+      [&] {
+        if (const coordinator::Configuration now = cluster.configuration(); now.epoch() != recorded) {
+          recorded = now.epoch();
+          cluster.Record(absl::StrCat("epoch ", now.epoch(), ", cm ", now.manager_id(), ", members ",
+                                      absl::StrJoin(coordinator::DataMemberIds(now), ",")));
+        }
+        const std::vector<uint32_t> managers = Managers(cluster);
+        if (managers.size() > 1 && !split) {
+          split = true;
+          ADD_FAILURE() << "two managers at once: nodes " << absl::StrJoin(managers, ", ") << " at "
+                        << absl::FormatTime(cluster.network().clock().Now());
+        }
+        return done();
+      },
+      timeout);
+  return reached && !split;
+}
+
+// Every running node applied the committed configuration.
+bool Settled(SimCluster& cluster) {
+  const coordinator::Configuration now = cluster.configuration();
+  for (uint32_t id : coordinator::DataMemberIds(now)) {
+    if (!cluster.stopped(id) && cluster.applied_epoch(id) < now.epoch()) return false;
+  }
+  for (const coordinator::RegionPlacement& r : now.regions()) {
+    if (r.filling_size() > 0) return false;
+  }
+  return true;
+}
+
+bool Lists(const coordinator::Configuration& configuration, uint32_t id) {
+  return coordinator::FindMember(configuration, id) != nullptr;
+}
+
+// The workload on the running nodes, and its invariants. Accounts go to the nodes that still serve their
+// own memory (a node that joined again after a removal finds its region given to another).
+void RunWorkload(SimCluster& cluster, uint64_t seed, std::set<uint32_t> idle) {
+  SimWorkloadOptions workload;
+  workload.idle_nodes = idle;
+  const coordinator::Configuration configuration = cluster.configuration();
+  for (const coordinator::RegionPlacement& r : configuration.regions()) {
+    const uint32_t owner = memory::OwnerOfRegion(r.region_id());
+    if (r.primary() == owner && !idle.contains(owner)) workload.account_nodes.push_back(owner);
+  }
+  if (!workload.account_nodes.empty()) workload.through = workload.account_nodes.front();  // its table too
+  workload.transfers_per_thread = 6;
+  workload.kv_keys = 4;
+  absl::StatusOr<SimWorkloadResult> result = RunSimWorkload(cluster, workload, seed);
+  ASSERT_OK(result.status());
+  EXPECT_EQ(result->audit_blocked, "");
+  EXPECT_TRUE(result->violations.empty()) << absl::StrJoin(result->violations, "\n");
+  EXPECT_GT(result->committed, 0u);
+}
+
+// Once every running member applied the configuration: every region's replicas are identical.
+void ExpectIdenticalReplicas(SimCluster& cluster) {
+  ASSERT_TRUE(RunUntilWithOneManager(cluster, [&] { return Settled(cluster); }, absl::Seconds(10)));
+  cluster.scheduler().RunFor(absl::Milliseconds(20));  // truncations reach the backups
+  const std::vector<std::string> differences = ReplicaDifferences(cluster);
+  EXPECT_TRUE(differences.empty()) << absl::StrJoin(differences, "\n");
+}
+
+// An object on each of `owners`, committed through `via`, then read back through `via` once the
+// configuration moved on: what was acknowledged before the crash survives it.
+struct Committed {
+  object::ObjectRef ref;
+  std::string value;
+};
+std::vector<Committed> CommitOnEach(SimCluster& cluster, uint32_t via, const std::vector<uint32_t>& owners) {
+  std::vector<Committed> committed;
+  for (uint32_t owner : owners) {
+    const std::string value = absl::StrCat("on node ", owner);
+    absl::StatusOr<object::ObjectRef> ref = CommitNewObject(cluster, via, owner, value);
+    EXPECT_OK(ref.status());
+    if (ref.ok()) committed.push_back({*ref, value});
+  }
+  return committed;
+}
+void ExpectReadable(SimCluster& cluster, uint32_t via, const std::vector<Committed>& committed) {
+  for (const Committed& c : committed) {
+    absl::StatusOr<std::string> value = absl::UnavailableError("not read");
+    cluster.scheduler().RunUntil(
+        [&] {
+          txn::Transaction read = cluster.txns(via).Begin();
+          value = read.Read(c.ref);
+          return value.ok();
+        },
+        absl::Seconds(5));
+    EXPECT_TRUE(value.ok() && *value == c.value)
+        << c.value << ": " << (value.ok() ? *value : value.status().ToString());
+  }
+}
+
+// Runs `scenario` on a cluster started with `options` for every seed, twice: the second run must replay
+// the first.
+void RunAndReplay(SimClusterOptions options, const std::function<void(SimCluster&)>& scenario) {
+  for (uint64_t seed : Seeds()) {
+    SCOPED_TRACE(Replay(seed));
+    options.seed = seed;
+    uint64_t histories[2] = {0, 0};
+    for (int run = 0; run < 2; ++run) {
+      ASSERT_OK_AND_ASSIGN(std::unique_ptr<SimCluster> cluster, SimCluster::Start(options));
+      scenario(*cluster);
+      if (::testing::Test::HasFailure()) return;  // one seed's failure is enough to read
+      histories[run] = cluster->history();
+    }
+    EXPECT_EQ(histories[0], histories[1]) << "the runs diverged";
+  }
+}
+
+// The CM crashes: its ZooKeeper session expires, node 2 is elected, removes node 1 once its lease lapsed,
+// promotes node 1's regions, and the cluster goes on.
+TEST(CompoundFaultsTest, ASuccessorTakesOverFromACrashedManager) {
+  SimClusterOptions options;
+  RunAndReplay(options, [&](SimCluster& c) {
+    SimCluster* const cluster = &c;
+    const uint64_t seed = c.seed();
+    ASSERT_EQ(cluster->configuration().manager_id(), 1u);
+    const std::vector<Committed> committed = CommitOnEach(*cluster, 2, {1, 2, 3});
+    cluster->Stop(1);
+    ASSERT_TRUE(RunUntilWithOneManager(
+        *cluster,
+        [&] {
+          const coordinator::Configuration now = cluster->configuration();
+          return now.manager_id() != 1 && !Lists(now, 1) && Settled(*cluster);
+        },
+        absl::Seconds(10)))
+        << "no successor removed the crashed CM";
+    EXPECT_EQ(cluster->configuration().manager_id(), 2u);
+    ExpectReadable(*cluster, 3, committed);
+    RunWorkload(*cluster, seed, {1});
+    ExpectIdenticalReplicas(*cluster);
+  });
+}
+
+// The CM and a member crash at the same instant with f = 2 (five members): the successor removes both
+// (the member's regions too, though its new lease table never saw it), and nothing acknowledged is lost.
+// The reproduction of issue 58's path 3.
+TEST(CompoundFaultsTest, TheManagerAndAMemberCrashTogetherWithTwoBackups) {
+  SimClusterOptions options;
+  options.nodes = 5;
+  options.backups = 2;
+  RunAndReplay(options, [&](SimCluster& c) {
+    SimCluster* const cluster = &c;
+    const uint64_t seed = c.seed();
+    const std::vector<Committed> committed = CommitOnEach(*cluster, 2, {1, 2, 3, 4, 5});
+    cluster->Stop(1);
+    cluster->Stop(5);
+    ASSERT_TRUE(RunUntilWithOneManager(
+        *cluster,
+        [&] {
+          const coordinator::Configuration now = cluster->configuration();
+          return !Lists(now, 1) && !Lists(now, 5) && Settled(*cluster);
+        },
+        absl::Seconds(10)))
+        << "the crashed CM and member were never both removed";
+    EXPECT_EQ(coordinator::DataMemberIds(cluster->configuration()), (std::vector<uint32_t>{2, 3, 4}));
+    ExpectReadable(*cluster, 3, committed);
+    RunWorkload(*cluster, seed, {1, 5});
+    ExpectIdenticalReplicas(*cluster);
+  });
+}
+
+// A member loses ZooKeeper alone for twice its session timeout (issue 58's path 1): its session expires,
+// but it still holds its lease, so the CM keeps it (its regions do not move under it), and once it
+// reaches ZooKeeper again it registers again, the same process.
+TEST(CompoundFaultsTest, AMemberCutOffZooKeeperStaysWhileItHoldsItsLease) {
+  SimClusterOptions options;
+  RunAndReplay(options, [&](SimCluster& c) {
+    SimCluster* const cluster = &c;
+    const uint64_t seed = c.seed();
+    const std::string registration = coordinator::ClusterZnodes("sim").root + "/members/3";
+    cluster->zookeeper().CutOff(3);
+    bool removed = false;
+    RunUntilWithOneManager(
+        *cluster,
+        [&] {
+          removed = removed || !Lists(cluster->configuration(), 3);
+          return false;
+        },
+        20 * options.lease_period);
+    EXPECT_FALSE(removed) << "a member that lost only ZooKeeper was removed";
+    EXPECT_FALSE(cluster->zookeeper().Peek(registration).ok()) << "its session never expired";
+    // Transactions go on meanwhile (node 3 learns of the new table's configuration only later).
+    RunWorkload(*cluster, seed, {});
+    cluster->zookeeper().Reconnect(3);
+    EXPECT_TRUE(RunUntilWithOneManager(
+        *cluster, [&] { return cluster->zookeeper().Peek(registration).ok(); }, absl::Seconds(10)))
+        << "it never registered again";
+    ExpectIdenticalReplicas(*cluster);
+    EXPECT_EQ(coordinator::DataMemberIds(cluster->configuration()), (std::vector<uint32_t>{1, 2, 3}));
+    EXPECT_EQ(cluster->lease(1).counters().expiries, 0u);
+  });
+}
+
+// The CM loses ZooKeeper alone (issue 58's path 2): it gives up its role before its session can expire,
+// so a successor never overlaps it; the successor removes it once its lease lapsed, and it joins again
+// when it reaches ZooKeeper.
+TEST(CompoundFaultsTest, AManagerCutOffZooKeeperGivesUpItsRoleBeforeASuccessorTakesIt) {
+  SimClusterOptions options;
+  RunAndReplay(options, [&](SimCluster& c) {
+    SimCluster* const cluster = &c;
+    const uint64_t seed = c.seed();
+    cluster->zookeeper().CutOff(1);
+    ASSERT_TRUE(RunUntilWithOneManager(
+        *cluster,
+        [&] {
+          const coordinator::Configuration now = cluster->configuration();
+          return now.manager_id() != 1 && !Lists(now, 1) && Settled(*cluster);
+        },
+        absl::Seconds(10)))
+        << "no successor removed the CM cut off ZooKeeper";
+    cluster->zookeeper().Reconnect(1);
+    EXPECT_TRUE(RunUntilWithOneManager(
+        *cluster, [&] { return Lists(cluster->configuration(), 1) && Settled(*cluster); }, absl::Seconds(10)))
+        << "the old CM never joined again";
+    RunWorkload(*cluster, seed, {});
+    ExpectIdenticalReplicas(*cluster);
+  });
+}
+
+}  // namespace
+}  // namespace fathom::sim
