@@ -329,6 +329,12 @@ void TxnThread::ReadLocal(TxState& tx, const object::ObjectRef& ref, ReadCallbac
 
 void TxnThread::ReadLocalAttempt(TxState& tx, const object::ObjectRef& ref, ReadCallback done, absl::Time give_up) {
   auto object = thread_->store().Resolve(ref);
+  if (absl::IsNotFound(object.status())) {
+    // The placement names this node primary of a region it does not serve yet: it is taking the region
+    // over (a promotion waits for pending commits and members' word): soon served, so asked again.
+    return done(absl::UnavailableError(
+        absl::StrCat(object.status().message(), " yet: this node is taking over region ", ref.address.region)));
+  }
   if (!object.ok()) return done(absl::InvalidArgumentError(object.status().message()));
   if (local_buffer_.size() < ref.capacity) local_buffer_.resize(ref.capacity);
   std::span<std::byte> copy(local_buffer_.data(), ref.capacity);
