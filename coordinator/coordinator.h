@@ -137,6 +137,11 @@ class Coordinator {
   virtual CoordinatorState state() const = 0;
   // Whether this node is the configuration manager right now.
   virtual bool is_manager() const = 0;
+  // Asks the source of truth, now, whether this node is still the configuration manager: OK if it is;
+  // FailedPrecondition if not (it was deposed meanwhile, and is_manager() turns false); Unavailable if
+  // that cannot be known now. For a CM that did not run for a while (paused): what it believed before
+  // may have been voted out meanwhile.
+  virtual absl::Status ConfirmManager() = 0;
 };
 
 }  // namespace fathom::coordinator

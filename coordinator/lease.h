@@ -63,6 +63,10 @@ struct LeaseReply {
 // bounds the old CM's lease (LeaseAgent::ShortenDeposedManager): every node of a cluster runs with the
 // same lease period.
 inline absl::Duration SuspicionSilence(absl::Duration period) { return period / 4; }
+// A CM whose lease ticks stopped for longer than this (it was paused, or starved) may have been voted out
+// meanwhile (its members suspect it after SuspicionSilence): it grants nothing until the coordinator
+// confirms it still holds the role (Coordinator::ConfirmManager). Ticks come every period / 16.
+inline absl::Duration ManagerGapToConfirm(absl::Duration period) { return period / 8; }
 
 std::string EncodeLeaseRequest(const LeaseRequest& request);
 // InvalidArgument (which the messenger counts as a malformed message) if the size, version, reserved

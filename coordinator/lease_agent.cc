@@ -128,9 +128,38 @@ void LeaseAgent::OnConfiguration(const coordinator::Configuration& config) {
   }
 }
 
+bool LeaseAgent::ConfirmAfterGap(absl::Time now) {
+  {
+    MutexLock lock(&mu_);
+    if (!is_manager_) return true;  // taking over: the election just confirmed it
+    if (TickGapLocked(now)) {
+      if (!confirming_) {
+        LogWarning("lease", "node %u (CM) did not tick for %s: it grants no lease until ZooKeeper confirms its role",
+                   node_->id(), absl::FormatDuration(now - *last_tick_).c_str());
+      }
+      confirming_ = true;
+    }
+    if (!confirming_) return true;
+  }
+  const absl::Status confirmed = coordinator_->ConfirmManager();
+  MutexLock lock(&mu_);
+  if (confirmed.ok()) {
+    confirming_ = false;
+    LogInfo("lease", "node %u is still the CM: it grants leases again", node_->id());
+    return true;
+  }
+  if (absl::IsFailedPrecondition(confirmed)) {
+    confirming_ = false;
+    LogWarning("lease", "node %u is no longer the CM: %s", node_->id(), std::string(confirmed.message()).c_str());
+    return false;
+  }
+  return true;  // not known yet (ZooKeeper unreachable): still no grant; asked again next tick
+}
+
 void LeaseAgent::Tick() {
   const absl::Time now = options_.clock->Now();
-  const bool manager = coordinator_ != nullptr && coordinator_->is_manager();
+  bool manager = coordinator_ != nullptr && coordinator_->is_manager();
+  if (manager) manager = ConfirmAfterGap(now);
   std::optional<std::pair<uint32_t, uint64_t>> predecessor;  // the CM this node just took over from
   {
     MutexLock lock(&mu_);
@@ -476,9 +505,10 @@ LeaseReply LeaseAgent::Answer(const LeaseRequest& request) {
   LeaseReply answer;
   answer.period = options_.period;
   const absl::Time now = options_.clock->Now();
+  const bool manager_now = ManagerNow();
   MutexLock lock(&mu_);
   answer.epoch = config_.has_value() ? config_->epoch() : 0;
-  if (!started_ || stopping_ || !is_manager_) {
+  if (!started_ || stopping_ || !is_manager_ || !manager_now || confirming_ || TickGapLocked(now)) {
     answer.verdict = LeaseVerdict::kNotManager;
   } else {
     answer.verdict = table_.Renew(request.node_id, request.incarnation, now);
@@ -502,6 +532,22 @@ LeaseReply LeaseAgent::Answer(const LeaseRequest& request) {
 uint64_t LeaseAgent::configuration_epoch() const {
   MutexLock lock(&mu_);
   return config_.has_value() ? config_->epoch() : 0;
+}
+
+bool LeaseAgent::ManagerNow() const {
+  Coordinator* coordinator;
+  {
+    MutexLock lock(&mu_);
+    coordinator = started_ ? coordinator_ : nullptr;
+  }
+  // Outside mu_: the coordinator calls Witness under its own lock.
+  return coordinator != nullptr && coordinator->is_manager();
+}
+
+bool LeaseAgent::GrantsLeases() const {
+  const bool manager_now = ManagerNow();
+  MutexLock lock(&mu_);
+  return started_ && !stopping_ && is_manager_ && manager_now && !confirming_ && !TickGapLocked(options_.clock->Now());
 }
 
 bool LeaseAgent::HoldsLease() const {

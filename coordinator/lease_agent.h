@@ -120,6 +120,9 @@ class LeaseAgent {
 
   // Whether this node holds a lease now (by the clock).
   bool HoldsLease() const;
+  // As CM: whether it grants leases now (not while it confirms its role after a gap in its ticks:
+  // ManagerGapToConfirm).
+  bool GrantsLeases() const;
   // Whether this node held a lease that has lapsed by now (and is not renewed). Lock-free: the commit path
   // asks it before reporting success (TxnOptions::lease_lapsed).
   bool LeaseLapsed() const;
@@ -189,6 +192,18 @@ class LeaseAgent {
   absl::Time tick_by_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   std::optional<coordinator::Configuration> config_ ABSL_GUARDED_BY(mu_);
   bool is_manager_ ABSL_GUARDED_BY(mu_) = false;
+  // As CM after a gap in its ticks: no grant until the coordinator confirms the role.
+  bool confirming_ ABSL_GUARDED_BY(mu_) = false;
+  // As CM: whether its ticks stopped for longer than ManagerGapToConfirm before `now`.
+  bool TickGapLocked(absl::Time now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return last_tick_.has_value() && now - *last_tick_ > ManagerGapToConfirm(options_.period);
+  }
+  // Whether the coordinator says this node is the CM now (the ticks' is_manager_ lags by up to a tick: a
+  // grant must not).
+  bool ManagerNow() const ABSL_LOCKS_EXCLUDED(mu_);
+  // As CM: confirms the role after a gap in the ticks (Coordinator::ConfirmManager); false if it is not
+  // the CM any more.
+  bool ConfirmAfterGap(absl::Time now);
   LeaseTable table_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::Time> last_tick_ ABSL_GUARDED_BY(mu_);
   void SetExpiry(absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

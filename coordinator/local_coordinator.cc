@@ -234,6 +234,11 @@ absl::Status LocalCoordinator::RemoveExpiredMember(uint32_t node_id, uint64_t in
 
 CoordinatorState LocalCoordinator::state() const { return CoordinatorState::kConnected; }
 
+absl::Status LocalCoordinator::ConfirmManager() {
+  // The service is the truth, and is_manager() reads it.
+  return is_manager() ? absl::OkStatus() : absl::FailedPreconditionError("not the configuration manager");
+}
+
 bool LocalCoordinator::is_manager() const {
   uint32_t id;
   {

@@ -86,6 +86,7 @@ class LocalCoordinator final : public Coordinator {
                                    ExpiredMember expired = ExpiredMember::kUnseen) override;
   CoordinatorState state() const override;
   bool is_manager() const override;
+  absl::Status ConfirmManager() override;
 
  private:
   friend class LocalCoordinationService;

@@ -400,10 +400,25 @@ void ZooKeeperCoordinator::ProbeContact(ZooKeeperStore::Session* zk) {
     }
     election = absl::StrCat(root_, "/election/", election_node_);
   }
+  (void)CheckElection(zk, election);
+}
+
+absl::Status ZooKeeperCoordinator::CheckElection(ZooKeeperStore::Session* zk, const std::string& election) {
   const absl::Time sent = options_.clock->Now();
   const absl::Status answer = zk->Exists(election).status();
-  // NotFound is an answer too; the watch on the znode makes this node step down.
-  if (answer.ok() || absl::IsNotFound(answer)) NoteContact(sent);
+  if (answer.ok()) {
+    NoteContact(sent);
+    return absl::OkStatus();
+  }
+  if (absl::IsNotFound(answer)) {
+    // Deposed (ReportSuspect) or the session ended: the role ends now, not when the watch event comes.
+    MutexLock lock(&mu_);
+    is_manager_ = false;
+    election_dirty_ = true;
+    Wake();
+    return absl::FailedPreconditionError(absl::StrCat(election, " is gone: no longer the configuration manager"));
+  }
+  return answer;
 }
 
 void ZooKeeperCoordinator::NoteContact(absl::Time sent) {
@@ -1085,6 +1100,20 @@ bool ZooKeeperCoordinator::is_manager() const {
   if (options_.manager_hold <= absl::ZeroDuration()) return connected_;
   // Not `connected_`: the client notices a silent server only 2/3 of the session timeout late.
   return options_.clock->Now() < RoleEndsLocked();
+}
+
+absl::Status ZooKeeperCoordinator::ConfirmManager() {
+  HandleLease lease(this);
+  if (!lease.status().ok()) return lease.status();
+  std::string election;
+  {
+    MutexLock lock(&mu_);
+    if (!is_manager_ || election_node_.empty()) return absl::FailedPreconditionError("not the configuration manager");
+    election = absl::StrCat(root_, "/election/", election_node_);
+  }
+  if (absl::Status s = CheckElection(lease.get(), election); !s.ok()) return s;
+  MutexLock lock(&mu_);
+  return is_manager_ ? absl::OkStatus() : absl::FailedPreconditionError("not the configuration manager");
 }
 
 absl::Status ZooKeeperCoordinator::config_status() const {

@@ -124,6 +124,8 @@ class ZooKeeperCoordinator final : public Coordinator {
   CoordinatorState state() const override;
   // Also while disconnected, for options.manager_hold after the connection went (the session may live).
   bool is_manager() const override;
+  // Exists on this node's election znode: OK (and contact noted) if it is there and this node leads.
+  absl::Status ConfirmManager() override;
 
   // Ends the session at once (this node's ephemeral znodes go away, as when the process dies) and stops
   // the worker. Idempotent. Subscriptions must still be destroyed before the coordinator.
@@ -151,6 +153,9 @@ class ZooKeeperCoordinator final : public Coordinator {
   absl::Status Open(const std::string& resume, absl::Duration connect_timeout) ABSL_LOCKS_EXCLUDED(mu_);
   // As CM: asks ZooKeeper whether its election znode still exists, so contact_at_ stays recent.
   void ProbeContact(ZooKeeperStore::Session* zk);
+  // Whether this node's election znode `election` is still there: OK (contact noted), or
+  // FailedPrecondition once it is gone (the role ends at once, not when the watch event comes).
+  absl::Status CheckElection(ZooKeeperStore::Session* zk, const std::string& election) ABSL_LOCKS_EXCLUDED(mu_);
   // A request sent at `sent` was answered on the current session.
   void NoteContact(absl::Time sent) ABSL_LOCKS_EXCLUDED(mu_);
   // Until when the CM keeps its role (options_.manager_hold > 0).
