@@ -116,15 +116,41 @@ absl::Status SimCluster::StartServer(uint32_t id) {
 
 void SimCluster::Stop(uint32_t id) {
   stopped_.insert(id);
+  Freeze(id, true);
   node::Node& stopped = node(id);
-  for (int t = 0; t < stopped.threads(); ++t) {
-    absl::StatusOr<node::NodeThread*> thread = stopped.Thread(t);
-    if (thread.ok()) scheduler_->Freeze(*thread);
-  }
-  scheduler_->FreezeTasks(id);
   in_process_peers_.Remove(stopped.control_address(), &stopped);
   network_->Crash(id);
   zookeeper_->CutOff(id);  // a dead process pings no more
+}
+
+void SimCluster::Freeze(uint32_t id, bool frozen) {
+  node::Node& n = node(id);
+  for (int t = 0; t < n.threads(); ++t) {
+    absl::StatusOr<node::NodeThread*> thread = n.Thread(t);
+    if (!thread.ok()) continue;
+    if (frozen) {
+      scheduler_->Freeze(*thread);
+    } else {
+      scheduler_->Resume(*thread);
+    }
+  }
+  if (frozen) {
+    scheduler_->FreezeTasks(id);
+  } else {
+    scheduler_->ResumeTasks(id);
+  }
+}
+
+void SimCluster::Pause(uint32_t id) {
+  paused_.insert(id);
+  Freeze(id, true);
+  zookeeper_->CutOff(id);
+}
+
+void SimCluster::Resume(uint32_t id) {
+  paused_.erase(id);
+  Freeze(id, false);
+  zookeeper_->Reconnect(id);
 }
 
 void SimCluster::HoldConfigurations(uint32_t id, bool hold) { zookeeper_->HoldEvents(id, hold); }

@@ -90,6 +90,11 @@ class SimCluster {
   // session timeout later (nobody pings it).
   void Stop(uint32_t id);
   bool stopped(uint32_t id) const { return stopped_.contains(id); }
+  // Pauses node `id` (as SIGSTOP does): its threads and tasks get no turns and its ZooKeeper session is
+  // not pinged, but its memory and connections stay; Resume lets it go on where it stood.
+  void Pause(uint32_t id);
+  void Resume(uint32_t id);
+  bool paused(uint32_t id) const { return paused_.contains(id); }
 
   // The committed configuration (what ZooKeeper holds; empty before the first).
   coordinator::Configuration configuration() const;
@@ -112,6 +117,8 @@ class SimCluster {
  private:
   explicit SimCluster(const SimClusterOptions& options);
   absl::Status StartServer(uint32_t id);
+  // Node `id`'s threads and tasks get no turns (true) or get them again.
+  void Freeze(uint32_t id, bool frozen);
 
   SimClusterOptions options_;
   std::unique_ptr<fabric::sim::SimNetwork> network_;
@@ -121,6 +128,7 @@ class SimCluster {
   std::vector<std::unique_ptr<server::Server>> servers_;
   uint64_t events_digest_ = 0;
   std::set<uint32_t> stopped_;
+  std::set<uint32_t> paused_;
   bool trace_ = false;  // servers' log lines to stderr too
 };
 

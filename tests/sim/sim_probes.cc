@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "platform/object/object_codec.h"
 #include "platform/object/object_layout.h"
 #include "platform/memory/global_address.h"
@@ -101,6 +102,69 @@ uint64_t SumOverThreads(SimCluster& cluster, uint32_t node, const std::function<
     if (thread.ok()) total += of(**thread);
   }
   return total;
+}
+
+std::string Unsettled(SimCluster& cluster) {
+  const coordinator::Configuration now = cluster.configuration();
+  for (uint32_t id : coordinator::DataMemberIds(now)) {
+    if (!cluster.stopped(id) && cluster.applied_epoch(id) < now.epoch()) {
+      return absl::StrCat("node ", id, " applied epoch ", cluster.applied_epoch(id), " of ", now.epoch());
+    }
+  }
+  for (const coordinator::RegionPlacement& r : now.regions()) {
+    if (r.filling_size() > 0) return absl::StrCat("region ", r.region_id(), " fills a new backup");
+    // A promoted primary serves its region once no commit planned under an older map can reach it.
+    if (!cluster.stopped(r.primary()) && cluster.node(r.primary()).ServedRegion(r.region_id()) == nullptr) {
+      return absl::StrCat("node ", r.primary(), " does not serve region ", r.region_id(), " yet (epoch ", now.epoch(),
+                          ")");
+    }
+  }
+  return "";
+}
+
+bool Settled(SimCluster& cluster) { return Unsettled(cluster).empty(); }
+
+std::vector<uint32_t> Managers(SimCluster& cluster) {
+  std::vector<uint32_t> managers;
+  for (int i = 1; i <= cluster.size(); ++i) {
+    const uint32_t id = static_cast<uint32_t>(i);
+    if (cluster.stopped(id) || cluster.paused(id)) continue;  // takes no step
+    if (cluster.lease(id).GrantsLeases()) managers.push_back(id);
+  }
+  return managers;
+}
+
+absl::Status RunUntilWithOneManager(SimCluster& cluster, const std::function<bool()>& done, absl::Duration timeout) {
+  std::string split;
+  uint64_t recorded = 0;
+  const bool reached = cluster.scheduler().RunUntil(
+      [&] {
+        if (const coordinator::Configuration now = cluster.configuration(); now.epoch() != recorded) {
+          recorded = now.epoch();
+          cluster.Record(absl::StrCat("epoch ", now.epoch(), ", cm ", now.manager_id(), ", members ",
+                                      absl::StrJoin(coordinator::DataMemberIds(now), ",")));
+        }
+        if (const std::vector<uint32_t> managers = Managers(cluster); managers.size() > 1) {
+          split = absl::StrCat("two managers at once: nodes ", absl::StrJoin(managers, ", "), " at ",
+                               absl::FormatTime(cluster.network().clock().Now()));
+          return true;
+        }
+        return done();
+      },
+      timeout);
+  if (!split.empty()) return absl::InternalError(split);
+  if (!reached) return absl::DeadlineExceededError(absl::StrCat("not reached within ", absl::FormatDuration(timeout)));
+  return absl::OkStatus();
+}
+
+absl::Status IdenticalReplicasOnceSettled(SimCluster& cluster) {
+  if (absl::Status s = RunUntilWithOneManager(cluster, [&] { return Settled(cluster); }, absl::Seconds(10)); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("settling: ", s.message()));
+  }
+  cluster.scheduler().RunFor(absl::Milliseconds(20));  // truncations reach the backups
+  const std::vector<std::string> differences = ReplicaDifferences(cluster);
+  if (differences.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("replicas differ:\n", absl::StrJoin(differences, "\n")));
 }
 
 }  // namespace fathom::sim

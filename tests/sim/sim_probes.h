@@ -38,6 +38,25 @@ absl::StatusOr<object::ObjectRef> CommitNewObject(SimCluster& cluster, uint32_t 
 // quiesced (truncations applied).
 std::vector<std::string> ReplicaDifferences(SimCluster& cluster);
 
+// Every running member applied the committed configuration, every region's primary serves it (a
+// promotion is over), and no region is filling a new backup.
+bool Settled(SimCluster& cluster);
+// Why the cluster has not settled ("" once it has).
+std::string Unsettled(SimCluster& cluster);
+
+// The running nodes (neither stopped nor paused: taking steps) that act as the configuration manager (CM)
+// now: their lease agent grants leases (LeaseAgent::GrantsLeases).
+std::vector<uint32_t> Managers(SimCluster& cluster);
+
+// Runs the cluster until `done`: OK; DeadlineExceeded after `timeout` (virtual); Internal at the first
+// round two running nodes held the CM's role at once. Each configuration committed meanwhile goes into
+// the history.
+absl::Status RunUntilWithOneManager(SimCluster& cluster, const std::function<bool()>& done, absl::Duration timeout);
+
+// Once the cluster settled (within 10 s, with one CM) and its truncations reached the backups: OK if
+// every region's replicas are identical (ReplicaDifferences), else the differences.
+absl::Status IdenticalReplicasOnceSettled(SimCluster& cluster);
+
 // `of` summed over node `node`'s transaction threads (0 for a thread that cannot be reached).
 uint64_t SumOverThreads(SimCluster& cluster, uint32_t node, const std::function<uint64_t(txn::TxnThread&)>& of);
 

@@ -1,5 +1,6 @@
 #include "tests/sim/sim_workload.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
@@ -7,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
+#include "platform/memory/global_address.h"
 #include "tests/workloads/support.h"
 #include "txn/run_async.h"
 
@@ -68,15 +70,20 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   SimWorkloadResult result;
   std::vector<uint32_t> account_nodes = options.account_nodes;
   if (account_nodes.empty()) {
-    for (int i = 1; i <= cluster.size(); ++i) account_nodes.push_back(static_cast<uint32_t>(i));
+    // Every running node not idle that serves its own memory (one that joined again after a removal
+    // finds its region given to another, and cannot allocate there).
+    const coordinator::Configuration configuration = cluster.configuration();
+    for (const coordinator::RegionPlacement& r : configuration.regions()) {
+      const uint32_t owner = memory::OwnerOfRegion(r.region_id());
+      if (r.primary() != owner || options.idle_nodes.contains(owner) || cluster.stopped(owner)) continue;
+      if (std::find(account_nodes.begin(), account_nodes.end(), owner) == account_nodes.end()) {
+        account_nodes.push_back(owner);
+      }
+    }
+    if (account_nodes.empty()) return absl::FailedPreconditionError("no running node serves its own memory");
   }
 
-  uint32_t via = options.through;
-  for (int i = 1; via == 0 && i <= cluster.size(); ++i) {
-    const uint32_t node = static_cast<uint32_t>(i);
-    if (!options.idle_nodes.contains(node) && !cluster.stopped(node)) via = node;
-  }
-  if (via == 0) return absl::InvalidArgumentError("no running node to run the workload through");
+  const uint32_t via = options.through != 0 ? options.through : account_nodes.front();
 
   // Accounts, through `via` (a blocking transaction: the scheduler runs while it waits).
   std::vector<object::ObjectRef> accounts;
@@ -171,6 +178,7 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
       if (!posted.ok()) return posted;
     }
   }
+  if (options.on_started) options.on_started();
   // Done when every node still running has finished its chains (a stopped node's never finish).
   auto running = [&] {
     int chains = 0;
@@ -193,6 +201,7 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
     }
   }
 
+  if (options.before_audit) options.before_audit();
   // The audit, through `via`: one snapshot of every account.
   std::vector<int64_t> balances;
   absl::Status audited = Retried(cluster, "the audit", [&]() -> absl::Status {

@@ -6,6 +6,7 @@
 #define FATHOM_TESTS_SIM_SIM_WORKLOAD_H_
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,12 +23,15 @@ struct SimWorkloadOptions {
   int kv_keys = 16;               // put through node threads, then read back lock-free
   // Nodes whose threads run no transfers or KV operations (they are to be stopped in the run).
   std::set<uint32_t> idle_nodes;
-  // Accounts live on these nodes only (empty: every node).
+  // Accounts live on these nodes only (empty: every running node not idle that serves its own memory).
   std::vector<uint32_t> account_nodes;
-  // The node that creates the accounts and the table and runs the audit (0: the lowest running node not
-  // idle).
+  // The node that creates the accounts and the table and runs the audit (0: the first account node).
   uint32_t through = 0;
   absl::Duration timeout = absl::Seconds(60);  // virtual
+  // Called once the accounts and the table exist and every chain was posted (faults may start), and once
+  // every running node's chains ended, before the audit (faults may end, the cluster settle).
+  std::function<void()> on_started;
+  std::function<void()> before_audit;
 };
 
 struct SimWorkloadResult {

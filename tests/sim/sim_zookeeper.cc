@@ -393,15 +393,6 @@ void SimZooKeeperStore::Expire(int64_t session) {
   if (it != sessions_.end() && !it->second.expired) EndSession(session, /*closed=*/false);
 }
 
-void SimZooKeeperStore::ExpireClient(uint32_t client) {
-  MutexLock lock(&mu_);
-  std::vector<int64_t> ending;
-  for (const auto& [id, state] : sessions_) {
-    if (state.client == client && !state.expired) ending.push_back(id);
-  }
-  for (int64_t id : ending) EndSession(id, /*closed=*/false);
-}
-
 void SimZooKeeperStore::GoDown() {
   MutexLock lock(&mu_);
   if (down_) return;

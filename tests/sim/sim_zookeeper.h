@@ -15,7 +15,6 @@
 //                       session expires while it is down, and each gets a full timeout when it comes back.
 //   HoldEvents(true)    events queue until HoldEvents(false): watches and session news arrive late;
 //   HoldEvents(c, true) the same for client c's sessions only (one member's slow watches).
-//   ExpireClient(c)     Expire for every session of client c.
 // Peek(path) reads a znode as the ensemble holds it (no session, no access check): what tests assert on.
 //
 //   SimulatedClock clock;
@@ -56,7 +55,6 @@ class SimZooKeeperStore final : public coordinator::ZooKeeperStore {
   void CutOff(uint32_t client);
   void Reconnect(uint32_t client);
   void Expire(int64_t session);
-  void ExpireClient(uint32_t client);
   void GoDown();
   void ComeUp();
   void HoldEvents(bool hold);
