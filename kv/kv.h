@@ -91,7 +91,8 @@ struct ResizeOptions {
   absl::Duration grace = absl::Milliseconds(50);
   // How long a resize that finds another one under way waits for it to publish.
   absl::Duration wait_for_other = absl::Seconds(30);
-  std::function<void(absl::Duration)> sleep;  // absl::SleepFor when empty
+  // How the resize pauses; empty: on the node's clock (its executor's RunUntil when it has one).
+  std::function<void(absl::Duration)> sleep;
   // Tests only: called after each step ("frozen", "copied", "retired", "published") on the resizing thread.
   std::function<void(std::string_view step)> after_step;
 };

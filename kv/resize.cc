@@ -32,7 +32,10 @@
 #include "kv/kv.h"
 #include "kv/operation.h"
 #include "kv/table_objects.h"
+#include "platform/base/clock.h"
 #include "platform/base/status_macros.h"
+#include "platform/node/executor.h"
+#include "platform/node/node.h"
 
 namespace fathom::kv {
 namespace {
@@ -207,12 +210,13 @@ absl::Status CopyEntries(txn::TransactionService& txns, const TableState& from,
 }
 
 // Waits until the catalog names a generation of `name` newer than `epoch` (another resize's).
-absl::Status WaitForNewer(Catalog& catalog, std::string_view name, uint64_t epoch, const ResizeOptions& options) {
-  const absl::Time give_up = absl::Now() + options.wait_for_other;
+absl::Status WaitForNewer(Catalog& catalog, std::string_view name, uint64_t epoch, const ResizeOptions& options,
+                          const Clock& clock) {
+  const absl::Time give_up = clock.Now() + options.wait_for_other;
   for (;;) {
     ASSIGN_OR_RETURN(TableInfo info, catalog.Find(name));
     if (info.epoch > epoch) return absl::OkStatus();
-    if (absl::Now() >= give_up) {
+    if (clock.Now() >= give_up) {
       return absl::UnavailableError(absl::StrCat("kv table \"", std::string(name), "\": a resize froze it at epoch ",
                                                  epoch, " and has not published"));
     }
@@ -224,7 +228,11 @@ absl::Status WaitForNewer(Catalog& catalog, std::string_view name, uint64_t epoc
 
 absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std::string_view name,
                            ResizeOptions options) {
-  if (!options.sleep) options.sleep = [](absl::Duration d) { absl::SleepFor(d); };
+  const node::NodeOptions& on = txns.node().options();
+  if (!options.sleep) {
+    // On the node's clock; with an executor (the simulation) its threads and tasks run meanwhile.
+    options.sleep = [&on](absl::Duration d) { node::WaitUntil(on.executor, *on.clock, [] { return false; }, d, d); };
+  }
   auto step = [&options](std::string_view s) {
     if (options.after_step) options.after_step(s);
   };
@@ -274,7 +282,7 @@ absl::Status Table::Resize(txn::TransactionService& txns, Catalog& catalog, std:
   if (!frozen.ok()) {
     // Another resize got there first (or already finished and freed the buckets): wait for it.
     if (absl::IsAlreadyExists(frozen) || absl::IsNotFound(frozen) || absl::IsFailedPrecondition(frozen)) {
-      return WaitForNewer(catalog, info.name, info.epoch, options);
+      return WaitForNewer(catalog, info.name, info.epoch, options, *on.clock);
     }
     return failed(frozen, nullptr);  // whatever froze before the error goes back to work
   }
