@@ -21,6 +21,12 @@
 #     without a log: back with empty memory, it must serve none of its old regions (issue 58, path 3: it
 #     was primary of them again, and reads of their records found nothing). Asserted as kill.
 #
+#   - pause / pause-cm: a member / the CM is stopped (SIGSTOP) for 5 s and continued. The paused CM is
+#     voted out and succeeded meanwhile, though its ZooKeeper hold still runs when it continues: it must
+#     grant no lease beside its successor (it confirms its role with ZooKeeper after a gap in its lease
+#     ticks; found by tests/sim:random_faults_test). Asserted as kill, and the paused node is a member
+#     again.
+#
 #   - pause-driver: the driver (every transaction's coordinator) is stopped (SIGSTOP) for 3.5 s, past its
 #     2 s lease, and continued: the CM removes it and recovery settles what it left; the driver joins again
 #     and goes on. Asserted as kill: not one operation of the driver ends in error (issue 58, path 6: its
@@ -56,7 +62,7 @@
 #
 #   fault_scenario.sh FAULT WORKLOAD CLUSTER_SH FATHOMD FATHOMCTL YCSB [--nodes=N] [--backups=F] [--tcp] [--netns]
 #                     [--lease=PERIOD] [--threads=N (node threads per fathomd; 2)] [--data_dir (SSD logs)]
-#   FAULT: kill | kill-cm | kill-cm-and-member | restart | pause | pause-driver | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
+#   FAULT: kill | kill-cm | kill-cm-and-member | restart | pause | pause-cm | pause-driver | zk | kill-driver | kill-driver-at-STEP | kill-participant-at-KIND |
 #          partition | partition-cm | zk-cut | zk-cut-cm
 #   WORKLOAD: b | bank | ...
 set -uo pipefail
@@ -153,7 +159,7 @@ cm=$(status | grep -o "manager node [0-9]*" | grep -o "[0-9]*$")
 [[ -n "$cm" ]] || fail "no CM in the status: $(status)"
 victim=3
 [[ "$victim" == "$cm" ]] && victim=2
-[[ "$fault" == kill-cm || "$fault" == partition-cm || "$fault" == zk-cut-cm ]] && victim=$cm
+[[ "$fault" == kill-cm || "$fault" == partition-cm || "$fault" == zk-cut-cm || "$fault" == pause-cm ]] && victim=$cm
 
 # An operation waits out the recovery (the retry deadline): 5 s for a killed CM on an idle machine, up to
 # 10 s seen in CI with five nodes on two busy cores. The assertion is "no errors", not a recovery time
@@ -183,7 +189,7 @@ case "$fault" in
   kill | kill-cm) "$cluster_sh" kill "$dir" "$victim" || fail "kill failed" ;;
   kill-cm-and-member) "$cluster_sh" kill "$dir" "$victim" "$also" || fail "kill failed" ;;
   restart) "$cluster_sh" restart "$dir" "$victim" || fail "restart failed" ;;
-  pause) "$cluster_sh" pause "$dir" "$victim" 5 || fail "pause failed" ;;
+  pause | pause-cm) "$cluster_sh" pause "$dir" "$victim" 5 || fail "pause failed" ;;
   zk) "$cluster_sh" zk-stop "$dir" && sleep 10 && "$cluster_sh" zk-start "$dir" || fail "ZooKeeper stop/start failed" ;;
   kill-driver) kill -KILL "$driver" || fail "kill of the driver failed" ;;
   pause-driver)
@@ -295,6 +301,16 @@ if [[ "$fault" == zk-cut* ]]; then
   fi
   verify "after node $victim reached ZooKeeper again"
   replicas "after node $victim reached ZooKeeper again"
+fi
+if [[ "$fault" == pause-cm ]]; then
+  # Voted out while paused: a successor holds the role, and the old CM, removed once its lease lapsed
+  # there, joined again.
+  wait_members "$nodes"
+  now=$(status | grep -o "manager node [0-9]*" | grep -o "[0-9]*$")
+  [[ "$now" != "$cm" ]] || fail "node $cm is still the CM after a 5 s pause"
+  grep -h "node $cm (CM) did not tick\|node $cm is no longer the CM\|node $cm is still the CM" "$dir/node-$cm.log" || true
+  verify "after node $victim joined again"
+  replicas "after node $victim joined again"
 fi
 if [[ "$fault" == kill || "$fault" == kill-participant-at-* || "$fault" == kill-cm-and-member ]]; then
   # Restarted without a log, a node rejoins empty: it must be given none of the regions it held.
