@@ -107,9 +107,12 @@ uint64_t SumOverThreads(SimCluster& cluster, uint32_t node, const std::function<
 std::string Unsettled(SimCluster& cluster) {
   const coordinator::Configuration now = cluster.configuration();
   for (uint32_t id : coordinator::DataMemberIds(now)) {
-    if (!cluster.stopped(id) && cluster.applied_epoch(id) < now.epoch()) {
+    if (cluster.stopped(id)) continue;
+    if (cluster.applied_epoch(id) < now.epoch()) {
       return absl::StrCat("node ", id, " applied epoch ", cluster.applied_epoch(id), " of ", now.epoch());
     }
+    // A member without a lease is about to be removed (the CM may be retrying the removal already).
+    if (!cluster.lease(id).HoldsLease()) return absl::StrCat("node ", id, " holds no lease");
   }
   for (const coordinator::RegionPlacement& r : now.regions()) {
     if (r.filling_size() > 0) return absl::StrCat("region ", r.region_id(), " fills a new backup");

@@ -38,8 +38,8 @@ absl::StatusOr<object::ObjectRef> CommitNewObject(SimCluster& cluster, uint32_t 
 // quiesced (truncations applied).
 std::vector<std::string> ReplicaDifferences(SimCluster& cluster);
 
-// Every running member applied the committed configuration, every region's primary serves it (a
-// promotion is over), and no region is filling a new backup.
+// Every running member applied the committed configuration and holds a lease, every region's primary
+// serves it (a promotion is over), and no region is filling a new backup.
 bool Settled(SimCluster& cluster);
 // Why the cluster has not settled ("" once it has).
 std::string Unsettled(SimCluster& cluster);
