@@ -59,7 +59,7 @@ class ZooKeeperCoordinatorSimTest : public ::testing::Test {
     stop_ = true;
     deliverer_.join();
   }
-  ZooKeeperCoordinator* AddNode(uint32_t id) {
+  ZooKeeperCoordinator* AddNode(uint32_t id, absl::Duration retry = absl::Milliseconds(50)) {
     coordinator::ZooKeeperCoordinatorOptions options;
     options.connect_string = "sim";
     options.cluster = "sim";
@@ -67,7 +67,7 @@ class ZooKeeperCoordinatorSimTest : public ::testing::Test {
     options.client = id;
     options.session_timeout = kSession;
     options.manager_hold = kHold;
-    options.retry_interval = absl::Milliseconds(50);
+    options.retry_interval = retry;
     options.reattach_interval = absl::Milliseconds(300);
     auto c = ZooKeeperCoordinator::Create(options);
     EXPECT_TRUE(c.ok()) << c.status();
@@ -123,6 +123,31 @@ TEST_F(ZooKeeperCoordinatorSimTest, ACmCutOffZooKeeperAloneGivesUpItsRoleBeforeI
   EXPECT_TRUE(Eventually([&] { return Sees(0, {1, 2, 3}) && Sees(1, {1, 2, 3}); })) << "node 1 did not join again";
   EXPECT_TRUE(nodes_[1]->is_manager());
   EXPECT_FALSE(nodes_[0]->is_manager());
+}
+
+// ConfirmManager asks ZooKeeper now: a CM deposed while its watch events are held back (as when it was
+// paused) learns it at once and steps down; a member is told it is none; a CM cut off cannot know.
+TEST_F(ZooKeeperCoordinatorSimTest, ConfirmManagerAnswersFromZooKeeperNotFromTheWatch) {
+  // No periodic probe within the test (it would find the znode gone by itself).
+  for (uint32_t id : {1, 2, 3}) ASSERT_NE(AddNode(id, absl::Seconds(20)), nullptr);
+  ASSERT_TRUE(Eventually([&] { return Sees(2, {1, 2, 3}) && nodes_[0]->is_manager(); }));
+  EXPECT_TRUE(nodes_[0]->ConfirmManager().ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(nodes_[1]->ConfirmManager()));
+
+  zk_.HoldEvents(1, true);
+  ASSERT_TRUE(nodes_[1]->ReportSuspect(1, absl::ZeroDuration()).ok());
+  ASSERT_TRUE(nodes_[2]->ReportSuspect(1, absl::ZeroDuration()).ok());
+  ASSERT_TRUE(Eventually([&] { return nodes_[1]->is_manager(); })) << "the majority's votes deposed no one";
+  EXPECT_TRUE(nodes_[0]->is_manager()) << "its watch is held back: it still believes";
+  const absl::Status confirmed = nodes_[0]->ConfirmManager();
+  EXPECT_TRUE(absl::IsFailedPrecondition(confirmed)) << confirmed;
+  EXPECT_FALSE(nodes_[0]->is_manager());
+  zk_.HoldEvents(1, false);
+
+  ASSERT_TRUE(Eventually([&] { return nodes_[1]->ConfirmManager().ok(); }));
+  zk_.CutOff(2);
+  EXPECT_TRUE(absl::IsUnavailable(nodes_[1]->ConfirmManager()));
+  zk_.Reconnect(2);
 }
 
 // A member that loses ZooKeeper for less than its session keeps everything: no new configuration.
