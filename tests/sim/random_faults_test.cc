@@ -192,19 +192,16 @@ TEST(RandomFaultsTest, TheWorkloadsInvariantsHoldUnderTheSeedsFaults) {
     workload.on_started = [&] { injector = std::make_unique<Injector>(cluster.get(), plan); };
     workload.before_audit = [&] {
       // Every fault has ended; every node still running is a member again, and the cluster settled.
-      healed = RunUntilWithOneManager(
-          *cluster,
-          [&] {
-            if (!injector->done()) return false;
-            const coordinator::Configuration now = cluster->configuration();
-            for (int i = 1; i <= cluster->size(); ++i) {
-              const uint32_t id = static_cast<uint32_t>(i);
-              const bool listed = coordinator::FindMember(now, id) != nullptr;
-              if (listed == cluster->stopped(id)) return false;
-            }
-            return Settled(*cluster);
-          },
-          absl::Seconds(30));
+      healed = RunUntilSettled(*cluster, absl::Seconds(30), [&] {
+        if (!injector->done()) return false;
+        const coordinator::Configuration now = cluster->configuration();
+        for (int i = 1; i <= cluster->size(); ++i) {
+          const uint32_t id = static_cast<uint32_t>(i);
+          const bool listed = coordinator::FindMember(now, id) != nullptr;
+          if (listed == cluster->stopped(id)) return false;
+        }
+        return true;
+      });
     };
     absl::StatusOr<SimWorkloadResult> result = RunSimWorkload(*cluster, workload, seed);
     ASSERT_EQ(healed, absl::OkStatus()) << "the cluster did not come back after the faults: " << Unsettled(*cluster);

@@ -76,6 +76,7 @@ class SimCluster {
   ~SimCluster();
 
   uint64_t seed() const { return options_.seed; }
+  const SimClusterOptions& options() const { return options_; }
   fabric::sim::SimNetwork& network() { return *network_; }
   SimScheduler& scheduler() { return *scheduler_; }
   server::Server& server(uint32_t id) { return *servers_.at(id - 1); }

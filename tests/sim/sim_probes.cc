@@ -160,8 +160,25 @@ absl::Status RunUntilWithOneManager(SimCluster& cluster, const std::function<boo
   return absl::OkStatus();
 }
 
+absl::Status RunUntilSettled(SimCluster& cluster, absl::Duration timeout, const std::function<bool()>& also) {
+  const absl::Duration stable = 2 * cluster.options().lease_period;
+  absl::Time since = absl::InfiniteFuture();  // settled since (InfiniteFuture: not now)
+  return RunUntilWithOneManager(
+      cluster,
+      [&] {
+        if ((also != nullptr && !also()) || !Settled(cluster)) {
+          since = absl::InfiniteFuture();
+          return false;
+        }
+        const absl::Time now = cluster.network().clock().Now();
+        if (since == absl::InfiniteFuture()) since = now;
+        return now - since >= stable;
+      },
+      timeout);
+}
+
 absl::Status IdenticalReplicasOnceSettled(SimCluster& cluster) {
-  if (absl::Status s = RunUntilWithOneManager(cluster, [&] { return Settled(cluster); }, absl::Seconds(10)); !s.ok()) {
+  if (absl::Status s = RunUntilSettled(cluster, absl::Seconds(10)); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("settling: ", s.message()));
   }
   cluster.scheduler().RunFor(absl::Milliseconds(20));  // truncations reach the backups

@@ -53,7 +53,12 @@ std::vector<uint32_t> Managers(SimCluster& cluster);
 // the history.
 absl::Status RunUntilWithOneManager(SimCluster& cluster, const std::function<bool()>& done, absl::Duration timeout);
 
-// Once the cluster settled (within 10 s, with one CM) and its truncations reached the backups: OK if
+// Runs until the cluster has stayed settled (and `also` held, if given) for two lease periods in a row,
+// with one CM (RunUntilWithOneManager): a removal the CM has yet to make (a lease that lapsed in its
+// table, while the member still counts itself leased) comes within that.
+absl::Status RunUntilSettled(SimCluster& cluster, absl::Duration timeout, const std::function<bool()>& also = nullptr);
+
+// Once the cluster settled (RunUntilSettled, within 10 s) and its truncations reached the backups: OK if
 // every region's replicas are identical (ReplicaDifferences), else the differences.
 absl::Status IdenticalReplicasOnceSettled(SimCluster& cluster);
 
