@@ -173,15 +173,15 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   for (uint32_t peer : connected_before) {
     auto listed = members.find(peer);
     auto joined = joined_.find(peer);
-    // A restarted member's old connection goes here too, so what its earlier incarnation wrote is handled
+    // A restarted (or re-admitted) member's old connection goes here too, so what it wrote before is handled
     // before this epoch counts as fenced (the join below makes the new one).
-    const bool same_incarnation = joined == joined_.end() || listed == members.end() ||
-                                  joined->second == listed->second->incarnation();
-    if (member && listed != members.end() && same_incarnation) continue;
+    const bool same_admission = joined == joined_.end() || listed == members.end() ||
+                                joined->second == AdmissionOf(*listed->second);
+    if (member && listed != members.end() && same_admission) continue;
     LogInfo("membership", "node %u disconnects node %u (%s, epoch %llu)", node_->id(), peer,
               !member                   ? "this node is no member"
               : listed == members.end() ? "no member any more"
-                                        : "another incarnation",
+                                        : "admitted again",
               static_cast<unsigned long long>(configuration.epoch()));
     const absl::Time disconnecting = node_->options().clock->Now();
     node_->Disconnect(peer).IgnoreError();
@@ -217,7 +217,7 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     auto it = joined_.find(id);
     const bool failed = std::binary_search(failed_peers.begin(), failed_peers.end(), id);
     const bool connected = std::binary_search(connected_before.begin(), connected_before.end(), id);
-    if (it != joined_.end() && it->second == info->incarnation() && connected && !failed) continue;
+    if (it != joined_.end() && it->second == AdmissionOf(*info) && connected && !failed) continue;
     if (!holds && id != manager) {
       complete = false;  // joined once the lease is back (Poke)
       continue;
@@ -228,7 +228,7 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     if (failed) node_->Disconnect(id).IgnoreError();
     absl::Status joined = node_->JoinPeer({id, info->control_address()});
     if (joined.ok()) {
-      joined_[id] = info->incarnation();
+      joined_[id] = AdmissionOf(*info);
       // Alive while the cluster ran: should it fail, recovery moves its regions (LeaseAgent::SawAlive).
       if (options_.lease != nullptr) options_.lease->NoteAlive(id, info->incarnation());
       MutexLock lock(&mu_);
@@ -284,7 +284,7 @@ void MembershipFollower::Republish(const coordinator::Configuration& configurati
 bool MembershipFollower::NeedsRepair(const coordinator::Configuration& configuration) const {
   if (!node_->failed_peers().empty()) return true;
   const std::vector<uint32_t> connected = node_->connected_peers();
-  for (const auto& [id, incarnation] : joined_) {
+  for (const auto& [id, admission] : joined_) {
     if (!std::binary_search(connected.begin(), connected.end(), id)) {
       // Disconnected on purpose only if it left the configuration (Apply forgets those).
       for (const coordinator::MemberInfo& m : configuration.members()) {

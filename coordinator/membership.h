@@ -137,8 +137,18 @@ class MembershipFollower {
   absl::Time next_pass_ = absl::InfinitePast();   // with an executor: when that try is due
   // Members to republish to (the follower's thread only): this node serves regions they have not imported.
   std::set<uint32_t> republish_to_;
-  // Members joined, by id, with the incarnation joined.
-  std::map<uint32_t, uint64_t> joined_;  // follower thread only
+  // Members joined, by id: the incarnation joined, and the configuration that admitted it. A member
+  // removed and admitted again with the same incarnation (paused past its lease) is another admission:
+  // what it wrote before is drained and fenced as if it were another incarnation.
+  struct Admission {
+    uint64_t incarnation = 0;
+    uint64_t joined_epoch = 0;
+    bool operator==(const Admission&) const = default;
+  };
+  static Admission AdmissionOf(const coordinator::MemberInfo& member) {
+    return {member.incarnation(), member.joined_epoch()};
+  }
+  std::map<uint32_t, Admission> joined_;  // follower thread only
   uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again
   uint64_t removal_handled_epoch_ = 0;    // follower thread only: the last removal on_removed was told of
   bool recover_soon_ = false;             // follower thread only: the last Recover's RecoveryStep::soon

@@ -47,6 +47,7 @@ struct ParticipantStats {
   uint64_t errors = 0;                  // local failures while installing (logged)
   uint64_t duplicate_commits = 0;       // COMMIT-PRIMARY copies of transactions already committed here
   uint64_t reservations_of_gone_freed = 0;  // slots reserved for coordinators that left, freed unused
+  uint64_t records_of_gone_refused = 0;     // records of coordinators removed since, refused once fenced
 
   ParticipantStats& operator+=(const ParticipantStats& o) {
     locks_granted += o.locks_granted;
@@ -61,6 +62,7 @@ struct ParticipantStats {
     errors += o.errors;
     duplicate_commits += o.duplicate_commits;
     reservations_of_gone_freed += o.reservations_of_gone_freed;
+    records_of_gone_refused += o.records_of_gone_refused;
     return *this;
   }
 };
@@ -147,6 +149,7 @@ class Participant {
   // Records kept (locked, committed but not truncated, or backup records not applied).
   size_t log_entries() const { return primary_log_.size() + backup_log_.size(); }
   const ParticipantStats& stats() const { return stats_; }
+  void CountRefusedOfGone() { ++stats_.records_of_gone_refused; }
   // What it holds, for diagnosing a stall (Node::Describe): counts, and the oldest transactions that
   // still hold locks here with the regions they lock.
   std::string Describe() const;

@@ -531,6 +531,17 @@ absl::Status TxnThread::OnRecord(const msg::Message& message, std::string* reply
 }
 
 absl::Status TxnThread::HandleRecord(msg::MessageType type, Record record, std::string* reply) {
+  // Once this node has fenced a configuration that removed the coordinator after the transaction began,
+  // recovery decides the transaction from what the members held then (the drain of the old connection
+  // came before the fence). A record arriving later (the coordinator, paused or cut off, admitted again
+  // and sending over its new connection, or its truncations and mark) would change a decided transaction:
+  // a backup applying a write its primary never got (issue 58, path 4; random_faults seed 9395).
+  if (thread_->fenced_epoch() >= replicas().epoch() && CoordinatorGoneAt(record.id.node, record.id.epoch)) {
+    participant_.CountRefusedOfGone();
+    return absl::UnavailableError(
+        absl::StrCat(record.id.ToString(), ": its coordinator left configuration ", record.id.epoch,
+                     " (node ", node_id_, " is at ", replicas().epoch(), "): recovery decides it"));
+  }
   // The mark first: truncated ids it settles need no tombstone.
   participant_.OnMark(record.id.node, record.id.thread, record.mark);
   participant_.Truncate(record.id.epoch, record.id.node, record.id.thread, record.truncated);

@@ -199,5 +199,46 @@ TEST(CompoundFaultsTest, AManagerCutOffZooKeeperGivesUpItsRoleBeforeASuccessorTa
   });
 }
 
+// A member paused past its lease while it coordinates commits (issue 58's path 4; random_faults seed
+// 9395): the CM removes it and recovery decides its transactions; resumed, it runs on with its old
+// configuration for a while, and is admitted again, the same process. What it sends for its old
+// transactions then (records, truncations, marks over its new connections) must change nothing.
+TEST(CompoundFaultsTest, ACoordinatorPausedPastItsLeaseChangesNothingOnceAdmittedAgain) {
+  SimClusterOptions options;
+  RunAndReplay(options, [&](SimCluster& c) {
+    SimCluster* const cluster = &c;
+    absl::Time resume_at = absl::InfiniteFuture();
+    uint64_t resumer = 0;
+    bool removed = false;  // when it resumes
+    SimWorkloadOptions workload;
+    workload.transfers_per_thread = 8;
+    workload.kv_keys = 4;
+    workload.through = 1;
+    workload.on_started = [&] {
+      cluster->Pause(3);
+      resume_at = cluster->network().clock().Now() + 5 * options.lease_period;
+      resumer = cluster->scheduler().AddTask(0, [&]() -> size_t {
+        if (!cluster->paused(3) || cluster->network().clock().Now() < resume_at) return 0;
+        removed = !Lists(cluster->configuration(), 3);
+        cluster->Resume(3);
+        return 1;
+      });
+    };
+    absl::Status healed = absl::OkStatus();
+    workload.before_audit = [&] {
+      healed = RunUntilSettled(*cluster, absl::Seconds(30),
+                               [&] { return !cluster->paused(3) && Lists(cluster->configuration(), 3); });
+    };
+    absl::StatusOr<SimWorkloadResult> result = RunSimWorkload(*cluster, workload, c.seed());
+    cluster->scheduler().RemoveTask(resumer);
+    ASSERT_EQ(healed, absl::OkStatus()) << "node 3 was not a member again: " << Unsettled(*cluster);
+    EXPECT_TRUE(removed) << "the pause did not outlast node 3's lease";
+    ASSERT_OK(result.status());
+    EXPECT_EQ(result->audit_blocked, "");
+    EXPECT_TRUE(result->violations.empty()) << absl::StrJoin(result->violations, "\n");
+    EXPECT_OK(IdenticalReplicasOnceSettled(*cluster));
+  });
+}
+
 }  // namespace
 }  // namespace fathom::sim
