@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/log.h"
@@ -229,6 +230,10 @@ size_t Participant::ForgetAfterRemoval() {
   }
   primary_log_.clear();
   backup_log_.clear();
+  recovered_commits_.clear();
+  recovered_aborts_.clear();
+  truncated_.clear();
+  marks_.clear();
   return forgotten;
 }
 
@@ -260,26 +265,35 @@ std::vector<Hold> Participant::HeldFor(const std::function<bool(const TxnId&)>& 
 
 std::vector<ThreadMark> Participant::MarksOf(const std::function<bool(uint32_t, uint64_t)>& gone) const {
   std::vector<ThreadMark> marks;
-  for (const auto& [who, mark] : marks_) {
-    if (gone(who.first, mark.incarnation)) marks.push_back(ThreadMark{who.first, who.second, mark});
+  for (const auto& [who, known] : marks_) {
+    for (const CoordinatorMark& mark : known) {
+      if (gone(who.first, mark.incarnation)) marks.push_back(ThreadMark{who.first, who.second, mark});
+    }
   }
   std::sort(marks.begin(), marks.end(), [](const ThreadMark& a, const ThreadMark& b) {
-    return std::pair(a.node, a.thread) < std::pair(b.node, b.thread);
+    return std::tuple(a.node, a.thread, a.mark.incarnation) < std::tuple(b.node, b.thread, b.mark.incarnation);
   });
   return marks;
 }
 
 void Participant::OnMark(uint32_t node, uint16_t thread, const CoordinatorMark& mark) {
   if (mark.incarnation == 0) return;
-  CoordinatorMark& known = marks_[{node, thread}];
-  if (mark.incarnation < known.incarnation) return;
-  if (mark.incarnation == known.incarnation && mark.settled_below <= known.settled_below) return;
-  known = mark;
-  // Tombstones it settles: this incarnation's (epoch >= incarnation), counters below the bound.
-  for (auto it = truncated_.lower_bound({node, thread, 0, 0});
-       it != truncated_.end() && std::get<0>(*it) == node && std::get<1>(*it) == thread &&
-       std::get<2>(*it) < mark.settled_below;) {
-    it = std::get<3>(*it) >= mark.incarnation ? truncated_.erase(it) : std::next(it);
+  std::vector<CoordinatorMark>& known = marks_[{node, thread}];
+  auto it = std::lower_bound(known.begin(), known.end(), mark.incarnation,
+                             [](const CoordinatorMark& m, uint64_t incarnation) { return m.incarnation < incarnation; });
+  if (it != known.end() && it->incarnation == mark.incarnation) {
+    if (mark.settled_below <= it->settled_below) return;
+    it->settled_below = mark.settled_below;
+  } else {
+    known.insert(it, mark);
+    if (known.size() > kMaxIncarnationsKept) known.erase(known.begin());
+  }
+  // Tombstones it settles now, counters below its bound.
+  for (auto t = truncated_.lower_bound({node, thread, 0, 0});
+       t != truncated_.end() && std::get<0>(*t) == node && std::get<1>(*t) == thread &&
+       std::get<2>(*t) < mark.settled_below;) {
+    const auto& [n, th, counter, epoch] = *t;
+    t = SettledBy(known, TxnId{epoch, n, th, counter}) ? truncated_.erase(t) : std::next(t);
   }
 }
 
@@ -417,7 +431,7 @@ void Participant::Truncate(uint64_t epoch, uint32_t node, uint16_t thread, std::
   for (uint64_t counter : counters) {
     const TxnId id{epoch, node, thread, counter};
     if (!DropHeld(KeyOf(id))) continue;
-    if (mark == marks_.end() || !mark->second.Settles(id)) truncated_.insert(TombstoneOf(id));
+    if (mark == marks_.end() || !SettledBy(mark->second, id)) truncated_.insert(TombstoneOf(id));
   }
 }
 

@@ -91,7 +91,10 @@ class Participant {
   // path 5): every transaction it holds records of was decided without it (its coordinator gave up on
   // this node, or recovery decided it where the region went), and no ABORT or truncation will come for
   // them. Its locks are undone (and their log epochs released, or epochs would never close again), its
-  // backup records and installed records forgotten. Returns how many transactions it let go.
+  // backup records and installed records forgotten, and so are the marks, truncation tombstones and
+  // recovery outcomes it kept: what it says in a later recovery must not speak for the earlier admission
+  // (its own coordinator threads' marks went on while it did not know it was removed, settling ABORTs
+  // the members refused; random_faults seed 584). Returns how many transactions it let go.
   size_t ForgetAfterRemoval();
   // A slot with room for `payload_capacity` bytes, reserved for transactions of `coordinator` (a node that
   // asked in configuration `epoch`): it becomes a live object only when one of them allocates it and
@@ -182,7 +185,9 @@ class Participant {
   // recovery must tell "applied and forgotten" from "never received" (recovery_decision.h). Tombstones of
   // a coordinator that is gone and that no recovery round finds (it held nothing elsewhere) stay.
   absl::btree_set<TombstoneKey> truncated_;
-  absl::flat_hash_map<std::pair<uint32_t, uint16_t>, CoordinatorMark> marks_;  // by (node, thread)
+  // By (node, thread): one mark per incarnation, sorted (SettledBy), the newest kMaxIncarnationsKept.
+  static constexpr size_t kMaxIncarnationsKept = 16;
+  absl::flat_hash_map<std::pair<uint32_t, uint16_t>, std::vector<CoordinatorMark>> marks_;
   struct Reservation {
     object::ObjectRef ref;
     uint32_t coordinator = 0;

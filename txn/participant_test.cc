@@ -161,8 +161,8 @@ TEST_F(ParticipantTest, RecoveryDecisionsAreKeptUntilForgotten) {
 }
 
 // Truncation tombstones: a transaction truncated here before its coordinator's mark settles it is
-// remembered (recovery must tell "applied and forgotten" from "never received"), until a mark of the same
-// incarnation settles it or recovery forgets it.
+// remembered (recovery must tell "applied and forgotten" from "never received"), until a mark of its
+// incarnation settles it or recovery forgets it. Each incarnation's mark is kept and speaks for its own ids.
 TEST_F(ParticipantTest, TruncationLeavesATombstoneUntilTheCoordinatorsMarkSettlesIt) {
   ASSERT_OK_AND_ASSIGN(object::ObjectRef backed, store_->Allocate(16));
   const TxnId first{4, 2, 0, 5};
@@ -182,13 +182,13 @@ TEST_F(ParticipantTest, TruncationLeavesATombstoneUntilTheCoordinatorsMarkSettle
   // A bound at 6 settles #5 of incarnation 4, not #6, nor the earlier process's #2.
   participant_->OnMark(2, 0, CoordinatorMark{4, 6});
   EXPECT_EQ(participant_->truncation_tombstones(), 2u);
-  // A mark of an older incarnation is not news.
-  participant_->OnMark(2, 0, CoordinatorMark{3, 100});
-  EXPECT_EQ(participant_->truncation_tombstones(), 2u);
   // Recovery's answers: a commit agrees with a tombstone, an abort is refused; forget drops it.
   EXPECT_OK(participant_->Resolve(old_process, /*commit=*/true));
   EXPECT_TRUE(absl::IsFailedPrecondition(participant_->Resolve(old_process, /*commit=*/false)));
   ASSERT_OK(participant_->Forget(old_process));
+  EXPECT_EQ(participant_->truncation_tombstones(), 1u);
+  // A mark of the earlier incarnation, heard late, speaks for its ids only: not for #6 of incarnation 4.
+  participant_->OnMark(2, 0, CoordinatorMark{3, 100});
   EXPECT_EQ(participant_->truncation_tombstones(), 1u);
   participant_->OnMark(2, 0, CoordinatorMark{4, 7});
   EXPECT_EQ(participant_->truncation_tombstones(), 0u);
@@ -200,8 +200,9 @@ TEST_F(ParticipantTest, TruncationLeavesATombstoneUntilTheCoordinatorsMarkSettle
   EXPECT_EQ(participant_->truncation_tombstones(), 0u);
   // The marks heard, for recovery: only of coordinators that are gone.
   std::vector<ThreadMark> marks = participant_->MarksOf([](uint32_t node, uint64_t) { return node == 2; });
-  ASSERT_EQ(marks.size(), 1u);
-  EXPECT_EQ(marks[0], (ThreadMark{2, 0, CoordinatorMark{4, 7}}));
+  ASSERT_EQ(marks.size(), 2u);
+  EXPECT_EQ(marks[0], (ThreadMark{2, 0, CoordinatorMark{3, 100}}));
+  EXPECT_EQ(marks[1], (ThreadMark{2, 0, CoordinatorMark{4, 7}}));
   EXPECT_TRUE(participant_->MarksOf([](uint32_t, uint64_t) { return false; }).empty());
 }
 

@@ -65,7 +65,7 @@ std::vector<uint32_t> TransactionService::promotions_waiting() const {
 }
 
 absl::StatusOr<size_t> TransactionService::ForgetParticipationAfterRemoval() {
-  return SumOverThreads([](TxnThread& t) { return t.participant().ForgetAfterRemoval(); });
+  return SumOverThreads([](TxnThread& t) { return t.ForgetAfterRemoval(); });
 }
 
 absl::StatusOr<std::vector<uint32_t>> TransactionService::ServePromotedRegions(const std::vector<uint32_t>& members,

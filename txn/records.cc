@@ -1,6 +1,7 @@
 #include "txn/records.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/byte_order.h"
@@ -37,6 +38,12 @@ const char* WriteOpName(WriteOp op) {
 
 bool CoordinatorMark::Settles(const TxnId& id) const {
   return incarnation != 0 && id.epoch >= incarnation && id.counter < settled_below;
+}
+
+bool SettledBy(std::span<const CoordinatorMark> marks, const TxnId& id) {
+  auto after = std::upper_bound(marks.begin(), marks.end(), id.epoch,
+                                [](uint64_t epoch, const CoordinatorMark& m) { return epoch < m.incarnation; });
+  return after != marks.begin() && std::prev(after)->Settles(id);
 }
 
 std::string TxnId::ToString() const { return absl::StrCat("tx(e", epoch, ",n", node, ",t", thread, ",#", counter, ")"); }

@@ -90,14 +90,21 @@ struct WriteEntry {
 // (docs/recovery.md §5): every transaction of its process with a counter below `settled_below` is decided
 // and needs nothing more from recovery — committed (every backup holds its record), or aborted with every
 // ABORT written. `incarnation` is the configuration epoch of the thread's first transaction in this
-// process: counters restart with the process, so the mark speaks only for ids of epoch >= incarnation.
-// Both 0: no mark (a FILL record, a coordinator that ran no transaction).
+// process, or since the process was last removed while alive (TxnThread::ForgetAfterRemoval): counters
+// restart with the process, and what a removed process settles after its removal is not recovery's to
+// believe, so the mark speaks only for ids of epoch >= incarnation. Both 0: no mark (a FILL record, a
+// coordinator that ran no transaction).
 struct CoordinatorMark {
   uint64_t incarnation = 0;
   uint64_t settled_below = 0;
   // Whether `id` (of this mark's node and thread) is settled by it.
   bool Settles(const TxnId& id) const;
 };
+
+// Whether `id` is settled by the marks its coordinator thread sent, one per incarnation, sorted by
+// incarnation: by the one of the newest incarnation not after the id's epoch (each speaks for its own
+// incarnation's ids only; a newer one does not replace it for the older ids).
+bool SettledBy(std::span<const CoordinatorMark> marks, const TxnId& id);
 
 struct Record {
   RecordKind kind = RecordKind::kLock;

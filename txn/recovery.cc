@@ -1,8 +1,11 @@
 #include "txn/recovery.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "platform/base/log.h"
@@ -146,11 +149,18 @@ void OrphanRecovery::Decide() {
   Round& r = *round_;
   if (r.more) r.found.erase(r.found.upper_bound(r.decide_through), r.found.end());
   const memory::RegionMap& map = thread_.replicas();
-  // A member whose mark from the coordinator's thread settles a transaction holds it as truncated.
+  // A member whose marks from the coordinator's thread settle a transaction holds it as truncated.
+  std::map<std::tuple<uint32_t, uint32_t, uint16_t>, std::vector<CoordinatorMark>> marks;  // (member, node, thread)
+  for (const auto& [member, m] : r.marks) marks[{member, m.node, m.thread}].push_back(m.mark);
+  for (auto& [who, known] : marks) {
+    std::sort(known.begin(), known.end(),
+              [](const CoordinatorMark& a, const CoordinatorMark& b) { return a.incarnation < b.incarnation; });
+  }
   for (auto& [key, found] : r.found) {
-    for (const auto& [member, m] : r.marks) {
-      const TxnId& id = found.first;
-      if (m.node == id.node && m.thread == id.thread && m.mark.Settles(id)) {
+    const TxnId& id = found.first;
+    for (const auto& [who, known] : marks) {
+      const auto& [member, node, thread] = who;
+      if (node == id.node && thread == id.thread && SettledBy(known, id)) {
         found.second.push_back(Holder{member, HoldKind::kTruncated, {}, {}});
       }
     }

@@ -207,6 +207,12 @@ TxnId TxnThread::NextId() {
   return id;
 }
 
+size_t TxnThread::ForgetAfterRemoval() {
+  incarnation_ = 0;
+  unsettled_.clear();
+  return participant_.ForgetAfterRemoval();
+}
+
 void TxnThread::Settle(uint64_t counter) {
   auto it = unsettled_.find(counter);
   if (it == unsettled_.end()) return;

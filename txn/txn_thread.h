@@ -170,6 +170,11 @@ class TxnThread {
   // The transaction of `counter` is decided and needs nothing from recovery any more: committed (every
   // backup holds its record), or aborted with every ABORT written (records.h CoordinatorMark).
   void Settle(uint64_t counter);
+  // This node was removed while alive (Participant::ForgetAfterRemoval): its transactions so far are
+  // recovery's. Its marks start a new incarnation with the next transaction, so none of them settles an
+  // earlier one, and those still in flight never settle (their records are refused by the members).
+  // Returns how many transactions its participant let go.
+  size_t ForgetAfterRemoval();
   // What every record of this thread says about its settled transactions.
   CoordinatorMark mark() const {
     return {incarnation_, unsettled_.empty() ? next_counter_ : *unsettled_.begin()};
@@ -243,7 +248,9 @@ class TxnThread {
   Truncator truncator_;
   OrphanRecovery recovery_{*this};
   uint64_t next_counter_ = 1;
-  uint64_t incarnation_ = 0;  // the configuration epoch of this thread's first transaction (CoordinatorMark)
+  // The configuration epoch of this thread's first transaction since it started or was last removed
+  // (CoordinatorMark).
+  uint64_t incarnation_ = 0;
   absl::btree_set<uint64_t> unsettled_;  // counters of transactions not settled yet
   CoordinatorStats stats_;
   std::vector<std::byte> local_buffer_;
