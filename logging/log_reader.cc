@@ -88,8 +88,9 @@ std::vector<ObjectState> NewestStates(const LogContents& log, uint64_t cut) {
 }
 
 absl::StatusOr<LogContents> ReadLog(const std::string& dir, uint32_t expected_node, rocksdb::Env* env) {
+  const std::string current = (std::filesystem::path(dir) / "CURRENT").string();
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec)) {
+  if (env != nullptr ? !env->FileExists(current).ok() : !std::filesystem::exists(current, ec)) {
     return absl::NotFoundError(absl::StrCat("log ", dir, ": no database there"));
   }
   rocksdb::Options options;

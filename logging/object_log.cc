@@ -52,6 +52,24 @@ struct ObjectLog::Core {
   ObjectLogStats stats ABSL_GUARDED_BY(mu);
 };
 
+struct ObjectLog::Work {
+  std::vector<ObjectState> batch;
+  uint64_t gap = 0;
+  uint64_t closes = 0;
+  std::optional<LoggedMembers> members;
+};
+
+struct ObjectLog::Prepared {
+  rocksdb::WriteBatch write_batch;
+  std::string what;  // names it in errors
+  size_t states = 0;
+  uint64_t superseded = 0;
+  uint64_t bytes = 0;
+  size_t folded = 0;  // segments folded by it
+  uint64_t closes = 0;
+  bool has_segment = false;
+};
+
 void ObjectLogStats::AddTo(std::map<std::string, uint64_t>& counters) const {
   counters["log.enqueued"] += enqueued;
   counters["log.persisted"] += persisted;
@@ -124,9 +142,22 @@ absl::StatusOr<std::unique_ptr<ObjectLog>> ObjectLog::Open(ObjectLogOptions opti
   if (options.max_batch_records == 0 || options.max_queued_records == 0) {
     return absl::InvalidArgumentError("batch and queue bounds must be positive");
   }
-  std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("log ", options.dir, ": ", ec.message()));
+  if (options.env != nullptr) {
+    // Each missing directory on the way, as create_directories does.
+    const std::filesystem::path dir(options.dir);
+    std::filesystem::path partial;
+    for (const std::filesystem::path& part : dir) {
+      partial /= part;
+      if (partial == partial.root_path()) continue;
+      if (rocksdb::Status s = options.env->CreateDirIfMissing(partial.string()); !s.ok()) {
+        return FromRocks(s, absl::StrCat("log ", options.dir, ": cannot create it"));
+      }
+    }
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(options.dir, ec);
+    if (ec) return absl::UnavailableError(absl::StrCat("log ", options.dir, ": ", ec.message()));
+  }
   rocksdb::DB* raw = nullptr;
   if (rocksdb::Status s = rocksdb::DB::Open(DbOptions(options), options.dir, &raw); !s.ok()) {
     return FromRocks(s, absl::StrCat("log ", options.dir, " (node ", options.node_id, "): cannot open"));
@@ -228,6 +259,10 @@ ObjectLog::ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, 
 }
 
 void ObjectLog::StartWriter() {
+  if (options_.executor != nullptr) {
+    task_ = options_.executor->AddTask(options_.node_id, [this] { return WriterStep(); });
+    return;
+  }
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -246,7 +281,28 @@ void ObjectLog::Shutdown(bool drain) {
     core_->work_cv.SignalAll();
     core_->room_cv.SignalAll();
   }
-  writer_.join();
+  if (options_.executor != nullptr) {
+    options_.executor->RemoveTask(task_);
+    // What is queued is written now, one try each (as the thread does once stopped).
+    if (drain) {
+      bool written = pending_ == nullptr || WriteOnce(*pending_);
+      if (!written) GiveUp(*pending_);
+      pending_.reset();
+      Work work;
+      for (;;) {
+        {
+          MutexLock lock(&core_->mu);
+          if (!written || !TakeWorkLocked(work)) break;
+        }
+        std::unique_ptr<Prepared> prepared = Prepare(work);
+        written = WriteOnce(*prepared);
+        if (!written) GiveUp(*prepared);
+      }
+      if (written) FoldAtStop();
+    }
+  } else {
+    writer_.join();
+  }
   if (db_ == nullptr) return;
   if (rocksdb::Status s = db_->Close(); !s.ok()) {
     MutexLock lock(&core_->mu);
@@ -259,7 +315,7 @@ uint64_t ObjectLog::Append(ObjectState state) {
   Core& c = *core_;
   const absl::Time now = c.clock->Now();
   MutexLock lock(&c.mu);
-  if (c.queue.size() >= options_.max_queued_records && !c.stop) {
+  if (c.queue.size() >= options_.max_queued_records && !c.stop && options_.executor == nullptr) {
     // Back-pressure for a moment (a burst), never indefinitely: the commit path must not hang on a disk.
     const absl::Time deadline = absl::Now() + options_.max_enqueue_wait;
     while (c.queue.size() >= options_.max_queued_records && !c.stop) {
@@ -294,10 +350,20 @@ absl::StatusOr<uint64_t> ObjectLog::PersistedPosition() const { return Persisted
 
 absl::Status ObjectLog::WaitForPersisted(absl::Duration timeout) {
   Core& c = *core_;
+  uint64_t target;
+  {
+    MutexLock lock(&c.mu);
+    target = c.stats.enqueued_position;
+  }
+  if (options_.executor != nullptr) {
+    node::WaitUntil(options_.executor, *options_.clock, [&] {
+      MutexLock lock(&c.mu);
+      return c.stats.persisted_position >= target || c.gap_position != 0 || c.stop;
+    }, timeout);
+  }
   const absl::Time deadline = absl::Now() + timeout;
   MutexLock lock(&c.mu);
-  const uint64_t target = c.stats.enqueued_position;
-  while (c.stats.persisted_position < target && c.gap_position == 0 && !c.stop) {
+  while (options_.executor == nullptr && c.stats.persisted_position < target && c.gap_position == 0 && !c.stop) {
     if (WaitWithDeadline(&c.persisted_cv, &c.mu, deadline)) break;
   }
   if (c.gap_position != 0) {
@@ -345,14 +411,41 @@ void ObjectLog::SetDurableEpoch(uint64_t epoch) {
   c.stats.durable_epoch = std::max(c.stats.durable_epoch, epoch);
 }
 
+bool ObjectLog::TakeWorkLocked(Work& work) {
+  Core& c = *core_;
+  work = Work();
+  if (!c.queue.empty()) {
+    const size_t n = std::min(c.queue.size(), options_.max_batch_records);
+    c.inflight = true;
+    c.inflight_since = c.queue.front().enqueued;
+    for (size_t i = 0; i < n; ++i) {
+      work.batch.push_back(std::move(c.queue.front().state));
+      c.queue.pop_front();
+    }
+  }
+  // An epoch ends on disk with the batch that holds its last state (or on its own, after it).
+  const uint64_t last = work.batch.empty() ? c.stats.persisted_position : work.batch.back().position;
+  while (!c.markers.empty() && c.markers.front().second <= last) {
+    work.closes = c.markers.front().first;
+    c.markers.pop_front();
+  }
+  // Only states dropped on overflow leave a marker past every queued state; the gap already made the log
+  // unusable, so it is never written.
+  work.members = std::move(c.members);
+  c.members.reset();
+  if (work.batch.empty() && work.closes == 0 && !work.members.has_value()) {
+    c.markers.clear();
+    return false;
+  }
+  work.gap = c.gap_position;
+  c.room_cv.SignalAll();
+  return true;
+}
+
 void ObjectLog::WriterLoop() {
   Core& c = *core_;
-  std::vector<ObjectState> batch;
+  Work work;
   for (;;) {
-    batch.clear();
-    uint64_t gap = 0;
-    uint64_t closes = 0;
-    std::optional<LoggedMembers> members;
     {
       MutexLock lock(&c.mu);
       while (c.queue.empty() && c.markers.empty() && !c.members.has_value() && !c.stop) {
@@ -366,33 +459,43 @@ void ObjectLog::WriterLoop() {
           if (WaitWithDeadline(&c.work_cv, &c.mu, until)) break;
         }
         if (!c.drain) return;  // abandoned while gathering: the batch is lost, as in a crash
-        const size_t n = std::min(c.queue.size(), options_.max_batch_records);
-        c.inflight = true;
-        c.inflight_since = c.queue.front().enqueued;
-        for (size_t i = 0; i < n; ++i) {
-          batch.push_back(std::move(c.queue.front().state));
-          c.queue.pop_front();
-        }
       }
-      // An epoch ends on disk with the batch that holds its last state (or on its own, after it).
-      const uint64_t last = batch.empty() ? c.stats.persisted_position : batch.back().position;
-      while (!c.markers.empty() && c.markers.front().second <= last) {
-        closes = c.markers.front().first;
-        c.markers.pop_front();
-      }
-      // Only states dropped on overflow leave a marker past every queued state; the gap already made
-      // the log unusable, so it is never written.
-      members = std::move(c.members);
-      c.members.reset();
-      if (batch.empty() && closes == 0 && !members.has_value()) {
-        c.markers.clear();
-        continue;
-      }
-      gap = c.gap_position;
-      c.room_cv.SignalAll();
+      if (!TakeWorkLocked(work)) continue;
     }
-    if (!WriteBatchOf(batch, gap, closes, members)) return;
+    std::unique_ptr<Prepared> prepared = Prepare(work);
+    if (!WriteWithRetries(*prepared)) return;
   }
+  FoldAtStop();
+}
+
+size_t ObjectLog::WriterStep() {
+  const absl::Time now = options_.clock->Now();
+  if (pending_ != nullptr) {
+    if (now < retry_at_) return 0;
+    BackOffAndReopen();
+  } else {
+    Work work;
+    {
+      Core& c = *core_;
+      MutexLock lock(&c.mu);
+      // The batch window counts from the oldest queued state; a full batch goes at once.
+      if (!c.queue.empty() && c.queue.size() < options_.max_batch_records &&
+          now < c.queue.front().enqueued + options_.batch_delay) {
+        return 0;
+      }
+      if (!TakeWorkLocked(work)) return 0;
+    }
+    pending_ = Prepare(work);
+  }
+  if (WriteOnce(*pending_)) {
+    pending_.reset();
+  } else {
+    retry_at_ = now + backoff_;
+  }
+  return 1;
+}
+
+void ObjectLog::FoldAtStop() {
   // A clean stop folds what it may: the segments of durable epochs (one try: what stays unfolded is
   // still in its segments, and a later Open folds it).
   if (unfolded_.empty() || db_ == nullptr) return;
@@ -402,6 +505,7 @@ void ObjectLog::WriterLoop() {
   if (folded == 0) return;
   rocksdb::WriteOptions write_options;
   write_options.sync = options_.sync;
+  Core& c = *core_;
   if (rocksdb::Status s = db_->Write(write_options, &fold); !s.ok()) {
     MutexLock lock(&c.mu);
     ++c.stats.write_errors;
@@ -433,20 +537,19 @@ void ObjectLog::DropFolded(size_t segments) {
   }
 }
 
-bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes,
-                             const std::optional<LoggedMembers>& members) {
-  uint64_t superseded = 0;
-  rocksdb::WriteBatch write_batch;
-  uint64_t bytes = 0;
-  size_t folded = 0;
-  Unfolded segment;
+std::unique_ptr<ObjectLog::Prepared> ObjectLog::Prepare(Work& work) {
+  auto prepared = std::make_unique<Prepared>();
+  Prepared& p = *prepared;
+  std::vector<ObjectState>& batch = work.batch;
+  rocksdb::WriteBatch& write_batch = p.write_batch;
   if (!batch.empty()) {
+    Unfolded segment;
     SegmentEncoder encoder(segment_start_);
     for (ObjectState& state : batch) {
       auto [it, inserted] = written_versions_.try_emplace(state.address.raw(), state.version);
       if (!inserted) {
         if (it->second >= state.version) {
-          ++superseded;
+          ++p.superseded;
           continue;
         }
         it->second = state.version;
@@ -458,78 +561,102 @@ bool ObjectLog::WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint
     }
     segment.last = batch.back().position;
     const std::string value = encoder.Finish(segment.last);
-    bytes += value.size();
+    p.bytes += value.size();
     write_batch.Put(SegmentKey(segment_start_), value);
     unfolded_bytes_ += segment.bytes;
     unfolded_.push_back(std::move(segment));
+    p.has_segment = true;
+    p.states = batch.size();
     // Every fold_bytes of segments, fold those whose epochs every member has closed (the one just put
     // may be among them: its deletion comes after it in the same write).
-    if (unfolded_bytes_ >= options_.fold_bytes) folded = AddFoldOfDurable(write_batch, bytes);
+    if (unfolded_bytes_ >= options_.fold_bytes) p.folded = AddFoldOfDurable(write_batch, p.bytes);
     write_batch.Put(std::string(kPositionKey), EncodeMeta(kPositionKey, unfolded_.back().last));
   }
-  if (closes != 0) write_batch.Put(std::string(kClosedKey), EncodeMeta(kClosedKey, closes));
-  if (members.has_value()) write_batch.Put(std::string(kMembersKey), EncodeMembers(kMembersKey, *members));
+  p.closes = work.closes;
+  if (work.closes != 0) write_batch.Put(std::string(kClosedKey), EncodeMeta(kClosedKey, work.closes));
+  if (work.members.has_value()) {
+    write_batch.Put(std::string(kMembersKey), EncodeMembers(kMembersKey, *work.members));
+  }
   // The gap goes to disk with the first batch after it, so a reader cannot miss it.
-  if (gap != 0) write_batch.Put(std::string(kGapKey), EncodeMeta(kGapKey, gap));
-  const std::string what = batch.empty() ? absl::StrCat("closing log epoch ", closes, members ? " (members)" : "")
-                                         : absl::StrCat("writing positions ", batch.front().position, "..",
-                                                        unfolded_.back().last);
-  if (!WriteWithRetries(write_batch, what)) {
-    if (!batch.empty()) {
-      unfolded_bytes_ -= unfolded_.back().bytes;
-      unfolded_.pop_back();
-    }
+  if (work.gap != 0) write_batch.Put(std::string(kGapKey), EncodeMeta(kGapKey, work.gap));
+  p.what = batch.empty() ? absl::StrCat("closing log epoch ", work.closes, work.members ? " (members)" : "")
+                         : absl::StrCat("writing positions ", batch.front().position, "..", unfolded_.back().last);
+  return prepared;
+}
+
+bool ObjectLog::WriteOnce(Prepared& p) {
+  Core& c = *core_;
+  rocksdb::WriteOptions write_options;
+  write_options.sync = options_.sync;
+  absl::Status failed = reopen_error_;
+  if (db_ != nullptr) {
+    rocksdb::Status s = db_->Write(write_options, &p.write_batch);
+    failed = s.ok() ? absl::OkStatus() : FromRocks(s, absl::StrCat("log ", options_.dir, ": ", p.what));
+  }
+  if (!failed.ok()) {
+    MutexLock lock(&c.mu);
+    ++c.stats.write_errors;
+    c.stats.last_error = failed;
     return false;
   }
-  if (!batch.empty()) segment_start_ = unfolded_.back().last + 1;
-  DropFolded(folded);
-  Core& c = *core_;
+  backoff_ = options_.retry_backoff;
+  if (p.has_segment) segment_start_ = unfolded_.back().last + 1;
+  DropFolded(p.folded);
   MutexLock lock(&c.mu);
   c.inflight = false;
-  c.stats.persisted += batch.size();
-  c.stats.superseded += superseded;
-  c.stats.bytes += bytes;
-  if (!batch.empty()) {
+  c.stats.persisted += p.states;
+  c.stats.superseded += p.superseded;
+  c.stats.bytes += p.bytes;
+  if (p.has_segment) {
     ++c.stats.batches;
     c.stats.persisted_position = segment_start_ - 1;
   }
-  if (folded > 0) ++c.stats.folds;
-  if (closes != 0) c.stats.closed_epoch = closes;
+  if (p.folded > 0) ++c.stats.folds;
+  if (p.closes != 0) c.stats.closed_epoch = p.closes;
   c.stats.last_error = absl::OkStatus();
   c.persisted_cv.SignalAll();
   return true;
 }
 
-bool ObjectLog::WriteWithRetries(rocksdb::WriteBatch& write_batch, const std::string& what) {
+void ObjectLog::BackOffAndReopen() {
+  backoff_ = std::min(backoff_ * 2, options_.max_retry_backoff);
+  rocksdb::Status s = Reopen();  // if this fails, db_ is null and the next attempt reports why
+  reopen_error_ = s.ok() ? absl::OkStatus() : FromRocks(s, absl::StrCat("log ", options_.dir, ": reopening"));
+}
+
+void ObjectLog::GiveUp(Prepared& p) {
+  if (p.has_segment) {
+    unfolded_bytes_ -= unfolded_.back().bytes;
+    unfolded_.pop_back();
+  }
+  MutexLock lock(&core_->mu);
+  core_->inflight = false;
+}
+
+bool ObjectLog::WriteWithRetries(Prepared& prepared) {
   Core& c = *core_;
-  rocksdb::WriteOptions write_options;
-  write_options.sync = options_.sync;
-  rocksdb::Status reopened;
   bool tried_since_stop = false;
-  for (;;) {
-    rocksdb::Status s = db_ != nullptr ? db_->Write(write_options, &write_batch) : reopened;
-    if (s.ok()) break;
+  while (!WriteOnce(prepared)) {
+    bool give_up = false;
     {
       MutexLock lock(&c.mu);
-      ++c.stats.write_errors;
-      c.stats.last_error = FromRocks(s, absl::StrCat("log ", options_.dir, ": ", what));
       // Stopping while the disk fails: one more try, then give up (what is lost is what a crash now
       // would lose; the persisted position says so).
       if (c.stop && (tried_since_stop || !c.drain)) {
-        c.inflight = false;
-        return false;
-      }
-      if (c.stop) {
+        give_up = true;
+      } else if (c.stop) {
         tried_since_stop = true;
       } else {
         WaitWithDeadline(&c.work_cv, &c.mu, absl::Now() + backoff_);
         tried_since_stop = c.stop;
       }
     }
-    backoff_ = std::min(backoff_ * 2, options_.max_retry_backoff);
-    reopened = Reopen();  // if this fails, db_ is null and the next turn reports why
+    if (give_up) {
+      GiveUp(prepared);
+      return false;
+    }
+    BackOffAndReopen();
   }
-  backoff_ = options_.retry_backoff;
   return true;
 }
 

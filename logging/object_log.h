@@ -1,6 +1,7 @@
 // ObjectLog: a node's asynchronous SSD log (DESIGN.md, logging). The transaction layer tells it every
 // object state the node installs (txn_hook.h); Append only enqueues, and one writer thread of the log's
-// own turns the queue into RocksDB writes.
+// own turns the queue into RocksDB writes (or, with ObjectLogOptions::executor, a task on the node's
+// executor: the replayable simulation runs the log on its simulated disk that way).
 //
 // Each batch is written as one segment: a single RocksDB value holding its states back to back, so a
 // state costs an encode into a buffer, not a RocksDB memtable insert of its own (that insert was most of
@@ -46,6 +47,7 @@
 #include "absl/time/time.h"
 #include "logging/record_format.h"
 #include "platform/base/clock.h"
+#include "platform/node/executor.h"
 
 namespace rocksdb {
 class DB;
@@ -72,8 +74,12 @@ struct ObjectLogOptions {
   absl::Duration max_enqueue_wait = absl::Milliseconds(100);
   absl::Duration retry_backoff = absl::Milliseconds(1);  // doubles after each failed write...
   absl::Duration max_retry_backoff = absl::Milliseconds(500);
-  const Clock* clock = Clock::Real();  // the lag in microseconds
+  const Clock* clock = Clock::Real();  // the lag in microseconds; with an executor, every wait too
   rocksdb::Env* env = nullptr;         // tests: a fault-injecting environment (outlives the log)
+  // Runs the writer as a task (owned by node_id) instead of a thread of its own; the waits (the batch
+  // window, the retry backoff, WaitForPersisted) are on `clock` then. Append never waits for room then:
+  // the thread that would make it runs the appender too (a full queue drops, as after max_enqueue_wait).
+  node::Executor* executor = nullptr;
   // After a whole-cluster restart that restored exactly the log epochs up to `cut`: Open drops every
   // state of a later epoch (it was not restored, and must never come back) and folds the rest, and the
   // log's closed epoch becomes `cut`.
@@ -141,22 +147,36 @@ class ObjectLog {
 
  private:
   struct Core;
+  struct Work;      // what one write takes from the queue
+  struct Prepared;  // a write built from it, kept while it is retried
   ObjectLog(ObjectLogOptions options, std::unique_ptr<rocksdb::DB> db, uint64_t position, uint64_t closed_epoch);
   // A persisted counter, or DataLoss once states were dropped.
   absl::StatusOr<uint64_t> Persisted(uint64_t ObjectLogStats::*field) const;
   void StartWriter();
   void WriterLoop();
-  // Writes `batch` (writer thread) as a segment, with m:closed = `closes` if non-zero, and folds the
-  // foldable segments once there are fold_bytes of them. Retries failed writes until they succeed or the
-  // log stops; false if it gave up.
-  bool WriteBatchOf(std::vector<ObjectState>& batch, uint64_t gap, uint64_t closes,
-                    const std::optional<LoggedMembers>& members);
+  // The executor's task: one write (or retry) when it is due; 1 if it wrote or tried, else 0.
+  size_t WriterStep();
+  // Takes the next write's work from the queue: up to a batch of states, the epoch markers they end,
+  // the members. False if there is none. REQUIRES: core_->mu held.
+  bool TakeWorkLocked(Work& work);
+  // Builds the write of `work` (writer only): a segment of its states, with m:closed = its closes if
+  // non-zero, and the fold of the foldable segments once there are fold_bytes of them.
+  std::unique_ptr<Prepared> Prepare(Work& work);
+  // One attempt at `prepared` (writer only); on success the counters move on. A failure is counted and
+  // kept as the last error.
+  bool WriteOnce(Prepared& prepared);
+  // After a failed attempt: the next backoff, and Resume or a reopen (writer only).
+  void BackOffAndReopen();
+  // Gives up `prepared` (the log stopped while the disk failed): its segment is not on disk.
+  void GiveUp(Prepared& prepared);
+  // Retries `prepared` until it is written or the log stops (writer thread); false if it gave up.
+  bool WriteWithRetries(Prepared& prepared);
+  // At a clean stop: folds the segments of durable epochs (one try).
+  void FoldAtStop();
   // Adds to `write_batch` the fold of the oldest unfolded segments whose states are all of durable epochs;
   // returns how many (0: none may be folded) and adds the value bytes to `bytes`.
   size_t AddFoldOfDurable(rocksdb::WriteBatch& write_batch, uint64_t& bytes);
   void DropFolded(size_t segments);
-  // Writes `write_batch`, retrying as WriteBatchOf says; `what` names it in errors.
-  bool WriteWithRetries(rocksdb::WriteBatch& write_batch, const std::string& what);
   // After a failed write (writer thread): Resume, or close and open again; db_ is null if that failed.
   rocksdb::Status Reopen();
   void Shutdown(bool drain);
@@ -178,6 +198,10 @@ class ObjectLog {
   size_t unfolded_bytes_ = 0;
   uint64_t segment_start_ = 0;  // the first position the next segment covers
   absl::Duration backoff_;
+  absl::Status reopen_error_;            // why db_ is null: the last reopen failed (writer only)
+  std::unique_ptr<Prepared> pending_;    // executor: the write being retried
+  absl::Time retry_at_;                  // executor: when pending_ is tried again
+  uint64_t task_ = 0;                    // executor: the writer's task
   std::thread writer_;
   bool stopped_ = false;  // Stop/Abandon's caller only
 };

@@ -59,11 +59,11 @@ absl::StatusOr<std::unique_ptr<logging::NodeRestore>> RestoreConnected(node::Nod
 
 }  // namespace
 
-absl::StatusOr<StartingLog> ReadStartingLog(uint32_t id, const std::string& dir) {
+absl::StatusOr<StartingLog> ReadStartingLog(uint32_t id, const std::string& dir, rocksdb::Env* env) {
   StartingLog start;
   start.log.contents.node_id = id;
   if (!dir.empty()) {
-    auto contents = logging::ReadLog(dir, id);
+    auto contents = logging::ReadLog(dir, id, env);
     if (contents.ok()) {
       start.log.has_log = true;
       start.log.contents = std::move(*contents);

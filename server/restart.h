@@ -28,7 +28,8 @@ struct StartingLog {
 
 // Reads and validates the log in `dir` (empty, or no log there: a fresh node). Any damage is an error
 // naming the directory and key.
-absl::StatusOr<StartingLog> ReadStartingLog(uint32_t id, const std::string& dir);
+// `env`: the file system it is on (null: the machine's).
+absl::StatusOr<StartingLog> ReadStartingLog(uint32_t id, const std::string& dir, rocksdb::Env* env = nullptr);
 
 // Every member but `self` must be a listed peer: a static cluster's restart gathers their logs first.
 absl::Status CheckPeersListMembers(uint32_t self, const std::vector<node::PeerAddress>& peers,

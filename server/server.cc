@@ -72,7 +72,7 @@ void Server::Log(const std::string& line) const {
 absl::Status Server::StartAll() {
   if (absl::Status valid = CheckOptions(); !valid.ok()) return valid;
   // The log first: a damaged one stops startup before anything else is started.
-  auto starting = ReadStartingLog(id_, options_.data_dir);
+  auto starting = ReadStartingLog(id_, options_.data_dir, options_.log_env);
   if (!starting.ok()) {
     return Annotate(starting.status(),
                     absl::StrCat("node ", id_, " cannot restart from its log in ", options_.data_dir));
@@ -492,6 +492,10 @@ absl::Status Server::OpenLog(txn::TxnOptions& txn_options) {
   options.dir = options_.data_dir;
   options.node_id = id_;
   options.sync = options_.log_fsync;
+  options.env = options_.log_env;
+  // On the node's executor and clock, as the rest of its control plane (the simulation runs it so).
+  options.executor = options_.node.executor;
+  if (options_.node.clock != nullptr) options.clock = options_.node.clock;
   // A restart restored exactly the log epochs up to the cut; later states in this log are gone for good.
   if (restored_ != nullptr) options.cut = restored_->image.log_epoch;
   auto log = logging::ObjectLog::Open(options);

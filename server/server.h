@@ -44,6 +44,10 @@
 #include "platform/node/node.h"
 #include "txn/txn.h"
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 namespace fathom::server {
 
 struct ServerOptions {
@@ -103,6 +107,8 @@ struct ServerOptions {
   // The SSD log's directory (empty: none). If it holds a log, the server restarts from it.
   std::string data_dir;
   bool log_fsync = false;
+  // The file system data_dir is on (null: the machine's). The simulation gives its simulated disk.
+  rocksdb::Env* log_env = nullptr;
 
   // Progress lines ("joining 2 peers", "restored ..."); fathomd prints them with a timestamp.
   std::function<void(const std::string&)> log_line;

@@ -2,7 +2,8 @@
 // with f = 2), up to f victims and what happens to each while the bank-and-KV workload runs — a crash, a
 // pause (as SIGSTOP), ZooKeeper lost by that node alone (its session expires if that lasts), a network
 // partition from everyone, slow ZooKeeper watches — and perhaps the whole ZooKeeper ensemble down for a
-// while. (ZooKeeper expires only a session it has not heard from for its timeout, so an expiry comes with a
+// while. Half the seeds keep every node's SSD log on the simulated disk (log epochs close), and a quarter
+// of those fail every write to it for a while. (ZooKeeper expires only a session it has not heard from for its timeout, so an expiry comes with a
 // cut: the ensemble ending a connected session at once, SimZooKeeperStore::Expire, is no fault drawn here.) Once
 // every fault has ended (a crash is for good), the cluster must settle with every node still running a
 // member again, money must be conserved, every acknowledged put read back, and every region's replicas
@@ -31,7 +32,7 @@
 namespace fathom::sim {
 namespace {
 
-enum class FaultKind { kCrash, kPause, kZooKeeperCut, kPartition, kSlowWatches, kEnsembleDown };
+enum class FaultKind { kCrash, kPause, kZooKeeperCut, kPartition, kSlowWatches, kEnsembleDown, kDiskFailing };
 
 std::string Name(FaultKind kind) {
   switch (kind) {
@@ -41,6 +42,7 @@ std::string Name(FaultKind kind) {
     case FaultKind::kPartition: return "partition";
     case FaultKind::kSlowWatches: return "slow watches";
     case FaultKind::kEnsembleDown: return "ensemble down";
+    case FaultKind::kDiskFailing: return "every write to the disk failing";
   }
   return "?";
 }
@@ -55,6 +57,7 @@ struct Fault {
 struct Plan {
   int nodes = 3;
   int backups = 1;
+  bool ssd_log = false;  // every node logs to the simulated disk
   std::vector<Fault> faults;
   std::string Describe() const {
     std::vector<std::string> parts;
@@ -63,7 +66,7 @@ struct Plan {
                                    absl::FormatDuration(f.at),
                                    f.kind == FaultKind::kCrash ? "" : absl::StrCat(" for ", absl::FormatDuration(f.lasts))));
     }
-    return absl::StrCat(nodes, " nodes, f=", backups, ": ", absl::StrJoin(parts, "; "));
+    return absl::StrCat(nodes, " nodes, f=", backups, ssd_log ? ", SSD logs" : "", ": ", absl::StrJoin(parts, "; "));
   }
 };
 
@@ -90,6 +93,12 @@ Plan Draw(uint64_t seed, absl::Duration lease_period) {
   }
   if (random() % 4 == 0) {
     plan.faults.push_back({FaultKind::kEnsembleDown, 0, uniform(absl::ZeroDuration(), 3 * lease_period),
+                           uniform(lease_period, 20 * lease_period)});
+  }
+  // Drawn last, so the plans drawn before the log was simulated stay as they were.
+  plan.ssd_log = random() % 2 == 0;
+  if (plan.ssd_log && random() % 4 == 0) {
+    plan.faults.push_back({FaultKind::kDiskFailing, 0, uniform(absl::ZeroDuration(), 3 * lease_period),
                            uniform(lease_period, 20 * lease_period)});
   }
   return plan;
@@ -145,6 +154,10 @@ class Injector {
         events_.push_back({begins, [c] { c->zookeeper().GoDown(); }});
         events_.push_back({ends, [c] { c->zookeeper().ComeUp(); }});
         break;
+      case FaultKind::kDiskFailing:
+        events_.push_back({begins, [c] { c->disk().set_failing(true); }});
+        events_.push_back({ends, [c] { c->disk().set_failing(false); }});
+        break;
     }
   }
   size_t Step() {
@@ -171,6 +184,7 @@ TEST(RandomFaultsTest, TheWorkloadsInvariantsHoldUnderTheSeedsFaults) {
     SCOPED_TRACE(absl::StrCat(Replay(seed), ": ", plan.Describe()));
     options.nodes = plan.nodes;
     options.backups = plan.backups;
+    options.ssd_log = plan.ssd_log;
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<SimCluster> cluster, SimCluster::Start(options));
     cluster->Record(plan.Describe());
     std::vector<uint32_t> crashed;

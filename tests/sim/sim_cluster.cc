@@ -44,6 +44,7 @@ absl::StatusOr<std::unique_ptr<SimCluster>> SimCluster::Start(const SimClusterOp
   SimZooKeeperStore::Options zookeeper;
   zookeeper.tick = options.lease_period / 2;
   cluster->zookeeper_ = std::make_unique<SimZooKeeperStore>(&cluster->network_->clock(), zookeeper);
+  cluster->disk_ = std::make_unique<SimDisk>();
   // The scheduler's order comes from the seed too, but not from the fabric's generator: a change in how
   // often one draws does not shift the other.
   cluster->scheduler_ = std::make_unique<SimScheduler>(cluster->network_.get(), options.seed * 0x9e3779b97f4a7c15ULL + 1);
@@ -96,6 +97,11 @@ absl::Status SimCluster::StartServer(uint32_t id) {
                                          : 10 * options_.lease_period;
   server.lease_period = options_.lease_period;
   server.lease_channel = false;
+  if (options_.ssd_log) {
+    server.data_dir = DataDirOf(id);
+    server.log_env = disk_->env();
+    server.log_fsync = options_.log_fsync;
+  }
   server.transactions.backups = options_.backups;
   server.transactions.fill_bytes_per_second = options_.fill_bytes_per_second;
   server.transactions.resend_interval = options_.resend_interval;
@@ -122,6 +128,13 @@ void SimCluster::Stop(uint32_t id) {
   network_->Crash(id);
   zookeeper_->CutOff(id);  // a dead process pings no more
 }
+
+absl::Status SimCluster::PowerLoss(uint32_t id) {
+  Stop(id);
+  return disk_->LoseUnsyncedUnder(DataDirOf(id));
+}
+
+std::string SimCluster::DataDirOf(uint32_t id) { return absl::StrCat("/sim/node", id); }
 
 void SimCluster::Freeze(uint32_t id, bool frozen) {
   node::Node& n = node(id);

@@ -19,8 +19,9 @@
 // manager (CM) is elected (node 1 first, as the first to join), a stopped node's session expires, and a
 // member or the CM may lose ZooKeeper alone. So a stopped node's lease lapses and the CM removes it, its
 // regions are promoted and refilled, a successor CM takes over, and members reconnect after a dropped
-// connection, all by the servers' own code and in the same virtual instant every run. Not simulated yet
-// (docs/architecture.md): the SSD log and restarts from it.
+// connection, all by the servers' own code and in the same virtual instant every run. With ssd_log, every
+// node keeps its SSD log on the simulated disk (sim_disk.h), log epochs close, and the disk can fail or
+// lose power. Not simulated yet (docs/architecture.md): restarts from the log.
 #ifndef FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 #define FATHOM_TESTS_SIM_SIM_CLUSTER_H_
 
@@ -41,6 +42,7 @@
 #include "platform/node/in_process_peers.h"
 #include "platform/node/node.h"
 #include "server/server.h"
+#include "tests/sim/sim_disk.h"
 #include "tests/sim/sim_scheduler.h"
 #include "tests/sim/sim_zookeeper.h"
 #include "txn/txn.h"
@@ -65,6 +67,10 @@ struct SimClusterOptions {
   bool trace_history = false;  // SimOptions::trace_history
   uint64_t fill_bytes_per_second = 0;  // TxnOptions::fill_bytes_per_second (data recovery's pace)
   absl::Duration resend_interval = absl::Milliseconds(5);  // TxnOptions::resend_interval
+  // Every node keeps its SSD log on the simulated disk, in DataDirOf(id) (ServerOptions::data_dir), and
+  // syncs every batch if log_fsync.
+  bool ssd_log = false;
+  bool log_fsync = false;
   // Called at every named step of the commit protocol on every node (TxnOptions::on_step).
   std::function<void(uint32_t node, std::string_view step)> on_step;
 };
@@ -96,6 +102,13 @@ class SimCluster {
   void Pause(uint32_t id);
   void Resume(uint32_t id);
   bool paused(uint32_t id) const { return paused_.contains(id); }
+  // Node `id`'s machine loses power: crashed (Stop), and its directory on the disk keeps only what was
+  // synced.
+  absl::Status PowerLoss(uint32_t id);
+
+  // Every node's data directory (with ssd_log).
+  SimDisk& disk() { return *disk_; }
+  static std::string DataDirOf(uint32_t id);
 
   // The committed configuration (what ZooKeeper holds; empty before the first).
   coordinator::Configuration configuration() const;
@@ -126,6 +139,7 @@ class SimCluster {
   std::unique_ptr<SimScheduler> scheduler_;
   node::InProcessPeers in_process_peers_;
   std::unique_ptr<SimZooKeeperStore> zookeeper_;  // outlives the servers' sessions
+  std::unique_ptr<SimDisk> disk_;                 // outlives the servers' logs
   std::vector<std::unique_ptr<server::Server>> servers_;
   uint64_t events_digest_ = 0;
   std::set<uint32_t> stopped_;
