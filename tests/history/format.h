@@ -30,7 +30,7 @@ std::string FormatEvent(const Event& event);
 // clock steps back (the previous time is reused then).
 class HistoryRecorder {
  public:
-  explicit HistoryRecorder(Clock* clock = Clock::Real()) : clock_(clock) {}
+  explicit HistoryRecorder(const Clock* clock = Clock::Real()) : clock_(clock) {}
 
   void Invoke(int64_t process, std::vector<MicroOp> ops) {
     Record(process, EventType::kInvoke, std::move(ops));
@@ -47,7 +47,7 @@ class HistoryRecorder {
  private:
   void Record(int64_t process, EventType type, std::vector<MicroOp> ops);
 
-  Clock* const clock_;
+  const Clock* const clock_;
   mutable absl::Mutex mu_;
   std::string text_ ABSL_GUARDED_BY(mu_);
   int64_t last_time_ ABSL_GUARDED_BY(mu_) = 0;

@@ -9,6 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "kv/kv.h"
 #include "platform/memory/global_address.h"
+#include "tests/history/check.h"
+#include "tests/history/format.h"
+#include "tests/history/parse.h"
+#include "tests/workloads/list_append.h"
 #include "tests/workloads/support.h"
 #include "txn/run_async.h"
 
@@ -46,6 +50,47 @@ void RunTransfer(txn::TxnThread& thread, const Transfer& t, txn::DoneCallback do
         });
       },
       std::move(done), retry);
+}
+
+// One list-append transaction as an asynchronous transaction on `thread`: the lists of the keys `ops`
+// name read together, the micro-ops applied in order, the lists they changed written. `*done` holds the
+// last attempt's micro-ops (reads filled in).
+void RunListAppend(txn::TxnThread& thread, const std::vector<object::ObjectRef>& lists,
+                   const std::vector<history::MicroOp>& ops, std::shared_ptr<std::vector<history::MicroOp>> done,
+                   txn::DoneCallback finished) {
+  txn::RetryOptions retry;
+  retry.seed = static_cast<uint64_t>(ops.front().value) * 7919 + static_cast<uint64_t>(ops.front().key);
+  retry.max_attempts = 16;
+  retry.max_backoff = absl::Milliseconds(2);
+  txn::RunTransactionAsync(
+      thread,
+      [&thread, lists, ops, done](std::shared_ptr<txn::TxState> tx, txn::DoneCallback body_done) {
+        std::vector<int> keys;
+        for (const history::MicroOp& op : ops) {
+          if (std::find(keys.begin(), keys.end(), op.key) == keys.end()) keys.push_back(static_cast<int>(op.key));
+        }
+        std::vector<object::ObjectRef> refs;
+        for (int key : keys) refs.push_back(lists[key]);
+        thread.ReadMany(tx, refs, [&thread, tx, lists, ops, done, keys, body_done](
+                                      absl::StatusOr<std::vector<std::string>> read) {
+          if (!read.ok()) return body_done(read.status());
+          std::map<int, std::vector<int64_t>> values;
+          for (size_t i = 0; i < keys.size(); ++i) values[keys[i]] = txn::workloads::DecodeList((*read)[i]);
+          *done = ops;
+          std::set<int> changed;
+          for (history::MicroOp& op : *done) {
+            txn::workloads::ApplyMicroOp(op, values[static_cast<int>(op.key)]);
+            if (op.kind == history::MicroOp::Kind::kAppend) changed.insert(static_cast<int>(op.key));
+          }
+          for (int key : changed) {
+            if (absl::Status s = thread.Write(*tx, lists[key], txn::workloads::EncodeList(values[key])); !s.ok()) {
+              return body_done(s);
+            }
+          }
+          body_done(absl::OkStatus());
+        });
+      },
+      std::move(finished), retry);
 }
 
 // A blocking step of the harness, tried again (in virtual time) while it fails as a client would retry:
@@ -100,6 +145,21 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   });
   if (!created.ok()) return created;
 
+  // The list-append keys, through `via`, before the table (whose creation makes a new configuration a
+  // member may learn of late): an allocated object's empty payload is the empty list.
+  std::vector<object::ObjectRef> lists;
+  absl::Status listed = Retried(cluster, "creating the lists", [&]() -> absl::Status {
+    lists.clear();
+    txn::Transaction tx = cluster.txns(via).Begin(0);
+    for (int i = 0; i < options.list_keys; ++i) {
+      auto ref = tx.Alloc(txn::workloads::kListBytes, {.node = account_nodes[i % account_nodes.size()]});
+      if (!ref.ok()) return ref.status();
+      lists.push_back(*ref);
+    }
+    return tx.Commit();
+  });
+  if (!listed.ok()) return listed;
+
   // A KV table, through `via`.
   absl::StatusOr<kv::Table> table = absl::UnknownError("not created");
   created = Retried(cluster, "creating the table", [&]() -> absl::Status {
@@ -108,7 +168,10 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   });
   if (!created.ok()) return created;
 
-  // Transfers and puts: every active node thread runs its own chain, all chains at once.
+  auto recorder = std::make_shared<history::HistoryRecorder>(&cluster.network().clock());
+  txn::workloads::ListAppendDraws draws(options.list_keys, /*max_ops=*/3);
+
+  // Transfers, puts and list-appends: every active node thread runs its own chains, all at once.
   struct Outcomes {
     std::map<uint32_t, int> pending;  // operation chains still running, by node
     std::vector<std::string> events;  // in completion order
@@ -133,9 +196,15 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
       for (int k = 0; k < options.kv_keys; ++k) {
         puts.emplace_back(absl::StrCat("key-", node, "-", t, "-", k), absl::StrCat("value-", random() % 1000));
       }
-      outcomes->pending[node] += 2;
+      std::vector<std::vector<history::MicroOp>> appends;
+      if (!lists.empty()) {
+        for (int i = 0; i < options.list_appends_per_thread; ++i) appends.push_back(draws.Next(random));
+      }
+      const int64_t process = node * 100 + t;
+      outcomes->pending[node] += 3;
       const std::string who = absl::StrCat("node ", node, " thread ", t);
-      absl::Status posted = cluster.txns(node).Post(t, [node, chain, puts, who, outcomes, node_table](txn::TxnThread& thread) {
+      absl::Status posted = cluster.txns(node).Post(t, [node, chain, puts, who, outcomes, node_table, appends, process,
+                                                        lists, recorder](txn::TxnThread& thread) {
         // Transfers one after another; each outcome recorded as it comes. A step holds itself only weakly:
         // the callback in flight keeps it alive, and the chain is freed when it ends.
         auto next = std::make_shared<std::function<void(size_t)>>();
@@ -174,6 +243,27 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
                               });
         };
         (*put)(0);
+        // List-appends, one after another, each recorded in the history as it is invoked and completes.
+        auto append = std::make_shared<std::function<void(size_t)>>();
+        *append = [&thread, node, appends, process, lists, recorder, who, outcomes,
+                   weak = std::weak_ptr(append)](size_t i) {
+          if (i == appends.size()) {
+            --outcomes->pending[node];
+            return;
+          }
+          recorder->Invoke(process, appends[i]);
+          auto done = std::make_shared<std::vector<history::MicroOp>>(appends[i]);
+          RunListAppend(thread, lists, appends[i], done,
+                        [appends, process, recorder, who, outcomes, done, next = weak.lock(), i](absl::Status s) {
+                          bool unexpected = false;
+                          const history::EventType outcome = txn::workloads::OutcomeOf(s, &unexpected);
+                          recorder->Complete(process, outcome, outcome == history::EventType::kOk ? *done : appends[i]);
+                          outcomes->events.push_back(absl::StrCat(who, " list-append ", i, ": ", s.ToString()));
+                          if (unexpected) outcomes->events.push_back("VIOLATION: a list-append failed unexpectedly");
+                          (*next)(i + 1);
+                        });
+        };
+        (*append)(0);
       });
       if (!posted.ok()) return posted;
     }
@@ -199,6 +289,17 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
         ++result.failed;
       }
     }
+  }
+
+  // The list-append history: strictly serializable, as far as the checker can tell (a chain a crash cut
+  // short leaves its last transaction open: indeterminate).
+  if (!lists.empty()) {
+    const std::string text = recorder->Text();
+    cluster.Record(text);
+    absl::StatusOr<history::History> parsed = history::ParseHistory(text);
+    if (!parsed.ok()) return parsed.status();
+    const history::CheckResult check = history::CheckHistory(*parsed);
+    if (!check.valid()) result.violations.push_back(absl::StrCat("list-append history: ", check.ToString()));
   }
 
   if (options.before_audit) options.before_audit();

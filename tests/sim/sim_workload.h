@@ -21,6 +21,10 @@ struct SimWorkloadOptions {
   int64_t initial_balance = 100;
   int transfers_per_thread = 20;  // on every node thread, one after another
   int kv_keys = 16;               // put through node threads, then read back lock-free
+  // List-append transactions (Jepsen/Elle's, tests/workloads/list_append.h) on every node thread, over
+  // list_keys keys; their history must check strictly serializable (tests/history).
+  int list_appends_per_thread = 6;
+  int list_keys = 4;
   // Nodes whose threads run no transfers or KV operations (they are to be stopped in the run).
   std::set<uint32_t> idle_nodes;
   // Accounts live on these nodes only (empty: every running node not idle that serves its own memory).

@@ -11,7 +11,22 @@
 namespace fathom::txn::workloads {
 namespace {
 
-constexpr uint32_t kListBytes = 2048;  // room for 256 elements per key
+// Runs one attempt of `ops`; fills the reads on success.
+absl::Status Attempt(TransactionService& service, const std::vector<object::ObjectRef>& keys,
+                     std::vector<history::MicroOp>& ops) {
+  Transaction tx = service.Begin();
+  for (history::MicroOp& op : ops) {
+    auto bytes = tx.Read(keys[op.key]);
+    if (!bytes.ok()) return bytes.status();
+    std::vector<int64_t> list = DecodeList(*bytes);
+    ApplyMicroOp(op, list);
+    if (op.kind == history::MicroOp::Kind::kRead) continue;
+    if (absl::Status s = tx.Write(keys[op.key], EncodeList(list)); !s.ok()) return s;
+  }
+  return tx.Commit();
+}
+
+}  // namespace
 
 std::vector<int64_t> DecodeList(std::string_view bytes) {
   std::vector<int64_t> list(bytes.size() / 8);
@@ -31,25 +46,41 @@ std::string EncodeList(const std::vector<int64_t>& list) {
   return out;
 }
 
-// Runs one attempt of `ops`; fills the reads on success.
-absl::Status Attempt(TransactionService& service, const std::vector<object::ObjectRef>& keys,
-                     std::vector<history::MicroOp>& ops) {
-  Transaction tx = service.Begin();
-  for (history::MicroOp& op : ops) {
-    auto bytes = tx.Read(keys[op.key]);
-    if (!bytes.ok()) return bytes.status();
-    std::vector<int64_t> list = DecodeList(*bytes);
-    if (op.kind == history::MicroOp::Kind::kRead) {
-      op.result = list;
-      continue;
-    }
+void ApplyMicroOp(history::MicroOp& op, std::vector<int64_t>& list) {
+  if (op.kind == history::MicroOp::Kind::kRead) {
+    op.result = list;
+  } else {
     list.push_back(op.value);
-    if (absl::Status s = tx.Write(keys[op.key], EncodeList(list)); !s.ok()) return s;
   }
-  return tx.Commit();
 }
 
-}  // namespace
+std::vector<history::MicroOp> ListAppendDraws::Next(std::mt19937_64& random) {
+  const int max_appends_per_key = (kListBytes - object::kHeaderBytes) / 8;
+  std::vector<history::MicroOp> ops;
+  const int count = 1 + static_cast<int>(random() % max_ops_);
+  for (int k = 0; k < count; ++k) {
+    const int key = static_cast<int>(random() % keys_);
+    if (random() % 2 == 0 && appended_[key] < max_appends_per_key) {
+      ++appended_[key];
+      ops.push_back(history::MicroOp::Append(key, next_value_++));
+    } else {
+      ops.push_back(history::MicroOp::Read(key));
+    }
+  }
+  return ops;
+}
+
+history::EventType OutcomeOf(const absl::Status& status, bool* unexpected) {
+  *unexpected = false;
+  if (status.ok()) return history::EventType::kOk;
+  if (MayHaveCommitted(status)) return history::EventType::kInfo;
+  // Certainly not committed (the checker holds the layer to that).
+  if (absl::IsAborted(status) || absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) {
+    return history::EventType::kFail;
+  }
+  *unexpected = true;
+  return history::EventType::kInfo;
+}
 
 absl::StatusOr<ListAppendResult> RunListAppend(const std::vector<TransactionService*>& services,
                                                const ListAppendOptions& options) {
@@ -63,13 +94,11 @@ absl::StatusOr<ListAppendResult> RunListAppend(const std::vector<TransactionServ
     }
     if (absl::Status s = tx.Commit(); !s.ok()) return s;
   }
-  const int max_appends_per_key = (kListBytes - object::kHeaderBytes) / 8;
   history::HistoryRecorder recorder;
   absl::Mutex mu;
   ListAppendResult result;
   absl::Status failure;
-  std::vector<int> appended(options.keys, 0);  // guarded by mu: a key's list must never overflow
-  int64_t next_value = 1;                      // guarded by mu: unique across the run
+  ListAppendDraws draws(options.keys, options.max_ops);  // guarded by mu
   std::vector<std::thread> threads;
   int process = 0;
   for (size_t node = 0; node < services.size(); ++node) {
@@ -78,37 +107,27 @@ absl::StatusOr<ListAppendResult> RunListAppend(const std::vector<TransactionServ
         std::mt19937_64 random(options.seed * 15485863 + process);
         for (int i = 0; i < options.transactions_per_client; ++i) {
           std::vector<history::MicroOp> ops;
-          const int count = 1 + static_cast<int>(random() % options.max_ops);
           {
             MutexLock lock(&mu);
-            for (int k = 0; k < count; ++k) {
-              const int key = static_cast<int>(random() % options.keys);
-              if (random() % 2 == 0 && appended[key] < max_appends_per_key) {
-                ++appended[key];  // counted even if the attempt fails: room is never overcommitted
-                ops.push_back(history::MicroOp::Append(key, next_value++));
-              } else {
-                ops.push_back(history::MicroOp::Read(key));
-              }
-            }
+            ops = draws.Next(random);
           }
           recorder.Invoke(process, ops);
           std::vector<history::MicroOp> done = ops;
           absl::Status s = Attempt(*services[node], keys, done);
           MutexLock lock(&mu);
-          if (s.ok()) {
-            recorder.Complete(process, history::EventType::kOk, done);
-            ++result.ok;
-          } else if (MayHaveCommitted(s)) {
-            recorder.Complete(process, history::EventType::kInfo, ops);
-            ++result.info;
-          } else if (absl::IsAborted(s) || absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
-            // Certainly not committed (the checker holds the layer to that).
-            recorder.Complete(process, history::EventType::kFail, ops);
-            ++result.failed;
-          } else {
-            recorder.Complete(process, history::EventType::kInfo, ops);
+          bool unexpected = false;
+          const history::EventType outcome = OutcomeOf(s, &unexpected);
+          recorder.Complete(process, outcome, outcome == history::EventType::kOk ? done : ops);
+          if (unexpected) {
             if (failure.ok()) failure = s;
             return;
+          }
+          if (outcome == history::EventType::kOk) {
+            ++result.ok;
+          } else if (outcome == history::EventType::kFail) {
+            ++result.failed;
+          } else {
+            ++result.info;
           }
         }
       });

@@ -8,7 +8,9 @@
 #define FATHOM_TXN_WORKLOADS_LIST_APPEND_H_
 
 #include <cstdint>
+#include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -35,6 +37,32 @@ struct ListAppendResult {
 
 absl::StatusOr<ListAppendResult> RunListAppend(const std::vector<TransactionService*>& services,
                                                const ListAppendOptions& options);
+
+// The pieces, for drivers of other shapes (the simulation's asynchronous chains, tests/sim):
+// Each key's object: room for 256 elements.
+inline constexpr uint32_t kListBytes = 2048;
+std::vector<int64_t> DecodeList(std::string_view bytes);
+std::string EncodeList(const std::vector<int64_t>& list);
+// Applies `op` to `list` (the key's list as the transaction sees it): a read records it, an append adds.
+void ApplyMicroOp(history::MicroOp& op, std::vector<int64_t>& list);
+// Draws transactions of 1..max_ops micro-ops over `keys` keys, every appended value unique, never more
+// appends to a key than its object holds (counted when drawn: an attempt that fails keeps its room).
+// Not thread-safe.
+class ListAppendDraws {
+ public:
+  ListAppendDraws(int keys, int max_ops) : keys_(keys), max_ops_(max_ops), appended_(keys, 0) {}
+  std::vector<history::MicroOp> Next(std::mt19937_64& random);
+
+ private:
+  const int keys_;
+  const int max_ops_;
+  std::vector<int> appended_;
+  int64_t next_value_ = 1;
+};
+// The history's outcome of a transaction that ended with `status`: ok, info when it may have committed
+// (txn::MayHaveCommitted), fail when it certainly did not (aborted, unavailable, past its deadline).
+// Any other error is unexpected: info, and `*unexpected` is set.
+history::EventType OutcomeOf(const absl::Status& status, bool* unexpected);
 
 }  // namespace fathom::txn::workloads
 
