@@ -167,6 +167,17 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     MutexLock lock(&mu_);
     ++passes_without_lease_;
   }
+  // Admitted again without this follower seeing a configuration that left it out (paused past its ZooKeeper
+  // session, its coordinator registered it again meanwhile): a removal all the same (random_faults seed
+  // 543: a lock it kept held log epochs open for good). Every connection goes, and on_removed runs, as if
+  // it had seen itself removed.
+  const auto self = members.find(node_->id());
+  const bool readmitted = member && admitted_epoch_ != 0 && !removal_handled_ &&
+                          self->second->joined_epoch() != admitted_epoch_;
+  if (member) {
+    admitted_epoch_ = self->second->joined_epoch();
+    removal_handled_ = false;
+  }
   // Leavers first: their slots and rings are freed before newcomers need them.
   const std::vector<uint32_t> failed_peers = node_->failed_peers();  // both sorted
   const std::vector<uint32_t> connected_before = node_->connected_peers();
@@ -177,9 +188,10 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
     // before this epoch counts as fenced (the join below makes the new one).
     const bool same_admission = joined == joined_.end() || listed == members.end() ||
                                 joined->second == AdmissionOf(*listed->second);
-    if (member && listed != members.end() && same_admission) continue;
+    if (member && !readmitted && listed != members.end() && same_admission) continue;
     LogInfo("membership", "node %u disconnects node %u (%s, epoch %llu)", node_->id(), peer,
               !member                   ? "this node is no member"
+              : readmitted              ? "this node was admitted again"
               : listed == members.end() ? "no member any more"
                                         : "admitted again",
               static_cast<unsigned long long>(configuration.epoch()));
@@ -195,6 +207,11 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
   // Everything a node outside this configuration (or an earlier incarnation) wrote here is handled:
   // transaction recovery may now ask this node what it holds of their transactions.
   node_->region_directory().MarkFenced(configuration.epoch());
+  if (readmitted && options_.on_removed) {
+    LogInfo("membership", "node %u was admitted again (configuration %llu) without seeing its removal",
+            node_->id(), static_cast<unsigned long long>(admitted_epoch_));
+    options_.on_removed();
+  }
   if (!member) {
     if (!options_.rejoin_as.has_value()) return true;
     // A configuration no newer than the one that made us join again is old news (the one listing us may
@@ -206,6 +223,7 @@ bool MembershipFollower::Apply(const coordinator::Configuration& configuration) 
         removal_handled_epoch_ = configuration.epoch();
         options_.on_removed();
       }
+      removal_handled_ = true;
       if (std::optional<uint64_t> listed = Rejoin(); listed.has_value()) {
         rejoined_after_epoch_ = std::max(configuration.epoch(), *listed);
       }

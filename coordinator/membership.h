@@ -151,6 +151,11 @@ class MembershipFollower {
   std::map<uint32_t, Admission> joined_;  // follower thread only
   uint64_t rejoined_after_epoch_ = 0;     // follower thread only: the epoch that last made it join again
   uint64_t removal_handled_epoch_ = 0;    // follower thread only: the last removal on_removed was told of
+  // Follower thread only: this node's joined_epoch in the last configuration it applied as a member, and
+  // whether a configuration without it was handled since (a new joined_epoch without one is a removal
+  // this follower never saw).
+  uint64_t admitted_epoch_ = 0;
+  bool removal_handled_ = false;
   bool recover_soon_ = false;             // follower thread only: the last Recover's RecoveryStep::soon
 };
 

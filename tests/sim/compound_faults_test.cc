@@ -203,8 +203,14 @@ TEST(CompoundFaultsTest, AManagerCutOffZooKeeperGivesUpItsRoleBeforeASuccessorTa
 // 9395): the CM removes it and recovery decides its transactions; resumed, it runs on with its old
 // configuration for a while, and is admitted again, the same process. What it sends for its old
 // transactions then (records, truncations, marks over its new connections) must change nothing.
-TEST(CompoundFaultsTest, ACoordinatorPausedPastItsLeaseChangesNothingOnceAdmittedAgain) {
+// With `crash_manager`, five members (f = 2), and the CM crashes 1.5 lease periods into the pause.
+void PauseACoordinatorPastItsLease(int lease_periods, bool ssd_log, bool crash_manager = false) {
   SimClusterOptions options;
+  options.ssd_log = ssd_log;
+  if (crash_manager) {
+    options.nodes = 5;
+    options.backups = 2;
+  }
   RunAndReplay(options, [&](SimCluster& c) {
     SimCluster* const cluster = &c;
     absl::Time resume_at = absl::InfiniteFuture();
@@ -213,11 +219,16 @@ TEST(CompoundFaultsTest, ACoordinatorPausedPastItsLeaseChangesNothingOnceAdmitte
     SimWorkloadOptions workload;
     workload.transfers_per_thread = 8;
     workload.kv_keys = 4;
-    workload.through = 1;
+    workload.through = 2;
     workload.on_started = [&] {
       cluster->Pause(3);
-      resume_at = cluster->network().clock().Now() + 5 * options.lease_period;
-      resumer = cluster->scheduler().AddTask(0, [&]() -> size_t {
+      resume_at = cluster->network().clock().Now() + lease_periods * options.lease_period;
+      const absl::Time crash_at = cluster->network().clock().Now() + 1.5 * options.lease_period;
+      resumer = cluster->scheduler().AddTask(0, [&, crash_at]() -> size_t {
+        if (crash_manager && !cluster->stopped(1) && cluster->network().clock().Now() >= crash_at) {
+          cluster->Stop(1);
+          return 1;
+        }
         if (!cluster->paused(3) || cluster->network().clock().Now() < resume_at) return 0;
         removed = !Lists(cluster->configuration(), 3);
         cluster->Resume(3);
@@ -238,6 +249,18 @@ TEST(CompoundFaultsTest, ACoordinatorPausedPastItsLeaseChangesNothingOnceAdmitte
     EXPECT_TRUE(result->violations.empty()) << absl::StrJoin(result->violations, "\n");
     EXPECT_OK(IdenticalReplicasOnceSettled(*cluster));
   });
+}
+
+TEST(CompoundFaultsTest, ACoordinatorPausedPastItsLeaseChangesNothingOnceAdmittedAgain) {
+  PauseACoordinatorPastItsLease(5, /*ssd_log=*/false);
+}
+
+// Paused past its ZooKeeper session too (15 lease periods; sessions time out after 10), with SSD logs,
+// while the CM crashes (f = 2): its coordinator registers it again when it resumes, and it may be
+// admitted again before its follower sees a configuration without it. It must let go of what it held all the same (random_faults seed 543: a lock it kept held
+// log epochs open, and every commit waited for good).
+TEST(CompoundFaultsTest, ACoordinatorPausedPastItsSessionLetsGoOfWhatItHeld) {
+  PauseACoordinatorPastItsLease(15, /*ssd_log=*/true, /*crash_manager=*/true);
 }
 
 }  // namespace
