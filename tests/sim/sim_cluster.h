@@ -116,7 +116,7 @@ class SimCluster {
   // The epoch of the last configuration node `id`'s membership follower fully applied.
   uint64_t applied_epoch(uint32_t id);
   // Member `id` leaves the configuration through its coordinator (Coordinator::Leave). The running nodes
-  // apply the change as it reaches them; node `id`'s own follower joins again, as fathomd's does.
+  // apply the change as it reaches them; node `id`'s own (real) membership follower joins again.
   absl::Status Leave(uint32_t id);
   coordinator::LeaseAgent& lease(uint32_t id) { return *server(id).lease(); }
   // While held, node `id`'s coordinator hears no ZooKeeper event (as a member whose watches are slow), so
