@@ -1,6 +1,7 @@
-// The SSD log in the replayable simulation (issue 58): every node logs to the simulated disk on its own
-// executor (the real Server's ObjectLog, in its --data_dir on the simulated disk), so log epochs close under the workload; a disk that fails
-// for a while stops them closing without losing anything, and a power loss keeps what was synced.
+// The SSD log in the replayable simulation (issue 58): every node's real Server keeps its ObjectLog in its
+// --data_dir on the simulated disk, the writer a task on the node's executor, so log epochs close under
+// the workload; a disk that fails for a while stops them closing without losing anything, and a power
+// loss keeps what was synced.
 #include <cstdint>
 #include <memory>
 #include <string>
