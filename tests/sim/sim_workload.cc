@@ -12,6 +12,7 @@
 #include "tests/history/check.h"
 #include "tests/history/format.h"
 #include "tests/history/parse.h"
+#include "tests/sim/sim_registers.h"
 #include "tests/workloads/list_append.h"
 #include "tests/workloads/support.h"
 #include "txn/run_async.h"
@@ -169,6 +170,7 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   if (!created.ok()) return created;
 
   auto recorder = std::make_shared<history::HistoryRecorder>(&cluster.network().clock());
+  auto registers = std::make_shared<RegisterHistory>(&cluster.network().clock());
   txn::workloads::ListAppendDraws draws(options.list_keys, /*max_ops=*/3);
 
   // Transfers, puts and list-appends: every active node thread runs its own chains, all at once.
@@ -201,10 +203,13 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
         for (int i = 0; i < options.list_appends_per_thread; ++i) appends.push_back(draws.Next(random));
       }
       const int64_t process = node * 100 + t;
-      outcomes->pending[node] += 3;
+      outcomes->pending[node] += 4;
       const std::string who = absl::StrCat("node ", node, " thread ", t);
+      std::vector<RegisterHistory::Draw> register_draws =
+          RegisterHistory::Draws(random, options.register_keys, options.register_ops_per_thread, who);
       absl::Status posted = cluster.txns(node).Post(t, [node, chain, puts, who, outcomes, node_table, appends, process,
-                                                        lists, recorder](txn::TxnThread& thread) {
+                                                        lists, recorder, registers,
+                                                        register_draws](txn::TxnThread& thread) {
         // Transfers one after another; each outcome recorded as it comes. A step holds itself only weakly:
         // the callback in flight keeps it alive, and the chain is freed when it ends.
         auto next = std::make_shared<std::function<void(size_t)>>();
@@ -264,6 +269,8 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
                         });
         };
         (*append)(0);
+        // Single-key operations on the shared keys.
+        registers->RunChain(thread, node_table, register_draws, who, [node, outcomes] { --outcomes->pending[node]; });
       });
       if (!posted.ok()) return posted;
     }
@@ -303,6 +310,18 @@ absl::StatusOr<SimWorkloadResult> RunSimWorkload(SimCluster& cluster, const SimW
   }
 
   if (options.before_audit) options.before_audit();
+  // Each shared key read once more through `via`, the cluster settled; then every key's history checked.
+  for (const std::string& key : registers->keys()) {
+    absl::StatusOr<std::string> value = absl::UnknownError("not read");
+    const absl::Time invoked = cluster.network().clock().Now();
+    absl::Status read = Retried(cluster, "reading a shared key", [&]() -> absl::Status {
+      value = table->Get(key);
+      return value.ok() || absl::IsNotFound(value.status()) ? absl::OkStatus() : value.status();
+    });
+    cluster.Record(absl::StrCat("final read ", key, ": ", value.ok() ? *value : value.status().ToString()));
+    if (read.ok()) registers->RecordRead(key, value, invoked, cluster.network().clock().Now(), "the final read");
+  }
+  for (std::string& violation : registers->Check()) result.violations.push_back(std::move(violation));
   // The audit, through `via`: one snapshot of every account.
   std::vector<int64_t> balances;
   absl::Status audited = Retried(cluster, "the audit", [&]() -> absl::Status {

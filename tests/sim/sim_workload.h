@@ -1,7 +1,9 @@
 // The workload the replayable simulation runs: bank transfers between accounts on every node (node
-// threads, many in flight, retried on conflict), KV puts and lock-free gets, and a final audit. Every
-// outcome goes into the cluster's history; the invariants (money is conserved, no balance goes negative,
-// every acknowledged put is read back) are checked and reported as violations.
+// threads, many in flight, retried on conflict), KV puts and lock-free gets, list-append transactions,
+// single-key operations on shared keys, and a final audit. Every outcome goes into the cluster's
+// history; the invariants (money is conserved, no balance goes negative, every acknowledged put is read
+// back, the list-append history strictly serializable, each shared key's history linearizable) are
+// checked and reported as violations.
 #ifndef FATHOM_TESTS_SIM_SIM_WORKLOAD_H_
 #define FATHOM_TESTS_SIM_SIM_WORKLOAD_H_
 
@@ -25,6 +27,10 @@ struct SimWorkloadOptions {
   // list_keys keys; their history must check strictly serializable (tests/history).
   int list_appends_per_thread = 6;
   int list_keys = 4;
+  // Puts and lock-free gets on register_keys keys shared by every node thread (tests/sim/sim_registers.h);
+  // each key's history must check linearizable.
+  int register_ops_per_thread = 8;
+  int register_keys = 3;
   // Nodes whose threads run no transfers or KV operations (they are to be stopped in the run).
   std::set<uint32_t> idle_nodes;
   // Accounts live on these nodes only (empty: every running node not idle that serves its own memory).
