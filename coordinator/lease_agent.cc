@@ -556,6 +556,7 @@ bool LeaseAgent::HoldsLease() const {
 }
 
 void LeaseAgent::SetExpiry(absl::Time expiry) {
+  if (options_.clock->Now() >= expiry_ && expiry > options_.clock->Now()) term_.fetch_add(1, std::memory_order_acq_rel);
   expiry_ = expiry;
   expiry_nanos_.store(absl::ToUnixNanos(expiry), std::memory_order_release);
 }

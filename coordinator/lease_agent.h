@@ -126,6 +126,10 @@ class LeaseAgent {
   // Whether this node held a lease that has lapsed by now (and is not renewed). Lock-free: the commit path
   // asks it before reporting success (TxnOptions::lease_lapsed).
   bool LeaseLapsed() const;
+  // How many times a lease was granted to this node while it held none (the first grant, and each after a
+  // lapse). Lock-free: a commit that goes on in a later term may have been removed and admitted again
+  // meanwhile (TxnOptions::lease_term).
+  uint64_t term() const { return term_.load(std::memory_order_acquire); }
   // Whether this process saw `node`'s `incarnation` alive: it renewed a lease with this node as CM, granted
   // this node's last lease, or was noted alive (NoteAlive). The one witness of both removal paths: a lease
   // that expires here (ManagerTick) and a registration that vanished (Coordinator::SetFailureWitness).
@@ -210,6 +214,7 @@ class LeaseAgent {
   absl::Time expiry_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   static constexpr int64_t kNeverHeld = std::numeric_limits<int64_t>::min();
   std::atomic<int64_t> expiry_nanos_{kNeverHeld};  // expiry_ for LeaseLapsed, without the lock
+  std::atomic<uint64_t> term_{0};
   std::atomic<int64_t> granted_period_nanos_{std::numeric_limits<int64_t>::max()};  // the last grant's period
   absl::Time next_request_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool held_ ABSL_GUARDED_BY(mu_) = false;  // HoldsLease at the end of the last Tick

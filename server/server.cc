@@ -101,7 +101,11 @@ absl::Status Server::StartAll() {
     if (absl::Status listed = CheckPeersListMembers(id_, options_.node.peers, members); !listed.ok()) return listed;
   }
   txn::TxnOptions txn_options = options_.transactions;
-  if (lease_ != nullptr) txn_options.lease_lapsed = [lease = lease_.get()] { return lease->LeaseLapsed(); };
+  if (lease_ != nullptr) {
+    txn_options.lease_lapsed = [lease = lease_.get()] { return lease->LeaseLapsed(); };
+    txn_options.lease_term = [lease = lease_.get()] { return lease->term(); };
+    txn_options.lease_configuration = [lease = lease_.get()] { return lease->configuration_epoch(); };
+  }
   uint64_t epoch = 1;
   std::optional<coordinator::Configuration> restart_configuration;
   if (restart) {

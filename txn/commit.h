@@ -74,6 +74,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
     if (thread_.options().on_step) thread_.options().on_step(step);
   }
   void Lock();
+  void SendLocks();
   void OnLockReply(size_t primary, absl::StatusOr<LockGrant> versions);
   // A primary refused because a log epoch was closing: unlock, and LOCK again shortly with a new id.
   void LockAgainLater();
@@ -84,11 +85,13 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   void OnValidated(absl::Status status);
   // commit_phase.cc
   void CommitBackups();
+  void SendCommitBackups();
   // `resent`: the outcome of TxnThread::SendUntilWritten after a first write failed (final).
   void OnBackupWritten(size_t backup, absl::Status status, bool resent = false);
   // A COMMIT-BACKUP that was written was discarded unread with its connection (msg::SendOptions::on_lost).
   void OnBackupLost(size_t backup);
   void CommitPrimaries();
+  void SendCommitPrimaries();
   void OnPrimaryWritten(size_t primary, absl::Status status);
   // A COMMIT-PRIMARY sent again (TxnThread::SendUntilWritten) was written, or its primary left.
   void OnPrimaryResent(size_t primary, bool written);
@@ -101,7 +104,20 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   // A callback that settles this transaction at the thread (TxnThread::Settle) on its `pending`th call.
   std::function<void()> SettleOnce(int pending);
   // ABORT to the backups, then (OnBackupAborted, once all are written) to the primaries; then Finish(why).
+  // The ABORTs go once the lease allows (WhenLeased).
   void AbortAll(absl::Status why);
+  void SendAborts();
+  // lease_wait.cc
+  // Every step that sends records (LOCK, COMMIT-BACKUP, COMMIT-PRIMARY, ABORT) starts here. A coordinator
+  // whose lease lapsed may have been removed, and a member that has not fenced the removal yet keeps a
+  // record that the members that did refuse (issue 58, nightly seed 2461: half a transfer installed, a
+  // primary ahead of its backups). `phase` runs at once while the lease runs in the term the commit began
+  // in. After a lapse the caller hears Unavailable at once, and the commit waits: once the lease runs
+  // again and this node applied the configuration it was granted in (where an admission again it has
+  // yet to see shows), COMMIT-PRIMARY and ABORT go on and earlier phases abort; if this node was removed
+  // meanwhile, nothing more is sent (recovery decides).
+  void WhenLeased(void (CommitOperation::*phase)());
+  bool LeaseLapsed() const;
   void OnBackupAborted();
   void Finish(absl::Status status);
   // Sync durability: OK once log_epoch_ is durable on every member, DeadlineExceeded at `give_up`.
@@ -117,6 +133,7 @@ class CommitOperation : public std::enable_shared_from_this<CommitOperation> {
   absl::Time epoch_retry_deadline_ = absl::InfinitePast();  // set at the first refusal
   TxnId id_;
   uint64_t plan_epoch_ = 0;  // of the map Plan() used
+  uint64_t lease_term_ = 0;  // TxnOptions::lease_term when the commit began
   std::vector<WriteEntry> writes_;    // lock-record entries, in address order
   std::vector<uint32_t> written_regions_;  // the regions of writes_ (in every LOCK and COMMIT-BACKUP record)
   std::vector<Replica> primaries_;

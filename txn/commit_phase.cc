@@ -13,6 +13,10 @@ void CommitOperation::CommitBackups() {
   // for the backup's CPU, which applies it only at truncation.
   Step("commit_backup");
   phase_ = AbortReason::kCommit;
+  WhenLeased(&CommitOperation::SendCommitBackups);
+}
+
+void CommitOperation::SendCommitBackups() {
   if (absl::Status holds = PlanStillHolds(); !holds.ok()) return AbortAll(holds);
   outstanding_ = backups_.size();
   first_error_ = absl::OkStatus();
@@ -95,6 +99,10 @@ void CommitOperation::OnBackupLost(size_t backup) {
 
 void CommitOperation::CommitPrimaries() {
   Step("commit_primary");
+  WhenLeased(&CommitOperation::SendCommitPrimaries);
+}
+
+void CommitOperation::SendCommitPrimaries() {
   primaries_started_ = true;
   thread_.Settle(id_.counter);  // every backup holds its record: committed, whatever happens next
   outstanding_ = primaries_.size();
@@ -240,6 +248,11 @@ void CommitOperation::SendAbort(Replica& replica, std::function<void()> written,
 }
 
 void CommitOperation::AbortAll(absl::Status why) {
+  abort_status_ = std::move(why);
+  WhenLeased(&CommitOperation::SendAborts);
+}
+
+void CommitOperation::SendAborts() {
   Step("abort");
   // ABORT to every backup that may hold a record first, and to the primaries only once each of those is in
   // its backup's memory: if this coordinator dies meanwhile, recovery finds no record whose primaries have
@@ -247,7 +260,6 @@ void CommitOperation::AbortAll(absl::Status why) {
   // abort go before its locks. A backup whose write fails does not hold the primaries' locks: its ABORT
   // goes again in the background while it stays a member (a dead backup's record goes with it). The room
   // for every ABORT was set aside before LOCK, so none fails for lack of space.
-  abort_status_ = std::move(why);
   aborting_ = true;
   backup_aborts_ = 1;  // until every backup's ABORT is out
   // Settled once every ABORT, to backups and primaries, is written (+ 1 until the primaries' are out).

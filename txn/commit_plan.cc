@@ -24,6 +24,7 @@ void CommitOperation::Start(TxnThread& thread, std::shared_ptr<TxState> tx, bool
   auto op = std::make_shared<CommitOperation>(thread, std::move(tx), sync, std::move(done));
   op->id_ = thread.NextId();
   op->started_ = thread.clock().Now();
+  if (thread.options().lease_term) op->lease_term_ = thread.options().lease_term();
   if (op->tx_->writes.empty()) {
     thread.Settle(op->id_.counter);  // it writes no record anywhere
     return op->ValidateReadOnly();

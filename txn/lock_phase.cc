@@ -22,6 +22,10 @@ absl::Status LockFailure(uint32_t node, const absl::Status& status) {
 void CommitOperation::Lock() {
   Step("lock");
   phase_ = AbortReason::kLock;
+  WhenLeased(&CommitOperation::SendLocks);
+}
+
+void CommitOperation::SendLocks() {
   outstanding_ = primaries_.size();
   auto self = shared_from_this();
   for (size_t i = 0; i < primaries_.size(); ++i) {

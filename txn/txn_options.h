@@ -89,6 +89,13 @@ struct TxnOptions {
   // this node, after which the members no longer read what it writes, recovery decides its transactions
   // (docs/recovery.md §5) and regions may have moved. Called on node threads; cheap and thread-safe.
   std::function<bool()> lease_lapsed;
+  // Optional, with lease_lapsed: the lease's term (it grows when a lease is granted after the last one
+  // lapsed) and the newest configuration the lease agent acts on. A commit that goes on in another term
+  // than it began in sends its next record only once this node applied that configuration: a removal
+  // and admission again it has yet to see shows there (the commit is recovery's then). Cheap and
+  // thread-safe; the configuration is asked only when the term changed.
+  std::function<uint64_t()> lease_term;
+  std::function<uint64_t()> lease_configuration;
   // Optional: fills this node's backup copies before any handler runs (restart from the SSD log).
   std::function<absl::Status(BackupStore&)> restore_backups;
   // Tests only (fault points): called on the coordinator's thread as a commit reaches each named step,

@@ -364,7 +364,7 @@ TEST(TxnLeaseTest, ACommitAfterTheLeaseLapsedIsReportedUnknown) {
   absl::Status s = write.Commit();
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
   EXPECT_NE(std::string(s.message()).find("lease lapsed"), std::string::npos) << s;
-  EXPECT_TRUE(MayHaveCommitted(s)) << "recovery may commit it: a caller must not run it again blindly";
+  EXPECT_FALSE(MayHaveCommitted(s)) << "no record went out: it never commits";
   Transaction read = cluster->service(1).Begin();
   ASSERT_OK(read.Read(ref).status());
   absl::Status read_only = read.Commit();
@@ -374,6 +374,41 @@ TEST(TxnLeaseTest, ACommitAfterTheLeaseLapsedIsReportedUnknown) {
   Transaction again = cluster->service(1).Begin();
   ASSERT_OK(again.Write(ref, EncodeInt(3)));
   EXPECT_OK(again.Commit());
+  Transaction check = cluster->service(2).Begin();
+  ASSERT_OK_AND_ASSIGN(std::string value, check.Read(ref));
+  EXPECT_EQ(*DecodeInt(value), 3);
+  ASSERT_OK(check.Commit());
+}
+
+// A lease that lapses once every backup holds its record: the caller hears "may have committed", and
+// COMMIT-PRIMARY goes out only once the lease runs again, so the write is installed then and not before.
+TEST(TxnLeaseTest, ACommitWhoseLeaseLapsedAfterCommitBackupFinishesOnceRenewed) {
+  const uint64_t seed = fabric::sim::TestSeed();
+  SCOPED_TRACE(fabric::sim::SeedTrace(seed));
+  auto lapsed = std::make_shared<std::atomic<bool>>(false);
+  TxnOptions txn;
+  txn.lease_lapsed = [lapsed] { return lapsed->load(); };
+  txn.on_step = [lapsed](std::string_view step) {
+    if (step == "commit_primary") lapsed->store(true);
+  };
+  ASSERT_OK_AND_ASSIGN(auto cluster, TxnCluster::Start(ClusterOptions(Fabric::kSim, seed), txn));
+  ObjectRef ref;
+  {
+    Transaction tx = cluster->service(1).Begin();
+    ASSERT_OK_AND_ASSIGN(ref, tx.Alloc(8, {.node = 2}));
+    ASSERT_OK(tx.Write(ref, EncodeInt(1)));
+    EXPECT_TRUE(MayHaveCommitted(tx.Commit()));
+  }
+  // The primary has nothing: the object stays locked (by LOCK) and unallocated until the lease is back.
+  {
+    Transaction read = cluster->service(2).Begin();
+    EXPECT_FALSE(read.Read(ref).ok());
+  }
+  lapsed->store(false);
+  ASSERT_OK(cluster->WaitForQuiescence());
+  Transaction read = cluster->service(2).Begin();
+  ASSERT_OK_AND_ASSIGN(std::string value, read.Read(ref));
+  EXPECT_EQ(*DecodeInt(value), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, TxnTest, ::testing::Values(Fabric::kShm, Fabric::kSim),

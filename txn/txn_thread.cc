@@ -140,6 +140,9 @@ void TxnThread::SendUntilWritten(uint32_t node, msg::MessageType type, std::stri
     again();  // the connection failed or was replaced: it is made again meanwhile
   };
   if (if_lost) options.on_lost = [if_lost](absl::Status) { if_lost(); };
+  // Not while this node's lease is lapsed: it may have been removed, and a member that has not fenced the
+  // removal would take what the others refuse (CommitOperation::WhenLeased).
+  if (options_.lease_lapsed && options_.lease_lapsed()) return again();
   if (absl::Status sent = messenger().Send(node, type, *bytes, std::move(options)); !sent.ok()) return again();
   messenger().Flush().IgnoreError();  // a failure reaches on_written
 }

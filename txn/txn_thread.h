@@ -59,6 +59,7 @@ struct CoordinatorStats {
   uint64_t alloc_messages = 0;     // ALLOC requests, each reserving a batch of spare slots (spare_slots.h)
   uint64_t resends = 0;            // COMMIT-PRIMARY and ABORT records sent again after a failed write
   uint64_t redeliveries = 0;       // records written, then lost with their connection, sent again
+  uint64_t lease_waits = 0;        // commit steps held back a resend_interval for the lease (WhenLeased)
   uint64_t execution_reads = 0;  // one-sided (remote) object reads in execution
   uint64_t local_reads = 0;
   uint64_t local_read_retries = 0;  // copies of local objects found locked or torn
@@ -85,6 +86,7 @@ struct CoordinatorStats {
     alloc_messages += o.alloc_messages;
     resends += o.resends;
     redeliveries += o.redeliveries;
+    lease_waits += o.lease_waits;
     execution_reads += o.execution_reads;
     local_reads += o.local_reads;
     local_read_retries += o.local_read_retries;
