@@ -203,11 +203,14 @@ TEST(CompoundFaultsTest, AManagerCutOffZooKeeperGivesUpItsRoleBeforeASuccessorTa
 // 9395): the CM removes it and recovery decides its transactions; resumed, it runs on with its old
 // configuration for a while, and is admitted again, the same process. What it sends for its old
 // transactions then (records, truncations, marks over its new connections) must change nothing.
-// With `crash_manager`, five members (f = 2), and the CM crashes 1.5 lease periods into the pause.
-void PauseACoordinatorPastItsLease(int lease_periods, bool ssd_log, bool crash_manager = false) {
+// With `crash_manager`, five members (f = 2), and the CM crashes 1.5 lease periods into the pause. With
+// `slow_watcher`, that member's ZooKeeper events are held back from the start of the pause until two
+// lease periods after it: it learns of the removal only after the paused node resumed.
+void PauseACoordinatorPastItsLease(int lease_periods, bool ssd_log, bool crash_manager = false,
+                                   uint32_t slow_watcher = 0) {
   SimClusterOptions options;
   options.ssd_log = ssd_log;
-  if (crash_manager) {
+  if (crash_manager || slow_watcher != 0) {
     options.nodes = 5;
     options.backups = 2;
   }
@@ -222,11 +225,17 @@ void PauseACoordinatorPastItsLease(int lease_periods, bool ssd_log, bool crash_m
     workload.through = 2;
     workload.on_started = [&] {
       cluster->Pause(3);
+      if (slow_watcher != 0) cluster->zookeeper().HoldEvents(slow_watcher, true);
       resume_at = cluster->network().clock().Now() + lease_periods * options.lease_period;
       const absl::Time crash_at = cluster->network().clock().Now() + 1.5 * options.lease_period;
-      resumer = cluster->scheduler().AddTask(0, [&, crash_at]() -> size_t {
+      resumer = cluster->scheduler().AddTask(0, [&, crash_at, slow = slow_watcher]() mutable -> size_t {
         if (crash_manager && !cluster->stopped(1) && cluster->network().clock().Now() >= crash_at) {
           cluster->Stop(1);
+          return 1;
+        }
+        if (slow != 0 && cluster->network().clock().Now() >= resume_at + 2 * options.lease_period) {
+          cluster->zookeeper().HoldEvents(slow, false);
+          slow = 0;
           return 1;
         }
         if (!cluster->paused(3) || cluster->network().clock().Now() < resume_at) return 0;
@@ -253,6 +262,14 @@ void PauseACoordinatorPastItsLease(int lease_periods, bool ssd_log, bool crash_m
 
 TEST(CompoundFaultsTest, ACoordinatorPausedPastItsLeaseChangesNothingOnceAdmittedAgain) {
   PauseACoordinatorPastItsLease(5, /*ssd_log=*/false);
+}
+
+// The same while another member sees configurations late (five members, f = 2; random_faults seed 2461):
+// resumed without a lease, the coordinator must send no record of its old transactions, or that member
+// (the removal not fenced yet) keeps what the others refuse — a primary installing what its backups never
+// got, an ABORT one primary took and another refused.
+TEST(CompoundFaultsTest, ACoordinatorWithoutItsLeaseSendsNothingToAMemberThatSeesItsRemovalLate) {
+  PauseACoordinatorPastItsLease(5, /*ssd_log=*/false, /*crash_manager=*/false, /*slow_watcher=*/2);
 }
 
 // Paused past its ZooKeeper session too (15 lease periods; sessions time out after 10), with SSD logs,
