@@ -341,15 +341,27 @@ TEST(TxnFailureTest, ADeadBackupFailsOnlyTheCommitsThatNeedIt) {
   ASSERT_OK(tx.Commit());
 }
 
+// A simulated cluster whose nodes' lease_lapsed says what `lapsed` holds; a commit that reaches step
+// `lapse_at` (if given) sets it.
+absl::StatusOr<std::unique_ptr<TxnCluster>> StartWithLease(uint64_t seed, std::shared_ptr<std::atomic<bool>> lapsed,
+                                                           std::string lapse_at = "") {
+  TxnOptions txn;
+  txn.lease_lapsed = [lapsed] { return lapsed->load(); };
+  if (!lapse_at.empty()) {
+    txn.on_step = [lapsed, lapse_at](std::string_view step) {
+      if (step == lapse_at) lapsed->store(true);
+    };
+  }
+  return TxnCluster::Start(ClusterOptions(Fabric::kSim, seed), txn);
+}
+
 // A coordinator whose lease lapsed does not report its commits as committed: the members may have
 // drained it already, and recovery decides; its reads may be of regions that moved.
 TEST(TxnLeaseTest, ACommitAfterTheLeaseLapsedIsReportedUnknown) {
   const uint64_t seed = fabric::sim::TestSeed();
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
   auto lapsed = std::make_shared<std::atomic<bool>>(false);
-  TxnOptions txn;
-  txn.lease_lapsed = [lapsed] { return lapsed->load(); };
-  ASSERT_OK_AND_ASSIGN(auto cluster, TxnCluster::Start(ClusterOptions(Fabric::kSim, seed), txn));
+  ASSERT_OK_AND_ASSIGN(auto cluster, StartWithLease(seed, lapsed));
   ObjectRef ref;
   {
     Transaction tx = cluster->service(1).Begin();
@@ -386,12 +398,7 @@ TEST(TxnLeaseTest, ACommitWhoseLeaseLapsedAfterCommitBackupFinishesOnceRenewed) 
   const uint64_t seed = fabric::sim::TestSeed();
   SCOPED_TRACE(fabric::sim::SeedTrace(seed));
   auto lapsed = std::make_shared<std::atomic<bool>>(false);
-  TxnOptions txn;
-  txn.lease_lapsed = [lapsed] { return lapsed->load(); };
-  txn.on_step = [lapsed](std::string_view step) {
-    if (step == "commit_primary") lapsed->store(true);
-  };
-  ASSERT_OK_AND_ASSIGN(auto cluster, TxnCluster::Start(ClusterOptions(Fabric::kSim, seed), txn));
+  ASSERT_OK_AND_ASSIGN(auto cluster, StartWithLease(seed, lapsed, "commit_primary"));
   ObjectRef ref;
   {
     Transaction tx = cluster->service(1).Begin();
