@@ -23,6 +23,18 @@ inline std::vector<uint64_t> Seeds() {
   return seeds;
 }
 
+// Every `stride`th of Seeds() (1, 1 + stride, ...), for a scenario that costs several times the others;
+// FATHOM_SEED=N still runs N.
+inline std::vector<uint64_t> SeedsEvery(uint64_t stride) {
+  std::vector<uint64_t> seeds = Seeds();
+  if (std::getenv("FATHOM_SEED") != nullptr || stride <= 1) return seeds;
+  std::vector<uint64_t> some;
+  for (uint64_t seed : seeds) {
+    if ((seed - 1) % stride == 0) some.push_back(seed);
+  }
+  return some;
+}
+
 inline std::string Replay(uint64_t seed) {
   return absl::StrCat("seed ", seed, " (replay: --test_env=FATHOM_SEED=", seed, ")");
 }
